@@ -1,0 +1,122 @@
+// Package cli holds the speedmatrix subcommands: flag parsing and wiring of the library packages.
+// It holds no measurement, statistics or rendering logic of its own, and it decides exit codes in
+// one place (ExitCode).
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes of the speedmatrix command.
+const (
+	ExitOK         = 0
+	ExitError      = 1
+	ExitUsage      = 2
+	ExitRegression = 3 // compare found a regression
+)
+
+// UsageError is a mistake in the command line; it exits with ExitUsage.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// usagef returns a UsageError with a formatted message.
+func usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// ErrRegression is returned when a comparison found a regression; the report has already been
+// written, so main prints nothing more.
+var ErrRegression = errors.New("regression found")
+
+// ExitCode maps an error returned by Run to the process exit code.
+func ExitCode(err error) int {
+	var ue *UsageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, ErrRegression):
+		return ExitRegression
+	case errors.As(err, &ue):
+		return ExitUsage
+	}
+	return ExitError
+}
+
+// Quiet reports whether err has been reported already and needs no message from main.
+func Quiet(err error) bool { return errors.Is(err, ErrRegression) }
+
+// Env is what every command may use of the outside world.
+type Env struct {
+	Stdout io.Writer
+	Stderr io.Writer
+	Getenv func(string) string
+	Log    *slog.Logger
+}
+
+// Run parses args (without the program name) and runs the chosen subcommand.
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	env := &Env{Stdout: stdout, Stderr: stderr, Getenv: getenv}
+	root := newRootCmd(env)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err != nil && isFlagError(err) {
+		fmt.Fprintln(stderr, cmd.UsageString())
+		return &UsageError{Err: err}
+	}
+	return err
+}
+
+// isFlagError reports whether cobra failed on the command line itself.
+func isFlagError(err error) bool {
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return false
+	}
+	msg := err.Error()
+	for _, p := range []string{"unknown flag", "unknown shorthand flag", "flag needs an argument", "invalid argument", "unknown command", "accepts ", "requires at least", "requires at most", "bad flag syntax", "required flag"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// newRootCmd builds the command tree.
+func newRootCmd(env *Env) *cobra.Command {
+	var logLevel string
+	root := &cobra.Command{
+		Use:   "speedmatrix",
+		Short: "Measure, compare and report the speed matrix of LLM inference engines",
+		Long: `speedmatrix guards the speed of LLM inference engines. It measures the speed test
+matrix (prefill at several context lengths; sustained decode at contexts × concurrency levels)
+of an OpenAI-compatible server, compares it statistically with a baseline, and renders the
+matrix with regression verdicts.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			var lvl slog.Level
+			if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
+				return usagef("--log-level %q: want debug, info, warn or error", logLevel)
+			}
+			env.Log = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl}))
+			return nil
+		},
+	}
+	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(
+		newVersionCmd(env),
+	)
+	return root
+}

@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"fmt"
+	"runtime/debug"
+
+	"github.com/spf13/cobra"
+)
+
+// newVersionCmd builds `speedmatrix version`.
+func newVersionCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of speedmatrix, from the build information",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			_, err := fmt.Fprintln(env.Stdout, "speedmatrix", Version())
+			return err
+		},
+	}
+}
+
+// Version returns the module version of this build, with the VCS revision when the build has
+// one (e.g. "v0.1.0", or "(devel) 3b518982806c+dirty").
+func Version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "+dirty"
+			}
+		}
+	}
+	if rev != "" && (v == "(devel)" || v == "") {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		return v + " " + rev + dirty
+	}
+	return v
+}

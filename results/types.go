@@ -1,0 +1,255 @@
+// Package results defines the speedmatrix results file (schema speedmatrix/results/v1): the
+// contract every stage reads and writes. It validates, reads and writes that file atomically, and
+// imports llm-inference-bench "Speed test matrix" reports. It must not depend on any other
+// package of this module.
+package results
+
+import "time"
+
+// SchemaV1 is the value of the schema field of a version 1 results file.
+const SchemaV1 = "speedmatrix/results/v1"
+
+// File is one matrix run: where it ran, what ran, how, and every cell it measured.
+type File struct {
+	Schema   string        `json:"schema"`
+	Hardware Hardware      `json:"hardware"`
+	Engine   Engine        `json:"engine"`
+	Run      Run           `json:"run"`
+	Server   *Server       `json:"server,omitempty"`
+	Prefill  []PrefillCell `json:"prefill"`
+	Decode   []DecodeCell  `json:"decode"`
+	// Notes are things a reader must know to trust the numbers (a missing /tokenize, a metric
+	// estimated client-side, an import that kept only summaries).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// KV is one key and value kept in order, for facts a report carried that have no field here.
+type KV struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// Hardware describes the machine that served the model.
+type Hardware struct {
+	Type         string  `json:"type,omitempty"` // e.g. "Discrete GPU"
+	GPU          string  `json:"gpu,omitempty"`  // e.g. "H200 NVL"
+	GPUCount     int     `json:"gpu_count,omitempty"`
+	VRAMPerGPUGB float64 `json:"vram_per_gpu_gb,omitempty"` // decimal gigabytes per GPU
+	Driver       string  `json:"driver,omitempty"`
+	Clocks       string  `json:"clocks,omitempty"`
+	OS           string  `json:"os,omitempty"`
+	Extra        []KV    `json:"extra,omitempty"`
+}
+
+// Engine describes the inference engine under test.
+type Engine struct {
+	Name         string `json:"name,omitempty"` // e.g. "vllm"
+	Version      string `json:"version,omitempty"`
+	Commit       string `json:"commit,omitempty"`
+	Quantization string `json:"quantization,omitempty"`
+	Backend      string `json:"backend,omitempty"`
+	Repository   string `json:"repository,omitempty"`
+	Build        string `json:"build,omitempty"`
+	Extra        []KV   `json:"extra,omitempty"`
+}
+
+// Tool names the program that measured the run.
+type Tool struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// Decode test modes and prefill modes known by name; other values are kept verbatim.
+const (
+	DecodeFixedDuration = "fixed_duration"
+	PrefillDecodeWarmup = "decode_warmup"
+)
+
+// Sources of a results file.
+const (
+	SourceMeasured = "measured"
+	SourceImported = "imported"
+)
+
+// Run describes how the matrix was measured.
+type Run struct {
+	ID          string `json:"id,omitempty"` // unique per run; prefixes every prompt
+	Source      string `json:"source"`       // SourceMeasured or SourceImported
+	ServedModel string `json:"served_model,omitempty"`
+	Revision    string `json:"revision,omitempty"`
+	Tool        Tool   `json:"tool"`
+	// DecodeTest is DecodeFixedDuration or a mode this version does not know, verbatim.
+	DecodeTest string `json:"decode_test,omitempty"`
+	// PrefillMode is PrefillDecodeWarmup or a mode this version does not know, verbatim.
+	PrefillMode           string  `json:"prefill_mode,omitempty"`
+	SecondsPerMeasurement float64 `json:"seconds_per_measurement,omitempty"`
+	MaxOutputTokens       int     `json:"max_output_tokens,omitempty"`
+	// LaunchCommand is the server's command line with secrets replaced by <redacted>.
+	LaunchCommand string    `json:"launch_command,omitempty"`
+	Start         time.Time `json:"start,omitzero"`
+	End           time.Time `json:"end,omitzero"`
+	// Partial is set when the run ended before every planned cell was measured.
+	Partial       bool   `json:"partial,omitempty"`
+	PartialReason string `json:"partial_reason,omitempty"`
+	// ImportedFrom names the report an imported file came from.
+	ImportedFrom string    `json:"imported_from,omitempty"`
+	Settings     *Settings `json:"settings,omitempty"`
+	Extra        []KV      `json:"extra,omitempty"`
+}
+
+// Settings are the benchmark settings a measured run used, so that it can be repeated.
+type Settings struct {
+	URL             string   `json:"url,omitempty"` // never holds credentials
+	Endpoint        string   `json:"endpoint,omitempty"`
+	Matrix          string   `json:"matrix,omitempty"`
+	Contexts        []string `json:"contexts,omitempty"`
+	Concurrency     []int    `json:"concurrency,omitempty"`
+	PrefillContexts []string `json:"prefill_contexts,omitempty"`
+	DurationSeconds float64  `json:"duration_seconds,omitempty"`
+	MaxTokens       int      `json:"max_tokens,omitempty"`
+	Trials          int      `json:"trials,omitempty"`
+	Cells           []string `json:"cells,omitempty"`
+	Seed            int64    `json:"seed,omitempty"`
+	// Simulator describes the built-in simulator when the run measured it.
+	Simulator *SimulatorSettings `json:"simulator,omitempty"`
+}
+
+// SimulatorSettings describe an in-process simulator run.
+type SimulatorSettings struct {
+	Profile  string  `json:"profile"`
+	Speedup  float64 `json:"speedup,omitempty"`
+	Noise    float64 `json:"noise,omitempty"`
+	Slowdown string  `json:"slowdown,omitempty"`
+	Fault    string  `json:"fault,omitempty"`
+	Seed     int64   `json:"seed,omitempty"`
+}
+
+// Server holds facts the benchmark read from the server.
+type Server struct {
+	MaxModelLen   int    `json:"max_model_len,omitempty"`
+	KVCacheTokens int    `json:"kv_cache_tokens,omitempty"`
+	BlockSize     int    `json:"block_size,omitempty"`
+	NumGPUBlocks  int    `json:"num_gpu_blocks,omitempty"`
+	MaxNumSeqs    int    `json:"max_num_seqs,omitempty"`
+	Version       string `json:"version,omitempty"`
+	// Tokenizer is "server" when prompts were sized with /tokenize, "estimate" when a measured
+	// characters-per-token ratio was used.
+	Tokenizer string `json:"tokenizer,omitempty"`
+	Metrics   string `json:"metrics,omitempty"` // "vllm", "llamacpp" or "none"
+}
+
+// Status is the outcome of one cell.
+type Status string
+
+// The cell statuses.
+const (
+	StatusValid        Status = "valid"
+	StatusQueued       Status = "queued"        // "Requests queued": measured, but not all C ran at once
+	StatusOverCapacity Status = "over_capacity" // not run: C·(context+max_tokens) exceeds the KV cache
+	StatusError        Status = "error"         // streams failed; Error says why
+	StatusSkipped      Status = "skipped"       // not run for another reason (Error may say why)
+)
+
+// Measured reports whether a cell with this status carries numbers.
+func (s Status) Measured() bool { return s == StatusValid || s == StatusQueued }
+
+// PrefillCell is one prefill measurement: one request of a context length.
+type PrefillCell struct {
+	Context      int    `json:"context"`       // nominal context in tokens
+	ContextLabel string `json:"context_label"` // e.g. "8K", "1019K" (K = 1024 tokens)
+	Status       Status `json:"status"`
+	Error        string `json:"error,omitempty"`
+	// PromptTokPerS is prompt tokens ÷ TTFT.
+	PromptTokPerS *float64 `json:"prompt_tok_per_s"`
+	TTFTMs        *float64 `json:"ttft_ms"`
+	// PromptTokens is usage.prompt_tokens the server reported; null when unknown (imports).
+	PromptTokens      *int `json:"prompt_tokens"`
+	CompletedRequests *int `json:"completed_requests"`
+	// SummaryOnly marks a cell without raw samples (imported): compare must use a noise prior.
+	SummaryOnly bool           `json:"summary_only,omitempty"`
+	Trials      []PrefillTrial `json:"trials,omitempty"`
+}
+
+// PrefillTrial is one prefill request's raw measurement.
+type PrefillTrial struct {
+	TTFTMs        float64 `json:"ttft_ms"`
+	PromptTokens  int     `json:"prompt_tokens"`
+	PromptTokPerS float64 `json:"prompt_tok_per_s"`
+	// ClientQueueMs is how long the request waited inside the client before it was sent.
+	ClientQueueMs float64 `json:"client_queue_ms,omitempty"`
+}
+
+// DecodeMetrics are the summary numbers of a decode cell or of one of its trials (medians over
+// requests for latencies). All are null when the cell was not measured.
+type DecodeMetrics struct {
+	TotalTokPerS      *float64 `json:"total_tok_per_s"`
+	PerRequestTokPerS *float64 `json:"per_request_tok_per_s"`
+	TTFTMs            *float64 `json:"ttft_ms"`
+	TBTMs             *float64 `json:"tbt_ms"`
+	AvgActiveRequests *float64 `json:"avg_active_requests"`
+	CompletedRequests *int     `json:"completed_requests"`
+	OutputTokens      *int     `json:"output_tokens"`
+	MeasuredSeconds   *float64 `json:"measured_seconds"`
+	// InterChunkMs is the median gap between chunks, a secondary metric (chunks ≠ tokens).
+	InterChunkMs *float64 `json:"inter_chunk_ms,omitempty"`
+	// ClientQueueMs is the median time requests waited inside the client before being sent.
+	ClientQueueMs *float64   `json:"client_queue_ms,omitempty"`
+	Telemetry     *Telemetry `json:"telemetry,omitempty"`
+}
+
+// Telemetry is what the server's /metrics said during a window.
+type Telemetry struct {
+	MaxRunning        *float64 `json:"max_running,omitempty"`
+	MaxWaiting        *float64 `json:"max_waiting,omitempty"`
+	MaxKVCacheUsage   *float64 `json:"max_kv_cache_usage,omitempty"` // 0..1
+	Preemptions       *float64 `json:"preemptions,omitempty"`
+	PrefixCacheHitPct *float64 `json:"prefix_cache_hit_pct,omitempty"`
+	SpecAcceptancePct *float64 `json:"spec_acceptance_pct,omitempty"`
+	// SpecAcceptanceLength is mean tokens per draft step (accepted + 1).
+	SpecAcceptanceLength *float64 `json:"spec_acceptance_length,omitempty"`
+	// Source is "server" when read from /metrics, "client" when estimated by the client.
+	Source string `json:"source,omitempty"`
+}
+
+// DecodeCell is one sustained-decode measurement: Concurrency streams at one context.
+type DecodeCell struct {
+	Context      int    `json:"context"`
+	ContextLabel string `json:"context_label"`
+	Concurrency  int    `json:"concurrency"`
+	Status       Status `json:"status"`
+	Error        string `json:"error,omitempty"`
+	DecodeMetrics
+	SummaryOnly bool          `json:"summary_only,omitempty"`
+	Trials      []DecodeTrial `json:"trials,omitempty"`
+}
+
+// DecodeTrial is one measurement window of a decode cell, with its raw samples.
+type DecodeTrial struct {
+	Start time.Time `json:"start,omitzero"`
+	DecodeMetrics
+	// BinSeconds is the width of the output-token bins (1 s); the last bin may be shorter, as
+	// WindowSeconds tells.
+	BinSeconds      float64 `json:"bin_seconds"`
+	WindowSeconds   float64 `json:"window_seconds"`
+	BinOutputTokens []int   `json:"bin_output_tokens"`
+	// Requests holds every request that produced a token inside the window.
+	Requests []RequestSample `json:"requests"`
+	// RunningSamples and WaitingSamples are ~1 s samples of the server's running and waiting
+	// request counts during the window.
+	RunningSamples []float64 `json:"running_samples,omitempty"`
+	WaitingSamples []float64 `json:"waiting_samples,omitempty"`
+}
+
+// RequestSample is one request's raw timing.
+type RequestSample struct {
+	// TTFTMs is from sending the request to its first content token; null when the request
+	// started before the window (its TTFT is not a sample of this window).
+	TTFTMs *float64 `json:"ttft_ms,omitempty"`
+	// TBTMs is (t_last − t_first)/(tokens − 1) over the request's tokens inside the window;
+	// null with fewer than two tokens.
+	TBTMs         *float64 `json:"tbt_ms,omitempty"`
+	OutputTokens  int      `json:"output_tokens"` // tokens inside the window
+	Chunks        int      `json:"chunks"`
+	ClientQueueMs float64  `json:"client_queue_ms,omitempty"`
+	Completed     bool     `json:"completed,omitempty"` // finished inside the window
+}
