@@ -1,0 +1,146 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// maxFileSize bounds what Read accepts, so a wrong path cannot exhaust memory.
+const maxFileSize = 1 << 30
+
+// Decode reads one results document from data, strictly: unknown fields, trailing data and
+// invalid values are errors that say where they are.
+func Decode(data []byte) (*File, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var f File
+	if err := dec.Decode(&f); err != nil {
+		return nil, jsonError(data, err)
+	}
+	if dec.More() {
+		off := dec.InputOffset()
+		return nil, fmt.Errorf("line %d: data after the results document; a results file holds one JSON object", lineOf(data, off))
+	}
+	if err := Validate(&f); err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// Read reads and validates a results file from r.
+func Read(r io.Reader) (*File, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("larger than %d bytes; is this a results file?", maxFileSize)
+	}
+	return Decode(data)
+}
+
+// ReadFile reads and validates the results file at path.
+func ReadFile(path string) (*File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	f, err := Read(fh)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Encode validates f and returns its canonical JSON: two-space indented, fields in declaration
+// order, ending in a newline. Encoding what Decode read gives the same bytes back.
+func Encode(f *File) ([]byte, error) {
+	if err := Validate(f); err != nil {
+		return nil, err
+	}
+	data, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(data, '\n'), nil
+}
+
+// Write writes f's canonical JSON to w.
+func Write(w io.Writer, f *File) error {
+	data, err := Encode(f)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// WriteFile writes f to path atomically: a temporary file in the same folder, synced, then
+// renamed over path, so a reader never sees half a file and a failure leaves path as it was.
+func WriteFile(path string, f *File) error {
+	data, err := Encode(f)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, data)
+}
+
+// WriteFileAtomic writes data to path through a temporary file and a rename.
+func WriteFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// jsonError turns a decoding error into one that names the line and, for a wrong type, the
+// field.
+func jsonError(data []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		return fmt.Errorf("line %d: not valid JSON: %v", lineOf(data, syn.Offset), syn)
+	case errors.As(err, &typ):
+		return fmt.Errorf("line %d: field %s: got a JSON %s, want %s", lineOf(data, typ.Offset), typ.Field, typ.Value, typ.Type)
+	case errors.Is(err, io.EOF):
+		return errors.New("empty input; a results file holds one JSON object")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("the JSON ends early; the file is truncated")
+	}
+	return fmt.Errorf("not a results file: %w", err)
+}
+
+// lineOf returns the 1-based line number of byte offset off in data.
+func lineOf(data []byte, off int64) int {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	return bytes.Count(data[:off], []byte("\n")) + 1
+}

@@ -1,0 +1,258 @@
+package results
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+)
+
+// maxErrors bounds how many problems Validate lists before it stops.
+const maxErrors = 20
+
+// ValidationError lists every problem found in a results file, each naming the field and cell.
+type ValidationError struct {
+	Problems []string
+}
+
+func (e *ValidationError) Error() string {
+	if len(e.Problems) == 1 {
+		return "invalid results file: " + e.Problems[0]
+	}
+	return fmt.Sprintf("invalid results file (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
+}
+
+// validator collects problems.
+type validator struct {
+	problems []string
+}
+
+func (v *validator) addf(format string, args ...any) {
+	if len(v.problems) < maxErrors {
+		v.problems = append(v.problems, fmt.Sprintf(format, args...))
+	} else if len(v.problems) == maxErrors {
+		v.problems = append(v.problems, "… more problems not listed")
+	}
+}
+
+// number checks one optional number.
+func (v *validator) number(where, field string, p *float64) {
+	if p != nil {
+		v.value(where, field, *p)
+	}
+}
+
+// value checks one number: finite and not negative.
+func (v *validator) value(where, field string, x float64) {
+	switch {
+	case math.IsNaN(x) || math.IsInf(x, 0):
+		v.addf("%s: %s is %v; write null for a number that does not exist", where, field, x)
+	case x < 0:
+		v.addf("%s: %s is negative (%v)", where, field, x)
+	}
+}
+
+// count checks one optional count.
+func (v *validator) count(where, field string, p *int) {
+	if p != nil && *p < 0 {
+		v.addf("%s: %s is negative (%d)", where, field, *p)
+	}
+}
+
+// Validate checks f and returns a *ValidationError listing every problem, or nil.
+func Validate(f *File) error {
+	v := &validator{}
+	if f.Schema != SchemaV1 {
+		if f.Schema == "" {
+			v.addf("schema: missing; a results file starts with \"schema\": %q", SchemaV1)
+		} else {
+			v.addf("schema: unknown version %q; this speedmatrix reads %q (a newer file needs a newer speedmatrix)", f.Schema, SchemaV1)
+		}
+		return &ValidationError{Problems: v.problems}
+	}
+	switch f.Run.Source {
+	case SourceMeasured, SourceImported:
+	default:
+		v.addf("run.source: %q is neither %q nor %q", f.Run.Source, SourceMeasured, SourceImported)
+	}
+	if f.Run.Tool.Name == "" {
+		v.addf("run.tool.name: missing; name the program that measured the run")
+	}
+	v.value("run", "seconds_per_measurement", f.Run.SecondsPerMeasurement)
+	if f.Run.MaxOutputTokens < 0 {
+		v.addf("run: max_output_tokens is negative (%d)", f.Run.MaxOutputTokens)
+	}
+	if !f.Run.Start.IsZero() && !f.Run.End.IsZero() && f.Run.End.Before(f.Run.Start) {
+		v.addf("run: end %s is before start %s", f.Run.End.Format("2006-01-02T15:04:05Z07:00"), f.Run.Start.Format("2006-01-02T15:04:05Z07:00"))
+	}
+	if f.Run.PartialReason != "" && !f.Run.Partial {
+		v.addf("run: partial_reason is set but partial is false")
+	}
+	v.value("hardware", "vram_per_gpu_gb", f.Hardware.VRAMPerGPUGB)
+	if f.Hardware.GPUCount < 0 {
+		v.addf("hardware: gpu_count is negative (%d)", f.Hardware.GPUCount)
+	}
+	seen := map[CellID]int{}
+	for i := range f.Prefill {
+		c := &f.Prefill[i]
+		where := fmt.Sprintf("prefill cell %s (prefill[%d])", c.ContextLabel, i)
+		v.cellIdentity(where, c.Context, c.ContextLabel, 1)
+		if j, dup := seen[c.ID()]; dup {
+			v.addf("%s: duplicate of prefill[%d]; each cell appears once (trials go in its trials list)", where, j)
+		}
+		seen[c.ID()] = i
+		v.prefill(where, c)
+	}
+	for i := range f.Decode {
+		c := &f.Decode[i]
+		where := fmt.Sprintf("decode cell %s×%d (decode[%d])", c.ContextLabel, c.Concurrency, i)
+		v.cellIdentity(where, c.Context, c.ContextLabel, c.Concurrency)
+		if j, dup := seen[c.ID()]; dup {
+			v.addf("%s: duplicate of decode[%d]; each cell appears once (trials go in its trials list)", where, j)
+		}
+		seen[c.ID()] = i
+		v.decode(where, c)
+	}
+	if len(v.problems) > 0 {
+		return &ValidationError{Problems: v.problems}
+	}
+	return nil
+}
+
+// cellIdentity checks the fields that identify a cell.
+func (v *validator) cellIdentity(where string, context int, label string, concurrency int) {
+	if context <= 0 {
+		v.addf("%s: context must be a positive number of tokens, not %d", where, context)
+	} else if want := ContextLabel(context); label != want {
+		v.addf("%s: context_label %q does not match context %d (want %q)", where, label, context, want)
+	}
+	if concurrency < 1 {
+		v.addf("%s: concurrency must be at least 1, not %d", where, concurrency)
+	}
+}
+
+// status checks the status field and the error reason that goes with it.
+func (v *validator) status(where string, s Status, reason string) {
+	switch s {
+	case StatusValid, StatusQueued, StatusOverCapacity, StatusSkipped:
+	case StatusError:
+		if reason == "" {
+			v.addf("%s: status error without its reason; set error to what failed", where)
+		}
+	case "":
+		v.addf("%s: status missing", where)
+	default:
+		v.addf("%s: status %q unknown (want valid, queued, over_capacity, error or skipped)", where, s)
+	}
+}
+
+// presence checks that a measured status has its numbers and other statuses have none.
+func (v *validator) presence(where string, s Status, fields []string, present []bool) {
+	for i, f := range fields {
+		switch {
+		case s.Measured() && !present[i]:
+			v.addf("%s: status %s without %s; a measured cell needs its numbers", where, s, f)
+		case !s.Measured() && s != "" && present[i]:
+			v.addf("%s: status %s carries %s; a cell that was not measured has null numbers", where, s, f)
+		}
+	}
+}
+
+func (v *validator) prefill(where string, c *PrefillCell) {
+	v.status(where, c.Status, c.Error)
+	v.presence(where, c.Status, []string{"prompt_tok_per_s", "ttft_ms"}, []bool{c.PromptTokPerS != nil, c.TTFTMs != nil})
+	v.number(where, "prompt_tok_per_s", c.PromptTokPerS)
+	v.number(where, "ttft_ms", c.TTFTMs)
+	v.count(where, "prompt_tokens", c.PromptTokens)
+	v.count(where, "completed_requests", c.CompletedRequests)
+	if c.SummaryOnly && len(c.Trials) > 0 {
+		v.addf("%s: summary_only but carries %d trials", where, len(c.Trials))
+	}
+	for i, t := range c.Trials {
+		tw := fmt.Sprintf("%s trial %d", where, i+1)
+		v.value(tw, "ttft_ms", t.TTFTMs)
+		v.value(tw, "prompt_tok_per_s", t.PromptTokPerS)
+		v.value(tw, "client_queue_ms", t.ClientQueueMs)
+		if t.PromptTokens < 0 {
+			v.addf("%s: prompt_tokens is negative (%d)", tw, t.PromptTokens)
+		}
+	}
+}
+
+func (v *validator) decode(where string, c *DecodeCell) {
+	v.status(where, c.Status, c.Error)
+	m := &c.DecodeMetrics
+	v.presence(where, c.Status,
+		[]string{"total_tok_per_s", "output_tokens", "measured_seconds"},
+		[]bool{m.TotalTokPerS != nil, m.OutputTokens != nil, m.MeasuredSeconds != nil})
+	if c.Status == StatusError && m.TotalTokPerS != nil {
+		v.addf("%s: status error carries total_tok_per_s; a failed cell's throughput is null", where)
+	}
+	v.metrics(where, m)
+	if c.SummaryOnly && len(c.Trials) > 0 {
+		v.addf("%s: summary_only but carries %d trials", where, len(c.Trials))
+	}
+	for i := range c.Trials {
+		t := &c.Trials[i]
+		tw := fmt.Sprintf("%s trial %d", where, i+1)
+		v.metrics(tw, &t.DecodeMetrics)
+		v.value(tw, "window_seconds", t.WindowSeconds)
+		if t.BinSeconds <= 0 || math.IsNaN(t.BinSeconds) || math.IsInf(t.BinSeconds, 0) {
+			v.addf("%s: bin_seconds must be positive, not %v", tw, t.BinSeconds)
+		} else if want := int(math.Ceil(t.WindowSeconds/t.BinSeconds - 1e-9)); len(t.BinOutputTokens) != want {
+			v.addf("%s: %d bin_output_tokens for a %.3g s window of %.3g s bins (want %d)", tw, len(t.BinOutputTokens), t.WindowSeconds, t.BinSeconds, want)
+		}
+		for j, n := range t.BinOutputTokens {
+			if n < 0 {
+				v.addf("%s: bin_output_tokens[%d] is negative (%d)", tw, j, n)
+			}
+		}
+		for j, r := range t.Requests {
+			rw := fmt.Sprintf("%s request %d", tw, j+1)
+			v.number(rw, "ttft_ms", r.TTFTMs)
+			v.number(rw, "tbt_ms", r.TBTMs)
+			v.value(rw, "client_queue_ms", r.ClientQueueMs)
+			if r.OutputTokens < 0 || r.Chunks < 0 {
+				v.addf("%s: output_tokens and chunks must not be negative", rw)
+			}
+		}
+		for j, x := range t.RunningSamples {
+			v.value(tw, fmt.Sprintf("running_samples[%d]", j), x)
+		}
+		for j, x := range t.WaitingSamples {
+			v.value(tw, fmt.Sprintf("waiting_samples[%d]", j), x)
+		}
+	}
+}
+
+func (v *validator) metrics(where string, m *DecodeMetrics) {
+	v.number(where, "total_tok_per_s", m.TotalTokPerS)
+	v.number(where, "per_request_tok_per_s", m.PerRequestTokPerS)
+	v.number(where, "ttft_ms", m.TTFTMs)
+	v.number(where, "tbt_ms", m.TBTMs)
+	v.number(where, "avg_active_requests", m.AvgActiveRequests)
+	v.number(where, "measured_seconds", m.MeasuredSeconds)
+	v.number(where, "inter_chunk_ms", m.InterChunkMs)
+	v.number(where, "client_queue_ms", m.ClientQueueMs)
+	v.count(where, "completed_requests", m.CompletedRequests)
+	v.count(where, "output_tokens", m.OutputTokens)
+	if t := m.Telemetry; t != nil {
+		for _, n := range []struct {
+			name string
+			p    *float64
+		}{
+			{"telemetry.max_running", t.MaxRunning}, {"telemetry.max_waiting", t.MaxWaiting},
+			{"telemetry.max_kv_cache_usage", t.MaxKVCacheUsage}, {"telemetry.preemptions", t.Preemptions},
+			{"telemetry.prefix_cache_hit_pct", t.PrefixCacheHitPct}, {"telemetry.spec_acceptance_pct", t.SpecAcceptancePct},
+			{"telemetry.spec_acceptance_length", t.SpecAcceptanceLength},
+		} {
+			v.number(where, n.name, n.p)
+		}
+	}
+}
+
+// IsValidation reports whether err is (or wraps) a *ValidationError.
+func IsValidation(err error) bool {
+	var ve *ValidationError
+	return errors.As(err, &ve)
+}
