@@ -1,0 +1,109 @@
+// Package numfmt formats numbers exactly as the reference "Speed test matrix" report prints
+// them ("12.2K", "9,819.0", "1,645 ms"). Both the renderer and the importer use it, so what one
+// writes the other reads. It is a leaf: it imports nothing of this module.
+package numfmt
+
+import (
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Dash stands for a number that does not exist (a cell not measured, a column that does not
+// apply).
+const Dash = "—"
+
+// FormatTokPerS formats a rate as the reference report does: one decimal with thousands
+// separators below 10,000 ("9,819.0", "153.9"), else thousands with one decimal and a trailing
+// ".0" dropped ("12.2K", "12K").
+func FormatTokPerS(v float64) string {
+	if v >= 10000 {
+		s := strconv.FormatFloat(v/1000, 'f', 1, 64)
+		return strings.TrimSuffix(s, ".0") + "K"
+	}
+	return Group(strconv.FormatFloat(v, 'f', 1, 64))
+}
+
+// FormatTokPerSShort formats a rate as the reference's prefill list does: like FormatTokPerS
+// from 10,000 up, and a whole number below ("9,819").
+func FormatTokPerSShort(v float64) string {
+	if v >= 10000 {
+		return FormatTokPerS(v)
+	}
+	return Group(strconv.FormatFloat(v, 'f', 0, 64))
+}
+
+// FormatMs formats a latency in milliseconds: whole milliseconds from 100 ms up ("1,645 ms",
+// "657 ms"), one decimal below ("6.1 ms").
+func FormatMs(v float64) string {
+	if v >= 100 {
+		return Group(strconv.FormatFloat(v, 'f', 0, 64)) + " ms"
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
+}
+
+// FormatTTFT formats a time to first token: always whole milliseconds ("671 ms", "104,385 ms").
+func FormatTTFT(v float64) string {
+	return Group(strconv.FormatFloat(v, 'f', 0, 64)) + " ms"
+}
+
+// FormatTBT formats a time between tokens: one decimal ("6.1 ms", "45.4 ms", "1,204.5 ms").
+func FormatTBT(v float64) string {
+	return Group(strconv.FormatFloat(v, 'f', 1, 64)) + " ms"
+}
+
+// FormatSeconds formats a duration in seconds with one decimal ("30.0 s").
+func FormatSeconds(v float64) string {
+	return Group(strconv.FormatFloat(v, 'f', 1, 64)) + " s"
+}
+
+// FormatOne formats a number with one decimal and thousands separators ("23.1", "1.0").
+func FormatOne(v float64) string {
+	return Group(strconv.FormatFloat(v, 'f', 1, 64))
+}
+
+// FormatInt formats a count with thousands separators ("4,616").
+func FormatInt(v int) string {
+	return Group(strconv.Itoa(v))
+}
+
+// FormatPercent formats a signed relative change given as a fraction: +0.041 → "+4.1%".
+func FormatPercent(frac float64) string {
+	p := frac * 100
+	if math.Abs(p) < 0.05 {
+		p = 0
+	}
+	s := strconv.FormatFloat(p, 'f', 1, 64)
+	if p >= 0 {
+		s = "+" + s
+	}
+	return s + "%"
+}
+
+// Group inserts thousands separators into the integer part of a decimal number written by
+// strconv ("-12345.6" → "-12,345.6").
+func Group(s string) string {
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	intPart, frac := s, ""
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		intPart, frac = s[:i], s[i:]
+	}
+	if len(intPart) <= 3 {
+		return sign + s
+	}
+	var b strings.Builder
+	lead := len(intPart) % 3
+	if lead > 0 {
+		b.WriteString(intPart[:lead])
+	}
+	for i := lead; i < len(intPart); i += 3 {
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(intPart[i : i+3])
+	}
+	return sign + b.String() + frac
+}
