@@ -1,0 +1,314 @@
+package stream
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Usage sources, see the package doc.
+const (
+	UsageContinuous = "continuous"
+	UsageFinal      = "final"
+	UsageChunks     = "chunks"
+)
+
+// lineReader does read lines of any length: bufio.Reader.ReadSlice, accumulating when a line is
+// longer than the buffer, so a long chunk is never cut (no bufio.Scanner token limit).
+type lineReader struct {
+	r   *bufio.Reader
+	acc []byte
+}
+
+// next does return the next line without its "\n" or "\r\n". At the end of the input it returns
+// the unterminated rest (if any) with a nil error, then io.EOF.
+func (l *lineReader) next() ([]byte, error) {
+	line, err := l.r.ReadSlice('\n')
+	if err == bufio.ErrBufferFull {
+		l.acc = append(l.acc[:0], line...)
+		for err == bufio.ErrBufferFull {
+			line, err = l.r.ReadSlice('\n')
+			l.acc = append(l.acc, line...)
+		}
+		line = l.acc
+	}
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if err == io.EOF && len(line) == 0 {
+		return nil, io.EOF
+	}
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	return line, nil
+}
+
+// wireChunk is the part of a streamed completion chunk the client reads.
+type wireChunk struct {
+	Object  string          `json:"object"`
+	Message string          `json:"message"`
+	Error   json.RawMessage `json:"error"`
+	Choices []struct {
+		Text  string `json:"text"`
+		Delta *struct {
+			Content          string          `json:"content"`
+			ReasoningContent string          `json:"reasoning_content"`
+			Reasoning        string          `json:"reasoning"`
+			ToolCalls        json.RawMessage `json:"tool_calls"`
+		} `json:"delta"`
+		FinishReason *string `json:"finish_reason"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int `json:"prompt_tokens"`
+		CompletionTokens int `json:"completion_tokens"`
+	} `json:"usage"`
+}
+
+// decoder does turn SSE lines into events and keeps the token accounting of one stream. It does
+// no I/O, so that the fuzz test can drive it directly.
+type decoder struct {
+	res     *Result
+	onEvent func(Event)
+	rep     RepetitionConfig
+
+	data      []byte // data lines of the SSE event being assembled
+	hasData   bool
+	eventName string
+	lastAt    time.Time // arrival of the last line
+
+	done        bool // "[DONE]" seen
+	finished    bool // a finish_reason seen
+	cum         int  // tokens reported so far (continuous count or provisional chunk count)
+	finalUsage  int  // largest usage.completion_tokens seen
+	allContUsed bool // every content chunk carried a positive usage count
+	sawContent  bool
+	tail        []byte // the end of the output text, for the repetition detector
+}
+
+func newDecoder(res *Result, onEvent func(Event), rep RepetitionConfig) *decoder {
+	return &decoder{res: res, onEvent: onEvent, rep: rep, allContUsed: true}
+}
+
+// line does process one SSE line that arrived at time at.
+func (d *decoder) line(line []byte, at time.Time) error {
+	d.lastAt = at
+	if len(line) == 0 {
+		return d.dispatch(at)
+	}
+	if line[0] == ':' { // comment / keep-alive
+		return nil
+	}
+	field, value, _ := bytes.Cut(line, []byte{':'})
+	value = bytes.TrimPrefix(value, []byte{' '})
+	switch string(field) {
+	case "data":
+		if d.hasData {
+			d.data = append(d.data, '\n')
+		}
+		d.data = append(d.data, value...)
+		d.hasData = true
+	case "event":
+		d.eventName = string(value)
+	}
+	return nil
+}
+
+// dispatch does handle the SSE event assembled so far (at a blank line or the end of input).
+func (d *decoder) dispatch(at time.Time) error {
+	if !d.hasData {
+		d.eventName = ""
+		return nil
+	}
+	data, name := d.data, d.eventName
+	d.data, d.hasData, d.eventName = d.data[:0], false, ""
+	if d.done {
+		return nil // anything after [DONE] is ignored
+	}
+	if bytes.Equal(bytes.TrimSpace(data), []byte("[DONE]")) {
+		d.done = true
+		return nil
+	}
+	return d.chunk(data, name, at)
+}
+
+// chunk does account one JSON chunk.
+func (d *decoder) chunk(data []byte, eventName string, at time.Time) error {
+	var c wireChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return fmt.Errorf("%w: %v in %q", ErrMalformed, err, snippet(data, 200))
+	}
+	if msg, isErr := chunkError(&c, eventName, data); isErr {
+		return fmt.Errorf("%w: %s", ErrServerError, msg)
+	}
+	var text []byte
+	content := false
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		text = append(text, ch.Text...)
+		if ch.Delta != nil {
+			text = append(text, ch.Delta.Content...)
+			text = append(text, ch.Delta.ReasoningContent...)
+			text = append(text, ch.Delta.Reasoning...)
+			if tc := bytes.TrimSpace(ch.Delta.ToolCalls); len(tc) > 0 && !bytes.Equal(tc, []byte("null")) && !bytes.Equal(tc, []byte("[]")) {
+				content = true
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			d.finished = true
+			d.res.FinishReason = *ch.FinishReason
+		}
+	}
+	if len(text) > 0 {
+		content = true
+	}
+	usage := 0
+	if c.Usage != nil {
+		if c.Usage.PromptTokens > 0 {
+			d.res.PromptTokens = c.Usage.PromptTokens
+		}
+		usage = c.Usage.CompletionTokens
+		d.finalUsage = max(d.finalUsage, usage)
+	}
+	tokens := 0
+	switch {
+	case content && usage > 0:
+		tokens = max(usage-d.cum, 0)
+	case content:
+		d.allContUsed = false
+		tokens = 1
+	case usage > d.cum && d.allContUsed && d.sawContent:
+		// A continuous count that rose on a chunk without text (a token that decoded to nothing).
+		tokens = usage - d.cum
+	}
+	if content {
+		d.sawContent = true
+		d.res.Chunks++
+		d.appendTail(text)
+	}
+	if !content && tokens == 0 {
+		return nil
+	}
+	d.cum += tokens
+	ev := Event{At: at, Tokens: tokens, CumTokens: d.cum}
+	if d.res.FirstToken.IsZero() {
+		d.res.FirstToken = at
+	}
+	d.res.Last = at
+	d.res.Events = append(d.res.Events, ev)
+	if d.onEvent != nil {
+		d.onEvent(ev)
+	}
+	return nil
+}
+
+// chunkError does report whether a chunk is an error object, and its message.
+func chunkError(c *wireChunk, eventName string, data []byte) (string, bool) {
+	if e := bytes.TrimSpace(c.Error); len(e) > 0 && !bytes.Equal(e, []byte("null")) {
+		return errorMessage(e), true
+	}
+	if c.Object == "error" {
+		if c.Message != "" {
+			return c.Message, true
+		}
+		return snippet(data, 300), true
+	}
+	if eventName == "error" {
+		return errorMessage(data), true
+	}
+	return "", false
+}
+
+// errorMessage does extract a human message from an error value: a string, an object with
+// "message" (possibly nested in "error") or "detail", else a snippet of the raw JSON.
+func errorMessage(raw []byte) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var o struct {
+		Message string          `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(raw, &o) == nil {
+		switch {
+		case o.Message != "":
+			return o.Message
+		case len(o.Error) > 0 && !bytes.Equal(o.Error, []byte("null")):
+			return errorMessage(o.Error)
+		case len(o.Detail) > 0:
+			return errorMessage(o.Detail)
+		}
+	}
+	return snippet(bytes.TrimSpace(raw), 300)
+}
+
+// appendTail does keep the last bytes of the output text for the repetition detector.
+func (d *decoder) appendTail(text []byte) {
+	if d.rep.MinRepeats <= 0 {
+		return
+	}
+	w := d.rep.Window
+	if w <= 0 {
+		w = DefaultRepetition.Window
+	}
+	d.tail = append(d.tail, text...)
+	if len(d.tail) > 2*w {
+		d.tail = append(d.tail[:0], d.tail[len(d.tail)-w:]...)
+	}
+}
+
+// finish does close the accounting after the body ended (eof) or "[DONE]": it settles the usage
+// source and spreads a final count over the events, then checks for truncation and loops.
+func (d *decoder) finish() error {
+	// A last event without its blank line still counts; it is stamped when its line arrived.
+	if err := d.dispatch(d.lastAt); err != nil {
+		d.settle()
+		return err
+	}
+	d.settle()
+	if !d.done && !d.finished {
+		return fmt.Errorf("%w: the body ended before [DONE] or a finish_reason after %d chunks", ErrTruncated, d.res.Chunks)
+	}
+	if r, ok := d.rep.Detect(d.tail); ok {
+		return fmt.Errorf("%w: the output ends with %q repeated %d times", ErrRepetition, snippet([]byte(r.Segment), 80), r.Repeats)
+	}
+	return nil
+}
+
+// settle does fill the result's token totals from what arrived so far; it is also used when the
+// stream failed, so that the Result is filled as far as it got.
+func (d *decoder) settle() {
+	res := d.res
+	switch {
+	case d.sawContent && d.allContUsed:
+		res.UsageSource = UsageContinuous
+		res.OutputTokens = max(d.cum, d.finalUsage)
+	case d.finalUsage > 0:
+		res.UsageSource = UsageFinal
+		res.OutputTokens = d.finalUsage
+		spread(res.Events, d.finalUsage)
+	default:
+		res.UsageSource = UsageChunks
+		res.OutputTokens = d.cum
+	}
+}
+
+// spread does set the events' token counts so that they sum to n, evenly: event i gets
+// round((i+1)·n/k) − round(i·n/k).
+func spread(evs []Event, n int) {
+	k := len(evs)
+	if k == 0 {
+		return
+	}
+	prev := 0
+	for i := range evs {
+		cum := ((i+1)*n*2 + k) / (2 * k) // round((i+1)·n/k)
+		evs[i].Tokens = cum - prev
+		evs[i].CumTokens = cum
+		prev = cum
+	}
+}
