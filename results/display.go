@@ -1,6 +1,11 @@
 package results
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+)
 
 // Display names shared by the report renderer and the importer, as the reference report prints
 // them.
@@ -60,4 +65,90 @@ func ParseModeDisplay(name string) string {
 		}
 	}
 	return strings.TrimSpace(name)
+}
+
+// MeasurementColumns are the columns of the "All measurements" table, in the reference's order.
+var measurementColumns = []string{
+	"Phase", "Context", "Requests at once", "Status", "Total tok/s", "Per request tok/s", "TTFT",
+	"Time between tokens", "Average active requests", "Completed requests", "Output tokens", "Measured for",
+}
+
+// MeasurementColumns returns the header of the "All measurements" table.
+func MeasurementColumns() []string { return append([]string(nil), measurementColumns...) }
+
+// Phase names as the "All measurements" table prints them.
+const (
+	phasePrefillDisplay = "Prefill"
+	phaseDecodeDisplay  = "Sustained decode"
+)
+
+// statusCell returns the Status column of a cell: the status, and for an error its reason.
+func statusCell(s Status, reason string) string {
+	if s == StatusError && reason != "" {
+		return StatusDisplay(s) + ": " + reason
+	}
+	return StatusDisplay(s)
+}
+
+func fmtOpt(p *float64, f func(float64) string) string {
+	if p == nil {
+		return numfmt.Dash
+	}
+	return f(*p)
+}
+
+func fmtOptInt(p *int) string {
+	if p == nil {
+		return numfmt.Dash
+	}
+	return numfmt.FormatInt(*p)
+}
+
+// MeasurementRow returns the cell's row of the "All measurements" table, formatted exactly as
+// the reference report prints it.
+func (c *PrefillCell) MeasurementRow() []string {
+	return []string{
+		phasePrefillDisplay, c.ContextLabel, "1", statusCell(c.Status, c.Error),
+		fmtOpt(c.PromptTokPerS, numfmt.FormatTokPerS), numfmt.Dash, fmtOpt(c.TTFTMs, numfmt.FormatTTFT),
+		numfmt.Dash, numfmt.Dash, fmtOptInt(c.CompletedRequests), numfmt.Dash, numfmt.Dash,
+	}
+}
+
+// MeasurementRow returns the cell's row of the "All measurements" table, formatted exactly as
+// the reference report prints it.
+func (c *DecodeCell) MeasurementRow() []string {
+	m := &c.DecodeMetrics
+	return []string{
+		phaseDecodeDisplay, c.ContextLabel, strconv.Itoa(c.Concurrency), statusCell(c.Status, c.Error),
+		fmtOpt(m.TotalTokPerS, numfmt.FormatTokPerS), fmtOpt(m.PerRequestTokPerS, numfmt.FormatTokPerS),
+		fmtOpt(m.TTFTMs, numfmt.FormatTTFT), fmtOpt(m.TBTMs, numfmt.FormatTBT),
+		fmtOpt(m.AvgActiveRequests, numfmt.FormatOne), fmtOptInt(m.CompletedRequests),
+		fmtOptInt(m.OutputTokens), fmtOpt(m.MeasuredSeconds, numfmt.FormatSeconds),
+	}
+}
+
+// ListText returns the cell's entry in the prefill list: prompt tok/s and TTFT, or its status
+// and a dash when it was not measured.
+func (c *PrefillCell) ListText() (rate, ttft string) {
+	if !c.Status.Measured() {
+		return StatusDisplay(c.Status), numfmt.Dash
+	}
+	return fmtOpt(c.PromptTokPerS, numfmt.FormatTokPerSShort), fmtOpt(c.TTFTMs, numfmt.FormatTTFT)
+}
+
+// MatrixText returns the lines of the cell in the sustained-decode matrix: total tok/s, the
+// status when it is not Valid, and TTFT ("865.7", "Requests queued", "8,671 ms TTFT"); a cell
+// that was not measured shows only its status.
+func (c *DecodeCell) MatrixText() []string {
+	if !c.Status.Measured() {
+		return []string{StatusDisplay(c.Status)}
+	}
+	lines := []string{fmtOpt(c.TotalTokPerS, numfmt.FormatTokPerS)}
+	if c.Status != StatusValid {
+		lines = append(lines, StatusDisplay(c.Status))
+	}
+	if c.TTFTMs != nil {
+		lines = append(lines, numfmt.FormatTTFT(*c.TTFTMs)+" TTFT")
+	}
+	return lines
 }

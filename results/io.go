@@ -64,11 +64,14 @@ func Encode(f *File) ([]byte, error) {
 	if err := Validate(f); err != nil {
 		return nil, err
 	}
-	data, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(f); err != nil {
 		return nil, err
 	}
-	return append(data, '\n'), nil
+	return buf.Bytes(), nil
 }
 
 // Write writes f's canonical JSON to w.

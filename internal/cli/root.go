@@ -117,6 +117,8 @@ matrix with regression verdicts.`,
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
 		newVersionCmd(env),
+		newImportCmd(env),
+		newReportCmd(env),
 	)
 	return root
 }

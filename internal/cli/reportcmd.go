@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/speedmatrix/speedmatrix/report"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// newReportCmd builds `speedmatrix report`.
+func newReportCmd(env *Env) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "report [--format markdown|json|csv] RESULTS",
+		Short: "Render a results file as the speed-matrix page",
+		Long: `Report renders a results file as the "Speed test matrix" page: title, engine line,
+Hardware, Engine, Run, Launch command, the prefill list, the sustained-decode matrix (rows
+are contexts, columns simultaneous requests) and the All measurements table, with numbers
+formatted as llm-inference-bench prints them.
+
+Formats:
+  markdown  the page as GitHub markdown (default); "speedmatrix import" reads it back
+  json      the same page as JSON, every number formatted as on the page
+  csv       one row per cell with unformatted numbers, for spreadsheets and scripts`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "markdown" && format != "json" && format != "csv" {
+				return usagef("--format %q: want markdown, json or csv", format)
+			}
+			f, err := results.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			switch format {
+			case "json":
+				return report.NewPage(f).JSON(env.Stdout)
+			case "csv":
+				return report.CSV(env.Stdout, f)
+			}
+			return report.NewPage(f).Markdown(env.Stdout)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "markdown", "output format: markdown, json or csv")
+	return cmd
+}

@@ -1,0 +1,259 @@
+package report
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// Legend and caption lines of the speed-matrix page, as the reference report prints them.
+const (
+	TitleText      = "Speed test matrix"
+	prefillCaption = "prompt tok/s by context length"
+	decodeCaption  = "total tok/s · rows are context length, columns are simultaneous requests"
+	legendStatus   = "Requests queued: the server could not run all requests at once, so some waited in a queue. Over capacity: not run because this many requests at this context would exceed the server's KV cache."
+	legendTTFT     = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill."
+	allCaption     = "Latencies are medians. Total tok/s is output across all simultaneous requests."
+)
+
+// Page is the speed-matrix page of one results file with every number already formatted: the
+// model that the markdown, JSON and terminal renderings share.
+type Page struct {
+	Title         string       `json:"title"`
+	Subtitle      string       `json:"subtitle,omitempty"`
+	EngineLine    string       `json:"engine_line,omitempty"`
+	MatrixLine    string       `json:"matrix_line,omitempty"`
+	Partial       string       `json:"partial,omitempty"`
+	Hardware      []results.KV `json:"hardware"`
+	Engine        []results.KV `json:"engine"`
+	Run           []results.KV `json:"run"`
+	LaunchCommand string       `json:"launch_command,omitempty"`
+	Prefill       []PrefillRow `json:"prefill"`
+	Decode        DecodeMatrix `json:"decode"`
+	// Columns and Measurements are the "All measurements" table.
+	Columns      []string   `json:"columns"`
+	Measurements [][]string `json:"measurements"`
+	Notes        []string   `json:"notes,omitempty"`
+}
+
+// PrefillRow is one entry of the prefill list.
+type PrefillRow struct {
+	Context  string `json:"context"`
+	TokPerS  string `json:"prompt_tok_per_s"`
+	TTFT     string `json:"ttft"`
+	Measured bool   `json:"measured"`
+}
+
+// DecodeMatrix is the sustained-decode matrix: rows are contexts, columns concurrency levels.
+type DecodeMatrix struct {
+	Concurrency []int       `json:"concurrency"`
+	Rows        []DecodeRow `json:"rows"`
+}
+
+// DecodeRow is one context of the decode matrix; Cells[i] holds the lines of the cell at
+// Concurrency[i], empty where the matrix has no such cell.
+type DecodeRow struct {
+	Context string     `json:"context"`
+	Cells   [][]string `json:"cells"`
+}
+
+// NewPage builds the page of f.
+func NewPage(f *results.File) *Page {
+	p := &Page{
+		Title:         TitleText,
+		Subtitle:      subtitle(f),
+		EngineLine:    joinNonEmpty(" · ", f.Engine.Name, f.Engine.Version, f.Engine.Quantization),
+		Hardware:      hardwareKV(&f.Hardware),
+		Engine:        engineKV(&f.Engine),
+		Run:           runKV(&f.Run),
+		LaunchCommand: f.Run.LaunchCommand,
+		Columns:       results.MeasurementColumns(),
+		Notes:         f.Notes,
+	}
+	if f.Run.Partial {
+		p.Partial = f.Run.PartialReason
+		if p.Partial == "" {
+			p.Partial = "the run ended before every cell was measured"
+		}
+	}
+	for i := range f.Prefill {
+		c := &f.Prefill[i]
+		rate, ttft := c.ListText()
+		p.Prefill = append(p.Prefill, PrefillRow{Context: c.ContextLabel, TokPerS: rate, TTFT: ttft, Measured: c.Status.Measured()})
+		p.Measurements = append(p.Measurements, c.MeasurementRow())
+	}
+	p.Decode = decodeMatrix(f.Decode)
+	for i := range f.Decode {
+		p.Measurements = append(p.Measurements, f.Decode[i].MeasurementRow())
+	}
+	p.MatrixLine = matrixLine(f)
+	return p
+}
+
+// decodeMatrix lays the decode cells out by context (in order of size) and concurrency.
+func decodeMatrix(cells []results.DecodeCell) DecodeMatrix {
+	type ctx struct {
+		tokens int
+		label  string
+	}
+	var ctxs []ctx
+	var conc []int
+	at := map[results.CellID]*results.DecodeCell{}
+	for i := range cells {
+		c := &cells[i]
+		if !slices.ContainsFunc(ctxs, func(x ctx) bool { return x.label == c.ContextLabel }) {
+			ctxs = append(ctxs, ctx{c.Context, c.ContextLabel})
+		}
+		if !slices.Contains(conc, c.Concurrency) {
+			conc = append(conc, c.Concurrency)
+		}
+		at[c.ID()] = c
+	}
+	slices.SortStableFunc(ctxs, func(a, b ctx) int { return a.tokens - b.tokens })
+	slices.Sort(conc)
+	m := DecodeMatrix{Concurrency: conc}
+	for _, x := range ctxs {
+		row := DecodeRow{Context: x.label, Cells: make([][]string, len(conc))}
+		for j, n := range conc {
+			if c := at[results.CellID{Phase: results.PhaseDecode, ContextLabel: x.label, Concurrency: n}]; c != nil {
+				row.Cells[j] = c.MatrixText()
+			}
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	return m
+}
+
+// matrixLine says what the matrix covers: "8 contexts (8K–1019K) × 8 concurrency levels
+// (1–128) · prefill at 8K, 16K, …".
+func matrixLine(f *results.File) string {
+	var parts []string
+	if m := decodeMatrix(f.Decode); len(m.Rows) > 0 {
+		first, last := m.Rows[0].Context, m.Rows[len(m.Rows)-1].Context
+		parts = append(parts, plural(len(m.Rows), "context", "contexts")+" ("+span(first, last)+") × "+
+			plural(len(m.Concurrency), "concurrency level", "concurrency levels")+" ("+
+			span(strconv.Itoa(m.Concurrency[0]), strconv.Itoa(m.Concurrency[len(m.Concurrency)-1]))+")")
+	}
+	if len(f.Prefill) > 0 {
+		labels := make([]string, len(f.Prefill))
+		for i := range f.Prefill {
+			labels[i] = f.Prefill[i].ContextLabel
+		}
+		parts = append(parts, "prefill at "+strings.Join(labels, ", "))
+	}
+	return strings.Join(parts, " · ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
+func span(first, last string) string {
+	if first == last {
+		return first
+	}
+	return first + "–" + last
+}
+
+// subtitle names the model and the hardware: "GLM-5.3-Flash-NVFP4 on H200 NVL 141GB ×2".
+func subtitle(f *results.File) string {
+	model := f.Run.ServedModel
+	if i := strings.LastIndexByte(model, '/'); i >= 0 {
+		model = model[i+1:]
+	}
+	h := &f.Hardware
+	hw := h.GPU
+	if hw != "" && h.VRAMPerGPUGB > 0 {
+		hw += " " + gb(h.VRAMPerGPUGB) + "GB"
+	}
+	if hw != "" && h.GPUCount > 1 {
+		hw += " ×" + strconv.Itoa(h.GPUCount)
+	}
+	if model != "" && hw != "" {
+		return model + " on " + hw
+	}
+	return model + hw
+}
+
+// gb formats gigabytes without needless decimals ("141", "80.5").
+func gb(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, sep)
+}
+
+// kvs builds a key-value list, leaving out empty values.
+type kvs []results.KV
+
+func (l *kvs) add(key, value string) {
+	if value != "" {
+		*l = append(*l, results.KV{Key: key, Value: value})
+	}
+}
+
+func hardwareKV(h *results.Hardware) []results.KV {
+	var l kvs
+	l.add("Type", h.Type)
+	l.add("GPU", h.GPU)
+	if h.GPUCount > 0 {
+		l.add("GPU count", strconv.Itoa(h.GPUCount))
+	}
+	if h.VRAMPerGPUGB > 0 {
+		if h.GPUCount > 1 {
+			l.add("VRAM", gb(h.VRAMPerGPUGB*float64(h.GPUCount))+" GB ("+strconv.Itoa(h.GPUCount)+" × "+gb(h.VRAMPerGPUGB)+" GB)")
+		} else {
+			l.add("VRAM", gb(h.VRAMPerGPUGB)+" GB")
+		}
+	}
+	l.add("Driver", h.Driver)
+	l.add("Clocks", h.Clocks)
+	l.add("OS", h.OS)
+	return append(l, h.Extra...)
+}
+
+func engineKV(e *results.Engine) []results.KV {
+	var l kvs
+	l.add("Engine", e.Name)
+	l.add("Version", e.Version)
+	l.add("Quantization", e.Quantization)
+	l.add("Backend", e.Backend)
+	l.add("Repository", e.Repository)
+	l.add("Build", e.Build)
+	l.add("Commit", e.Commit)
+	return append(l, e.Extra...)
+}
+
+func runKV(r *results.Run) []results.KV {
+	var l kvs
+	l.add("Served model", r.ServedModel)
+	l.add("Revision", r.Revision)
+	l.add("Benchmark tool", joinNonEmpty(" ", r.Tool.Name, r.Tool.Version))
+	l.add("Decode test", results.ModeDisplay(r.DecodeTest))
+	l.add("Prefill mode", results.ModeDisplay(r.PrefillMode))
+	if r.SecondsPerMeasurement > 0 {
+		l.add("Time per measurement", strconv.FormatFloat(r.SecondsPerMeasurement, 'f', -1, 64)+" s")
+	}
+	if r.MaxOutputTokens > 0 {
+		l.add("Max output", numfmt.FormatInt(r.MaxOutputTokens)+" tokens")
+	}
+	if !r.Start.IsZero() {
+		l.add("Started", r.Start.UTC().Format(time.RFC3339))
+	}
+	if !r.End.IsZero() {
+		l.add("Finished", r.End.UTC().Format(time.RFC3339))
+	}
+	return append(l, r.Extra...)
+}

@@ -1,0 +1,752 @@
+package results
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+)
+
+// ImportTool is the tool named in imported files that do not say which tool made the report.
+const ImportTool = "llm-inference-bench"
+
+// importNote is the note every imported file carries.
+const importNote = "Imported from a speed matrix report: summary numbers only, no raw samples; compare uses history or a noise prior for these cells."
+
+// Section names of a "Speed test matrix" report.
+const (
+	secHardware = "hardware"
+	secEngine   = "engine"
+	secRun      = "run"
+	secLaunch   = "launch command"
+	secPrefill  = "prefill"
+	secDecode   = "sustained decode"
+	secAll      = "all measurements"
+	secNotes    = "notes"
+)
+
+var sectionNames = []string{secHardware, secEngine, secRun, secLaunch, secPrefill, secDecode, secAll, secNotes}
+
+// Captions that the report prints under a section heading, sometimes glued to what follows.
+const (
+	prefillCaption = "prompt tok/s by context length"
+	partialPrefix  = "Partial results:"
+)
+
+// ImportError is a report that could not be imported: the line, and what was expected there.
+type ImportError struct {
+	Line int
+	Msg  string
+}
+
+func (e *ImportError) Error() string {
+	if e.Line <= 0 {
+		return e.Msg
+	}
+	return fmt.Sprintf("line %d: %s", e.Line, e.Msg)
+}
+
+func errAt(line int, format string, args ...any) error {
+	return &ImportError{Line: line, Msg: fmt.Sprintf(format, args...)}
+}
+
+// srcLine is one line of the report with its 1-based number.
+type srcLine struct {
+	n    int
+	text string
+}
+
+// Import reads an llm-inference-bench "Speed test matrix" report — the text of its web page, or
+// the same report as markdown, as `speedmatrix report` writes it — and returns a results file.
+// The numbers come from the "All measurements" table; the prefill list and the decode matrix
+// are checked against it. name is recorded as the file the results were imported from.
+func Import(r io.Reader, name string) (*File, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize))
+	if err != nil {
+		return nil, err
+	}
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
+	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
+	var lines []srcLine
+	for i, t := range strings.Split(text, "\n") {
+		lines = append(lines, srcLine{n: i + 1, text: strings.TrimSpace(t)})
+	}
+	doc, err := splitSections(lines)
+	if err != nil {
+		return nil, err
+	}
+	f := &File{
+		Schema: SchemaV1,
+		Run:    Run{Source: SourceImported, ImportedFrom: name},
+		Notes:  doc.notes,
+	}
+	f.Run.Partial, f.Run.PartialReason = doc.partial != "", doc.partial
+	if err := importHardware(doc.sections[secHardware], &f.Hardware); err != nil {
+		return nil, err
+	}
+	if err := importEngine(doc.sections[secEngine], &f.Engine); err != nil {
+		return nil, err
+	}
+	if err := importRun(doc.sections[secRun], &f.Run); err != nil {
+		return nil, err
+	}
+	f.Run.LaunchCommand = launchCommand(doc.sections[secLaunch])
+	all, ok := doc.sections[secAll]
+	if !ok {
+		return nil, errAt(0, "no \"All measurements\" section: speedmatrix imports the numbers from that table")
+	}
+	if err := importMeasurements(all, f); err != nil {
+		return nil, err
+	}
+	if lines, ok := doc.sections[secPrefill]; ok {
+		if err := checkPrefillList(lines, f.Prefill); err != nil {
+			return nil, err
+		}
+	}
+	if lines, ok := doc.sections[secDecode]; ok {
+		if err := checkDecodeMatrix(lines, f.Decode); err != nil {
+			return nil, err
+		}
+	}
+	if !containsString(f.Notes, importNote) {
+		f.Notes = append(f.Notes, importNote)
+	}
+	if err := Validate(f); err != nil {
+		return nil, fmt.Errorf("the report's numbers do not make a valid results file: %w", err)
+	}
+	return f, nil
+}
+
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// document is a report split into its sections.
+type document struct {
+	sections map[string][]srcLine
+	partial  string
+	notes    []string
+}
+
+// cleanHeading strips markdown heading and emphasis marks from a line.
+func cleanHeading(t string) string {
+	t = strings.TrimLeft(t, "#")
+	t = strings.Trim(strings.TrimSpace(t), "*_")
+	return strings.TrimSuffix(strings.TrimSpace(t), ":")
+}
+
+// headingOf returns the section a line opens, or "".
+func headingOf(t string) string {
+	if t == "" || strings.HasPrefix(t, "- ") || strings.HasPrefix(t, "* ") || strings.HasPrefix(t, "|") {
+		return ""
+	}
+	h := strings.ToLower(cleanHeading(t))
+	for _, s := range sectionNames {
+		if h == s {
+			return s
+		}
+	}
+	return ""
+}
+
+// splitSections finds the title and cuts the rest into sections by their headings.
+func splitSections(lines []srcLine) (*document, error) {
+	doc := &document{sections: map[string][]srcLine{}}
+	i := 0
+	for i < len(lines) && lines[i].text == "" {
+		i++
+	}
+	if i == len(lines) {
+		return nil, errAt(0, "empty report: expected the title \"Speed test matrix\"")
+	}
+	if !strings.EqualFold(cleanHeading(lines[i].text), "Speed test matrix") {
+		return nil, errAt(lines[i].n, "expected the title \"Speed test matrix\", found %q (is this an llm-inference-bench speed matrix report?)", clip(lines[i].text))
+	}
+	hasHeading := map[string]bool{}
+	for _, l := range lines[i+1:] {
+		if h := headingOf(l.text); h != "" {
+			hasHeading[h] = true
+		}
+	}
+	cur := ""
+	fence := false
+	for _, l := range lines[i+1:] {
+		t := l.text
+		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+			fence = !fence
+			continue
+		}
+		if !fence {
+			if h := headingOf(t); h != "" {
+				if _, dup := doc.sections[h]; dup {
+					return nil, errAt(l.n, "a second %q section; a report has one of each", cleanHeading(t))
+				}
+				cur = h
+				doc.sections[cur] = nil
+				continue
+			}
+		}
+		switch {
+		case cur == "":
+			if reason, ok := strings.CutPrefix(strings.Trim(t, "*> "), partialPrefix); ok {
+				doc.partial = strings.TrimSpace(strings.TrimLeft(reason, "* "))
+			}
+		case cur == secLaunch && !hasHeading[secPrefill] && strings.HasSuffix(t, "Prefill") && len(t) > len("Prefill"):
+			// The web page's text glues the next heading to the command.
+			doc.sections[cur] = append(doc.sections[cur], srcLine{l.n, strings.TrimSuffix(t, "Prefill")})
+			cur = secPrefill
+			hasHeading[secPrefill] = true
+			doc.sections[cur] = nil
+		case cur == secNotes:
+			if note := strings.TrimSpace(strings.TrimPrefix(t, "- ")); note != "" {
+				doc.notes = append(doc.notes, note)
+			}
+		default:
+			doc.sections[cur] = append(doc.sections[cur], l)
+		}
+	}
+	return doc, nil
+}
+
+// clip shortens a line for an error message.
+func clip(s string) string {
+	if len(s) > 60 {
+		return s[:57] + "..."
+	}
+	return s
+}
+
+// kvLine is one key and value of a Hardware, Engine or Run section.
+type kvLine struct {
+	n          int
+	key, value string
+}
+
+// parseKV reads "Key: value" bullets, "| Key | value |" rows, or the web page's alternating
+// "- Key" / "- value" lines.
+func parseKV(lines []srcLine) ([]kvLine, error) {
+	var out []kvLine
+	pending := kvLine{}
+	for _, l := range lines {
+		t := l.text
+		if t == "" {
+			continue
+		}
+		if strings.HasPrefix(t, "|") {
+			cells := splitRow(t)
+			if len(cells) != 2 {
+				return nil, errAt(l.n, "expected a row of two cells, | key | value |")
+			}
+			if isSeparator(cells) || cells[0] == "" {
+				continue
+			}
+			out = append(out, kvLine{l.n, cells[0], cells[1]})
+			continue
+		}
+		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(t, "- "), "* "))
+		if pending.key != "" {
+			pending.value = t
+			out = append(out, pending)
+			pending = kvLine{}
+			continue
+		}
+		if k, v, ok := splitKV(t); ok {
+			out = append(out, kvLine{l.n, k, v})
+			continue
+		}
+		pending = kvLine{n: l.n, key: strings.Trim(t, "*_")}
+	}
+	if pending.key != "" {
+		return nil, errAt(pending.n, "%q has no value after it", pending.key)
+	}
+	return out, nil
+}
+
+// splitKV splits "Key: value" (also "**Key:** value").
+func splitKV(t string) (key, value string, ok bool) {
+	k, v, found := strings.Cut(t, ":")
+	if !found {
+		return "", "", false
+	}
+	k = strings.Trim(strings.TrimSpace(k), "*_")
+	v = strings.TrimSpace(strings.TrimLeft(v, "*_ "))
+	if k == "" || v == "" || len(k) > 40 || strings.Contains(k, "/") {
+		return "", "", false
+	}
+	return k, v, true
+}
+
+var vramRE = regexp.MustCompile(`^([\d.,]+)\s*GB(?:\s*\((\d+)\s*[×x]\s*([\d.,]+)\s*GB\))?$`)
+
+func importHardware(lines []srcLine, h *Hardware) error {
+	kvs, err := parseKV(lines)
+	if err != nil {
+		return err
+	}
+	for _, kv := range kvs {
+		switch strings.ToLower(kv.key) {
+		case "type":
+			h.Type = kv.value
+		case "gpu":
+			h.GPU = kv.value
+		case "gpu count":
+			n, err := ParseInt(kv.value)
+			if err != nil {
+				return errAt(kv.n, "GPU count: %v", err)
+			}
+			h.GPUCount = n
+		case "vram":
+			m := vramRE.FindStringSubmatch(kv.value)
+			if m == nil {
+				return errAt(kv.n, "VRAM %q: expected \"282 GB (2 × 141 GB)\" or \"141 GB\"", kv.value)
+			}
+			total, _ := ParseNumber(m[1])
+			per := total
+			if m[3] != "" {
+				per, _ = ParseNumber(m[3])
+				if n, _ := strconv.Atoi(m[2]); h.GPUCount == 0 {
+					h.GPUCount = n
+				}
+			} else if h.GPUCount > 1 {
+				per = total / float64(h.GPUCount)
+			}
+			h.VRAMPerGPUGB = per
+		case "driver":
+			h.Driver = kv.value
+		case "clocks":
+			h.Clocks = kv.value
+		case "os":
+			h.OS = kv.value
+		default:
+			h.Extra = append(h.Extra, KV{kv.key, kv.value})
+		}
+	}
+	return nil
+}
+
+func importEngine(lines []srcLine, e *Engine) error {
+	kvs, err := parseKV(lines)
+	if err != nil {
+		return err
+	}
+	for _, kv := range kvs {
+		switch strings.ToLower(kv.key) {
+		case "engine":
+			e.Name = kv.value
+		case "version":
+			e.Version = kv.value
+		case "commit":
+			e.Commit = kv.value
+		case "quantization":
+			e.Quantization = kv.value
+		case "backend":
+			e.Backend = kv.value
+		case "repository":
+			e.Repository = kv.value
+		case "build":
+			e.Build = kv.value
+		default:
+			e.Extra = append(e.Extra, KV{kv.key, kv.value})
+		}
+	}
+	return nil
+}
+
+var versionRE = regexp.MustCompile(`^(.+?)\s+(v?\d[\w.+-]*)$`)
+
+func importRun(lines []srcLine, r *Run) error {
+	kvs, err := parseKV(lines)
+	if err != nil {
+		return err
+	}
+	r.Tool = Tool{Name: ImportTool}
+	for _, kv := range kvs {
+		switch strings.ToLower(kv.key) {
+		case "served model":
+			r.ServedModel = kv.value
+		case "revision":
+			r.Revision = kv.value
+		case "benchmark tool":
+			if m := versionRE.FindStringSubmatch(kv.value); m != nil {
+				r.Tool = Tool{Name: m[1], Version: m[2]}
+			} else {
+				r.Tool = Tool{Name: kv.value}
+			}
+		case "decode test":
+			r.DecodeTest = ParseModeDisplay(kv.value)
+		case "prefill mode":
+			r.PrefillMode = ParseModeDisplay(kv.value)
+		case "time per measurement":
+			s, err := ParseSeconds(kv.value)
+			if err != nil {
+				return errAt(kv.n, "Time per measurement: %v", err)
+			}
+			r.SecondsPerMeasurement = s
+		case "started", "finished":
+			t, err := time.Parse(time.RFC3339, kv.value)
+			if err != nil {
+				return errAt(kv.n, "%s %q: expected a time like 2026-11-29T14:00:00Z", kv.key, kv.value)
+			}
+			if strings.EqualFold(kv.key, "started") {
+				r.Start = t
+			} else {
+				r.End = t
+			}
+		case "max output":
+			n, err := ParseInt(strings.TrimSuffix(strings.TrimSpace(kv.value), " tokens"))
+			if err != nil {
+				return errAt(kv.n, "Max output %q: expected a token count like \"4,096 tokens\"", kv.value)
+			}
+			r.MaxOutputTokens = n
+		default:
+			r.Extra = append(r.Extra, KV{kv.key, kv.value})
+		}
+	}
+	return nil
+}
+
+// launchCommand joins the section's lines, without a markdown fence.
+func launchCommand(lines []srcLine) string {
+	var parts []string
+	for _, l := range lines {
+		if l.text != "" {
+			parts = append(parts, l.text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// splitRow splits a markdown table row into its trimmed cells; "\|" is a literal bar.
+func splitRow(t string) []string {
+	t = strings.TrimSpace(t)
+	t = strings.TrimPrefix(t, "|")
+	if strings.HasSuffix(t, "|") && !strings.HasSuffix(t, `\|`) {
+		t = t[:len(t)-1]
+	}
+	var cells []string
+	var b strings.Builder
+	for i := 0; i < len(t); i++ {
+		switch {
+		case t[i] == '\\' && i+1 < len(t) && t[i+1] == '|':
+			b.WriteByte('|')
+			i++
+		case t[i] == '|':
+			cells = append(cells, strings.TrimSpace(b.String()))
+			b.Reset()
+		default:
+			b.WriteByte(t[i])
+		}
+	}
+	return append(cells, strings.TrimSpace(b.String()))
+}
+
+var sepCellRE = regexp.MustCompile(`^:?-{3,}:?$`)
+
+// isSeparator reports whether cells are a table's header separator (|---|---|).
+func isSeparator(cells []string) bool {
+	for _, c := range cells {
+		if !sepCellRE.MatchString(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// table is a markdown table found in a section.
+type table struct {
+	headerLine int
+	header     []string
+	rows       [][]string
+	rowLines   []int
+}
+
+// findTable finds the table whose header starts with the cell first; the web page's text may
+// glue a caption before it. It returns nil when there is none.
+func findTable(lines []srcLine, first string) (*table, error) {
+	marker := "| " + first + " |"
+	for i, l := range lines {
+		at := strings.Index(strings.ToLower(l.text), strings.ToLower(marker))
+		if at < 0 {
+			continue
+		}
+		t := &table{headerLine: l.n, header: splitRow(l.text[at:])}
+		j := i + 1
+		if j >= len(lines) || !strings.HasPrefix(lines[j].text, "|") || !isSeparator(splitRow(lines[j].text)) {
+			return nil, errAt(l.n+1, "expected the table's separator row (|---|---|…) under its header")
+		}
+		for j++; j < len(lines) && strings.HasPrefix(lines[j].text, "|"); j++ {
+			cells := splitRow(lines[j].text)
+			if len(cells) != len(t.header) {
+				return nil, errAt(lines[j].n, "this row has %d cells, the table's header has %d", len(cells), len(t.header))
+			}
+			t.rows = append(t.rows, cells)
+			t.rowLines = append(t.rowLines, lines[j].n)
+		}
+		return t, nil
+	}
+	return nil, nil
+}
+
+// isDash reports whether a table cell says "no number".
+func isDash(s string) bool {
+	return s == "—" || s == "-" || s == "–" || s == ""
+}
+
+// cellParser reads the optional numbers of one table row, remembering the first error.
+type cellParser struct {
+	line int
+	err  error
+}
+
+func (p *cellParser) num(col, s string, parse func(string) (float64, error)) *float64 {
+	if isDash(s) || p.err != nil {
+		return nil
+	}
+	v, err := parse(s)
+	if err != nil {
+		p.err = errAt(p.line, "column %q: %v", col, err)
+		return nil
+	}
+	return &v
+}
+
+func (p *cellParser) count(col, s string) *int {
+	if isDash(s) || p.err != nil {
+		return nil
+	}
+	n, err := ParseInt(s)
+	if err != nil {
+		p.err = errAt(p.line, "column %q: %v", col, err)
+		return nil
+	}
+	return &n
+}
+
+// importMeasurements reads the "All measurements" table into f's cells.
+func importMeasurements(lines []srcLine, f *File) error {
+	t, err := findTable(lines, "Phase")
+	if err != nil {
+		return err
+	}
+	if t == nil {
+		at := 0
+		if len(lines) > 0 {
+			at = lines[0].n
+		}
+		return errAt(at, "expected the All measurements table, starting with the header | Phase | Context | Requests at once | Status | …")
+	}
+	col := map[string]int{}
+	known := map[string]bool{}
+	for _, c := range measurementColumns {
+		known[strings.ToLower(c)] = true
+	}
+	for i, h := range t.header {
+		k := strings.ToLower(h)
+		if !known[k] {
+			return errAt(t.headerLine, "unknown column %q; the All measurements table has %s", h, strings.Join(measurementColumns, ", "))
+		}
+		if _, dup := col[k]; dup {
+			return errAt(t.headerLine, "column %q appears twice", h)
+		}
+		col[k] = i
+	}
+	for _, need := range []string{"phase", "context", "requests at once", "status", "total tok/s"} {
+		if _, ok := col[need]; !ok {
+			return errAt(t.headerLine, "the All measurements table lacks the column %q", need)
+		}
+	}
+	if len(t.rows) == 0 {
+		return errAt(t.headerLine, "the All measurements table has no rows")
+	}
+	for r, row := range t.rows {
+		line := t.rowLines[r]
+		get := func(name string) string {
+			if i, ok := col[name]; ok {
+				return row[i]
+			}
+			return numfmt.Dash
+		}
+		label := get("context")
+		ctx, err := ParseContext(label)
+		if err != nil || ContextLabel(ctx) != label {
+			return errAt(line, "context %q: expected a label like 8K or 1019K", label)
+		}
+		conc, err := strconv.Atoi(get("requests at once"))
+		if err != nil || conc < 1 {
+			return errAt(line, "requests at once %q: expected a positive whole number", get("requests at once"))
+		}
+		status, reason, err := parseStatusCell(get("status"))
+		if err != nil {
+			return errAt(line, "%v", err)
+		}
+		p := &cellParser{line: line}
+		switch strings.ToLower(get("phase")) {
+		case "prefill":
+			if conc != 1 {
+				return errAt(line, "a prefill row has 1 request at once, not %d", conc)
+			}
+			for _, name := range []string{"per request tok/s", "time between tokens", "average active requests", "output tokens", "measured for"} {
+				if v := get(name); !isDash(v) {
+					return errAt(line, "a prefill row has no %q (found %q); expected —", name, v)
+				}
+			}
+			c := PrefillCell{
+				Context: ctx, ContextLabel: label, Status: status, Error: reason, SummaryOnly: true,
+				PromptTokPerS:     p.num("Total tok/s", get("total tok/s"), ParseNumber),
+				TTFTMs:            p.num("TTFT", get("ttft"), ParseMillis),
+				CompletedRequests: p.count("Completed requests", get("completed requests")),
+			}
+			if p.err != nil {
+				return p.err
+			}
+			f.Prefill = append(f.Prefill, c)
+		case "sustained decode", "decode":
+			c := DecodeCell{Context: ctx, ContextLabel: label, Concurrency: conc, Status: status, Error: reason, SummaryOnly: true}
+			c.TotalTokPerS = p.num("Total tok/s", get("total tok/s"), ParseNumber)
+			c.PerRequestTokPerS = p.num("Per request tok/s", get("per request tok/s"), ParseNumber)
+			c.TTFTMs = p.num("TTFT", get("ttft"), ParseMillis)
+			c.TBTMs = p.num("Time between tokens", get("time between tokens"), ParseMillis)
+			c.AvgActiveRequests = p.num("Average active requests", get("average active requests"), ParseNumber)
+			c.CompletedRequests = p.count("Completed requests", get("completed requests"))
+			c.OutputTokens = p.count("Output tokens", get("output tokens"))
+			c.MeasuredSeconds = p.num("Measured for", get("measured for"), ParseSeconds)
+			if p.err != nil {
+				return p.err
+			}
+			f.Decode = append(f.Decode, c)
+		default:
+			return errAt(line, "phase %q: expected Prefill or Sustained decode", get("phase"))
+		}
+	}
+	return nil
+}
+
+// parseStatusCell reads the Status column: a status name, or "Error: reason".
+func parseStatusCell(s string) (Status, string, error) {
+	name, reason, _ := strings.Cut(s, ":")
+	st, ok := ParseStatusDisplay(name)
+	if !ok {
+		return "", "", fmt.Errorf("status %q: expected Valid, Requests queued, Over capacity, Error or Skipped", s)
+	}
+	reason = strings.TrimSpace(reason)
+	if st != StatusError && reason != "" {
+		return "", "", fmt.Errorf("status %q: only an Error carries a reason", s)
+	}
+	if st == StatusError && reason == "" {
+		reason = "error (no reason in the report)"
+	}
+	return st, reason, nil
+}
+
+// squash removes what differs between the web page's text and markdown (spaces, table bars,
+// emphasis, line breaks) so that the two compare equal.
+func squash(s string) string {
+	for _, cut := range []string{"<br/>", "<br>", "<br />"} {
+		s = strings.ReplaceAll(s, cut, "")
+	}
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case ' ', '\t', '|', '*', '`', '·':
+			return -1
+		}
+		return r
+	}, s)
+}
+
+var leadingLabelRE = regexp.MustCompile(`^(\d+K?)`)
+
+// checkPrefillList checks every entry of the prefill list against the cells from the table.
+func checkPrefillList(lines []srcLine, cells []PrefillCell) error {
+	byLabel := map[string]*PrefillCell{}
+	for i := range cells {
+		byLabel[cells[i].ContextLabel] = &cells[i]
+	}
+	seen := map[string]bool{}
+	for _, l := range lines {
+		t := l.text
+		if rest, ok := strings.CutPrefix(strings.ToLower(t), prefillCaption); ok {
+			t = t[len(t)-len(rest):]
+		}
+		if strings.HasPrefix(t, "|") {
+			cells := splitRow(t)
+			if isSeparator(cells) || strings.EqualFold(cells[0], "context") {
+				continue
+			}
+		}
+		entry := squash(t)
+		if entry == "" {
+			continue
+		}
+		m := leadingLabelRE.FindString(entry)
+		c := byLabel[m]
+		if c == nil {
+			return errAt(l.n, "the prefill list has %q, which the All measurements table lacks", clip(t))
+		}
+		rate, ttft := c.ListText()
+		want := regexp.QuoteMeta(m) + `(?:context)?` + regexp.QuoteMeta(squash(rate)) + `(?:tok/s)?` + regexp.QuoteMeta(squash(ttft)) + `(?:TTFT)?`
+		if !regexp.MustCompile(`^(?i)` + want + `$`).MatchString(entry) {
+			return errAt(l.n, "the prefill list says %q, but the All measurements table has %s context: %s, %s TTFT", clip(t), m, rate, ttft)
+		}
+		seen[m] = true
+	}
+	for _, c := range cells {
+		if !seen[c.ContextLabel] {
+			return errAt(0, "the prefill list lacks %s, which the All measurements table has", c.ContextLabel)
+		}
+	}
+	return nil
+}
+
+// checkDecodeMatrix checks every cell of the sustained-decode matrix against the table.
+func checkDecodeMatrix(lines []srcLine, cells []DecodeCell) error {
+	t, err := findTable(lines, "Context")
+	if err != nil || t == nil {
+		return err
+	}
+	conc := make([]int, len(t.header))
+	for i, h := range t.header[1:] {
+		n, err := strconv.Atoi(h)
+		if err != nil || n < 1 {
+			return errAt(t.headerLine, "decode matrix column %q: expected a number of requests", h)
+		}
+		conc[i+1] = n
+	}
+	byID := map[CellID]*DecodeCell{}
+	for i := range cells {
+		byID[cells[i].ID()] = &cells[i]
+	}
+	seen := map[CellID]bool{}
+	for r, row := range t.rows {
+		for i := 1; i < len(row); i++ {
+			id := CellID{Phase: PhaseDecode, ContextLabel: row[0], Concurrency: conc[i]}
+			c := byID[id]
+			if c == nil {
+				if squash(row[i]) == "" || isDash(row[i]) {
+					continue
+				}
+				return errAt(t.rowLines[r], "the decode matrix has %s×%d, which the All measurements table lacks", row[0], conc[i])
+			}
+			want := squash(strings.Join(c.MatrixText(), ""))
+			if !strings.EqualFold(squash(row[i]), want) {
+				return errAt(t.rowLines[r], "the decode matrix says %q at %s×%d, but the All measurements table has %q", row[i], row[0], conc[i], strings.Join(c.MatrixText(), " "))
+			}
+			seen[id] = true
+		}
+	}
+	for _, c := range cells {
+		if !seen[c.ID()] {
+			return errAt(t.headerLine, "the decode matrix lacks %s×%d, which the All measurements table has", c.ContextLabel, c.Concurrency)
+		}
+	}
+	return nil
+}
