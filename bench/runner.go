@@ -1,0 +1,634 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// ToolName is the name recorded as the measuring tool.
+const ToolName = "speedmatrix"
+
+// ErrServerDead is returned (wrapped) when the server stopped answering during a run; the
+// returned file holds the cells measured until then and is marked partial.
+var ErrServerDead = errors.New("the server stopped answering")
+
+// ErrInterrupted is returned (wrapped) when the caller cancelled the run; the returned file holds
+// the cells measured until then and is marked partial.
+var ErrInterrupted = errors.New("run interrupted")
+
+// Runner measures a matrix through the layers it is given.
+type Runner struct {
+	Stream  Streamer   // required
+	Server  ServerInfo // required
+	Prompts Prompter   // required
+	// Metrics reads /metrics; nil when the server has none (client-side estimates are used).
+	Metrics Scraper
+	// Progress hears about cells; nil shows nothing.
+	Progress Progress
+	// Log receives diagnostics; nil discards them.
+	Log *slog.Logger
+	// Now returns the time; nil is time.Now. Streams time-stamp chunks with the same clock.
+	Now func() time.Time
+	// Checkpoint, when set, is called with the results so far after every cell, so that a crash
+	// of this process loses at most one cell. Its error is logged, not fatal.
+	Checkpoint func(*results.File) error
+}
+
+// session is the state of one run.
+type session struct {
+	r        *Runner
+	cfg      Config
+	log      *slog.Logger
+	progress Progress
+	now      func() time.Time
+
+	file     *results.File
+	model    string
+	hasQueue bool // /metrics reports running and waiting
+	rampTTFT bool // some cell took TTFT from the requests that opened its window
+}
+
+// Run measures the matrix cfg describes and returns the results file. When the run cannot start
+// (bad settings, server unreachable) it returns a nil file and the error. When it ends early
+// (interrupted, ErrInterrupted; server dead, ErrServerDead) it returns the cells measured so far,
+// marked partial, together with the error. A failed cell never ends the run.
+func (r *Runner) Run(ctx context.Context, cfg Config) (*results.File, error) {
+	if err := cfg.Check(); err != nil {
+		return nil, err
+	}
+	if r.Stream == nil || r.Server == nil || r.Prompts == nil {
+		return nil, errors.New("bench: Runner needs Stream, Server and Prompts")
+	}
+	s := &session{r: r, cfg: cfg, log: r.Log, progress: r.Progress, now: r.Now}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.progress == nil {
+		s.progress = noProgress{}
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.cfg.RunID == "" {
+		s.cfg.RunID = fmt.Sprintf("sm-%x", s.now().UnixNano())
+	}
+	return s.run(ctx)
+}
+
+// run is Run after the checks.
+func (s *session) run(ctx context.Context) (*results.File, error) {
+	cfg := &s.cfg
+	s.file = &results.File{
+		Schema:   results.SchemaV1,
+		Hardware: cfg.Hardware,
+		Engine:   cfg.Engine,
+		Run: results.Run{
+			ID:                    cfg.RunID,
+			Source:                results.SourceMeasured,
+			Revision:              cfg.Revision,
+			Tool:                  results.Tool{Name: ToolName, Version: cfg.ToolVersion},
+			DecodeTest:            results.DecodeFixedDuration,
+			PrefillMode:           results.PrefillDecodeWarmup,
+			SecondsPerMeasurement: cfg.Duration.Seconds(),
+			MaxOutputTokens:       cfg.MaxTokens,
+			LaunchCommand:         cfg.LaunchCommand,
+			Start:                 s.now().UTC(),
+		},
+		Prefill: []results.PrefillCell{},
+		Decode:  []results.DecodeCell{},
+	}
+	plan, err := s.setup(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cells := plannedCells(plan, cfg.Trials)
+	s.progress.Start(cells, s.estimate(plan))
+	defer s.progress.Finish()
+
+	if err := s.warmup(ctx); err != nil {
+		return s.end(err)
+	}
+	for _, p := range plan {
+		if err := s.runContext(ctx, p); err != nil {
+			return s.end(err)
+		}
+	}
+	return s.end(nil)
+}
+
+// end finishes the file; err (interrupted or dead server) marks it partial.
+func (s *session) end(err error) (*results.File, error) {
+	f := s.file
+	f.Run.End = s.now().UTC()
+	if s.rampTTFT {
+		s.note("TTFT of a decode cell in which no request started inside the window is the median over the requests that opened the window (as llm-inference-bench reports it); those requests' samples carry it")
+	}
+	if err != nil {
+		f.Run.Partial = true
+		switch {
+		case errors.Is(err, ErrInterrupted):
+			f.Run.PartialReason = "interrupted before every cell was measured"
+		default:
+			f.Run.PartialReason = err.Error()
+		}
+	}
+	return f, err
+}
+
+// note adds a note to the results file once.
+func (s *session) note(format string, args ...any) {
+	n := fmt.Sprintf(format, args...)
+	for _, have := range s.file.Notes {
+		if have == n {
+			return
+		}
+	}
+	s.file.Notes = append(s.file.Notes, n)
+}
+
+// checkpoint hands the results so far to Runner.Checkpoint.
+func (s *session) checkpoint() {
+	if s.r.Checkpoint == nil {
+		return
+	}
+	f := *s.file
+	f.Run.Partial, f.Run.PartialReason = true, "run in progress"
+	if err := s.r.Checkpoint(&f); err != nil {
+		s.log.Warn("could not save the results so far", "err", err)
+	}
+}
+
+// setup reads the server's facts, resolves the model and builds the plan.
+func (s *session) setup(ctx context.Context) ([]*ctxPlan, error) {
+	cfg := &s.cfg
+	sctx, cancel := context.WithTimeout(ctx, cfg.Timeouts.Setup)
+	defer cancel()
+	if err := s.health(sctx); err != nil {
+		return nil, fmt.Errorf("server %s: %w", cfg.URL, err)
+	}
+	models, err := s.r.Server.Models(sctx)
+	if err != nil {
+		return nil, fmt.Errorf("list models (GET /v1/models): %w", err)
+	}
+	server := &results.Server{}
+	s.file.Server = server
+	var chosen *Model
+	for i := range models {
+		if cfg.Model == "" || models[i].ID == cfg.Model {
+			chosen = &models[i]
+			break
+		}
+	}
+	switch {
+	case chosen != nil:
+		s.model = chosen.ID
+		server.MaxModelLen = chosen.MaxModelLen
+	case cfg.Model != "":
+		ids := make([]string, len(models))
+		for i, m := range models {
+			ids[i] = m.ID
+		}
+		if len(models) > 0 {
+			return nil, fmt.Errorf("model %q is not served; /v1/models lists %s", cfg.Model, strings.Join(ids, ", "))
+		}
+		s.model = cfg.Model
+		s.note("/v1/models listed no model; measured %q as asked", cfg.Model)
+	default:
+		return nil, errors.New("/v1/models lists no model; name one with --model")
+	}
+	s.file.Run.ServedModel = s.model
+	if server.MaxModelLen == 0 {
+		s.note("the server did not report max_model_len; contexts were not trimmed to fit")
+	}
+	if v, err := s.r.Server.Version(sctx); err == nil && v != "" {
+		server.Version = v
+		if s.file.Engine.Version == "" {
+			s.file.Engine.Version = v
+		}
+	}
+
+	server.Metrics = "none"
+	if s.r.Metrics != nil {
+		sm, err := s.r.Metrics.Scrape(sctx)
+		switch {
+		case err != nil:
+			s.note("no server metrics (%v): average active requests are the client's count of requests in flight, and the queued rules use readiness only", err)
+			s.r = withoutMetrics(s.r)
+		case !sm.HasQueue:
+			s.note("/metrics has no running/waiting counts: average active requests are the client's count of requests in flight, and the queued rules use readiness only")
+			server.Metrics = sm.Kind
+		default:
+			s.hasQueue = true
+			server.Metrics = sm.Kind
+		}
+		if err == nil {
+			server.KVCacheTokens, server.BlockSize, server.NumGPUBlocks = sm.KVCacheTokens, sm.BlockSize, sm.NumGPUBlocks
+		}
+	} else {
+		s.note("no server metrics: average active requests are the client's count of requests in flight, and the queued rules use readiness only")
+	}
+	if server.KVCacheTokens == 0 {
+		s.note("KV-cache capacity unknown (no vllm:cache_config_info): no cell was skipped as over capacity")
+	}
+
+	m := cfg.Matrix
+	plan, notes := buildPlan(planInput{
+		Matrix:            m,
+		PrefillFromDecode: cfg.PrefillFromDecode,
+		Cells:             cfg.Cells,
+		MaxModelLen:       server.MaxModelLen,
+		MaxTokens:         cfg.MaxTokens,
+		KVCacheTokens:     server.KVCacheTokens,
+	})
+	for _, n := range notes {
+		s.note("%s", n)
+	}
+	st := &results.Settings{
+		URL:             cfg.URL,
+		Endpoint:        cfg.Endpoint,
+		Matrix:          cfg.MatrixName,
+		DurationSeconds: cfg.Duration.Seconds(),
+		MaxTokens:       cfg.MaxTokens,
+		Trials:          cfg.Trials,
+		Seed:            cfg.Seed,
+	}
+	for _, n := range m.Contexts {
+		st.Contexts = append(st.Contexts, results.ContextLabel(n))
+	}
+	st.Concurrency = append(st.Concurrency, m.Concurrency...)
+	for _, p := range plan {
+		if p.Prefill {
+			st.PrefillContexts = append(st.PrefillContexts, p.Label)
+		}
+	}
+	for _, id := range cfg.Cells {
+		st.Cells = append(st.Cells, id.String())
+	}
+	if len(cfg.Cells) > 0 {
+		st.Contexts, st.Concurrency, st.PrefillContexts = nil, nil, nil
+	}
+	s.file.Run.Settings = st
+	return plan, nil
+}
+
+// withoutMetrics returns a copy of r without its Scraper.
+func withoutMetrics(r *Runner) *Runner {
+	c := *r
+	c.Metrics = nil
+	return &c
+}
+
+// estimate returns a rough duration of the plan: windows, readiness and drains.
+func (s *session) estimate(plan []*ctxPlan) time.Duration {
+	var d time.Duration
+	for _, p := range plan {
+		if p.Skip != "" {
+			continue
+		}
+		d += time.Duration(len(p.Decode)*s.cfg.Trials) * (s.cfg.Duration + 2*time.Second)
+	}
+	return d
+}
+
+// health checks the server, retrying briefly so one slow answer does not end a run.
+func (s *session) health(ctx context.Context) error {
+	var err error
+	for attempt := range 3 {
+		hctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Health)
+		err = s.r.Server.Health(hctx)
+		cancel()
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		if attempt < 2 {
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(s.cfg.Timeouts.Poll):
+			}
+		}
+	}
+	return err
+}
+
+// checkAlive turns a failure into ErrServerDead when the server no longer answers, and into
+// ErrInterrupted when the caller cancelled.
+func (s *session) checkAlive(ctx context.Context, after string) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+	}
+	if err := s.health(ctx); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+		}
+		return fmt.Errorf("%w after %s: %w", ErrServerDead, after, err)
+	}
+	return nil
+}
+
+// warmup sends the hidden warm-up requests: a short prompt, a few tokens each. A failure is
+// noted, not fatal, unless the server is dead.
+func (s *session) warmup(ctx context.Context) error {
+	if s.cfg.Warmup == 0 {
+		return nil
+	}
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Setup)
+	p, err := s.r.Prompts.Build(pctx, s.model, 256, s.cfg.RunID+"-warmup")
+	cancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+		}
+		s.note("warm-up skipped: could not build its prompt: %v", err)
+		return s.checkAlive(ctx, "the warm-up prompt")
+	}
+	req := StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: p.Text, MaxTokens: min(64, s.cfg.MaxTokens)}
+	for range s.cfg.Warmup {
+		rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Scout)
+		_, err := s.r.Stream.Stream(rctx, req, nil)
+		cancel()
+		if err != nil {
+			if e := s.checkAlive(ctx, "a warm-up request"); e != nil {
+				return e
+			}
+			s.note("a warm-up request failed: %v", err)
+		}
+	}
+	return nil
+}
+
+// runContext measures one context: its scout (the prefill cell), then its decode cells.
+func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
+	if p.Skip != "" {
+		if p.Prefill {
+			s.addPrefill(results.PrefillCell{Context: p.Context, ContextLabel: p.Label, Status: results.StatusSkipped, Error: p.Skip})
+		}
+		for _, c := range p.Decode {
+			s.addDecode(results.DecodeCell{Context: p.Context, ContextLabel: p.Label, Concurrency: c, Status: results.StatusSkipped, Error: p.Skip})
+		}
+		return nil
+	}
+	for _, c := range p.OverCap {
+		s.addDecode(results.DecodeCell{Context: p.Context, ContextLabel: p.Label, Concurrency: c, Status: results.StatusOverCapacity})
+		s.progress.CellDone(CellOutcome{ID: results.CellID{Phase: results.PhaseDecode, ContextLabel: p.Label, Concurrency: c}, Status: results.StatusOverCapacity})
+	}
+	if !p.Prefill && len(p.Decode) == 0 {
+		return nil
+	}
+	failAll := func(reason string) {
+		if p.Prefill {
+			s.addPrefill(results.PrefillCell{Context: p.Context, ContextLabel: p.Label, Status: results.StatusError, Error: reason})
+			s.progress.CellDone(CellOutcome{ID: results.CellID{Phase: results.PhasePrefill, ContextLabel: p.Label}, Status: results.StatusError, Error: reason})
+		}
+		for _, c := range p.Decode {
+			s.addDecode(results.DecodeCell{Context: p.Context, ContextLabel: p.Label, Concurrency: c, Status: results.StatusError, Error: reason})
+			s.progress.CellDone(CellOutcome{ID: results.CellID{Phase: results.PhaseDecode, ContextLabel: p.Label, Concurrency: c}, Status: results.StatusError, Error: reason})
+		}
+		s.checkpoint()
+	}
+	if err := s.drain(ctx, "before context "+p.Label); err != nil {
+		return err
+	}
+	prefix := fmt.Sprintf("%s-%d", s.cfg.RunID, p.Tokens)
+	prompt, err := s.buildPrompt(ctx, p.Tokens, prefix)
+	if err != nil {
+		if e := s.checkAlive(ctx, "building the prompt of "+p.Label); e != nil {
+			return e
+		}
+		failAll(fmt.Sprintf("could not build a %d-token prompt: %v", p.Tokens, err))
+		return nil
+	}
+
+	// The scout: measures prefill and warms the prefix cache for the decode cells.
+	pid := results.CellID{Phase: results.PhasePrefill, ContextLabel: p.Label}
+	if p.Prefill {
+		s.progress.CellStart(pid, 1)
+	}
+	began := s.now()
+	trial, err := s.scout(ctx, prompt)
+	if err != nil {
+		if e := s.checkAlive(ctx, "the scout request of "+p.Label); e != nil {
+			return e
+		}
+		failAll("scout request failed: " + err.Error())
+		return nil
+	}
+	if p.Prefill {
+		trials := []results.PrefillTrial{trial}
+		var cellErr string
+		for t := 2; t <= s.cfg.Trials; t++ {
+			s.progress.CellStart(pid, t)
+			if err := s.drain(ctx, "between prefill trials of "+p.Label); err != nil {
+				return err
+			}
+			// Every further trial needs a prompt no cache holds.
+			pr, err := s.buildPrompt(ctx, p.Tokens, fmt.Sprintf("%s-trial%d", prefix, t))
+			if err == nil {
+				var tr results.PrefillTrial
+				tr, err = s.scout(ctx, pr)
+				if err == nil {
+					trials = append(trials, tr)
+					continue
+				}
+			}
+			if e := s.checkAlive(ctx, "a prefill trial of "+p.Label); e != nil {
+				return e
+			}
+			cellErr = fmt.Sprintf("prefill trial %d failed: %v", t, err)
+			break
+		}
+		cell := prefillCell(p, trials, cellErr)
+		s.addPrefill(cell)
+		s.progress.CellDone(CellOutcome{ID: pid, Status: cell.Status, Error: cell.Error, TokPerS: deref(cell.PromptTokPerS), TTFTMs: deref(cell.TTFTMs), Elapsed: s.now().Sub(began)})
+		s.checkpoint()
+	}
+	for _, c := range p.Decode {
+		if err := s.decodeCell(ctx, p, prompt.Text, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// buildPrompt builds a prompt of tokens tokens, noting how it was sized.
+func (s *session) buildPrompt(ctx context.Context, tokens int, prefix string) (Prompt, error) {
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Setup)
+	defer cancel()
+	p, err := s.r.Prompts.Build(pctx, s.model, tokens, prefix)
+	if err != nil {
+		return Prompt{}, err
+	}
+	if s.file.Server.Tokenizer == "" || p.Estimated {
+		s.file.Server.Tokenizer = "server"
+		if p.Estimated {
+			s.file.Server.Tokenizer = "estimate"
+		}
+	}
+	if p.Note != "" {
+		s.note("%s", p.Note)
+	}
+	return p, nil
+}
+
+// scout sends one streaming request with max_tokens 1 and returns its prefill measurement.
+func (s *session) scout(ctx context.Context, p Prompt) (results.PrefillTrial, error) {
+	sctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Scout)
+	defer cancel()
+	res, err := s.r.Stream.Stream(sctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: p.Text, MaxTokens: 1}, nil)
+	if err != nil {
+		return results.PrefillTrial{}, err
+	}
+	if res.FirstToken.IsZero() {
+		return results.PrefillTrial{}, errors.New("the response carried no token")
+	}
+	ttft := res.FirstToken.Sub(res.Sent)
+	if ttft <= 0 {
+		return results.PrefillTrial{}, fmt.Errorf("first token before the request was sent (%v); clock trouble", ttft)
+	}
+	pt := res.PromptTokens
+	if pt == 0 {
+		pt = p.Tokens
+	}
+	return results.PrefillTrial{
+		TTFTMs:        ms(ttft),
+		PromptTokens:  pt,
+		PromptTokPerS: float64(pt) / ttft.Seconds(),
+		ClientQueueMs: ms(res.Queued),
+	}, nil
+}
+
+// prefillCell summarizes the trials of a prefill cell: medians of TTFT and prompt tok/s.
+func prefillCell(p *ctxPlan, trials []results.PrefillTrial, cellErr string) results.PrefillCell {
+	c := results.PrefillCell{Context: p.Context, ContextLabel: p.Label, Status: results.StatusValid, Trials: trials}
+	if cellErr != "" {
+		c.Status, c.Error = results.StatusError, cellErr
+		return c
+	}
+	var ttfts, rates []float64
+	for _, t := range trials {
+		ttfts = append(ttfts, t.TTFTMs)
+		rates = append(rates, t.PromptTokPerS)
+	}
+	c.TTFTMs, c.PromptTokPerS = medianPtr(ttfts), medianPtr(rates)
+	c.PromptTokens = ptr(trials[0].PromptTokens)
+	c.CompletedRequests = ptr(len(trials))
+	return c
+}
+
+// decodeCell measures one decode cell, all its trials.
+func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c int) error {
+	id := results.CellID{Phase: results.PhaseDecode, ContextLabel: p.Label, Concurrency: c}
+	cell := results.DecodeCell{Context: p.Context, ContextLabel: p.Label, Concurrency: c, Status: results.StatusValid}
+	began := s.now()
+	var whys []string
+	for t := 1; t <= s.cfg.Trials; t++ {
+		s.progress.CellStart(id, t)
+		if err := s.drain(ctx, "before "+id.String()); err != nil {
+			return err
+		}
+		tr, err := s.measureDecode(ctx, prompt, c)
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+		}
+		if tr.StopTimedOut {
+			s.note("%s: streams took longer than %v to stop after the window", id, s.cfg.Timeouts.Stop)
+		}
+		if tr.Status == results.StatusError {
+			cell.Status = results.StatusError
+			cell.Error = fmt.Sprintf("%d stream(s) failed: %v", tr.Failed, tr.Err)
+			if tr.Failed == 1 {
+				cell.Error = fmt.Sprintf("a stream failed: %v", tr.Err)
+			}
+			if e := s.checkAlive(ctx, id.String()); e != nil {
+				s.addDecode(cell)
+				return e
+			}
+			break
+		}
+		if tr.Analysis.RampTTFT {
+			s.rampTTFT = true
+		}
+		if tr.Status == results.StatusQueued {
+			cell.Status = results.StatusQueued
+			whys = append(whys, tr.Why)
+		}
+		cell.Trials = append(cell.Trials, tr.Analysis.Trial)
+	}
+	if cell.Status != results.StatusError {
+		cell.DecodeMetrics = summarize(cell.Trials)
+		if cell.Status == results.StatusQueued {
+			s.log.Debug("cell queued", "cell", id.String(), "rules", strings.Join(whys, "; "))
+		}
+	}
+	s.addDecode(cell)
+	s.progress.CellDone(CellOutcome{ID: id, Status: cell.Status, Error: cell.Error, TokPerS: deref(cell.TotalTokPerS), TTFTMs: deref(cell.TTFTMs), Elapsed: s.now().Sub(began)})
+	s.checkpoint()
+	return nil
+}
+
+// drain waits until the server runs and queues nothing, at most Timeouts.Drain. Without
+// metrics it returns at once. A timeout is noted; a dead server ends the run.
+func (s *session) drain(ctx context.Context, where string) error {
+	if s.r.Metrics == nil || !s.hasQueue {
+		return ctx.Err()
+	}
+	deadline := time.NewTimer(s.cfg.Timeouts.Drain)
+	defer deadline.Stop()
+	tick := time.NewTicker(s.cfg.Timeouts.Poll)
+	defer tick.Stop()
+	fails := 0
+	for {
+		sm, err := s.scrape(ctx)
+		switch {
+		case err == nil && sm.Running == 0 && sm.Waiting == 0:
+			return nil
+		case err != nil:
+			if ctx.Err() != nil {
+				return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+			}
+			if fails++; fails >= 3 {
+				if e := s.checkAlive(ctx, "draining "+where); e != nil {
+					return e
+				}
+				fails = 0
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+		case <-deadline.C:
+			s.note("the server was not drained (running = 0, waiting = 0) within %v %s; measured anyway", s.cfg.Timeouts.Drain, where)
+			s.log.Warn("server not drained", "where", where, "timeout", s.cfg.Timeouts.Drain)
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// addPrefill appends a prefill cell unless one with the same identity is there.
+func (s *session) addPrefill(c results.PrefillCell) {
+	for _, have := range s.file.Prefill {
+		if have.ID() == c.ID() {
+			s.note("prefill cell %s was planned twice; measured once", c.ContextLabel)
+			return
+		}
+	}
+	s.file.Prefill = append(s.file.Prefill, c)
+}
+
+// addDecode appends a decode cell unless one with the same identity is there.
+func (s *session) addDecode(c results.DecodeCell) {
+	for _, have := range s.file.Decode {
+		if have.ID() == c.ID() {
+			s.note("decode cell %s×%d was planned twice; measured once", c.ContextLabel, c.Concurrency)
+			return
+		}
+	}
+	s.file.Decode = append(s.file.Decode, c)
+}
