@@ -1,0 +1,377 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// Input is what a comparison compares. Base and Head each hold one or more results files of the
+// same commit; several files on one side pool their trials cell by cell (the second look after a
+// rerun, or repeated runs). History holds earlier results of the base, for history noise.
+type Input struct {
+	Base, Head         []*results.File
+	BasePath, HeadPath string
+	History            []*results.File
+	// Force compares files of different models or hardware, with a warning.
+	Force bool
+	// Cells, when not empty, limits the comparison to these cells (the second look compares
+	// only the cells it re-measured).
+	Cells []results.CellID
+}
+
+// MismatchError says that the two sides measured different models or hardware.
+type MismatchError struct {
+	Differences []string
+}
+
+func (e *MismatchError) Error() string {
+	return "the files measured different setups (" + strings.Join(e.Differences, "; ") + "); compare them anyway with --force"
+}
+
+// ErrNoInput is returned when a side has no file.
+var ErrNoInput = errors.New("compare needs at least one base and one head results file")
+
+// Compare compares in.Head with in.Base under th and returns the comparison. Problems that do
+// not stop it are in the result's Warnings.
+func Compare(in Input, th Thresholds) (*results.Comparison, error) {
+	if len(in.Base) == 0 || len(in.Head) == 0 {
+		return nil, ErrNoInput
+	}
+	if err := th.check(); err != nil {
+		return nil, err
+	}
+	plan, err := th.plan()
+	if err != nil {
+		return nil, err
+	}
+	level := plan.Level1
+	if th.Look == 2 {
+		level = plan.Level2
+	}
+	c := &results.Comparison{
+		Schema: results.ComparisonSchemaV1,
+		Base:   describe(in.Base[0], in.BasePath),
+		Head:   describe(in.Head[0], in.HeadPath),
+		Settings: results.ComparisonSettings{
+			FDR: th.FDR, Look: th.Look, Level: level, Spending: string(th.Spending),
+			EquivalenceAlpha: th.EquivalenceAlpha, Power: th.Power, ConfidenceLevel: th.ConfidenceLevel,
+			HistoryFiles: len(in.History), Forced: in.Force,
+		},
+	}
+	for _, m := range allMetrics {
+		c.Settings.Metrics = append(c.Settings.Metrics, results.MetricSettings{Metric: m, Delta: th.Delta[m], HigherIsBetter: m.HigherIsBetter()})
+	}
+	if diffs := setupDifferences(in.Base[0], in.Head[0]); len(diffs) > 0 {
+		if !in.Force {
+			return nil, &MismatchError{Differences: diffs}
+		}
+		c.Warnings = append(c.Warnings, "compared with --force although the files measured different setups: "+strings.Join(diffs, "; "))
+	}
+	for _, side := range [][]*results.File{in.Base[1:], in.Head[1:]} {
+		for _, f := range side {
+			if d := setupDifferences(in.Base[0], f); len(d) > 0 {
+				c.Warnings = append(c.Warnings, "a pooled file measured a different setup: "+strings.Join(d, "; "))
+			}
+		}
+	}
+	var history []*results.File
+	for i, h := range in.History {
+		if d := setupDifferences(in.Base[0], h); len(d) > 0 {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("history file %d ignored: %s", i+1, strings.Join(d, "; ")))
+			continue
+		}
+		history = append(history, h)
+	}
+	c.Settings.HistoryFiles = len(history)
+
+	base, baseOrder := collect(in.Base)
+	head, headOrder := collect(in.Head)
+	order := mergeOrder(baseOrder, headOrder)
+	if len(in.Cells) > 0 {
+		want := map[results.CellID]bool{}
+		for _, id := range in.Cells {
+			want[id] = true
+		}
+		var kept []results.CellID
+		for _, id := range order {
+			if want[id] {
+				kept = append(kept, id)
+				delete(want, id)
+			}
+		}
+		for _, id := range in.Cells {
+			if want[id] {
+				c.Warnings = append(c.Warnings, fmt.Sprintf("cell %s was asked for but is in neither file", id))
+				delete(want, id)
+			}
+		}
+		order = kept
+	}
+
+	var tests []*pending
+	var missing []string
+	for _, id := range order {
+		b, h := base[id], head[id]
+		cc := results.CellComparison{Cell: id.String(), Phase: id.Phase, ContextLabel: id.ContextLabel, Concurrency: id.Concurrency}
+		if b != nil {
+			cc.BaseStatus = b.status
+			cc.Context = contextOf(b)
+		}
+		if h != nil {
+			cc.HeadStatus = h.status
+			if cc.Context == 0 {
+				cc.Context = contextOf(h)
+			}
+		}
+		c.Cells = append(c.Cells, cc)
+		cell := &c.Cells[len(c.Cells)-1]
+		switch {
+		case b == nil || h == nil:
+			which := "head"
+			if b == nil {
+				which = "base"
+			}
+			missing = append(missing, id.String()+" (not in "+which+")")
+			cell.Reason = "missing in " + which
+			for _, m := range results.Metrics(id.Phase) {
+				cell.Metrics = append(cell.Metrics, results.MetricComparison{Metric: m, Delta: th.Delta[m], Verdict: results.VerdictNotComparable, Reason: "cell missing in " + which})
+			}
+			continue
+		}
+		if v, reason, decided := statusVerdict(b.status, h.status); decided {
+			cell.Reason = reason
+			for _, m := range results.Metrics(id.Phase) {
+				bs, hs := b.sample(m), h.sample(m)
+				cell.Metrics = append(cell.Metrics, results.MetricComparison{Metric: m, Base: bs.summary, Head: hs.summary, Delta: th.Delta[m], Verdict: v, Reason: reason})
+			}
+			continue
+		}
+		if b.status == results.StatusQueued {
+			cell.Reason = "requests queued in both runs"
+		}
+		for _, m := range results.Metrics(id.Phase) {
+			cell.Metrics = append(cell.Metrics, results.MetricComparison{Metric: m, Delta: th.Delta[m]})
+		}
+		for i, m := range results.Metrics(id.Phase) {
+			p := &pending{id: id, metric: m, out: &cell.Metrics[i]}
+			if p.estimate(b, h, historyOf(history, id, m), th) {
+				tests = append(tests, p)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the matrices differ in shape: %d cells are in only one file: %s", len(missing), strings.Join(missing, ", ")))
+	}
+
+	decide(tests, th, level, c)
+	for i := range c.Cells {
+		cell := &c.Cells[i]
+		cell.Verdict = cellVerdict(cell.Metrics)
+		c.Summary.CellCounts.Add(cell.Verdict)
+		for _, m := range cell.Metrics {
+			c.Summary.Counts.Add(m.Verdict)
+		}
+	}
+	c.Summary.Tests = len(tests)
+	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
+	c.Verdict = overall(c.Summary.CellCounts)
+	c.Rerun = advise(tests, th, plan)
+	return c, nil
+}
+
+// describe returns the identity of one side.
+func describe(f *results.File, path string) results.ComparedRun {
+	return results.ComparedRun{
+		Path: path, RunID: f.Run.ID, ServedModel: f.Run.ServedModel, Engine: f.Engine.Name,
+		EngineVersion: f.Engine.Version, Commit: f.Engine.Commit, GPU: f.Hardware.GPU,
+		GPUCount: f.Hardware.GPUCount, Source: f.Run.Source, Start: f.Run.Start,
+	}
+}
+
+// setupDifferences lists how two files' model and hardware differ (fields empty on either side
+// are not compared).
+func setupDifferences(a, b *results.File) []string {
+	var d []string
+	diff := func(what, x, y string) {
+		if x != "" && y != "" && x != y {
+			d = append(d, fmt.Sprintf("%s %q vs %q", what, x, y))
+		}
+	}
+	diff("model", a.Run.ServedModel, b.Run.ServedModel)
+	diff("GPU", a.Hardware.GPU, b.Hardware.GPU)
+	if a.Hardware.GPUCount > 0 && b.Hardware.GPUCount > 0 && a.Hardware.GPUCount != b.Hardware.GPUCount {
+		d = append(d, fmt.Sprintf("GPU count %d vs %d", a.Hardware.GPUCount, b.Hardware.GPUCount))
+	}
+	return d
+}
+
+// collect indexes the cells of one side's files; later files pool into the first file's cells.
+func collect(files []*results.File) (map[results.CellID]*sideData, []results.CellID) {
+	out := map[results.CellID]*sideData{}
+	var order []results.CellID
+	put := func(id results.CellID, st results.Status, summaryOnly bool, d *results.DecodeCell, p *results.PrefillCell) {
+		s := out[id]
+		if s == nil {
+			out[id] = &sideData{present: true, status: st, summaryOnly: summaryOnly, decode: d, prefill: p, files: 1}
+			order = append(order, id)
+			return
+		}
+		s.files++
+		if st.Measured() && s.status.Measured() {
+			s.extra = append(s.extra, sideValueSource{decode: d, prefill: p})
+			if st == results.StatusQueued {
+				s.status = st
+			}
+		} else if !s.status.Measured() && st.Measured() {
+			// A later file measured what the first could not: keep the measurement.
+			*s = sideData{present: true, status: st, summaryOnly: summaryOnly, decode: d, prefill: p, files: s.files, extra: s.extra}
+		}
+	}
+	for _, f := range files {
+		for i := range f.Prefill {
+			c := &f.Prefill[i]
+			put(c.ID(), c.Status, c.SummaryOnly, nil, c)
+		}
+		for i := range f.Decode {
+			c := &f.Decode[i]
+			put(c.ID(), c.Status, c.SummaryOnly, c, nil)
+		}
+	}
+	return out, order
+}
+
+func contextOf(s *sideData) int {
+	if s.decode != nil {
+		return s.decode.Context
+	}
+	if s.prefill != nil {
+		return s.prefill.Context
+	}
+	return 0
+}
+
+// mergeOrder returns the base's cells in order, then the head's cells the base lacks.
+func mergeOrder(a, b []results.CellID) []results.CellID {
+	seen := map[results.CellID]bool{}
+	var out []results.CellID
+	for _, l := range [][]results.CellID{a, b} {
+		for _, id := range l {
+			if !seen[id] {
+				seen[id] = true
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}
+
+// statusRank orders the statuses from best to worst; skipped has no place.
+func statusRank(s results.Status) int {
+	switch s {
+	case results.StatusValid:
+		return 0
+	case results.StatusQueued:
+		return 1
+	case results.StatusOverCapacity, results.StatusError:
+		return 2
+	}
+	return -1
+}
+
+// statusVerdict decides a cell from its statuses when they alone decide it: a change from
+// valid to queued, over capacity or error (or queued to over capacity or error) is a regression,
+// the reverse an improvement; two statuses without numbers, or with skipped, are not
+// comparable. decided is false when both are measured with the same status.
+func statusVerdict(b, h results.Status) (v results.Verdict, reason string, decided bool) {
+	change := fmt.Sprintf("status %s → %s", b, h)
+	if b == h {
+		if b.Measured() {
+			return "", "", false
+		}
+		return results.VerdictNotComparable, fmt.Sprintf("%s in both runs", strings.ReplaceAll(string(b), "_", " ")), true
+	}
+	rb, rh := statusRank(b), statusRank(h)
+	switch {
+	case rb < 0 || rh < 0 || rb == rh:
+		return results.VerdictNotComparable, change, true
+	case rh > rb:
+		return results.VerdictRegression, change, true
+	}
+	return results.VerdictImprovement, change, true
+}
+
+// historyOf returns the log values of metric m of cell id in the history files where the cell
+// was measured.
+func historyOf(files []*results.File, id results.CellID, m results.Metric) []float64 {
+	var out []float64
+	for _, f := range files {
+		if id.Phase == results.PhasePrefill {
+			for i := range f.Prefill {
+				c := &f.Prefill[i]
+				if c.ID() == id && c.Status.Measured() {
+					if l, ok := logOf(prefillValue(c, m)); ok {
+						out = append(out, l)
+					}
+				}
+			}
+			continue
+		}
+		for i := range f.Decode {
+			c := &f.Decode[i]
+			if c.ID() == id && c.Status.Measured() {
+				if l, ok := logOf(decodeValue(&c.DecodeMetrics, m)); ok {
+					out = append(out, l)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// cellVerdict is the worst of the metrics' verdicts.
+func cellVerdict(ms []results.MetricComparison) results.Verdict {
+	rank := map[results.Verdict]int{
+		results.VerdictRegression: 5, results.VerdictImprovement: 4, results.VerdictInconclusive: 3,
+		results.VerdictUnchanged: 2, results.VerdictNotComparable: 1,
+	}
+	best := results.VerdictNotComparable
+	for _, m := range ms {
+		if rank[m.Verdict] > rank[best] {
+			best = m.Verdict
+		}
+	}
+	return best
+}
+
+// overall is the whole matrix's verdict from the cell counts.
+func overall(c results.VerdictCounts) results.Verdict {
+	switch {
+	case c.Regression > 0:
+		return results.VerdictRegression
+	case c.Improvement > 0:
+		return results.VerdictImprovement
+	case c.Inconclusive > 0:
+		return results.VerdictInconclusive
+	case c.Unchanged > 0:
+		return results.VerdictUnchanged
+	}
+	return results.VerdictNotComparable
+}
+
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }
+
+// sortedKeys returns the keys of m in order.
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+

@@ -1,0 +1,334 @@
+package compare_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+func f64(v float64) *float64 { return &v }
+
+// summaryFile returns a file with summary-only decode cells: one per (concurrency, total tok/s).
+func summaryFile(model string, cells map[int]float64, status map[int]results.Status) *results.File {
+	f := &results.File{Schema: results.SchemaV1, Run: results.Run{Source: results.SourceImported, ServedModel: model}, Hardware: results.Hardware{GPU: "H200 NVL", GPUCount: 2}}
+	for _, c := range []int{1, 2, 4, 8, 16, 32, 64, 128} {
+		v, ok := cells[c]
+		if !ok {
+			continue
+		}
+		st := results.StatusValid
+		if s, ok := status[c]; ok {
+			st = s
+		}
+		cell := results.DecodeCell{Context: 8192, ContextLabel: "8K", Concurrency: c, Status: st, SummaryOnly: true}
+		if st.Measured() {
+			cell.TotalTokPerS = f64(v)
+			cell.PerRequestTokPerS = f64(v / float64(c))
+			cell.TTFTMs = f64(500)
+			cell.TBTMs = f64(1000 / (v / float64(c)))
+		}
+		f.Decode = append(f.Decode, cell)
+	}
+	return f
+}
+
+func find(t *testing.T, c *results.Comparison, cell string, m results.Metric) results.MetricComparison {
+	t.Helper()
+	for _, cc := range c.Cells {
+		if cc.Cell != cell {
+			continue
+		}
+		for _, mc := range cc.Metrics {
+			if mc.Metric == m {
+				return mc
+			}
+		}
+	}
+	t.Fatalf("no %s %s in comparison", cell, m)
+	return results.MetricComparison{}
+}
+
+func cellOf(t *testing.T, c *results.Comparison, cell string) results.CellComparison {
+	t.Helper()
+	for _, cc := range c.Cells {
+		if cc.Cell == cell {
+			return cc
+		}
+	}
+	t.Fatalf("no cell %s", cell)
+	return results.CellComparison{}
+}
+
+func TestStatusChanges(t *testing.T) {
+	v, q, oc, e := results.StatusValid, results.StatusQueued, results.StatusOverCapacity, results.StatusError
+	base := summaryFile("m", map[int]float64{1: 150, 2: 250, 4: 400, 8: 600, 16: 900, 32: 950}, map[int]results.Status{4: q, 16: oc, 32: e})
+	head := summaryFile("m", map[int]float64{1: 150, 2: 250, 4: 400, 8: 600, 16: 900, 32: 950}, map[int]results.Status{1: q, 2: e, 4: v, 8: oc, 16: oc, 32: oc})
+	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]results.Verdict{
+		"decode/8K/1":  results.VerdictRegression,    // valid → queued
+		"decode/8K/2":  results.VerdictRegression,    // valid → error
+		"decode/8K/4":  results.VerdictImprovement,   // queued → valid
+		"decode/8K/8":  results.VerdictRegression,    // valid → over capacity
+		"decode/8K/16": results.VerdictNotComparable, // over capacity in both
+		"decode/8K/32": results.VerdictNotComparable, // error → over capacity
+	}
+	got := map[string]results.Verdict{}
+	for _, cc := range c.Cells {
+		got[cc.Cell] = cc.Verdict
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("cell verdicts (-want +got):\n%s", d)
+	}
+	if c.Verdict != results.VerdictRegression {
+		t.Errorf("overall %s, want regression", c.Verdict)
+	}
+	if r := cellOf(t, c, "decode/8K/1").Reason; r != "status valid → queued" {
+		t.Errorf("reason %q", r)
+	}
+	_ = e
+}
+
+func TestMismatchNeedsForce(t *testing.T) {
+	a := summaryFile("model-a", map[int]float64{1: 150}, nil)
+	b := summaryFile("model-b", map[int]float64{1: 150}, nil)
+	b.Hardware.GPU = "B200"
+	_, err := compare.Compare(compare.Input{Base: []*results.File{a}, Head: []*results.File{b}}, compare.DefaultThresholds())
+	var me *compare.MismatchError
+	if !errors.As(err, &me) || len(me.Differences) != 2 || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("err = %v, want a MismatchError naming model and GPU and --force", err)
+	}
+	c, err := compare.Compare(compare.Input{Base: []*results.File{a}, Head: []*results.File{b}, Force: true}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Warnings) == 0 || !strings.Contains(c.Warnings[0], "--force") || !c.Settings.Forced {
+		t.Errorf("forced comparison must warn: %q", c.Warnings)
+	}
+}
+
+func TestPriorNoiseSummaryOnly(t *testing.T) {
+	// Summary-only cells: the prior decides. At concurrency 8 the prior CV is 1 %: SE of the
+	// log difference √2 %, so −10 % is a regression and −0.5 % is unchanged (90 % CI within ±3 %);
+	// at concurrency 1 (prior 20 %) −10 % is inconclusive.
+	base := summaryFile("m", map[int]float64{1: 150, 8: 600, 16: 900}, nil)
+	head := summaryFile("m", map[int]float64{1: 135, 8: 540, 16: 895.5}, nil)
+	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		cell string
+		want results.Verdict
+	}{
+		{"decode/8K/8", results.VerdictRegression},
+		{"decode/8K/16", results.VerdictUnchanged},
+		{"decode/8K/1", results.VerdictInconclusive},
+	} {
+		m := find(t, c, tc.cell, results.MetricTotalTokPerS)
+		if m.Verdict != tc.want {
+			t.Errorf("%s: %s (%s), want %s", tc.cell, m.Verdict, m.Reason, tc.want)
+		}
+		if m.Noise == nil || m.Noise.Source != results.NoisePrior {
+			t.Errorf("%s: noise %+v, want prior", tc.cell, m.Noise)
+		}
+	}
+	m := find(t, c, "decode/8K/8", results.MetricTotalTokPerS)
+	if math.Abs(m.Change.Change-(-0.10)) > 1e-9 || m.Change.Low > -0.10 || m.Change.High < -0.10 {
+		t.Errorf("change %+v, want −10 %% inside its interval", m.Change)
+	}
+	// TTFT did not move: unchanged needs |Δ| within 5 % with 20 % prior noise — not shown.
+	if v := find(t, c, "decode/8K/8", results.MetricTTFT).Verdict; v != results.VerdictInconclusive {
+		t.Errorf("ttft verdict %s, want inconclusive", v)
+	}
+	if c.Rerun == nil || c.Rerun.Rule.Level2 <= 0 || c.Rerun.Rule.Level1 <= 0 {
+		t.Fatalf("rerun advice missing: %+v", c.Rerun)
+	}
+	for _, s := range strings.Split(c.Rerun.Cells, ",") {
+		if s == "" {
+			continue
+		}
+		if _, err := results.ParseCellID(s); err != nil {
+			t.Errorf("advice cell %q: %v", s, err)
+		}
+	}
+}
+
+func TestNoiseSources(t *testing.T) {
+	m := calibrate.NewMatrix(7, 1)
+	r := rand.New(rand.NewPCG(1, 2))
+	base, head := m.Run(r, "b", nil), m.Run(r, "h", nil)
+	th := compare.DefaultThresholds()
+	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src := find(t, c, "decode/8K/16", results.MetricTotalTokPerS).Noise.Source; src != results.NoiseWithin {
+		t.Errorf("single trial with bins: source %s, want %s", src, results.NoiseWithin)
+	}
+	if src := find(t, c, "prefill/8K", results.MetricTTFT).Noise.Source; src != results.NoisePrior {
+		t.Errorf("one prefill request: source %s, want prior", src)
+	}
+	// Three runs a side pool into trials: Welch on the trials.
+	pool := func(tag string) []*results.File {
+		var fs []*results.File
+		for i := range 3 {
+			fs = append(fs, m.Run(r, tag+string(rune('0'+i)), nil))
+		}
+		return fs
+	}
+	c, err = compare.Compare(compare.Input{Base: pool("b"), Head: pool("h")}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := find(t, c, "decode/8K/16", results.MetricTotalTokPerS)
+	if mc.Noise.Source != results.NoiseTrials || mc.Noise.BaseTrials != 3 || mc.Noise.DF == nil {
+		t.Errorf("pooled runs: noise %+v, want trials with 3 a side and finite df", mc.Noise)
+	}
+	// History of the base: the spread across earlier runs.
+	var hist []*results.File
+	for i := range 5 {
+		hist = append(hist, m.Run(r, "hist"+string(rune('0'+i)), nil))
+	}
+	c, err = compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}, History: hist}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc = find(t, c, "decode/8K/16", results.MetricTotalTokPerS)
+	if mc.Noise.Source != results.NoiseHistory || mc.Noise.DF == nil || *mc.Noise.DF != 4 {
+		t.Errorf("history: noise %+v, want history with 4 df", mc.Noise)
+	}
+	if c.Settings.HistoryFiles != 5 {
+		t.Errorf("history files %d", c.Settings.HistoryFiles)
+	}
+}
+
+func TestShapeDiffersAndCellsFilter(t *testing.T) {
+	base := summaryFile("m", map[int]float64{1: 150, 2: 250, 8: 600}, nil)
+	head := summaryFile("m", map[int]float64{1: 150, 8: 600, 16: 900}, nil)
+	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cc := cellOf(t, c, "decode/8K/2"); cc.Verdict != results.VerdictNotComparable || cc.Reason != "missing in head" {
+		t.Errorf("decode/8K/2: %s %q", cc.Verdict, cc.Reason)
+	}
+	if cc := cellOf(t, c, "decode/8K/16"); cc.Verdict != results.VerdictNotComparable || cc.Reason != "missing in base" {
+		t.Errorf("decode/8K/16: %s %q", cc.Verdict, cc.Reason)
+	}
+	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "differ in shape") {
+		t.Errorf("warnings %q", c.Warnings)
+	}
+	id, _ := results.ParseCellID("decode/8K/8")
+	c, err = compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}, Cells: []results.CellID{id}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Cells) != 1 || c.Cells[0].Cell != "decode/8K/8" {
+		t.Errorf("cells filter kept %d cells", len(c.Cells))
+	}
+}
+
+func TestComparisonValidates(t *testing.T) {
+	m := calibrate.NewMatrix(3, 1)
+	r := rand.New(rand.NewPCG(3, 4))
+	c, err := compare.Compare(compare.Input{Base: []*results.File{m.Run(r, "b", nil)}, Head: []*results.File{m.Run(r, "h", &calibrate.Slowdown{ContextLabel: "8K", RateFactor: 0.9, TTFTFactor: 1.2})}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := results.EncodeComparison(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := results.DecodeComparison(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(c, back); d != "" {
+		t.Errorf("round trip (-want +got):\n%s", d)
+	}
+	if c.Verdict != results.VerdictRegression {
+		t.Errorf("a 10 %% slowdown of the 8K row: verdict %s", c.Verdict)
+	}
+	if g := c.Summary.DecodeTotalGeomean; g == nil || g.Cells != 43 || !(g.Low < g.Change && g.Change < g.High) {
+		t.Errorf("geomean %+v", g)
+	}
+}
+
+func TestParseThreshold(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		ms   []results.Metric
+		d    float64
+		fail bool
+	}{
+		{in: "total_tok_per_s=3", ms: []results.Metric{results.MetricTotalTokPerS}, d: 0.03},
+		{in: "ttft=10%", ms: []results.Metric{results.MetricTTFT}, d: 0.10},
+		{in: " Latency = 2.5 % ", ms: []results.Metric{results.MetricTTFT, results.MetricTBT}, d: 0.025},
+		{in: "throughput=1", ms: []results.Metric{results.MetricPromptTokPerS, results.MetricTotalTokPerS, results.MetricPerRequestTokPerS}, d: 0.01},
+		{in: "ttft", fail: true},
+		{in: "speed=3", fail: true},
+		{in: "ttft=0", fail: true},
+		{in: "ttft=100", fail: true},
+		{in: "ttft=-1", fail: true},
+		{in: "ttft=NaN", fail: true},
+		{in: "ttft=abc", fail: true},
+	} {
+		ms, d, err := compare.ParseThreshold(tc.in)
+		if tc.fail {
+			if err == nil {
+				t.Errorf("%q: want error", tc.in)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.in, err)
+			continue
+		}
+		if d := cmp.Diff(tc.ms, ms); d != "" {
+			t.Errorf("%q metrics: %s", tc.in, d)
+		}
+		if math.Abs(d-tc.d) > 1e-12 {
+			t.Errorf("%q: δ %v, want %v", tc.in, d, tc.d)
+		}
+	}
+	th := compare.DefaultThresholds()
+	if err := th.SetThreshold("tbt=7"); err != nil || th.Delta[results.MetricTBT] != 0.07 || compare.DefaultThresholds().Delta[results.MetricTBT] != 0.05 {
+		t.Errorf("SetThreshold: %v %v", err, th.Delta)
+	}
+}
+
+func FuzzParseThreshold(f *testing.F) {
+	for _, s := range []string{"total_tok_per_s=3", "ttft=10%", "latency=2.5 %", "=", "x=1e400", "all=99.99"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		ms, d, err := compare.ParseThreshold(s)
+		if err != nil {
+			return
+		}
+		if len(ms) == 0 || !(d > 0 && d < 1) {
+			t.Fatalf("%q: accepted %v %v", s, ms, d)
+		}
+	})
+}
+
+func TestThresholdsChecked(t *testing.T) {
+	th := compare.DefaultThresholds()
+	th.FDR = 0
+	if _, err := compare.Compare(compare.Input{Base: []*results.File{summaryFile("m", map[int]float64{1: 1}, nil)}, Head: []*results.File{summaryFile("m", map[int]float64{1: 1}, nil)}}, th); err == nil {
+		t.Error("FDR 0: want error")
+	}
+	if _, err := compare.Compare(compare.Input{}, compare.DefaultThresholds()); !errors.Is(err, compare.ErrNoInput) {
+		t.Errorf("no input: %v", err)
+	}
+}

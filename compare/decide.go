@@ -1,0 +1,294 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/speedmatrix/speedmatrix/compare/stats"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// pending is one cell-metric in the test family.
+type pending struct {
+	id     results.CellID
+	metric results.Metric
+	out    *results.MetricComparison
+	est    stats.Estimate
+	// vb and vh are the per-run variances (log scale) of the two sides; kb and kh their trial
+	// counts. They let the advice predict the standard error after more trials.
+	vb, vh float64
+	kb, kh int
+	p      float64
+}
+
+// estimate fills p.out with the change, interval, p-values and noise of one cell-metric and
+// reports whether it joins the test family.
+func (p *pending) estimate(b, h *sideData, hist []float64, th Thresholds) bool {
+	m, out := p.metric, p.out
+	bs, hs := b.sample(m), h.sample(m)
+	out.Base, out.Head = bs.summary, hs.summary
+	if len(bs.logs) == 0 || len(hs.logs) == 0 {
+		out.Verdict = results.VerdictNotComparable
+		switch {
+		case len(bs.logs) == 0 && len(hs.logs) == 0:
+			out.Reason = "no value in either run"
+		case len(bs.logs) == 0:
+			out.Reason = "no value in base"
+		default:
+			out.Reason = "no value in head"
+		}
+		return false
+	}
+	kb, kh := len(bs.logs), len(hs.logs)
+	cb, ch := meanOf(bs.logs), meanOf(hs.logs)
+	prior := th.Prior.CV(p.id, m)
+	prior2 := prior * prior
+	noise := &results.Noise{BaseTrials: kb, HeadTrials: kh}
+	var se, df float64
+	switch {
+	case kb >= 2 && kh >= 2 && (varianceOf(bs.logs) > 0 || varianceOf(hs.logs) > 0):
+		vb, vh := varianceOf(bs.logs), varianceOf(hs.logs)
+		e := stats.WelchFromSummaries(ch, vh, kh, cb, vb, kb)
+		se, df = e.SE, e.DF
+		p.vb, p.vh = vb, vh
+		noise.Source = results.NoiseTrials
+		noise.CV = math.Sqrt((float64(kb-1)*vb + float64(kh-1)*vh) / float64(kb+kh-2))
+	case len(hist) >= th.MinHistory && varianceOf(hist) > 0:
+		s2 := varianceOf(hist)
+		p.vb, p.vh = s2, s2
+		se = math.Sqrt(s2 * (1/float64(kb) + 1/float64(kh)))
+		df = float64(len(hist) - 1)
+		noise.Source = results.NoiseHistory
+		noise.CV = math.Sqrt(s2)
+	case !math.IsNaN(bs.withinVar) || !math.IsNaN(hs.withinVar):
+		side := func(w, wdf float64) (float64, float64) {
+			if !math.IsNaN(w) && w > prior2 {
+				return w, wdf
+			}
+			return prior2, math.Inf(1)
+		}
+		vb, dfb := side(bs.withinVar, bs.withinDF)
+		vh, dfh := side(hs.withinVar, hs.withinDF)
+		p.vb, p.vh = vb, vh
+		a, c := vb/float64(kb), vh/float64(kh)
+		se = math.Sqrt(a + c)
+		df = stats.Satterthwaite([]float64{a, c}, []float64{dfb, dfh})
+		noise.Source = results.NoiseWithin
+		noise.CV = math.Sqrt((vb + vh) / 2)
+		w := math.NaN()
+		for _, x := range []float64{bs.withinVar, hs.withinVar} {
+			if !math.IsNaN(x) && (math.IsNaN(w) || x > w) {
+				w = x
+			}
+		}
+		noise.WithinCV = ptr(math.Sqrt(w))
+	default:
+		p.vb, p.vh = prior2, prior2
+		se = math.Sqrt(prior2 * (1/float64(kb) + 1/float64(kh)))
+		df = math.Inf(1)
+		noise.Source = results.NoisePrior
+		noise.CV = prior
+	}
+	if !math.IsInf(df, 1) {
+		noise.DF = ptr(df)
+	}
+	out.Noise = noise
+	p.kb, p.kh = kb, kh
+	p.est = stats.Estimate{Diff: ch - cb, SE: se, DF: df}
+	r := p.est.Test(0, stats.TwoSided, th.ConfidenceLevel)
+	p.p = r.P
+	out.P = ptr(r.P)
+	out.Change = &results.Change{Change: math.Expm1(p.est.Diff), Low: math.Expm1(r.CILow), High: math.Expm1(r.CIHigh)}
+	d := th.Delta[m]
+	out.TOSTP = ptr(p.est.TOST(math.Log(1-d), math.Log(1+d)))
+	if kb >= th.MinRankTrials && kh >= th.MinRankTrials {
+		if mw, err := stats.MannWhitney(hs.logs, bs.logs, stats.TwoSided); err == nil {
+			out.RankP = ptr(mw.P)
+		}
+	}
+	return true
+}
+
+// decide adjusts the family's p-values with Benjamini–Hochberg and gives each cell-metric its
+// verdict.
+func decide(tests []*pending, th Thresholds, level float64, c *results.Comparison) {
+	ps := make([]float64, len(tests))
+	for i, t := range tests {
+		ps[i] = t.p
+	}
+	qs := stats.AdjustBH(ps)
+	m := len(tests)
+	for i, t := range tests {
+		out := t.out
+		out.Q = ptr(qs[i])
+		d := th.Delta[t.metric]
+		ch := out.Change.Change
+		worse := (ch < 0) == t.metric.HigherIsBetter()
+		beyond := math.Abs(ch) > d
+		sig := qs[i] <= level
+		rankOK := out.RankP == nil || *out.RankP <= th.FDR
+		if mdc, ok := minDetectable(t.est, level/float64(m), th.Power); ok {
+			out.MDC = ptr(math.Max(mdc, d))
+		}
+		ci := fmt.Sprintf("%s (%g%% CI %s … %s)", pct(ch), th.ConfidenceLevel*100, pct(out.Change.Low), pct(out.Change.High))
+		switch {
+		case sig && beyond && rankOK:
+			out.Verdict = results.VerdictImprovement
+			if worse {
+				out.Verdict = results.VerdictRegression
+			}
+			out.Reason = fmt.Sprintf("%s, beyond ±%s; q = %.2g ≤ %.3g", ci, pct0(d), qs[i], level)
+		case *out.TOSTP <= th.EquivalenceAlpha:
+			out.Verdict = results.VerdictUnchanged
+			out.Reason = fmt.Sprintf("%s, within ±%s (TOST p = %.2g)", ci, pct0(d), *out.TOSTP)
+		default:
+			out.Verdict = results.VerdictInconclusive
+			switch {
+			case sig && beyond:
+				out.Reason = fmt.Sprintf("%s, but the rank test of the trials disagrees (p = %.2g)", ci, *out.RankP)
+			case sig:
+				out.Reason = fmt.Sprintf("%s: a real change, but not shown to be within ±%s", ci, pct0(d))
+			case out.MDC != nil:
+				out.Reason = fmt.Sprintf("%s spans ±%s; this cell detects changes of %s or more", ci, pct0(d), pct0(*out.MDC))
+			default:
+				out.Reason = fmt.Sprintf("%s spans ±%s; this cell is too noisy to detect any change", ci, pct0(d))
+			}
+		}
+	}
+}
+
+// minDetectable returns the smallest relative change that a test of level alpha detects with the
+// given power at the estimate's standard error: exp((t_{1−α/2} + t_{power})·SE) − 1. ok is false
+// when that is beyond any plausible change (more than a factor of 100).
+func minDetectable(e stats.Estimate, alpha, power float64) (float64, bool) {
+	z := stats.TQuantile(1-alpha/2, e.DF) + stats.TQuantile(power, e.DF)
+	l := z * e.SE
+	if math.IsNaN(l) || l > math.Log(100) {
+		return 0, false
+	}
+	return math.Expm1(l), true
+}
+
+// geomean returns the geometric-mean change of decode total tok/s over the tested cells, with
+// its interval (independent cells, Welch–Satterthwaite degrees of freedom).
+func geomean(tests []*pending, conf float64) *results.Change {
+	var diffs, vars, dfs []float64
+	for _, t := range tests {
+		if t.id.Phase == results.PhaseDecode && t.metric == results.MetricTotalTokPerS {
+			diffs = append(diffs, t.est.Diff)
+			vars = append(vars, t.est.SE*t.est.SE)
+			dfs = append(dfs, t.est.DF)
+		}
+	}
+	n := len(diffs)
+	if n == 0 {
+		return nil
+	}
+	var sv float64
+	for _, v := range vars {
+		sv += v
+	}
+	e := stats.Estimate{Diff: meanOf(diffs), SE: math.Sqrt(sv) / float64(n), DF: stats.Satterthwaite(vars, dfs)}
+	if e.DF == 0 {
+		e.DF = math.Inf(1)
+	}
+	r := e.Test(0, stats.TwoSided, conf)
+	return &results.Change{Change: math.Expm1(e.Diff), Low: math.Expm1(r.CILow), High: math.Expm1(r.CIHigh), Cells: n}
+}
+
+// advise plans the rerun of the inconclusive cell-metrics: how many further trials per side
+// make the smallest detectable change at most 2δ at the second look's level (Bonferroni over the
+// re-measured family, normal quantiles), and the rule for that look.
+func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunAdvice {
+	var inc []*pending
+	for _, t := range tests {
+		if t.out.Verdict == results.VerdictInconclusive {
+			inc = append(inc, t)
+		}
+	}
+	if len(inc) == 0 {
+		return nil
+	}
+	adv := &results.RerunAdvice{Rule: results.SequentialRule{
+		Method: "lan-demets-" + string(th.Spending), FDR: th.FDR, Level1: plan.Level1, Level2: plan.Level2,
+		InformationFraction: th.PlannedFraction,
+	}}
+	if th.Look == 2 {
+		adv.Rule.Text = fmt.Sprintf("This was the second look (BH at %.3g). The plan allows no third look: "+
+			"cells still inconclusive stay inconclusive; raise δ for them or reduce their noise.", plan.Level2)
+		for _, t := range inc {
+			adv.Undecidable = appendUnique(adv.Undecidable, t.id.String())
+		}
+		return adv
+	}
+	alpha := plan.Level2 / float64(len(inc))
+	z := stats.NormalQuantile(1-alpha/2) + stats.NormalQuantile(th.Power)
+	items := map[string]*results.RerunItem{}
+	var order []string
+	undecidable := map[string]bool{}
+	for _, t := range inc {
+		target := math.Log1p(2*th.Delta[t.metric]) / z
+		n := 0
+		for k := 1; k <= th.MaxFurtherTrials; k++ {
+			v := t.vb/float64(t.kb+k) + t.vh/float64(t.kh+k)
+			if math.Sqrt(v) <= target {
+				n = k
+				break
+			}
+		}
+		cell := t.id.String()
+		if n == 0 {
+			undecidable[cell] = true
+			continue
+		}
+		t.out.FurtherTrials = ptr(n)
+		it := items[cell]
+		if it == nil {
+			it = &results.RerunItem{Cell: cell}
+			items[cell] = it
+			order = append(order, cell)
+		}
+		it.Metrics = append(it.Metrics, t.metric)
+		it.FurtherTrials = max(it.FurtherTrials, n)
+	}
+	var cells []string
+	for _, cell := range order {
+		it := items[cell]
+		adv.Items = append(adv.Items, *it)
+		cells = append(cells, cell)
+		adv.Trials = max(adv.Trials, it.FurtherTrials)
+	}
+	adv.Cells = strings.Join(cells, ",")
+	for _, cell := range sortedKeys(undecidable) {
+		if items[cell] == nil {
+			adv.Undecidable = append(adv.Undecidable, cell)
+		}
+	}
+	adv.Rule.Text = fmt.Sprintf("Measure the listed cells %d more times on base and on head, then compare once more with "+
+		"--look 2, giving each side's files comma-separated (BASE,BASE_RERUN HEAD,HEAD_RERUN) so that the trials pool. "+
+		"The second look runs Benjamini–Hochberg at %.3g; with this first look at %.3g the two looks keep the false "+
+		"discovery rate at q = %g (Lan–DeMets %s-type spending at t = %g; the second level assumes independent looks, "+
+		"which is conservative). Do not look a third time.",
+		adv.Trials, plan.Level2, plan.Level1, th.FDR, th.Spending, th.PlannedFraction)
+	return adv
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// pct formats a fraction as a signed percentage with one decimal.
+func pct(f float64) string {
+	return fmt.Sprintf("%+.1f%%", f*100)
+}
+
+// pct0 formats a fraction as an unsigned percentage, trimmed.
+func pct0(f float64) string {
+	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", f*100), "0"), ".") + "%"
+}

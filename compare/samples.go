@@ -1,0 +1,258 @@
+package compare
+
+import (
+	"math"
+	"slices"
+
+	"github.com/speedmatrix/speedmatrix/compare/stats"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// medianEfficiency is π/2: the variance of a sample median of normal data over that of the mean.
+// The within-run variance of a median over requests is the batch-means variance of the mean of
+// the log values times this factor.
+const medianEfficiency = math.Pi / 2
+
+// sideData is what one side (one or more files pooled) holds for one cell.
+type sideData struct {
+	present     bool
+	status      results.Status
+	summaryOnly bool
+	decode      *results.DecodeCell
+	prefill     *results.PrefillCell
+	// files counts the files that held the cell.
+	files int
+	// extraValues are the values of this cell in further files of the same side, per metric.
+	extra []sideValueSource
+}
+
+// sideValueSource is a cell from one more file of the same side.
+type sideValueSource struct {
+	decode  *results.DecodeCell
+	prefill *results.PrefillCell
+}
+
+// metricSample is one side's material for one metric.
+type metricSample struct {
+	// logs are the log values of the independent runs or trials (one per trial, or the cell's
+	// summary when it kept no trials).
+	logs []float64
+	// withinVar is the within-run variance of the single run's log value (batch means), or
+	// NaN when there is none.
+	withinVar float64
+	withinDF  float64
+	// summary is the value reported for the side (the cell's own number, or the geometric mean
+	// of pooled files).
+	summary *float64
+}
+
+func logOf(p *float64) (float64, bool) {
+	if p == nil || !(*p > 0) || math.IsInf(*p, 0) {
+		return 0, false
+	}
+	return math.Log(*p), true
+}
+
+// decodeValue returns the summary of metric m in d.
+func decodeValue(d *results.DecodeMetrics, m results.Metric) *float64 {
+	switch m {
+	case results.MetricTotalTokPerS:
+		return d.TotalTokPerS
+	case results.MetricPerRequestTokPerS:
+		return d.PerRequestTokPerS
+	case results.MetricTTFT:
+		return d.TTFTMs
+	case results.MetricTBT:
+		return d.TBTMs
+	}
+	return nil
+}
+
+// prefillValue returns the summary of metric m in c.
+func prefillValue(c *results.PrefillCell, m results.Metric) *float64 {
+	switch m {
+	case results.MetricPromptTokPerS:
+		return c.PromptTokPerS
+	case results.MetricTTFT:
+		return c.TTFTMs
+	}
+	return nil
+}
+
+// decodeTrialValue returns the trial's value of m: its summary when set, else computed from its
+// raw samples.
+func decodeTrialValue(t *results.DecodeTrial, m results.Metric) *float64 {
+	if v := decodeValue(&t.DecodeMetrics, m); v != nil {
+		return v
+	}
+	switch m {
+	case results.MetricTotalTokPerS:
+		if t.WindowSeconds > 0 && len(t.BinOutputTokens) > 0 {
+			var sum int
+			for _, b := range t.BinOutputTokens {
+				sum += b
+			}
+			v := float64(sum) / t.WindowSeconds
+			return &v
+		}
+	default:
+		if xs := requestValues(t, m); len(xs) > 0 {
+			v := median(xs)
+			return &v
+		}
+	}
+	return nil
+}
+
+// requestValues returns the per-request values of a latency or per-request-rate metric.
+func requestValues(t *results.DecodeTrial, m results.Metric) []float64 {
+	var xs []float64
+	for _, r := range t.Requests {
+		switch m {
+		case results.MetricTTFT:
+			if r.TTFTMs != nil && *r.TTFTMs > 0 {
+				xs = append(xs, *r.TTFTMs)
+			}
+		case results.MetricTBT:
+			if r.TBTMs != nil && *r.TBTMs > 0 {
+				xs = append(xs, *r.TBTMs)
+			}
+		case results.MetricPerRequestTokPerS:
+			if r.TBTMs != nil && *r.TBTMs > 0 {
+				xs = append(xs, 1000 / *r.TBTMs)
+			}
+		}
+	}
+	return xs
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sortFloats(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// within returns the within-run variance of the log value of metric m of one trial, from batch
+// means: over the full output-token bins for total tok/s, over the requests (in the order the
+// file lists them) for the per-request metrics.
+func within(t *results.DecodeTrial, m results.Metric) (v, df float64, ok bool) {
+	if m == results.MetricTotalTokPerS {
+		if t.BinSeconds <= 0 {
+			return 0, 0, false
+		}
+		full := len(t.BinOutputTokens)
+		if t.WindowSeconds > 0 {
+			full = min(full, int(math.Floor(t.WindowSeconds/t.BinSeconds+1e-9)))
+		}
+		if full < 4 {
+			return 0, 0, false
+		}
+		rates := make([]float64, full)
+		for i := range full {
+			rates[i] = float64(t.BinOutputTokens[i]) / t.BinSeconds
+		}
+		mean, vm, d, err := stats.BatchMeans(rates, 0)
+		if err != nil || mean <= 0 {
+			return 0, 0, false
+		}
+		return vm / (mean * mean), float64(d), true
+	}
+	xs := requestValues(t, m)
+	if len(xs) < 4 {
+		return 0, 0, false
+	}
+	logs := make([]float64, len(xs))
+	for i, x := range xs {
+		logs[i] = math.Log(x)
+	}
+	_, vm, d, err := stats.BatchMeans(logs, 0)
+	if err != nil {
+		return 0, 0, false
+	}
+	return vm * medianEfficiency, float64(d), true
+}
+
+// sample collects one side's material for metric m.
+func (s *sideData) sample(m results.Metric) metricSample {
+	out := metricSample{withinVar: math.NaN()}
+	add := func(d *results.DecodeCell, p *results.PrefillCell) {
+		switch {
+		case d != nil:
+			n := 0
+			for i := range d.Trials {
+				if l, ok := logOf(decodeTrialValue(&d.Trials[i], m)); ok {
+					out.logs = append(out.logs, l)
+					n++
+				}
+			}
+			if n == 0 {
+				if l, ok := logOf(decodeValue(&d.DecodeMetrics, m)); ok {
+					out.logs = append(out.logs, l)
+				}
+			}
+		case p != nil:
+			n := 0
+			for _, t := range p.Trials {
+				v := t.TTFTMs
+				if m == results.MetricPromptTokPerS {
+					v = t.PromptTokPerS
+				}
+				if v > 0 {
+					out.logs = append(out.logs, math.Log(v))
+					n++
+				}
+			}
+			if n == 0 {
+				if l, ok := logOf(prefillValue(p, m)); ok {
+					out.logs = append(out.logs, l)
+				}
+			}
+		}
+	}
+	add(s.decode, s.prefill)
+	for _, e := range s.extra {
+		add(e.decode, e.prefill)
+	}
+	// The summary shown is the cell's own number for one file, else the pooled geometric mean.
+	if len(s.extra) == 0 {
+		if s.decode != nil {
+			out.summary = decodeValue(&s.decode.DecodeMetrics, m)
+		} else if s.prefill != nil {
+			out.summary = prefillValue(s.prefill, m)
+		}
+	}
+	if out.summary == nil && len(out.logs) > 0 {
+		v := math.Exp(meanOf(out.logs))
+		out.summary = &v
+	}
+	// Within-run noise only describes a single trial.
+	if len(out.logs) == 1 && len(s.extra) == 0 && s.decode != nil && len(s.decode.Trials) == 1 && !s.decode.SummaryOnly {
+		if v, df, ok := within(&s.decode.Trials[0], m); ok {
+			out.withinVar, out.withinDF = v, df
+		}
+	}
+	return out
+}
+
+func meanOf(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+func varianceOf(xs []float64) float64 {
+	m := meanOf(xs)
+	var s float64
+	for _, x := range xs {
+		s += (x - m) * (x - m)
+	}
+	return s / float64(len(xs)-1)
+}
+
+func sortFloats(s []float64) { slices.Sort(s) }

@@ -1,0 +1,518 @@
+package results
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+)
+
+// ComparisonSchemaV1 is the value of the schema field of a version 1 comparison file: what
+// `speedmatrix compare` writes and what report and the bot read.
+const ComparisonSchemaV1 = "speedmatrix/comparison/v1"
+
+// Verdict is the outcome of comparing one metric of one cell, one cell, or the whole matrix.
+type Verdict string
+
+// The verdicts.
+const (
+	VerdictRegression   Verdict = "regression"   // worse beyond δ, significant after FDR control
+	VerdictImprovement  Verdict = "improvement"  // better beyond δ, significant after FDR control
+	VerdictUnchanged    Verdict = "unchanged"    // shown equivalent within ±δ (TOST)
+	VerdictInconclusive Verdict = "inconclusive" // neither: too noisy for δ; more trials decide it
+	// VerdictNotComparable: a status differs (except the status changes that are themselves a
+	// regression or an improvement), the cell is missing from one file, or there is no number.
+	VerdictNotComparable Verdict = "not_comparable"
+)
+
+// Valid reports whether v is one of the verdicts.
+func (v Verdict) Valid() bool {
+	switch v {
+	case VerdictRegression, VerdictImprovement, VerdictUnchanged, VerdictInconclusive, VerdictNotComparable:
+		return true
+	}
+	return false
+}
+
+// Metric names a compared quantity of a cell.
+type Metric string
+
+// The compared metrics: prefill has prompt tok/s and TTFT; decode has total tok/s, per-request
+// tok/s, TTFT and time between tokens.
+const (
+	MetricPromptTokPerS     Metric = "prompt_tok_per_s"
+	MetricTotalTokPerS      Metric = "total_tok_per_s"
+	MetricPerRequestTokPerS Metric = "per_request_tok_per_s"
+	MetricTTFT              Metric = "ttft_ms"
+	MetricTBT               Metric = "tbt_ms"
+)
+
+// Metrics returns the metrics compared for a phase, in display order.
+func Metrics(p Phase) []Metric {
+	if p == PhasePrefill {
+		return []Metric{MetricPromptTokPerS, MetricTTFT}
+	}
+	return []Metric{MetricTotalTokPerS, MetricPerRequestTokPerS, MetricTTFT, MetricTBT}
+}
+
+// HigherIsBetter reports whether a larger value of m is better (throughput) rather than worse
+// (latency).
+func (m Metric) HigherIsBetter() bool {
+	return m == MetricPromptTokPerS || m == MetricTotalTokPerS || m == MetricPerRequestTokPerS
+}
+
+// Title returns the metric's name as a report shows it.
+func (m Metric) Title() string {
+	switch m {
+	case MetricPromptTokPerS:
+		return "Prompt tok/s"
+	case MetricTotalTokPerS:
+		return "Total tok/s"
+	case MetricPerRequestTokPerS:
+		return "Per request tok/s"
+	case MetricTTFT:
+		return "TTFT"
+	case MetricTBT:
+		return "Time between tokens"
+	}
+	return string(m)
+}
+
+// knownMetric reports whether m is one of the metrics.
+func knownMetric(m Metric) bool {
+	switch m {
+	case MetricPromptTokPerS, MetricTotalTokPerS, MetricPerRequestTokPerS, MetricTTFT, MetricTBT:
+		return true
+	}
+	return false
+}
+
+// Noise sources: where the run-to-run spread of a cell-metric came from.
+const (
+	NoiseTrials  = "trials"       // repeated trials in both files (Welch)
+	NoiseHistory = "history"      // the spread of the same cell across earlier results of the base
+	NoiseWithin  = "within+prior" // within-run batch means, floored by the configured prior
+	NoisePrior   = "prior"        // the configured prior alone (summary-only input)
+)
+
+// Comparison is the outcome of comparing a head results file with a base results file.
+type Comparison struct {
+	Schema   string             `json:"schema"`
+	Created  time.Time          `json:"created,omitzero"`
+	Base     ComparedRun        `json:"base"`
+	Head     ComparedRun        `json:"head"`
+	Settings ComparisonSettings `json:"settings"`
+	// Verdict is the whole matrix's: regression if any cell-metric is a regression; else
+	// improvement if any is an improvement; else inconclusive if any is inconclusive; else
+	// unchanged (or not_comparable when nothing could be compared).
+	Verdict Verdict           `json:"verdict"`
+	Summary ComparisonSummary `json:"summary"`
+	Cells   []CellComparison  `json:"cells"`
+	Rerun   *RerunAdvice      `json:"rerun,omitempty"`
+	// Warnings are problems that did not stop the comparison (different models compared with
+	// --force, cells missing from one file, history files that did not match).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// ComparedRun identifies one side of a comparison.
+type ComparedRun struct {
+	Path          string    `json:"path,omitempty"`
+	RunID         string    `json:"run_id,omitempty"`
+	ServedModel   string    `json:"served_model,omitempty"`
+	Engine        string    `json:"engine,omitempty"`
+	EngineVersion string    `json:"engine_version,omitempty"`
+	Commit        string    `json:"commit,omitempty"`
+	GPU           string    `json:"gpu,omitempty"`
+	GPUCount      int       `json:"gpu_count,omitempty"`
+	Source        string    `json:"source,omitempty"`
+	Start         time.Time `json:"start,omitzero"`
+}
+
+// ComparisonSettings are the thresholds a comparison used, so that it can be repeated.
+type ComparisonSettings struct {
+	// FDR is the Benjamini–Hochberg false discovery rate q over both looks together.
+	FDR float64 `json:"fdr"`
+	// Look is 1 for a first comparison and 2 for the second look after a rerun.
+	Look int `json:"look"`
+	// Level is the BH level this look used (q's share spent at this look).
+	Level float64 `json:"level"`
+	// Spending is the alpha-spending function that split FDR between the looks.
+	Spending string `json:"spending"`
+	// EquivalenceAlpha is the level of the TOST that shows "unchanged".
+	EquivalenceAlpha float64 `json:"equivalence_alpha"`
+	// Power is the power the minimal detectable change and the rerun advice are computed for.
+	Power float64 `json:"power"`
+	// ConfidenceLevel is the level of every reported interval.
+	ConfidenceLevel float64          `json:"confidence_level"`
+	Metrics         []MetricSettings `json:"metrics"`
+	// HistoryFiles is how many earlier base results gave the history noise.
+	HistoryFiles int  `json:"history_files,omitempty"`
+	Forced       bool `json:"forced,omitempty"`
+}
+
+// MetricSettings are one metric's practical floor and direction.
+type MetricSettings struct {
+	Metric Metric `json:"metric"`
+	// Delta is the practical floor δ as a fraction (0.03 = 3 %): changes within ±δ do not matter.
+	Delta          float64 `json:"delta"`
+	HigherIsBetter bool    `json:"higher_is_better"`
+}
+
+// ComparisonSummary counts the verdicts and summarizes decode throughput.
+type ComparisonSummary struct {
+	// Counts are per cell-metric.
+	Counts VerdictCounts `json:"counts"`
+	// CellCounts are per cell (a cell's verdict is its worst metric's).
+	CellCounts VerdictCounts `json:"cell_counts"`
+	// Tests is how many cell-metrics entered the Benjamini–Hochberg family.
+	Tests int `json:"tests"`
+	// DecodeTotalGeomean is the geometric-mean change of decode total tok/s over the cells
+	// measured in both runs; nil when none was.
+	DecodeTotalGeomean *Change `json:"decode_total_geomean,omitempty"`
+}
+
+// VerdictCounts counts verdicts.
+type VerdictCounts struct {
+	Regression    int `json:"regression"`
+	Improvement   int `json:"improvement"`
+	Unchanged     int `json:"unchanged"`
+	Inconclusive  int `json:"inconclusive"`
+	NotComparable int `json:"not_comparable"`
+}
+
+// Add counts one verdict.
+func (c *VerdictCounts) Add(v Verdict) {
+	switch v {
+	case VerdictRegression:
+		c.Regression++
+	case VerdictImprovement:
+		c.Improvement++
+	case VerdictUnchanged:
+		c.Unchanged++
+	case VerdictInconclusive:
+		c.Inconclusive++
+	case VerdictNotComparable:
+		c.NotComparable++
+	}
+}
+
+// Total returns the number of verdicts counted.
+func (c VerdictCounts) Total() int {
+	return c.Regression + c.Improvement + c.Unchanged + c.Inconclusive + c.NotComparable
+}
+
+// Change is a relative change (head/base − 1) with its confidence interval, all fractions.
+type Change struct {
+	Change float64 `json:"change"`
+	Low    float64 `json:"low"`
+	High   float64 `json:"high"`
+	// Cells is how many cells a summary change is over.
+	Cells int `json:"cells,omitempty"`
+}
+
+// CellComparison is the comparison of one cell.
+type CellComparison struct {
+	// Cell is the cell's CellID.String() form ("prefill/8K", "decode/8K/32").
+	Cell         string `json:"cell"`
+	Phase        Phase  `json:"phase"`
+	ContextLabel string `json:"context_label"`
+	Context      int    `json:"context,omitempty"`
+	Concurrency  int    `json:"concurrency,omitempty"`
+	// BaseStatus and HeadStatus are empty when the cell is missing from that file.
+	BaseStatus Status `json:"base_status,omitempty"`
+	HeadStatus Status `json:"head_status,omitempty"`
+	// Verdict is the worst of the metrics' verdicts (regression, then improvement,
+	// inconclusive, unchanged, not_comparable).
+	Verdict Verdict            `json:"verdict"`
+	Reason  string             `json:"reason,omitempty"`
+	Metrics []MetricComparison `json:"metrics"`
+}
+
+// MetricComparison is the comparison of one metric of one cell.
+type MetricComparison struct {
+	Metric Metric   `json:"metric"`
+	Base   *float64 `json:"base"`
+	Head   *float64 `json:"head"`
+	// Change is head/base − 1 (from the log-scale estimate) with its confidence interval.
+	Change *Change `json:"change,omitempty"`
+	// P is the two-sided p-value of "no change"; Q is its Benjamini–Hochberg adjustment over the
+	// whole family; RankP is the Mann–Whitney p-value when both files hold enough trials.
+	P     *float64 `json:"p,omitempty"`
+	Q     *float64 `json:"q,omitempty"`
+	RankP *float64 `json:"rank_p,omitempty"`
+	// TOSTP is the p-value of the equivalence test within ±δ.
+	TOSTP *float64 `json:"tost_p,omitempty"`
+	// MDC is the smallest change (fraction, either direction) this cell would call a
+	// regression or improvement with the configured power if it were the only change.
+	MDC     *float64 `json:"mdc,omitempty"`
+	Delta   float64  `json:"delta"`
+	Verdict Verdict  `json:"verdict"`
+	Reason  string   `json:"reason,omitempty"`
+	Noise   *Noise   `json:"noise,omitempty"`
+	// FurtherTrials is how many more trials per side an inconclusive cell needs; nil when it
+	// needs none or more than the advice's limit.
+	FurtherTrials *int `json:"further_trials,omitempty"`
+}
+
+// Noise says how the run-to-run noise of a cell-metric was estimated.
+type Noise struct {
+	Source string `json:"source"` // NoiseTrials, NoiseHistory, NoiseWithin or NoisePrior
+	// CV is the coefficient of variation of one run's value (the log-scale standard deviation).
+	CV float64 `json:"cv"`
+	// DF is the degrees of freedom of the noise estimate; nil when it is taken as known.
+	DF         *float64 `json:"df,omitempty"`
+	BaseTrials int      `json:"base_trials"`
+	HeadTrials int      `json:"head_trials"`
+	// WithinCV is the within-run estimate (batch means) when there was one.
+	WithinCV *float64 `json:"within_cv,omitempty"`
+}
+
+// RerunAdvice lists the inconclusive cells to measure again and the rule for the second look.
+type RerunAdvice struct {
+	// Cells is the --cells argument of `speedmatrix run`: CellID strings joined by commas.
+	Cells string      `json:"cells"`
+	Items []RerunItem `json:"items"`
+	// Trials is the number of further trials per side that decides every listed cell.
+	Trials int            `json:"trials"`
+	Rule   SequentialRule `json:"rule"`
+	// Undecidable lists inconclusive cells that no reasonable number of trials decides.
+	Undecidable []string `json:"undecidable,omitempty"`
+}
+
+// RerunItem is one cell to measure again.
+type RerunItem struct {
+	Cell          string   `json:"cell"`
+	Metrics       []Metric `json:"metrics"`
+	FurtherTrials int      `json:"further_trials"`
+}
+
+// SequentialRule is the two-look group-sequential rule for the rerun.
+type SequentialRule struct {
+	Method string  `json:"method"`
+	FDR    float64 `json:"fdr"`
+	// Level1 is the BH level of the first look (this comparison); Level2 is the BH level the
+	// second look must use on the pooled trials.
+	Level1 float64 `json:"level1"`
+	Level2 float64 `json:"level2"`
+	// InformationFraction is the first look's share of the information the plan assumed.
+	InformationFraction float64 `json:"information_fraction"`
+	Text                string  `json:"text"`
+}
+
+// ComparisonError lists every problem found in a comparison file.
+type ComparisonError struct {
+	Problems []string
+}
+
+func (e *ComparisonError) Error() string {
+	if len(e.Problems) == 1 {
+		return "invalid comparison file: " + e.Problems[0]
+	}
+	return fmt.Sprintf("invalid comparison file (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
+}
+
+// ValidateComparison checks c: the schema, the verdicts, the cell identities and metrics, and
+// that every number is finite.
+func ValidateComparison(c *Comparison) error {
+	var v validator
+	if c.Schema != ComparisonSchemaV1 {
+		v.addf("schema is %q, want %q", c.Schema, ComparisonSchemaV1)
+	}
+	if !c.Verdict.Valid() {
+		v.addf("verdict %q is not one of regression, improvement, unchanged, inconclusive, not_comparable", c.Verdict)
+	}
+	s := c.Settings
+	if !(s.FDR > 0 && s.FDR < 1) {
+		v.addf("settings.fdr %v is not in (0, 1)", s.FDR)
+	}
+	if s.Look != 1 && s.Look != 2 {
+		v.addf("settings.look %d is not 1 or 2", s.Look)
+	}
+	for i, m := range s.Metrics {
+		if !knownMetric(m.Metric) {
+			v.addf("settings.metrics[%d]: unknown metric %q", i, m.Metric)
+		}
+		finite(&v, fmt.Sprintf("settings.metrics[%d].delta", i), m.Delta)
+	}
+	for _, f := range []struct {
+		name string
+		x    float64
+	}{{"settings.level", s.Level}, {"settings.equivalence_alpha", s.EquivalenceAlpha}, {"settings.power", s.Power}, {"settings.confidence_level", s.ConfidenceLevel}} {
+		finite(&v, f.name, f.x)
+	}
+	seen := map[string]bool{}
+	for i, cell := range c.Cells {
+		where := fmt.Sprintf("cells[%d] (%s)", i, cell.Cell)
+		id, err := ParseCellID(cell.Cell)
+		if err != nil {
+			v.addf("cells[%d]: %v", i, err)
+		} else if id.String() != cell.Cell || id.Phase != cell.Phase || id.ContextLabel != cell.ContextLabel || id.Concurrency != cell.Concurrency {
+			v.addf("%s: cell, phase, context_label and concurrency disagree", where)
+		}
+		if seen[cell.Cell] {
+			v.addf("%s: cell listed twice", where)
+		}
+		seen[cell.Cell] = true
+		if !cell.Verdict.Valid() {
+			v.addf("%s: verdict %q is not a verdict", where, cell.Verdict)
+		}
+		for j, m := range cell.Metrics {
+			mw := fmt.Sprintf("%s metrics[%d]", where, j)
+			if !knownMetric(m.Metric) {
+				v.addf("%s: unknown metric %q", mw, m.Metric)
+			}
+			if !m.Verdict.Valid() {
+				v.addf("%s: verdict %q is not a verdict", mw, m.Verdict)
+			}
+			for _, p := range []struct {
+				name string
+				x    *float64
+			}{{"base", m.Base}, {"head", m.Head}, {"p", m.P}, {"q", m.Q}, {"rank_p", m.RankP}, {"tost_p", m.TOSTP}, {"mdc", m.MDC}} {
+				if p.x != nil {
+					finite(&v, mw+"."+p.name, *p.x)
+				}
+			}
+			for _, p := range []struct {
+				name string
+				x    *float64
+			}{{"p", m.P}, {"q", m.Q}, {"rank_p", m.RankP}, {"tost_p", m.TOSTP}} {
+				if p.x != nil && (*p.x < 0 || *p.x > 1) {
+					v.addf("%s.%s %v is not a probability", mw, p.name, *p.x)
+				}
+			}
+			if m.Change != nil {
+				changeOK(&v, mw+".change", m.Change)
+			}
+			if m.Noise != nil {
+				switch m.Noise.Source {
+				case NoiseTrials, NoiseHistory, NoiseWithin, NoisePrior:
+				default:
+					v.addf("%s.noise.source %q is not trials, history, within+prior or prior", mw, m.Noise.Source)
+				}
+				finite(&v, mw+".noise.cv", m.Noise.CV)
+			}
+		}
+	}
+	if g := c.Summary.DecodeTotalGeomean; g != nil {
+		changeOK(&v, "summary.decode_total_geomean", g)
+	}
+	if r := c.Rerun; r != nil {
+		for i, it := range r.Items {
+			if _, err := ParseCellID(it.Cell); err != nil {
+				v.addf("rerun.items[%d]: %v", i, err)
+			}
+		}
+		if r.Cells != "" {
+			for _, s := range strings.Split(r.Cells, ",") {
+				if _, err := ParseCellID(s); err != nil {
+					v.addf("rerun.cells: %v", err)
+				}
+			}
+		}
+	}
+	if len(v.problems) > 0 {
+		return &ComparisonError{Problems: v.problems}
+	}
+	return nil
+}
+
+func finite(v *validator, name string, x float64) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		v.addf("%s is %v; write null for a number that does not exist", name, x)
+	}
+}
+
+func changeOK(v *validator, name string, c *Change) {
+	finite(v, name+".change", c.Change)
+	finite(v, name+".low", c.Low)
+	finite(v, name+".high", c.High)
+	if c.Change <= -1 || c.Low <= -1 {
+		v.addf("%s: a relative change must be above −100%%", name)
+	}
+	if c.Low > c.High {
+		v.addf("%s: low %v above high %v", name, c.Low, c.High)
+	}
+}
+
+// DecodeComparison reads one comparison document from data, strictly (unknown fields and
+// trailing data are errors), and validates it.
+func DecodeComparison(data []byte) (*Comparison, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var c Comparison
+	if err := dec.Decode(&c); err != nil {
+		return nil, jsonError(data, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("line %d: data after the comparison document; a comparison file holds one JSON object", lineOf(data, dec.InputOffset()))
+	}
+	if err := ValidateComparison(&c); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// ReadComparison reads and validates a comparison from r.
+func ReadComparison(r io.Reader) (*Comparison, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("larger than %d bytes; is this a comparison file?", maxFileSize)
+	}
+	return DecodeComparison(data)
+}
+
+// ReadComparisonFile reads and validates the comparison file at path.
+func ReadComparisonFile(path string) (*Comparison, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	c, err := ReadComparison(fh)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
+}
+
+// EncodeComparison validates c and returns its canonical JSON (two-space indent, a final
+// newline).
+func EncodeComparison(c *Comparison) ([]byte, error) {
+	if err := ValidateComparison(c); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(c); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// WriteComparison writes c's canonical JSON to w.
+func WriteComparison(w io.Writer, c *Comparison) error {
+	data, err := EncodeComparison(c)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// WriteComparisonFile writes c to path atomically (temporary file, sync, rename).
+func WriteComparisonFile(path string, c *Comparison) error {
+	data, err := EncodeComparison(c)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, data)
+}
