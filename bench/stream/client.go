@@ -75,6 +75,7 @@ type Client struct {
 	apiKey    string
 	hc        *http.Client
 	ownedTr   *http.Transport // nil when the caller supplied the HTTP client
+	fresh     *http.Client    // no keep-alive: the retry after a stale connection dials anew
 	now       func() time.Time
 	maxConns  int
 	rep       RepetitionConfig
@@ -114,6 +115,9 @@ func New(baseURL string, opts ...Option) *Client {
 	if c.hc == nil {
 		c.ownedTr = NewTransport(c.maxConns)
 		c.hc = &http.Client{Transport: c.ownedTr}
+		ft := NewTransport(0)
+		ft.DisableKeepAlives = true
+		c.fresh = &http.Client{Transport: ft}
 	}
 	return c
 }
@@ -256,7 +260,11 @@ func (c *Client) send(ctx context.Context, path string, body []byte, res *Result
 		if c.apiKey != "" {
 			hreq.Header.Set("Authorization", "Bearer "+c.apiKey)
 		}
-		resp, err := c.hc.Do(hreq)
+		hc := c.hc
+		if attempt > 0 && c.fresh != nil {
+			hc = c.fresh
+		}
+		resp, err := hc.Do(hreq)
 		res.Reused = reused
 		if err == nil {
 			if !res.Sent.IsZero() {

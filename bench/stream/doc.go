@@ -46,7 +46,8 @@
 //   - FirstToken: arrival of the first chunk that carries output (text, content, reasoning or
 //     tool-call deltas, or a rise of the continuous usage count). TTFT = FirstToken − Sent; it never
 //     contains client queueing or upload time.
-//   - Event.At / Last: the moment the line of that chunk was read from the connection.
+//   - Event.At / Last: the moment the first "data:" line of that chunk was read from the
+//     connection.
 //
 // # Token counting
 //

@@ -77,13 +77,14 @@ type decoder struct {
 	data      []byte // data lines of the SSE event being assembled
 	hasData   bool
 	eventName string
-	lastAt    time.Time // arrival of the last line
+	dataAt    time.Time // arrival of the first data line of the event being assembled
 
-	done        bool // "[DONE]" seen
-	finished    bool // a finish_reason seen
-	cum         int  // tokens reported so far (continuous count or provisional chunk count)
-	finalUsage  int  // largest usage.completion_tokens seen
-	allContUsed bool // every content chunk carried a positive usage count
+	done        bool      // "[DONE]" seen
+	finished    bool      // a finish_reason seen
+	cum         int       // tokens reported so far (continuous count or provisional chunk count)
+	finalUsage  int       // largest usage.completion_tokens seen
+	usageAt     time.Time // arrival of the chunk that raised finalUsage
+	allContUsed bool      // every content chunk carried a positive usage count
 	sawContent  bool
 	tail        []byte // the end of the output text, for the repetition detector
 }
@@ -94,9 +95,8 @@ func newDecoder(res *Result, onEvent func(Event), rep RepetitionConfig) *decoder
 
 // line does process one SSE line that arrived at time at.
 func (d *decoder) line(line []byte, at time.Time) error {
-	d.lastAt = at
 	if len(line) == 0 {
-		return d.dispatch(at)
+		return d.dispatch()
 	}
 	if line[0] == ':' { // comment / keep-alive
 		return nil
@@ -105,6 +105,9 @@ func (d *decoder) line(line []byte, at time.Time) error {
 	value = bytes.TrimPrefix(value, []byte{' '})
 	switch string(field) {
 	case "data":
+		if !d.hasData {
+			d.dataAt = at
+		}
 		if d.hasData {
 			d.data = append(d.data, '\n')
 		}
@@ -116,8 +119,10 @@ func (d *decoder) line(line []byte, at time.Time) error {
 	return nil
 }
 
-// dispatch does handle the SSE event assembled so far (at a blank line or the end of input).
-func (d *decoder) dispatch(at time.Time) error {
+// dispatch does handle the SSE event assembled so far (at a blank line or the end of input),
+// stamped with the arrival of its first data line.
+func (d *decoder) dispatch() error {
+	at := d.dataAt
 	if !d.hasData {
 		d.eventName = ""
 		return nil
@@ -170,7 +175,9 @@ func (d *decoder) chunk(data []byte, eventName string, at time.Time) error {
 			d.res.PromptTokens = c.Usage.PromptTokens
 		}
 		usage = c.Usage.CompletionTokens
-		d.finalUsage = max(d.finalUsage, usage)
+		if usage > d.finalUsage {
+			d.finalUsage, d.usageAt = usage, at
+		}
 	}
 	tokens := 0
 	switch {
@@ -264,8 +271,8 @@ func (d *decoder) appendTail(text []byte) {
 // finish does close the accounting after the body ended (eof) or "[DONE]": it settles the usage
 // source and spreads a final count over the events, then checks for truncation and loops.
 func (d *decoder) finish() error {
-	// A last event without its blank line still counts; it is stamped when its line arrived.
-	if err := d.dispatch(d.lastAt); err != nil {
+	// A last event without its blank line still counts.
+	if err := d.dispatch(); err != nil {
 		d.settle()
 		return err
 	}
@@ -286,10 +293,16 @@ func (d *decoder) settle() {
 	switch {
 	case d.sawContent && d.allContUsed:
 		res.UsageSource = UsageContinuous
-		res.OutputTokens = max(d.cum, d.finalUsage)
+		res.OutputTokens = d.cum
 	case d.finalUsage > 0:
 		res.UsageSource = UsageFinal
 		res.OutputTokens = d.finalUsage
+		if len(res.Events) == 0 {
+			// Usage without any text (every token decoded to nothing): the tokens are known
+			// to have arrived by the usage chunk.
+			res.Events = append(res.Events, Event{At: d.usageAt})
+			res.FirstToken, res.Last = d.usageAt, d.usageAt
+		}
 		spread(res.Events, d.finalUsage)
 	default:
 		res.UsageSource = UsageChunks
