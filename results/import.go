@@ -255,7 +255,7 @@ func parseKV(lines []srcLine) ([]kvLine, error) {
 		}
 		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(t, "- "), "* "))
 		if pending.key != "" {
-			pending.value = t
+			pending.n, pending.value = l.n, t
 			out = append(out, pending)
 			pending = kvLine{}
 			continue

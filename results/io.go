@@ -129,7 +129,11 @@ func jsonError(data []byte, err error) error {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		return fmt.Errorf("line %d: not valid JSON: %v", lineOf(data, syn.Offset), syn)
+		hint := ""
+		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] != '{' {
+			hint = " (a results file is JSON; to read a speed-matrix report, convert it with speedmatrix import)"
+		}
+		return fmt.Errorf("line %d: not valid JSON: %v%s", lineOf(data, syn.Offset), syn, hint)
 	case errors.As(err, &typ):
 		return fmt.Errorf("line %d: field %s: got a JSON %s, want %s", lineOf(data, typ.Offset), typ.Field, typ.Value, typ.Type)
 	case errors.Is(err, io.EOF):

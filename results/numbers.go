@@ -2,9 +2,12 @@ package results
 
 import (
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 )
+
+var plainNumberRE = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
 // ParseNumber reads a number as reports print it: "9,819.0", "153.9", "12.2K", "12K", "1.2M".
 // A K or M suffix scales by 1,000 or 1,000,000 without binary rounding ("12.2K" is exactly
@@ -18,7 +21,7 @@ func ParseNumber(s string) (float64, error) {
 	case strings.HasSuffix(t, "M"):
 		scale, t = 6, strings.TrimSuffix(t, "M")
 	}
-	if t == "" || strings.ContainsAny(t, "eE+_") || strings.HasPrefix(t, "-") {
+	if !plainNumberRE.MatchString(t) {
 		return 0, fmt.Errorf("%q is not a number like 9,819.0 or 12.2K", s)
 	}
 	if scale > 0 {
