@@ -1,0 +1,107 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Tokens is the server tokenizer's answer.
+type Tokens struct {
+	IDs []int
+	// MaxModelLen is vLLM's max_model_len from the /tokenize answer; 0 when absent.
+	MaxModelLen int
+}
+
+// tokenizeReply is both vLLM's {"tokens","count","max_model_len"} and llama.cpp's {"tokens"}.
+type tokenizeReply struct {
+	Tokens      []json.RawMessage `json:"tokens"`
+	Count       *int              `json:"count"`
+	MaxModelLen int               `json:"max_model_len"`
+}
+
+// DecodeTokenize does parse a /tokenize answer body. Token entries are ids, or llama.cpp's
+// {"id": n, "piece": …} objects; a "count" that disagrees with the ids is an error.
+func DecodeTokenize(body []byte) (Tokens, error) {
+	var r tokenizeReply
+	if err := json.Unmarshal(body, &r); err != nil {
+		return Tokens{}, fmt.Errorf("tokenize answer is not JSON: %w", err)
+	}
+	if r.Tokens == nil {
+		return Tokens{}, errors.New(`tokenize answer has no "tokens" list`)
+	}
+	ids := make([]int, len(r.Tokens))
+	for i, raw := range r.Tokens {
+		if err := json.Unmarshal(raw, &ids[i]); err != nil {
+			var o struct {
+				ID *int `json:"id"`
+			}
+			if json.Unmarshal(raw, &o) != nil || o.ID == nil {
+				return Tokens{}, fmt.Errorf("tokenize answer: token %d is %s, want an integer id", i, cut(raw, 40))
+			}
+			ids[i] = *o.ID
+		}
+	}
+	if r.Count != nil && *r.Count != len(ids) {
+		return Tokens{}, fmt.Errorf("tokenize answer: count %d but %d tokens", *r.Count, len(ids))
+	}
+	return Tokens{IDs: ids, MaxModelLen: r.MaxModelLen}, nil
+}
+
+// Tokenize does tokenize text with the server's tokenizer as a completion prompt would be
+// (special tokens such as BOS included, as the server adds them by default). It sends vLLM's
+// shape {"model", "prompt"} first and llama.cpp's {"content"} when that is refused, and
+// remembers which one worked. ErrNotSupported when the server has no /tokenize.
+func (c *Client) Tokenize(ctx context.Context, model, text string) (Tokens, error) {
+	shapes := []int32{1, 2}
+	if s := c.tokShape.Load(); s != 0 {
+		shapes = []int32{s}
+	}
+	var lastErr error
+	for _, shape := range shapes {
+		var in any = map[string]any{"model": model, "prompt": text}
+		if shape == 2 {
+			in = map[string]any{"content": text, "add_special": true}
+		}
+		var raw json.RawMessage
+		err := c.call(ctx, http.MethodPost, "/tokenize", in, &raw)
+		if err == nil {
+			toks, derr := DecodeTokenize(raw)
+			if derr == nil {
+				c.tokShape.Store(shape)
+				return toks, nil
+			}
+			err = derr
+		}
+		lastErr = err
+		if errors.Is(err, ErrNotSupported) {
+			return Tokens{}, err
+		}
+	}
+	return Tokens{}, lastErr
+}
+
+// Detokenize does turn token ids back into text with the server's tokenizer, in the request shape
+// Tokenize found (vLLM {"model","tokens"} → {"prompt"}; llama.cpp {"tokens"} → {"content"}).
+func (c *Client) Detokenize(ctx context.Context, model string, ids []int) (string, error) {
+	var out struct {
+		Prompt  *string `json:"prompt"`
+		Content *string `json:"content"`
+	}
+	in := map[string]any{"model": model, "tokens": ids}
+	if c.tokShape.Load() == 2 {
+		in = map[string]any{"tokens": ids}
+	}
+	if err := c.call(ctx, http.MethodPost, "/detokenize", in, &out); err != nil {
+		return "", err
+	}
+	switch {
+	case out.Prompt != nil:
+		return *out.Prompt, nil
+	case out.Content != nil:
+		return *out.Content, nil
+	}
+	return "", errors.New(`detokenize answer has neither "prompt" nor "content"`)
+}
