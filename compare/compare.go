@@ -3,7 +3,6 @@ package compare
 import (
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/results"
@@ -364,13 +363,3 @@ func overall(c results.VerdictCounts) results.Verdict {
 
 // ptr returns a pointer to v.
 func ptr[T any](v T) *T { return &v }
-
-// sortedKeys returns the keys of m in order.
-func sortedKeys(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}

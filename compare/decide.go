@@ -227,6 +227,7 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 	items := map[string]*results.RerunItem{}
 	var order []string
 	undecidable := map[string]bool{}
+	var undecidableOrder []string
 	for _, t := range inc {
 		target := math.Log1p(2*th.Delta[t.metric]) / z
 		n := 0
@@ -239,7 +240,10 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 		}
 		cell := t.id.String()
 		if n == 0 {
-			undecidable[cell] = true
+			if !undecidable[cell] {
+				undecidable[cell] = true
+				undecidableOrder = append(undecidableOrder, cell)
+			}
 			continue
 		}
 		t.out.FurtherTrials = ptr(n)
@@ -260,7 +264,7 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 		adv.Trials = max(adv.Trials, it.FurtherTrials)
 	}
 	adv.Cells = strings.Join(cells, ",")
-	for _, cell := range sortedKeys(undecidable) {
+	for _, cell := range undecidableOrder {
 		if items[cell] == nil {
 			adv.Undecidable = append(adv.Undecidable, cell)
 		}

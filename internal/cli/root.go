@@ -119,6 +119,7 @@ matrix with regression verdicts.`,
 		newVersionCmd(env),
 		newImportCmd(env),
 		newReportCmd(env),
+		newCompareCmd(env),
 	)
 	return root
 }

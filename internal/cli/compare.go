@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/report"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// newCompareCmd builds `speedmatrix compare`.
+func newCompareCmd(env *Env) *cobra.Command {
+	var (
+		historyDir, out, format, cells string
+		thresholds                     []string
+		fdr                            float64
+		force                          bool
+		look                           int
+	)
+	def := compare.DefaultThresholds()
+	cmd := &cobra.Command{
+		Use:   "compare BASE HEAD",
+		Short: "Compare two results files cell by cell with statistical verdicts",
+		Long: `Compare decides for every cell present in both results files and every metric (prefill:
+prompt tok/s and TTFT; decode: total tok/s, per-request tok/s, TTFT, time between tokens)
+whether HEAD is a regression, an improvement, unchanged (shown within ±δ) or inconclusive
+against BASE, with the relative change, its confidence interval, a p-value and the smallest
+change the cell could have detected. A status change from valid to queued, over capacity or
+error is a regression by itself. The false discovery rate is controlled over the whole matrix
+(Benjamini–Hochberg), and inconclusive cells get rerun advice with a two-look rule.
+
+Noise comes from repeated trials when both sides have them, else from --history (the spread of
+each cell across earlier results of the base), else from the window's own samples floored by a
+prior, else from the prior alone; the output says which, per cell.
+
+BASE and HEAD may each be several files separated by commas (BASE,BASE_RERUN): their trials
+pool cell by cell, as the second look after a rerun needs.
+
+Default thresholds δ: 3% for throughput (prompt_tok_per_s, total_tok_per_s,
+per_request_tok_per_s), 5% for latency (ttft_ms, tbt_ms); FDR q = 0.05.
+
+Exit status: 0 no regression, 3 regression found (after writing the output), 1 error,
+2 usage.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "markdown" && format != "json" {
+				return usagef("--format %q: want text, markdown or json", format)
+			}
+			th := def
+			for _, s := range thresholds {
+				if err := th.SetThreshold(s); err != nil {
+					return usagef("--threshold: %v", err)
+				}
+			}
+			if !(fdr > 0 && fdr < 1) {
+				return usagef("--fdr %v: want a false discovery rate between 0 and 1, e.g. 0.05", fdr)
+			}
+			th.FDR = fdr
+			if look != 1 && look != 2 {
+				return usagef("--look %d: want 1 (first comparison) or 2 (after the advised rerun)", look)
+			}
+			th.Look = look
+			in := compare.Input{Force: force, BasePath: args[0], HeadPath: args[1]}
+			if cells != "" {
+				for _, s := range strings.Split(cells, ",") {
+					id, err := results.ParseCellID(s)
+					if err != nil {
+						return usagef("--cells: %v", err)
+					}
+					in.Cells = append(in.Cells, id)
+				}
+			}
+			var err error
+			if in.Base, err = readSide(args[0]); err != nil {
+				return err
+			}
+			if in.Head, err = readSide(args[1]); err != nil {
+				return err
+			}
+			var histWarnings []string
+			if historyDir != "" {
+				in.History, histWarnings, err = readHistory(historyDir)
+				if err != nil {
+					return err
+				}
+			}
+			c, err := compare.Compare(in, th)
+			if err != nil {
+				return err
+			}
+			c.Warnings = append(c.Warnings, histWarnings...)
+			if out != "" {
+				if err := results.WriteComparisonFile(out, c); err != nil {
+					return fmt.Errorf("writing %s: %w", out, err)
+				}
+			}
+			switch format {
+			case "json":
+				err = results.WriteComparison(env.Stdout, c)
+			case "markdown":
+				err = report.ComparisonMarkdown(env.Stdout, c)
+			default:
+				err = report.ComparisonText(env.Stdout, c)
+			}
+			if err != nil {
+				return err
+			}
+			if c.Verdict == results.VerdictRegression {
+				return ErrRegression
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&historyDir, "history", "", "folder of earlier results files of the base (*.json); each cell's spread across them is its noise")
+	f.StringArrayVar(&thresholds, "threshold", nil, "practical floor δ as METRIC=PERCENT, repeatable (metrics: "+strings.Join(compare.MetricNames(), ", ")+"), e.g. --threshold ttft=10")
+	f.Float64Var(&fdr, "fdr", def.FDR, "false discovery rate q over all tested cell-metrics (both looks together)")
+	f.BoolVar(&force, "force", false, "compare files of different models or hardware (the output warns)")
+	f.StringVarP(&out, "output", "o", "", "also write the comparison file (speedmatrix/comparison/v1 JSON) to this path")
+	f.StringVar(&format, "format", "text", "output on stdout: text (benchstat-like), markdown (pull-request comment) or json (the comparison file)")
+	f.IntVar(&look, "look", 1, "1 for a first comparison; 2 for the comparison of pooled trials after the advised rerun (stricter level, no third look)")
+	f.StringVar(&cells, "cells", "", "compare only these cells (comma-separated, e.g. decode/8K/1,prefill/8K), as the rerun advice lists them")
+	return cmd
+}
+
+// readSide reads one side's comma-separated results files.
+func readSide(arg string) ([]*results.File, error) {
+	var fs []*results.File
+	for _, p := range strings.Split(arg, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			continue
+		}
+		f, err := results.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("cannot compare: %w", err)
+		}
+		fs = append(fs, f)
+	}
+	if len(fs) == 0 {
+		return nil, usagef("no results file in %q", arg)
+	}
+	return fs, nil
+}
+
+// readHistory reads every *.json results file in dir, in name order; files that are not valid
+// results files are skipped with a warning.
+func readHistory(dir string) ([]*results.File, []string, error) {
+	matches, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, nil, fmt.Errorf("--history: %w", err)
+	}
+	sort.Strings(matches)
+	var fs []*results.File
+	var warnings []string
+	for _, p := range matches {
+		f, err := results.ReadFile(p)
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("history file skipped: %v", err))
+			continue
+		}
+		fs = append(fs, f)
+	}
+	if len(fs) == 0 {
+		warnings = append(warnings, fmt.Sprintf("--history %s holds no readable results file; the prior was used", dir))
+	}
+	return fs, warnings, nil
+}

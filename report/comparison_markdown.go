@@ -1,0 +1,140 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// mdEscape keeps a table cell on one line and its pipes literal.
+func mdEscape(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
+}
+
+// mdCell is one matrix cell in markdown: regressions in bold.
+func mdCell(cell *results.CellComparison, m *results.MetricComparison) string {
+	s := mdEscape(cellMetricText(cell, m))
+	if m.Verdict == results.VerdictRegression {
+		return "**" + s + "**"
+	}
+	return s
+}
+
+// ComparisonMarkdown writes the comparison as GitHub markdown for a pull-request comment: the
+// verdict and summary first, then one matrix table per metric with verdict marks, and the
+// evidence (regressions, improvements, rerun advice, noise sources, settings, warnings) in
+// collapsible sections.
+func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
+	ew := &errWriter{w: w}
+	icon := map[results.Verdict]string{
+		results.VerdictRegression: "❌", results.VerdictImprovement: "✅", results.VerdictUnchanged: "✅",
+		results.VerdictInconclusive: "⚠️", results.VerdictNotComparable: "⚠️",
+	}[c.Verdict]
+	fmt.Fprintf(ew, "## %s speedmatrix: %s\n\n%s\n\n", icon, strings.ReplaceAll(string(c.Verdict), "_", " "), headline(c))
+	fmt.Fprintln(ew, "| | regression | improvement | unchanged | inconclusive | not comparable |")
+	fmt.Fprintln(ew, "|---|---|---|---|---|---|")
+	for _, r := range []struct {
+		name string
+		v    results.VerdictCounts
+	}{{"cells", c.Summary.CellCounts}, {"cell-metrics", c.Summary.Counts}} {
+		fmt.Fprintf(ew, "| %s | %d | %d | %d | %d | %d |\n", r.name, r.v.Regression, r.v.Improvement, r.v.Unchanged, r.v.Inconclusive, r.v.NotComparable)
+	}
+	fmt.Fprintln(ew)
+	if g := c.Summary.DecodeTotalGeomean; g != nil {
+		fmt.Fprintf(ew, "Decode total tok/s, geometric mean over %d cells: **%s**\n\n", g.Cells, intervalText(g, c.Settings.ConfidenceLevel))
+	}
+	fmt.Fprintf(ew, "Base: %s  \nHead: %s\n", mdEscape(runLine(c.Base)), mdEscape(runLine(c.Head)))
+	if len(c.Warnings) > 0 {
+		fmt.Fprintln(ew)
+		for _, w := range c.Warnings {
+			fmt.Fprintf(ew, "> [!WARNING]\n> %s\n\n", mdEscape(w))
+		}
+	}
+
+	if rows := prefillRows(c); len(rows) > 0 {
+		fmt.Fprintf(ew, "\n### Prefill\nprompt tok/s: higher is better, δ = %s · TTFT: lower is better, δ = %s\n\n| Context | Prompt tok/s | TTFT |\n|---|---|---|\n",
+			pctPlain(deltaOf(c, results.MetricPromptTokPerS)), pctPlain(deltaOf(c, results.MetricTTFT)))
+		for _, cell := range rows {
+			fmt.Fprintf(ew, "| %s", cell.ContextLabel)
+			for _, m := range results.Metrics(results.PhasePrefill) {
+				if mc := metricOf(cell, m); mc != nil {
+					fmt.Fprintf(ew, " | %s", mdCell(cell, mc))
+				} else {
+					fmt.Fprint(ew, " | ")
+				}
+			}
+			fmt.Fprintln(ew, " |")
+		}
+	}
+	for _, m := range results.Metrics(results.PhaseDecode) {
+		g := decodeGrid(c, m, mdCell)
+		if len(g.contexts) == 0 {
+			continue
+		}
+		fmt.Fprintf(ew, "\n### %s\nrows are context length, columns are simultaneous requests\n\n| Context |", metricHeading(c, results.PhaseDecode, m))
+		for _, cc := range g.concurrency {
+			fmt.Fprintf(ew, " %d |", cc)
+		}
+		fmt.Fprintf(ew, "\n|---|%s\n", strings.Repeat("---|", len(g.concurrency)))
+		for _, ctx := range g.contexts {
+			fmt.Fprintf(ew, "| %s |", ctx)
+			for _, cc := range g.concurrency {
+				fmt.Fprintf(ew, " %s |", g.cells[ctx][cc])
+			}
+			fmt.Fprintln(ew)
+		}
+	}
+	fmt.Fprintln(ew)
+	fmt.Fprintln(ew, strings.Join(comparisonLegend, "<br>"))
+
+	details := func(summary string, lines []string) {
+		if len(lines) == 0 {
+			return
+		}
+		fmt.Fprintf(ew, "\n<details><summary>%s</summary>\n\n", summary)
+		for _, l := range lines {
+			fmt.Fprintf(ew, "- %s\n", mdEscape(l))
+		}
+		fmt.Fprintln(ew, "\n</details>")
+	}
+	reg := byVerdict(c, results.VerdictRegression)
+	details(fmt.Sprintf("Regressions (%d)", len(reg)), reg)
+	imp := byVerdict(c, results.VerdictImprovement)
+	details(fmt.Sprintf("Improvements (%d)", len(imp)), imp)
+	if r := c.Rerun; r != nil {
+		var lines []string
+		for _, it := range r.Items {
+			var ms []string
+			for _, m := range it.Metrics {
+				ms = append(ms, string(m))
+			}
+			lines = append(lines, fmt.Sprintf("`%s` (%s): %d more trials", it.Cell, strings.Join(ms, ", "), it.FurtherTrials))
+		}
+		if r.Cells != "" {
+			lines = append(lines, fmt.Sprintf("`speedmatrix run --cells %s --trials %d` on base and on head", r.Cells, r.Trials))
+		}
+		if len(r.Undecidable) > 0 {
+			lines = append(lines, "not decidable with a reasonable number of trials: "+strings.Join(r.Undecidable, ", "))
+		}
+		lines = append(lines, "Rule: "+r.Rule.Text)
+		details(fmt.Sprintf("Rerun advice (%d cells)", len(r.Items)), lines)
+	}
+	inc := byVerdict(c, results.VerdictInconclusive)
+	details(fmt.Sprintf("Inconclusive (%d)", len(inc)), inc)
+	settings := noiseCounts(c)
+	for _, s := range c.Settings.Metrics {
+		dir := "lower is better"
+		if s.HigherIsBetter {
+			dir = "higher is better"
+		}
+		settings = append(settings, fmt.Sprintf("%s: δ = %s, %s", s.Metric, pctPlain(s.Delta), dir))
+	}
+	settings = append(settings,
+		fmt.Sprintf("Benjamini–Hochberg over %d cell-metrics at %s (look %d of 2, FDR q = %s, %s spending)", c.Summary.Tests, strconv.FormatFloat(c.Settings.Level, 'g', 3, 64), c.Settings.Look, strconv.FormatFloat(c.Settings.FDR, 'g', -1, 64), c.Settings.Spending),
+		fmt.Sprintf("unchanged: TOST at %s; intervals at %s%%; power %s%%", strconv.FormatFloat(c.Settings.EquivalenceAlpha, 'g', -1, 64), strconv.FormatFloat(c.Settings.ConfidenceLevel*100, 'g', -1, 64), strconv.FormatFloat(c.Settings.Power*100, 'g', -1, 64)))
+	details("Noise sources and settings", settings)
+	return ew.err
+}

@@ -1,0 +1,464 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// Verdict marks of the comparison renderings.
+const (
+	MarkRegression    = "✗"
+	MarkImprovement   = "✓"
+	MarkUnchanged     = "="
+	MarkInconclusive  = "?"
+	MarkNotComparable = "·"
+)
+
+// VerdictMark returns the mark of a verdict.
+func VerdictMark(v results.Verdict) string {
+	switch v {
+	case results.VerdictRegression:
+		return MarkRegression
+	case results.VerdictImprovement:
+		return MarkImprovement
+	case results.VerdictUnchanged:
+		return MarkUnchanged
+	case results.VerdictInconclusive:
+		return MarkInconclusive
+	}
+	return MarkNotComparable
+}
+
+// comparisonLegend explains the marks and the cell text.
+var comparisonLegend = []string{
+	"Each cell: change of head against base (± half the 95 % confidence interval) and its verdict:",
+	MarkRegression + " regression: worse beyond δ, significant after false-discovery-rate control",
+	MarkImprovement + " improvement: better beyond δ, significant after false-discovery-rate control",
+	MarkUnchanged + " unchanged: shown to be within ±δ (two one-sided tests)",
+	MarkInconclusive + " inconclusive: neither; too noisy to tell at this δ (see the rerun advice)",
+	MarkNotComparable + " not comparable: missing, not measured, or a status change (named)",
+}
+
+// verdictWord returns a verdict as a heading word.
+func verdictWord(v results.Verdict) string {
+	return strings.ToUpper(strings.ReplaceAll(string(v), "_", " "))
+}
+
+// changeText formats a change as "+4.1% (±1.2%)".
+func changeText(ch *results.Change) string {
+	half := (ch.High - ch.Low) / 2 * 100
+	return fmt.Sprintf("%s (±%s%%)", FormatPercent(ch.Change), strconv.FormatFloat(half, 'f', 1, 64))
+}
+
+// intervalText formats "-6.1% (95% CI -7.2% … -5.0%)".
+func intervalText(ch *results.Change, level float64) string {
+	return fmt.Sprintf("%s (%s%% CI %s … %s)", FormatPercent(ch.Change), strconv.FormatFloat(level*100, 'f', -1, 64), FormatPercent(ch.Low), FormatPercent(ch.High))
+}
+
+// cellMetricText is the text of one cell-metric in a matrix: the change and the mark, or the
+// reason it was not compared.
+func cellMetricText(cell *results.CellComparison, m *results.MetricComparison) string {
+	if m.Change != nil {
+		return changeText(m.Change) + " " + VerdictMark(m.Verdict)
+	}
+	return shortReason(cell, m) + " " + VerdictMark(m.Verdict)
+}
+
+// shortReason names why a cell-metric has no change.
+func shortReason(cell *results.CellComparison, m *results.MetricComparison) string {
+	switch {
+	case cell.BaseStatus == "":
+		return "new in head"
+	case cell.HeadStatus == "":
+		return "missing in head"
+	case cell.BaseStatus != cell.HeadStatus:
+		return statusShort(cell.BaseStatus) + "→" + statusShort(cell.HeadStatus)
+	case !cell.BaseStatus.Measured():
+		return statusShort(cell.BaseStatus)
+	case m.Base == nil && m.Head == nil:
+		return "no value"
+	}
+	return "—"
+}
+
+func statusShort(s results.Status) string {
+	return strings.ReplaceAll(string(s), "_", " ")
+}
+
+// formatValue formats a metric's value as the speed-matrix page does.
+func formatValue(m results.Metric, v *float64) string {
+	if v == nil {
+		return Dash
+	}
+	switch m {
+	case results.MetricTTFT:
+		return FormatTTFT(*v)
+	case results.MetricTBT:
+		return FormatTBT(*v)
+	}
+	return FormatTokPerS(*v) + " tok/s"
+}
+
+// grid is one metric's decode matrix: rows are contexts, columns concurrency levels.
+type grid struct {
+	contexts    []string
+	concurrency []int
+	cells       map[string]map[int]string
+}
+
+// decodeGrid lays out metric m of the decode cells, with text from f.
+func decodeGrid(c *results.Comparison, m results.Metric, f func(*results.CellComparison, *results.MetricComparison) string) grid {
+	g := grid{cells: map[string]map[int]string{}}
+	ctxLen := map[string]int{}
+	for i := range c.Cells {
+		cell := &c.Cells[i]
+		if cell.Phase != results.PhaseDecode {
+			continue
+		}
+		for j := range cell.Metrics {
+			mc := &cell.Metrics[j]
+			if mc.Metric != m {
+				continue
+			}
+			if g.cells[cell.ContextLabel] == nil {
+				g.cells[cell.ContextLabel] = map[int]string{}
+				g.contexts = append(g.contexts, cell.ContextLabel)
+				ctxLen[cell.ContextLabel] = contextTokens(cell)
+			}
+			g.cells[cell.ContextLabel][cell.Concurrency] = f(cell, mc)
+			if !slices.Contains(g.concurrency, cell.Concurrency) {
+				g.concurrency = append(g.concurrency, cell.Concurrency)
+			}
+		}
+	}
+	slices.Sort(g.concurrency)
+	slices.SortStableFunc(g.contexts, func(a, b string) int { return ctxLen[a] - ctxLen[b] })
+	return g
+}
+
+// contextTokens returns a cell's context length for ordering rows.
+func contextTokens(cell *results.CellComparison) int {
+	if cell.Context > 0 {
+		return cell.Context
+	}
+	n, _ := results.ParseContext(cell.ContextLabel)
+	return n
+}
+
+// prefillRows returns the prefill cells in context order.
+func prefillRows(c *results.Comparison) []*results.CellComparison {
+	var out []*results.CellComparison
+	for i := range c.Cells {
+		if c.Cells[i].Phase == results.PhasePrefill {
+			out = append(out, &c.Cells[i])
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *results.CellComparison) int { return contextTokens(a) - contextTokens(b) })
+	return out
+}
+
+// metricOf returns cell's comparison of m, or nil.
+func metricOf(cell *results.CellComparison, m results.Metric) *results.MetricComparison {
+	for i := range cell.Metrics {
+		if cell.Metrics[i].Metric == m {
+			return &cell.Metrics[i]
+		}
+	}
+	return nil
+}
+
+// deltaOf returns the δ the comparison used for m.
+func deltaOf(c *results.Comparison, m results.Metric) float64 {
+	for _, s := range c.Settings.Metrics {
+		if s.Metric == m {
+			return s.Delta
+		}
+	}
+	return 0
+}
+
+// metricHeading is "Decode total tok/s (higher is better; δ = 3%)".
+func metricHeading(c *results.Comparison, phase results.Phase, m results.Metric) string {
+	dir := "lower is better"
+	if m.HigherIsBetter() {
+		dir = "higher is better"
+	}
+	name := "Decode"
+	if phase == results.PhasePrefill {
+		name = "Prefill"
+	}
+	title := m.Title()
+	if len(title) > 1 && title[1] >= 'a' && title[1] <= 'z' {
+		title = strings.ToLower(title[:1]) + title[1:]
+	}
+	return fmt.Sprintf("%s %s (%s; δ = %s)", name, title, dir, pctPlain(deltaOf(c, m)))
+}
+
+// pctPlain formats a fraction as "3%" or "2.5%".
+func pctPlain(f float64) string {
+	return strconv.FormatFloat(f*100, 'f', -1, 64) + "%"
+}
+
+// runLine describes one side.
+func runLine(r results.ComparedRun) string {
+	var parts []string
+	if r.Path != "" {
+		parts = append(parts, r.Path)
+	}
+	if r.ServedModel != "" {
+		parts = append(parts, r.ServedModel)
+	}
+	eng := strings.TrimSpace(r.Engine + " " + r.EngineVersion)
+	if r.Commit != "" {
+		eng += " @ " + r.Commit
+	}
+	if eng != "" {
+		parts = append(parts, eng)
+	}
+	if r.GPU != "" {
+		hw := r.GPU
+		if r.GPUCount > 1 {
+			hw = fmt.Sprintf("%s ×%d", r.GPU, r.GPUCount)
+		}
+		parts = append(parts, hw)
+	}
+	if r.RunID != "" {
+		parts = append(parts, "run "+r.RunID)
+	}
+	return strings.Join(parts, " · ")
+}
+
+// headline is the one-sentence outcome.
+func headline(c *results.Comparison) string {
+	cc, mc := c.Summary.CellCounts, c.Summary.Counts
+	switch c.Verdict {
+	case results.VerdictRegression:
+		return fmt.Sprintf("%d of %d cells regressed (%d cell-metrics).", cc.Regression, cc.Total(), mc.Regression)
+	case results.VerdictImprovement:
+		return fmt.Sprintf("No regression; %d of %d cells improved (%d cell-metrics).", cc.Improvement, cc.Total(), mc.Improvement)
+	case results.VerdictUnchanged:
+		return fmt.Sprintf("No regression: every compared cell-metric is shown unchanged within ±δ (%d cell-metrics).", mc.Unchanged)
+	case results.VerdictInconclusive:
+		if mc.Unchanged == 0 {
+			return fmt.Sprintf("Underpowered: none of the %d compared cell-metrics could be decided. The noise is too large for these thresholds, so this comparison can neither find nor rule out a regression; measure again (rerun advice below) or raise δ.", c.Summary.Tests)
+		}
+		return fmt.Sprintf("No regression found, but %d of %d compared cell-metrics are inconclusive: they can neither find nor rule out a change beyond δ.", mc.Inconclusive, c.Summary.Tests)
+	}
+	return "Nothing could be compared: no cell was measured in both files."
+}
+
+// countsLine lists verdict counts.
+func countsLine(v results.VerdictCounts) string {
+	return fmt.Sprintf("%d regression · %d improvement · %d unchanged · %d inconclusive · %d not comparable",
+		v.Regression, v.Improvement, v.Unchanged, v.Inconclusive, v.NotComparable)
+}
+
+// noiseCounts counts the noise sources of the tested cell-metrics, in a fixed order.
+func noiseCounts(c *results.Comparison) []string {
+	counts := map[string]int{}
+	for _, cell := range c.Cells {
+		for _, m := range cell.Metrics {
+			if m.Noise != nil {
+				counts[m.Noise.Source]++
+			}
+		}
+	}
+	desc := map[string]string{
+		results.NoiseTrials:  "spread of repeated trials in both files",
+		results.NoiseHistory: "spread of the cell across the base's history",
+		results.NoiseWithin:  "within-run batch means, at least the prior",
+		results.NoisePrior:   "configured prior only (no raw samples)",
+	}
+	var out []string
+	for _, s := range []string{results.NoiseTrials, results.NoiseHistory, results.NoiseWithin, results.NoisePrior} {
+		if counts[s] > 0 {
+			out = append(out, fmt.Sprintf("%s: %d (%s)", s, counts[s], desc[s]))
+		}
+	}
+	return out
+}
+
+// detail is one line about a decided or failed cell-metric.
+func detail(c *results.Comparison, cell *results.CellComparison, m *results.MetricComparison) string {
+	s := fmt.Sprintf("%s %s: %s → %s", cell.Cell, m.Metric.Title(), formatValue(m.Metric, m.Base), formatValue(m.Metric, m.Head))
+	if m.Change == nil {
+		return s + ", " + m.Reason
+	}
+	s += ", " + intervalText(m.Change, c.Settings.ConfidenceLevel)
+	if m.Q != nil {
+		s += fmt.Sprintf(", q = %.2g", *m.Q)
+	}
+	if m.Noise != nil {
+		s += fmt.Sprintf(", noise: %s (CV %.1f%%)", m.Noise.Source, m.Noise.CV*100)
+	}
+	return s
+}
+
+// byVerdict lists the cell-metrics with verdict v.
+func byVerdict(c *results.Comparison, v results.Verdict) []string {
+	var out []string
+	for i := range c.Cells {
+		cell := &c.Cells[i]
+		for j := range cell.Metrics {
+			if cell.Metrics[j].Verdict == v {
+				out = append(out, detail(c, cell, &cell.Metrics[j]))
+			}
+		}
+	}
+	return out
+}
+
+// table writes rows as left-aligned columns separated by two spaces, counting runes.
+func table(w io.Writer, indent string, rows [][]string) {
+	var widths []int
+	for _, r := range rows {
+		for i, s := range r {
+			if i >= len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(s))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		b.WriteString(indent)
+		for i, s := range r {
+			b.WriteString(s)
+			if i < len(r)-1 {
+				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(s)+2))
+			}
+		}
+		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
+	}
+}
+
+// ComparisonText writes the comparison as benchstat-like plain text: the verdict and summary,
+// the matrix of every metric with "+4.1% (±1.2%)" cells and verdict marks, a legend, the
+// regressions and improvements with their evidence, the noise sources, the rerun advice and the
+// warnings.
+func ComparisonText(w io.Writer, c *results.Comparison) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "speedmatrix compare\nbase: %s\nhead: %s\n\n", runLine(c.Base), runLine(c.Head))
+	fmt.Fprintf(ew, "Verdict: %s. %s\n", verdictWord(c.Verdict), headline(c))
+	fmt.Fprintf(ew, "Cells:        %s\n", countsLine(c.Summary.CellCounts))
+	fmt.Fprintf(ew, "Cell-metrics: %s\n", countsLine(c.Summary.Counts))
+	if g := c.Summary.DecodeTotalGeomean; g != nil {
+		fmt.Fprintf(ew, "Decode total tok/s, geometric mean over %d cells: %s\n", g.Cells, intervalText(g, c.Settings.ConfidenceLevel))
+	}
+	fmt.Fprintf(ew, "Family: %d cell-metrics under Benjamini–Hochberg at %.3g (look %d of 2; FDR q = %g over both looks)\n",
+		c.Summary.Tests, c.Settings.Level, c.Settings.Look, c.Settings.FDR)
+
+	if rows := prefillRows(c); len(rows) > 0 {
+		fmt.Fprintf(ew, "\nPrefill (prompt tok/s: higher is better, δ = %s; TTFT: lower is better, δ = %s)\n",
+			pctPlain(deltaOf(c, results.MetricPromptTokPerS)), pctPlain(deltaOf(c, results.MetricTTFT)))
+		tab := [][]string{{"Context", "Prompt tok/s", "TTFT"}}
+		for _, cell := range rows {
+			r := []string{cell.ContextLabel}
+			for _, m := range results.Metrics(results.PhasePrefill) {
+				if mc := metricOf(cell, m); mc != nil {
+					r = append(r, cellMetricText(cell, mc))
+				} else {
+					r = append(r, "")
+				}
+			}
+			tab = append(tab, r)
+		}
+		table(ew, "", tab)
+	}
+	for _, m := range results.Metrics(results.PhaseDecode) {
+		g := decodeGrid(c, m, cellMetricText)
+		if len(g.contexts) == 0 {
+			continue
+		}
+		fmt.Fprintf(ew, "\n%s\n", metricHeading(c, results.PhaseDecode, m))
+		head := []string{"Context"}
+		for _, cc := range g.concurrency {
+			head = append(head, strconv.Itoa(cc))
+		}
+		tab := [][]string{head}
+		for _, ctx := range g.contexts {
+			r := []string{ctx}
+			for _, cc := range g.concurrency {
+				r = append(r, g.cells[ctx][cc])
+			}
+			tab = append(tab, r)
+		}
+		table(ew, "", tab)
+	}
+	fmt.Fprintln(ew)
+	for _, l := range comparisonLegend {
+		fmt.Fprintln(ew, l)
+	}
+	for _, sec := range []struct {
+		title string
+		v     results.Verdict
+	}{{"Regressions", results.VerdictRegression}, {"Improvements", results.VerdictImprovement}} {
+		if lines := byVerdict(c, sec.v); len(lines) > 0 {
+			fmt.Fprintf(ew, "\n%s (%d):\n", sec.title, len(lines))
+			for _, l := range lines {
+				fmt.Fprintln(ew, "  "+l)
+			}
+		}
+	}
+	if nc := noiseCounts(c); len(nc) > 0 {
+		fmt.Fprintln(ew, "\nNoise sources of the compared cell-metrics:")
+		for _, l := range nc {
+			fmt.Fprintln(ew, "  "+l)
+		}
+	}
+	if r := c.Rerun; r != nil {
+		writeRerunText(ew, r)
+	}
+	if len(c.Warnings) > 0 {
+		fmt.Fprintln(ew, "\nWarnings:")
+		for _, w := range c.Warnings {
+			fmt.Fprintln(ew, "  - "+w)
+		}
+	}
+	return ew.err
+}
+
+// writeRerunText writes the rerun advice.
+func writeRerunText(w io.Writer, r *results.RerunAdvice) {
+	fmt.Fprintln(w, "\nRerun advice:")
+	if len(r.Items) > 0 {
+		fmt.Fprintf(w, "  %d inconclusive cells can be decided with at most %d more trials each:\n", len(r.Items), r.Trials)
+		tab := [][]string{}
+		for _, it := range r.Items {
+			var ms []string
+			for _, m := range it.Metrics {
+				ms = append(ms, string(m))
+			}
+			tab = append(tab, []string{it.Cell, strings.Join(ms, ", "), fmt.Sprintf("%d more", it.FurtherTrials)})
+		}
+		table(w, "    ", tab)
+		fmt.Fprintf(w, "  Measure them on base and on head:\n    speedmatrix run --cells %s --trials %d\n", r.Cells, r.Trials)
+	}
+	if len(r.Undecidable) > 0 {
+		fmt.Fprintf(w, "  Not decidable with a reasonable number of trials (noise too large for δ): %s\n", strings.Join(r.Undecidable, ", "))
+	}
+	fmt.Fprintln(w, "  Rule: "+r.Rule.Text)
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return len(p), nil
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, nil
+}
