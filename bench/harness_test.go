@@ -1,0 +1,231 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/bench/benchtest"
+	"github.com/speedmatrix/speedmatrix/bench/stream"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// httpInfo reads the fake server's facts over HTTP.
+type httpInfo struct{ base string }
+
+func (h httpInfo) get(ctx context.Context, path string) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.base+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	return http.DefaultClient.Do(req)
+}
+
+func (h httpInfo) Models(ctx context.Context) ([]Model, error) {
+	resp, err := h.get(ctx, "/v1/models")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Data []struct {
+			ID          string `json:"id"`
+			MaxModelLen int    `json:"max_model_len"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		return nil, err
+	}
+	var out []Model
+	for _, m := range body.Data {
+		out = append(out, Model{ID: m.ID, MaxModelLen: m.MaxModelLen})
+	}
+	return out, nil
+}
+
+func (h httpInfo) Health(ctx context.Context) error {
+	resp, err := h.get(ctx, "/health")
+	if err != nil {
+		return err
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("/health: HTTP %d", resp.StatusCode)
+	}
+	return nil
+}
+
+func (h httpInfo) Version(ctx context.Context) (string, error) { return "0.0.0-fake", nil }
+
+// directScraper reads the fake server's counts without HTTP.
+type directScraper struct{ s *benchtest.Server }
+
+func (d directScraper) Scrape(ctx context.Context) (Sample, error) {
+	if d.s.Dead() {
+		return Sample{}, errors.New("connection refused")
+	}
+	run, wait := d.s.Counts()
+	return Sample{At: time.Now(), Kind: "vllm", HasQueue: true, Running: float64(run), Waiting: float64(wait), KVCacheTokens: d.s.KVCacheTokens()}, nil
+}
+
+// wordPrompter builds prompts of exactly n words, which the fake server counts as tokens.
+type wordPrompter struct{}
+
+func (wordPrompter) Build(ctx context.Context, model string, tokens int, prefix string) (Prompt, error) {
+	var b strings.Builder
+	b.WriteString(strings.ReplaceAll(prefix, " ", "_"))
+	for i := 1; i < tokens; i++ {
+		fmt.Fprintf(&b, " p%d", i)
+	}
+	return Prompt{Text: b.String(), Tokens: tokens}, nil
+}
+
+// recorder is a Streamer that keeps every result of the Streamer it wraps.
+type recorder struct {
+	Streamer
+	mu   sync.Mutex
+	seen []recorded
+}
+
+// recorded is one request and its result.
+type recorded struct {
+	Req StreamRequest
+	Res StreamResult
+}
+
+func (r *recorder) Stream(ctx context.Context, req StreamRequest, onEvent func(StreamEvent)) (StreamResult, error) {
+	res, err := r.Streamer.Stream(ctx, req, onEvent)
+	r.mu.Lock()
+	r.seen = append(r.seen, recorded{req, res})
+	r.mu.Unlock()
+	return res, err
+}
+
+func (r *recorder) results() []recorded {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]recorded(nil), r.seen...)
+}
+
+// harness is a fake server and a Runner wired to it.
+type harness struct {
+	srv    *benchtest.Server
+	client *stream.Client
+	rec    *recorder
+	runner *Runner
+	logs   *syncBuffer
+}
+
+// syncBuffer is a bytes.Buffer safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// newHarness starts a fake server with cfg and checks, when the test ends, that no goroutine
+// and no connection is left behind.
+func newHarness(t *testing.T, cfg benchtest.Config) *harness {
+	t.Helper()
+	base := runtime.NumGoroutine()
+	srv := benchtest.New(cfg)
+	client := stream.New(srv.URL)
+	logs := &syncBuffer{}
+	h := &harness{srv: srv, client: client, logs: logs, rec: &recorder{Streamer: StreamClient{C: client}}}
+	h.runner = &Runner{
+		Stream:  h.rec,
+		Server:  httpInfo{base: srv.URL},
+		Prompts: wordPrompter{},
+		Log:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	}
+	if !cfg.NoMetrics {
+		h.runner.Metrics = directScraper{s: srv}
+	}
+	t.Cleanup(func() {
+		client.Close()
+		http.DefaultClient.CloseIdleConnections()
+		deadline := time.Now().Add(5 * time.Second)
+		for srv.ActiveConns() > 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := srv.ActiveConns(); n > 0 {
+			t.Errorf("connection leak: %d connections still active after the run", n)
+		}
+		srv.Close()
+		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if n := runtime.NumGoroutine(); n > base {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Errorf("goroutine leak: %d goroutines, %d before the test\n%s", n, base, buf)
+		}
+	})
+	return h
+}
+
+// testConfig returns a configuration with short windows and timeouts.
+func testConfig(contexts, concurrency []int, window time.Duration, maxTokens int) Config {
+	c := DefaultConfig()
+	c.URL = "http://fake"
+	c.MatrixName = "test"
+	c.Matrix = Matrix{Contexts: contexts, Concurrency: concurrency}
+	c.PrefillFromDecode = true
+	c.Duration = window
+	c.MaxTokens = maxTokens
+	c.Warmup = 1
+	c.RunID = "test"
+	c.Timeouts = Timeouts{
+		Readiness: 5 * time.Second,
+		Drain:     5 * time.Second,
+		Scout:     10 * time.Second,
+		Stop:      5 * time.Second,
+		Health:    2 * time.Second,
+		Setup:     10 * time.Second,
+		Sample:    100 * time.Millisecond,
+		Poll:      20 * time.Millisecond,
+		Bin:       250 * time.Millisecond,
+	}
+	return c
+}
+
+// decodeCell returns the decode cell label×c of f.
+func decodeCell(t *testing.T, f *results.File, label string, c int) *results.DecodeCell {
+	t.Helper()
+	for i := range f.Decode {
+		if f.Decode[i].ContextLabel == label && f.Decode[i].Concurrency == c {
+			return &f.Decode[i]
+		}
+	}
+	t.Fatalf("no decode cell %s×%d in %d cells", label, c, len(f.Decode))
+	return nil
+}
+
+// within reports whether got is within rel (or abs) of want.
+func within(got, want, rel, abs float64) bool {
+	d := got - want
+	if d < 0 {
+		d = -d
+	}
+	return d <= abs || d <= rel*want
+}
