@@ -36,10 +36,10 @@ type FinishReason int
 
 // The reasons a request ends.
 const (
-	NotFinished FinishReason = iota
-	FinishLength            // max_tokens reached
-	FinishStop              // the model stopped on its own (only without ignore_eos)
-	FinishAbort             // the client went away or the caller aborted it
+	NotFinished  FinishReason = iota
+	FinishLength              // max_tokens reached
+	FinishStop                // the model stopped on its own (only without ignore_eos)
+	FinishAbort               // the client went away or the caller aborted it
 )
 
 // String returns vLLM's finish_reason text.

@@ -322,7 +322,7 @@ func (r *runner) decode(ctx, c int) (results.DecodeCell, error) {
 	completed := 0
 	for _, s := range all {
 		if s.first >= 0 && s.first <= we {
-			ttfts = append(ttfts, (s.first - s.sent).Seconds()*1e3)
+			ttfts = append(ttfts, (s.first-s.sent).Seconds()*1e3)
 		}
 		if s.winTokens >= 2 && s.winLast > s.winFirst {
 			d := (s.winLast - s.winFirst).Seconds()
