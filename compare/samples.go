@@ -13,6 +13,10 @@ import (
 // the log values times this factor.
 const medianEfficiency = math.Pi / 2
 
+// minWithinDF is the fewest degrees of freedom a within-run estimate needs (five batches: 25
+// bins or requests): fewer would make a noisy variance estimate with a huge t quantile.
+const minWithinDF = 4
+
 // sideData is what one side (one or more files pooled) holds for one cell.
 type sideData struct {
 	present     bool
@@ -148,7 +152,7 @@ func within(t *results.DecodeTrial, m results.Metric) (v, df float64, ok bool) {
 		if t.WindowSeconds > 0 {
 			full = min(full, int(math.Floor(t.WindowSeconds/t.BinSeconds+1e-9)))
 		}
-		if full < 4 {
+		if full < (minWithinDF+1)*(minWithinDF+1) {
 			return 0, 0, false
 		}
 		rates := make([]float64, full)
@@ -156,13 +160,13 @@ func within(t *results.DecodeTrial, m results.Metric) (v, df float64, ok bool) {
 			rates[i] = float64(t.BinOutputTokens[i]) / t.BinSeconds
 		}
 		mean, vm, d, err := stats.BatchMeans(rates, 0)
-		if err != nil || mean <= 0 {
+		if err != nil || mean <= 0 || d < minWithinDF {
 			return 0, 0, false
 		}
 		return vm / (mean * mean), float64(d), true
 	}
 	xs := requestValues(t, m)
-	if len(xs) < 4 {
+	if len(xs) < (minWithinDF+1)*(minWithinDF+1) {
 		return 0, 0, false
 	}
 	logs := make([]float64, len(xs))
@@ -170,7 +174,7 @@ func within(t *results.DecodeTrial, m results.Metric) (v, df float64, ok bool) {
 		logs[i] = math.Log(x)
 	}
 	_, vm, d, err := stats.BatchMeans(logs, 0)
-	if err != nil {
+	if err != nil || d < minWithinDF {
 		return 0, 0, false
 	}
 	return vm * medianEfficiency, float64(d), true

@@ -292,7 +292,7 @@ func detail(c *results.Comparison, cell *results.CellComparison, m *results.Metr
 	}
 	s += ", " + intervalText(m.Change, c.Settings.ConfidenceLevel)
 	if m.Q != nil {
-		s += fmt.Sprintf(", q = %.2g", *m.Q)
+		s += ", " + qText(*m.Q)
 	}
 	if m.Noise != nil {
 		s += fmt.Sprintf(", noise: %s (CV %.1f%%)", m.Noise.Source, m.Noise.CV*100)
@@ -461,4 +461,12 @@ func (e *errWriter) Write(p []byte) (int, error) {
 		e.err = err
 	}
 	return n, nil
+}
+
+// qText formats an adjusted p-value, "q < 1e-10" below what doubles resolve reliably.
+func qText(q float64) string {
+	if q < 1e-10 {
+		return "q < 1e-10"
+	}
+	return fmt.Sprintf("q = %.2g", q)
 }
