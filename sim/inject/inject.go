@@ -1,0 +1,329 @@
+// Package inject parses the simulator's injection specs: --slowdown (which engine work gets
+// slower, by how much, and where) and --fault (HTTP errors, cut streams, a crash, a dead
+// engine, a hang, a slow /health). It only parses and evaluates rules; the sim package applies
+// them.
+//
+// Slow-down grammar:
+//
+//	spec   = rule { "," rule }
+//	rule   = phase "=" factor [ "@" cond { "&" cond } ]
+//	phase  = "prefill" | "decode" | "all"
+//	factor = a number > 0, e.g. 1.10, or a percentage of the normal time, e.g. 110%
+//	cond   = ("ctx" | "batch") op count
+//	op     = ">=" | "<=" | ">" | "<" | "=="
+//	count  = a whole number, with K (×1024) or M (×1024²) allowed for ctx
+//
+// "decode=1.10@ctx>=64K" makes decode steps whose mean context per sequence is at least 64K
+// tokens take 10 % longer; "prefill=1.2" makes all prefill 20 % slower. For prefill, ctx is the
+// prompt length and batch is 1; for decode, ctx is the mean context per sequence and batch the
+// number of sequences in the step. When several rules match, their factors multiply.
+//
+// Fault grammar:
+//
+//	spec  = item { "," item }
+//	item  = "error=" rate             answer that fraction of completion requests with HTTP 500
+//	      | "cut=" tokens [ "@" rate ] end that fraction of streams (default all) abruptly after
+//	                                  that many output tokens, without [DONE]
+//	      | "crash=" duration         after that long, the server stops: connections are refused,
+//	                                  open streams are cut
+//	      | "dead=" duration          after that long, the engine dies: /health answers 503 and
+//	                                  requests 500, as vLLM does after an engine error
+//	      | "hang=" duration          after that long, the engine stops stepping: streams stall
+//	                                  and new requests never answer; /health still answers 200
+//	      | "slow-health=" duration   /health answers only after that delay
+//	rate     = a fraction 0..1 (0.05) or a percentage (5%)
+//	duration = a Go duration (30s, 1m30s), wall-clock time since the server started
+//
+// Which requests fail is decided by hashing the seed with the request's arrival number, so a
+// run with the same seed and the same request order fails the same requests.
+package inject
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Phase is the engine work a slow-down rule applies to.
+type Phase int
+
+// The phases a rule can name.
+const (
+	Prefill Phase = 1 << iota
+	Decode
+	All = Prefill | Decode
+)
+
+// Cond is one condition of a rule.
+type Cond struct {
+	Var   string // "ctx" or "batch"
+	Op    string
+	Value float64
+}
+
+func (c Cond) holds(ctx float64, batch int) bool {
+	x := ctx
+	if c.Var == "batch" {
+		x = float64(batch)
+	}
+	switch c.Op {
+	case ">=":
+		return x >= c.Value
+	case "<=":
+		return x <= c.Value
+	case ">":
+		return x > c.Value
+	case "<":
+		return x < c.Value
+	}
+	return x == c.Value
+}
+
+// Rule is one slow-down rule.
+type Rule struct {
+	Phase  Phase
+	Factor float64
+	Conds  []Cond
+}
+
+// Slowdown is a parsed --slowdown spec; the zero value slows nothing.
+type Slowdown struct {
+	Rules []Rule
+}
+
+// Factor returns the multiplier on the time of work of phase p (Prefill or Decode) at context
+// ctx and batch size batch.
+func (s *Slowdown) Factor(p Phase, ctx float64, batch int) float64 {
+	f := 1.0
+	for _, r := range s.Rules {
+		if r.Phase&p == 0 {
+			continue
+		}
+		ok := true
+		for _, c := range r.Conds {
+			if !c.holds(ctx, batch) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			f *= r.Factor
+		}
+	}
+	return f
+}
+
+const slowdownHelp = `want rules like decode=1.10@ctx>=64K or prefill=1.2, separated by commas`
+
+// ParseSlowdown parses a --slowdown spec; the empty spec slows nothing.
+func ParseSlowdown(spec string) (*Slowdown, error) {
+	s := &Slowdown{}
+	if strings.TrimSpace(spec) == "" {
+		return s, nil
+	}
+	for _, item := range strings.Split(spec, ",") {
+		item = strings.TrimSpace(item)
+		bad := func(format string, args ...any) (*Slowdown, error) {
+			return nil, fmt.Errorf("slowdown rule %q: %s (%s)", item, fmt.Sprintf(format, args...), slowdownHelp)
+		}
+		head, conds, hasCond := strings.Cut(item, "@")
+		name, val, ok := strings.Cut(head, "=")
+		if !ok {
+			return bad("missing =")
+		}
+		var r Rule
+		switch strings.TrimSpace(name) {
+		case "prefill":
+			r.Phase = Prefill
+		case "decode":
+			r.Phase = Decode
+		case "all":
+			r.Phase = All
+		default:
+			return bad("unknown phase %q, want prefill, decode or all", strings.TrimSpace(name))
+		}
+		f, err := parseFactor(strings.TrimSpace(val))
+		if err != nil {
+			return bad("%v", err)
+		}
+		r.Factor = f
+		if hasCond {
+			for _, c := range strings.Split(conds, "&") {
+				cond, err := parseCond(strings.TrimSpace(c))
+				if err != nil {
+					return bad("%v", err)
+				}
+				r.Conds = append(r.Conds, cond)
+			}
+		}
+		s.Rules = append(s.Rules, r)
+	}
+	return s, nil
+}
+
+func parseFactor(s string) (float64, error) {
+	pct := strings.HasSuffix(s, "%")
+	f, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return 0, fmt.Errorf("factor %q is not a number", s)
+	}
+	if pct {
+		f /= 100
+	}
+	if f <= 0 || f > 1000 {
+		return 0, fmt.Errorf("factor %q must be above 0 and at most 1000", s)
+	}
+	return f, nil
+}
+
+func parseCond(s string) (Cond, error) {
+	var c Cond
+	for _, v := range []string{"ctx", "batch"} {
+		if strings.HasPrefix(s, v) {
+			c.Var = v
+			break
+		}
+	}
+	if c.Var == "" {
+		return c, fmt.Errorf("condition %q: want ctx or batch, then a comparison", s)
+	}
+	rest := strings.TrimSpace(s[len(c.Var):])
+	for _, op := range []string{">=", "<=", "==", ">", "<"} {
+		if strings.HasPrefix(rest, op) {
+			c.Op = op
+			break
+		}
+	}
+	if c.Op == "" {
+		return c, fmt.Errorf("condition %q: want one of >=, <=, ==, >, <", s)
+	}
+	n, err := parseCount(strings.TrimSpace(rest[len(c.Op):]))
+	if err != nil {
+		return c, fmt.Errorf("condition %q: %v", s, err)
+	}
+	c.Value = n
+	return c, nil
+}
+
+// parseCount reads a whole number with an optional K (1024) or M (1024²) suffix.
+func parseCount(s string) (float64, error) {
+	mult := 1.0
+	switch {
+	case strings.HasSuffix(s, "K") || strings.HasSuffix(s, "k"):
+		mult, s = 1024, s[:len(s)-1]
+	case strings.HasSuffix(s, "M") || strings.HasSuffix(s, "m"):
+		mult, s = 1024*1024, s[:len(s)-1]
+	}
+	n, err := strconv.ParseUint(s, 10, 40)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number like 64K or 8", s)
+	}
+	return float64(n) * mult, nil
+}
+
+// Faults is a parsed --fault spec; the zero value injects nothing.
+type Faults struct {
+	ErrorRate  float64       // fraction of completion requests answered with HTTP 500
+	CutAfter   int           // cut streams after this many output tokens (0: never)
+	CutRate    float64       // fraction of streams cut
+	Crash      time.Duration // stop the server after this long (0: never)
+	Dead       time.Duration // the engine dies after this long (0: never)
+	Hang       time.Duration // the engine stops stepping after this long (0: never)
+	SlowHealth time.Duration // /health delay
+}
+
+const faultHelp = `want items like error=5%, cut=100@0.1, crash=30s, dead=30s, hang=20s or slow-health=2s, separated by commas`
+
+// ParseFaults parses a --fault spec; the empty spec injects nothing.
+func ParseFaults(spec string) (*Faults, error) {
+	f := &Faults{}
+	if strings.TrimSpace(spec) == "" {
+		return f, nil
+	}
+	seen := map[string]bool{}
+	for _, item := range strings.Split(spec, ",") {
+		item = strings.TrimSpace(item)
+		bad := func(format string, args ...any) (*Faults, error) {
+			return nil, fmt.Errorf("fault %q: %s (%s)", item, fmt.Sprintf(format, args...), faultHelp)
+		}
+		name, val, ok := strings.Cut(item, "=")
+		if !ok {
+			return bad("missing =")
+		}
+		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
+		if seen[name] {
+			return bad("%s given twice", name)
+		}
+		seen[name] = true
+		var err error
+		switch name {
+		case "error":
+			f.ErrorRate, err = parseRate(val)
+		case "cut":
+			n, rate, hasRate := strings.Cut(val, "@")
+			f.CutRate = 1
+			if hasRate {
+				if f.CutRate, err = parseRate(strings.TrimSpace(rate)); err != nil {
+					break
+				}
+			}
+			var c uint64
+			c, err = strconv.ParseUint(strings.TrimSpace(n), 10, 31)
+			if err != nil || c == 0 {
+				err = fmt.Errorf("token count %q must be a whole number ≥ 1", n)
+			}
+			f.CutAfter = int(c)
+		case "crash":
+			f.Crash, err = parseDuration(val)
+		case "dead":
+			f.Dead, err = parseDuration(val)
+		case "hang":
+			f.Hang, err = parseDuration(val)
+		case "slow-health":
+			f.SlowHealth, err = parseDuration(val)
+		default:
+			return bad("unknown fault %q", name)
+		}
+		if err != nil {
+			return bad("%v", err)
+		}
+	}
+	return f, nil
+}
+
+func parseRate(s string) (float64, error) {
+	pct := strings.HasSuffix(s, "%")
+	r, err := strconv.ParseFloat(strings.TrimSuffix(s, "%"), 64)
+	if err != nil || math.IsNaN(r) {
+		return 0, fmt.Errorf("rate %q is not a number", s)
+	}
+	if pct {
+		r /= 100
+	}
+	if r < 0 || r > 1 {
+		return 0, fmt.Errorf("rate %q must lie between 0 and 1 (or 0%% and 100%%)", s)
+	}
+	return r, nil
+}
+
+func parseDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("duration %q must be positive, like 30s or 2m", s)
+	}
+	return d, nil
+}
+
+// Draw reports whether an event of probability rate happens for the key; the same key always
+// gives the same answer.
+func Draw(rate float64, key uint64) bool {
+	if rate <= 0 {
+		return false
+	}
+	if rate >= 1 {
+		return true
+	}
+	return (float64(key>>11)+0.5)/(1<<53) < rate
+}
