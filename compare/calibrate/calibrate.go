@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -21,14 +22,18 @@ type Settings struct {
 	Trials int
 	// History is the number of earlier base runs given as --history (0: none, the prior
 	// applies).
-	History    int
+	History int
+	// TwoLook follows the rerun advice: when the first comparison lists inconclusive cells, it
+	// draws the advised further trials of those cells on both sides and compares the pooled
+	// trials with Look = 2, as a user following the advice would.
+	TwoLook    bool
 	Thresholds compare.Thresholds
 }
 
 // DefaultSettings are the full calibration: 1000 A/A and 400 A/B comparisons, one run a side,
-// no history, the default thresholds.
+// no history, the advised second look, the default thresholds.
 func DefaultSettings() Settings {
-	return Settings{AA: 1000, AB: 400, Seed: 1, NoiseScale: 1, Trials: 1, Thresholds: compare.DefaultThresholds()}
+	return Settings{AA: 1000, AB: 400, Seed: 1, NoiseScale: 1, Trials: 1, TwoLook: true, Thresholds: compare.DefaultThresholds()}
 }
 
 // Rate is a share k/n with its 95 % Wilson interval.
@@ -56,21 +61,16 @@ func (r Rate) String() string {
 	return fmt.Sprintf("%.1f %% (%d/%d; 95 %% CI %.1f–%.1f %%)", r.P*100, r.K, r.N, r.Low*100, r.High*100)
 }
 
-// Report holds the measured error rates.
-type Report struct {
-	Settings Settings
+// Figures are the error rates after one look or after both.
+type Figures struct {
 	// AARegression is the share of A/A comparisons with any regression verdict (target ≤ 1 %).
 	AARegression Rate
 	// AAImprovement is the share of A/A comparisons with any improvement verdict.
 	AAImprovement Rate
-	// AAUnchanged and AAInconclusive are the mean shares of tested cell-metrics with that
-	// verdict in A/A comparisons.
-	AAUnchanged, AAInconclusive float64
 	// ABRowFlagged is the share of A/B comparisons (a 2δ slowdown in one decode row) in which
-	// that row has a regression verdict (target ≥ 90 %).
+	// that row has a regression verdict (target ≥ 90 %); ByRow splits it by slowed row.
 	ABRowFlagged Rate
-	// ByRow is ABRowFlagged per slowed row.
-	ByRow []RowRate
+	ByRow        []RowRate
 	// ABRowCellsFlagged is the mean share of the slowed row's measured cells flagged.
 	ABRowCellsFlagged float64
 	// ABFalseOutside is the share of A/B comparisons with a regression verdict outside the
@@ -78,7 +78,23 @@ type Report struct {
 	// (target ≤ q).
 	ABFalseOutside Rate
 	ABFDP          float64
-	Tests          int // cell-metrics tested per comparison (last one)
+}
+
+// Report holds the measured error rates.
+type Report struct {
+	Settings Settings
+	// First is after the first comparison alone; Both after the advised second look too
+	// (equal to First without TwoLook).
+	First, Both Figures
+	// AAUnchanged and AAInconclusive are the mean shares of tested cell-metrics with that
+	// verdict in A/A first comparisons.
+	AAUnchanged, AAInconclusive float64
+	// Tests is the number of cell-metrics tested in one first comparison.
+	Tests int
+	// Reruns is the share of comparisons that had a second look; MeanRerunTrials the mean
+	// advised number of further trials when they did.
+	Reruns          Rate
+	MeanRerunTrials float64
 }
 
 // RowRate is the detection rate for one slowed row.
@@ -87,19 +103,176 @@ type RowRate struct {
 	Rate Rate
 }
 
-// Run simulates s and returns the measured rates. It stops early when ctx is done.
-func Run(ctx context.Context, s Settings) (*Report, error) {
-	th := s.Thresholds
-	rep := &Report{Settings: s}
-	trials := max(1, s.Trials)
-	draw := func(m *Matrix, r *rand.Rand, tag string, slow *Slowdown) []*results.File {
-		var fs []*results.File
-		for t := range trials {
-			fs = append(fs, m.Run(r, fmt.Sprintf("%s-%d", tag, t), slow))
-		}
-		return fs
+// outcome is what one simulated comparison (with its optional second look) found.
+type outcome struct {
+	first, second *results.Comparison
+}
+
+// regressions returns the regression verdicts of c in the row and outside it, and the row's
+// measured and flagged cells.
+func regressions(c *results.Comparison, row string) (in, out, rowCells, rowFlagged int) {
+	if c == nil {
+		return
 	}
-	var aaReg, aaImp int
+	for _, cell := range c.Cells {
+		isRow := row != "" && cell.Phase == results.PhaseDecode && cell.ContextLabel == row
+		if isRow && cell.BaseStatus.Measured() {
+			rowCells++
+			if cell.Verdict == results.VerdictRegression {
+				rowFlagged++
+			}
+		}
+		for _, mc := range cell.Metrics {
+			if mc.Verdict != results.VerdictRegression {
+				continue
+			}
+			if isRow {
+				in++
+			} else {
+				out++
+			}
+		}
+	}
+	return
+}
+
+// simulate runs one comparison of m (head slowed by slow when not nil) and, when asked, the
+// advised second look.
+func (s Settings) simulate(m *Matrix, r *rand.Rand, slow *Slowdown) (outcome, error) {
+	th := s.Thresholds
+	th.Look = 1
+	trials := max(1, s.Trials)
+	var base, head []*results.File
+	for t := range trials {
+		base = append(base, m.Run(r, fmt.Sprintf("base-%d", t), nil))
+		head = append(head, m.Run(r, fmt.Sprintf("head-%d", t), slow))
+	}
+	in := compare.Input{Base: base, Head: head}
+	for h := range s.History {
+		in.History = append(in.History, m.Run(r, fmt.Sprintf("hist-%d", h), nil))
+	}
+	first, err := compare.Compare(in, th)
+	if err != nil {
+		return outcome{}, err
+	}
+	o := outcome{first: first}
+	if !s.TwoLook || first.Rerun == nil || first.Rerun.Cells == "" {
+		return o, nil
+	}
+	var cells []results.CellID
+	for _, cs := range strings.Split(first.Rerun.Cells, ",") {
+		id, err := results.ParseCellID(cs)
+		if err != nil {
+			return outcome{}, err
+		}
+		cells = append(cells, id)
+	}
+	for t := range first.Rerun.Trials {
+		in.Base = append(in.Base, m.RunCells(r, fmt.Sprintf("base-rerun-%d", t), nil, cells))
+		in.Head = append(in.Head, m.RunCells(r, fmt.Sprintf("head-rerun-%d", t), slow, cells))
+	}
+	in.Cells = cells
+	th.Look = 2
+	o.second, err = compare.Compare(in, th)
+	return o, err
+}
+
+// tally accumulates figures.
+type tally struct {
+	aaReg, aaImp, n    int
+	abFlag, abOut, abN int
+	fdp, cells         float64
+	rows               map[string][2]int
+	rowOrder           []string
+}
+
+func (t *tally) aa(cs ...*results.Comparison) {
+	t.n++
+	var reg, imp bool
+	for _, c := range cs {
+		if c == nil {
+			continue
+		}
+		reg = reg || c.Summary.Counts.Regression > 0
+		imp = imp || c.Summary.Counts.Improvement > 0
+	}
+	if reg {
+		t.aaReg++
+	}
+	if imp {
+		t.aaImp++
+	}
+}
+
+func (t *tally) ab(row string, cs ...*results.Comparison) {
+	t.abN++
+	if t.rows == nil {
+		t.rows = map[string][2]int{}
+	}
+	var in, out, rowCells, rowFlagged int
+	flaggedCells := map[string]bool{}
+	for _, c := range cs {
+		i, o, rc, _ := regressions(c, row)
+		in, out = in+i, out+o
+		if c != nil {
+			for _, cell := range c.Cells {
+				if cell.Phase == results.PhaseDecode && cell.ContextLabel == row && cell.Verdict == results.VerdictRegression {
+					flaggedCells[cell.Cell] = true
+				}
+			}
+		}
+		rowCells = max(rowCells, rc)
+	}
+	rowFlagged = len(flaggedCells)
+	rr, ok := t.rows[row]
+	if !ok {
+		t.rowOrder = append(t.rowOrder, row)
+	}
+	rr[1]++
+	if in > 0 {
+		t.abFlag++
+		rr[0]++
+	}
+	t.rows[row] = rr
+	if out > 0 {
+		t.abOut++
+	}
+	if in+out > 0 {
+		t.fdp += float64(out) / float64(in+out)
+	}
+	if rowCells > 0 {
+		t.cells += float64(rowFlagged) / float64(rowCells)
+	}
+}
+
+func (t *tally) figures() Figures {
+	f := Figures{AARegression: rate(t.aaReg, t.n), AAImprovement: rate(t.aaImp, t.n), ABRowFlagged: rate(t.abFlag, t.abN), ABFalseOutside: rate(t.abOut, t.abN)}
+	if t.abN > 0 {
+		f.ABFDP, f.ABRowCellsFlagged = t.fdp/float64(t.abN), t.cells/float64(t.abN)
+	}
+	for _, row := range t.rowOrder {
+		rr := t.rows[row]
+		f.ByRow = append(f.ByRow, RowRate{Row: row, Rate: rate(rr[0], rr[1])})
+	}
+	return f
+}
+
+// Run simulates s and returns the measured rates. Every comparison draws a new synthetic server
+// (NewMatrix) and new runs, seeded from s.Seed and its index, so the figures do not hang on one
+// lucky matrix. A/B comparisons slow the decode rows in turn (8K, 16K, … 1019K): decode rates
+// by 2δ of total tok/s, TTFT by 2δ of TTFT. It stops early when ctx is done.
+func Run(ctx context.Context, s Settings) (*Report, error) {
+	rep := &Report{Settings: s}
+	var first, both tally
+	var reruns, comparisons int
+	var rerunTrials float64
+	note := func(o outcome) {
+		comparisons++
+		if o.second != nil {
+			reruns++
+			rerunTrials += float64(o.first.Rerun.Trials)
+		}
+	}
 	var unch, inc float64
 	for i := range s.AA {
 		if err := ctx.Err(); err != nil {
@@ -107,34 +280,23 @@ func Run(ctx context.Context, s Settings) (*Report, error) {
 		}
 		m := NewMatrix(s.Seed*1_000_003+uint64(i), s.NoiseScale)
 		r := rand.New(rand.NewPCG(s.Seed, uint64(i)))
-		in := compare.Input{Base: draw(m, r, "base", nil), Head: draw(m, r, "head", nil)}
-		for h := range s.History {
-			in.History = append(in.History, m.Run(r, fmt.Sprintf("hist-%d", h), nil))
-		}
-		c, err := compare.Compare(in, th)
+		o, err := s.simulate(m, r, nil)
 		if err != nil {
 			return nil, err
 		}
-		if c.Summary.Counts.Regression > 0 {
-			aaReg++
+		note(o)
+		first.aa(o.first)
+		both.aa(o.first, o.second)
+		if t := o.first.Summary.Tests; t > 0 {
+			unch += float64(o.first.Summary.Counts.Unchanged) / float64(t)
+			inc += float64(o.first.Summary.Counts.Inconclusive) / float64(t)
+			rep.Tests = t
 		}
-		if c.Summary.Counts.Improvement > 0 {
-			aaImp++
-		}
-		if c.Summary.Tests > 0 {
-			unch += float64(c.Summary.Counts.Unchanged) / float64(c.Summary.Tests)
-			inc += float64(c.Summary.Counts.Inconclusive) / float64(c.Summary.Tests)
-		}
-		rep.Tests = c.Summary.Tests
 	}
-	rep.AARegression, rep.AAImprovement = rate(aaReg, s.AA), rate(aaImp, s.AA)
 	if s.AA > 0 {
 		rep.AAUnchanged, rep.AAInconclusive = unch/float64(s.AA), inc/float64(s.AA)
 	}
-
-	rows := map[string][2]int{}
-	var flagged, outside int
-	var fdp, cellsFlagged float64
+	th := s.Thresholds
 	for i := range s.AB {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -143,60 +305,18 @@ func Run(ctx context.Context, s Settings) (*Report, error) {
 		r := rand.New(rand.NewPCG(s.Seed+1, uint64(i)))
 		row := results.ContextLabel(contexts[i%len(contexts)])
 		slow := &Slowdown{ContextLabel: row, RateFactor: 1 - 2*th.Delta[results.MetricTotalTokPerS], TTFTFactor: 1 + 2*th.Delta[results.MetricTTFT]}
-		in := compare.Input{Base: draw(m, r, "base", nil), Head: draw(m, r, "head", slow)}
-		for h := range s.History {
-			in.History = append(in.History, m.Run(r, fmt.Sprintf("hist-%d", h), nil))
-		}
-		c, err := compare.Compare(in, th)
+		o, err := s.simulate(m, r, slow)
 		if err != nil {
 			return nil, err
 		}
-		var inRow, out, rowCells, rowFlaggedCells int
-		for _, cell := range c.Cells {
-			isRow := cell.Phase == results.PhaseDecode && cell.ContextLabel == row
-			if isRow && cell.BaseStatus.Measured() {
-				rowCells++
-				if cell.Verdict == results.VerdictRegression {
-					rowFlaggedCells++
-				}
-			}
-			for _, mc := range cell.Metrics {
-				if mc.Verdict != results.VerdictRegression {
-					continue
-				}
-				if isRow {
-					inRow++
-				} else {
-					out++
-				}
-			}
-		}
-		rr := rows[row]
-		rr[1]++
-		if inRow > 0 {
-			flagged++
-			rr[0]++
-		}
-		rows[row] = rr
-		if out > 0 {
-			outside++
-		}
-		if inRow+out > 0 {
-			fdp += float64(out) / float64(inRow+out)
-		}
-		if rowCells > 0 {
-			cellsFlagged += float64(rowFlaggedCells) / float64(rowCells)
-		}
+		note(o)
+		first.ab(row, o.first)
+		both.ab(row, o.first, o.second)
 	}
-	rep.ABRowFlagged, rep.ABFalseOutside = rate(flagged, s.AB), rate(outside, s.AB)
-	if s.AB > 0 {
-		rep.ABFDP, rep.ABRowCellsFlagged = fdp/float64(s.AB), cellsFlagged/float64(s.AB)
-	}
-	for _, ctx := range contexts {
-		label := results.ContextLabel(ctx)
-		if rr, ok := rows[label]; ok {
-			rep.ByRow = append(rep.ByRow, RowRate{Row: label, Rate: rate(rr[0], rr[1])})
-		}
+	rep.First, rep.Both = first.figures(), both.figures()
+	rep.Reruns = rate(reruns, comparisons)
+	if reruns > 0 {
+		rep.MeanRerunTrials = rerunTrials / float64(reruns)
 	}
 	return rep, nil
 }

@@ -117,6 +117,16 @@ type Slowdown struct {
 
 // Run draws one run of the matrix (one trial per cell), with slowdown applied when it is not nil.
 func (m *Matrix) Run(r *rand.Rand, runID string, slow *Slowdown) *results.File {
+	return m.RunCells(r, runID, slow, nil)
+}
+
+// RunCells draws one run of the listed cells only (all cells when only is empty), as
+// `speedmatrix run --cells` measures them.
+func (m *Matrix) RunCells(r *rand.Rand, runID string, slow *Slowdown, only []results.CellID) *results.File {
+	want := map[results.CellID]bool{}
+	for _, id := range only {
+		want[id] = true
+	}
 	f := &results.File{
 		Schema:   results.SchemaV1,
 		Hardware: results.Hardware{Type: "Discrete GPU", GPU: "H200 NVL", GPUCount: 2},
@@ -126,6 +136,9 @@ func (m *Matrix) Run(r *rand.Rand, runID string, slow *Slowdown) *results.File {
 			SecondsPerMeasurement: float64(m.Windows), MaxOutputTokens: maxTokens},
 	}
 	for _, tc := range m.Cells {
+		if len(want) > 0 && !want[tc.ID] {
+			continue
+		}
 		rate, ttft := tc.Rate, tc.TTFT
 		if slow != nil && tc.ID.Phase == results.PhaseDecode && tc.ID.ContextLabel == slow.ContextLabel {
 			rate *= slow.RateFactor

@@ -149,40 +149,35 @@ func rank(v []float64) ([]float64, []int) {
 // uCDF returns P(U ≤ u) for u = 0 … n1·n2 under the null hypothesis, from the counts of
 // arrangements (the recursion of Mann and Whitney, 1947, as in R's cwilcox).
 func uCDF(n1, n2 int) []float64 {
-	// counts[j][u]: number of arrangements of j x-values among the first i values with statistic u,
-	// built up one value at a time.
+	// c(u; m, n) = c(u−n; m−1, n) + c(u; m, n−1): the largest value is an x (it beats all n
+	// y-values) or a y. prev holds n − 1, cur n, both flat over (m, u).
 	maxU := n1 * n2
-	// f[m][k][u] via iterative DP over total size: use the recurrence
-	// c(u; m, n) = c(u−n; m−1, n) + c(u; m, n−1).
-	prev := make([][]float64, n1+1) // prev[m] = counts for (m, n) at the current n
-	for m := range prev {
-		prev[m] = make([]float64, maxU+1)
-	}
-	// n = 0: only u = 0, one arrangement.
+	w := maxU + 1
+	prev := make([]float64, (n1+1)*w)
+	cur := make([]float64, (n1+1)*w)
 	for m := 0; m <= n1; m++ {
-		prev[m][0] = 1
+		prev[m*w] = 1 // n = 0: one arrangement, u = 0
 	}
 	for n := 1; n <= n2; n++ {
-		cur := make([][]float64, n1+1)
+		clear(cur)
 		for m := 0; m <= n1; m++ {
-			cur[m] = make([]float64, maxU+1)
+			row, up := cur[m*w:(m+1)*w], prev[m*w:(m+1)*w]
 			for u := 0; u <= m*n; u++ {
-				var c float64
-				if m > 0 && u-n >= 0 {
-					c += cur[m-1][u-n]
+				c := up[u]
+				if m > 0 && u >= n {
+					c += cur[(m-1)*w+u-n]
 				}
-				c += prev[m][u]
-				cur[m][u] = c
+				row[u] = c
 			}
 		}
-		prev = cur
+		prev, cur = cur, prev
 	}
-	counts := prev[n1]
+	counts := prev[n1*w : (n1+1)*w]
 	var total float64
 	for _, c := range counts {
 		total += c
 	}
-	cdf := make([]float64, maxU+1)
+	cdf := make([]float64, w)
 	var acc float64
 	for u, c := range counts {
 		acc += c

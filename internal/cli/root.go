@@ -120,6 +120,7 @@ matrix with regression verdicts.`,
 		newImportCmd(env),
 		newReportCmd(env),
 		newCompareCmd(env),
+		newCalibrateCmd(env),
 	)
 	return root
 }

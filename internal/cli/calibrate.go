@@ -1,0 +1,67 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+)
+
+// newCalibrateCmd builds `speedmatrix calibrate`.
+func newCalibrateCmd(env *Env) *cobra.Command {
+	s := calibrate.DefaultSettings()
+	var thresholds []string
+	var singleLook bool
+	cmd := &cobra.Command{
+		Use:   "calibrate",
+		Short: "Measure the false-alarm and detection rates of compare on synthetic matrices",
+		Long: `Calibrate measures how often "speedmatrix compare" is wrong, instead of assuming it. It
+draws synthetic servers with the reference report's matrix shape and realistic run-to-run noise
+(per-cell CVs from 0.5 % to 20 %, per-window output-token bins and per-request samples, variation
+between runs as well as within), then runs
+
+  A/A comparisons (two runs of the same server): the share with any regression verdict is the
+  false-alarm rate of a whole-matrix comparison (target ≤ 1 %);
+  A/B comparisons (one decode row slowed by 2δ): the share in which that row is flagged
+  (target ≥ 90 %), and the regressions reported outside it (false discoveries, target ≤ q).
+
+By default each comparison also follows its own rerun advice (the second look), as a user would.
+The full run (1000 A/A, 400 A/B) takes a minute or two; the figures are reproducible by --seed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if s.AA < 0 || s.AB < 0 || s.AA+s.AB == 0 {
+				return usagef("--aa and --ab must be non-negative and not both 0")
+			}
+			if !(s.NoiseScale > 0) {
+				return usagef("--noise-scale %v: want a positive factor, 1 for the realistic noise", s.NoiseScale)
+			}
+			if s.Trials < 1 || s.History < 0 {
+				return usagef("--trials must be at least 1 and --history at least 0")
+			}
+			if !(s.Thresholds.FDR > 0 && s.Thresholds.FDR < 1) {
+				return usagef("--fdr %v: want a false discovery rate between 0 and 1", s.Thresholds.FDR)
+			}
+			for _, t := range thresholds {
+				if err := s.Thresholds.SetThreshold(t); err != nil {
+					return usagef("--threshold: %v", err)
+				}
+			}
+			s.TwoLook = !singleLook
+			rep, err := calibrate.Run(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			return rep.Write(env.Stdout)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&s.AA, "aa", s.AA, "number of A/A whole-matrix comparisons")
+	f.IntVar(&s.AB, "ab", s.AB, "number of A/B whole-matrix comparisons (rows slowed in turn)")
+	f.Uint64Var(&s.Seed, "seed", s.Seed, "random seed; the same seed and settings give the same figures")
+	f.Float64Var(&s.NoiseScale, "noise-scale", s.NoiseScale, "multiply the realistic noise (above 1 the true noise exceeds compare's prior)")
+	f.IntVar(&s.Trials, "trials", s.Trials, "runs per side pooled in each comparison")
+	f.IntVar(&s.History, "history", s.History, "earlier base runs given to compare as history (0: the prior applies)")
+	f.BoolVar(&singleLook, "single-look", false, "do not follow the rerun advice with a second look")
+	f.Float64Var(&s.Thresholds.FDR, "fdr", s.Thresholds.FDR, "false discovery rate q of the comparisons")
+	f.StringArrayVar(&thresholds, "threshold", nil, "practical floor δ as METRIC=PERCENT, repeatable, as for compare")
+	return cmd
+}
