@@ -2,7 +2,10 @@ package bench
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
+	"github.com/speedmatrix/speedmatrix/bench/server"
 	"github.com/speedmatrix/speedmatrix/bench/stream"
 )
 
@@ -32,5 +35,48 @@ func (s StreamClient) Stream(ctx context.Context, req StreamRequest, onEvent fun
 			out.Events[i] = StreamEvent{At: ev.At, Tokens: ev.Tokens, CumTokens: ev.CumTokens}
 		}
 	}
+	if errors.Is(err, stream.ErrRepetition) {
+		err = fmt.Errorf("%w: %w", ErrBadOutput, err)
+	}
 	return out, err
+}
+
+// ServerClient adapts a *server.Client to ServerInfo. A model without max_model_len takes
+// llama.cpp's context size from /props.
+type ServerClient struct{ C *server.Client }
+
+// Models lists the served models.
+func (s ServerClient) Models(ctx context.Context) ([]Model, error) {
+	ms, err := s.C.Models(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Model, len(ms))
+	var props *server.Props
+	for i, m := range ms {
+		out[i] = Model{ID: m.ID, MaxModelLen: m.MaxModelLen}
+		if m.MaxModelLen == 0 {
+			if props == nil {
+				p, err := s.C.Props(ctx)
+				if err != nil {
+					p = server.Props{}
+				}
+				props = &p
+			}
+			out[i].MaxModelLen = props.ContextSize
+		}
+	}
+	return out, nil
+}
+
+// Health checks /health.
+func (s ServerClient) Health(ctx context.Context) error { return s.C.Health(ctx) }
+
+// Version returns the engine version, "" when the server has no version endpoint.
+func (s ServerClient) Version(ctx context.Context) (string, error) {
+	v, err := s.C.Version(ctx)
+	if errors.Is(err, server.ErrNotSupported) {
+		return "", nil
+	}
+	return v, err
 }

@@ -60,7 +60,7 @@ func (s *session) measureDecode(ctx context.Context, prompt string, c int) (tria
 				inflight.Add(1)
 				res, err := s.r.Stream.Stream(cellCtx, req, onEvent)
 				inflight.Add(-1)
-				stopped := cellCtx.Err() != nil
+				stopped := cellCtx.Err() != nil && !errors.Is(err, ErrBadOutput)
 				mu.Lock()
 				if err != nil && !stopped {
 					failed++

@@ -44,6 +44,10 @@ type StreamResult struct {
 	FinishReason string
 }
 
+// ErrBadOutput marks a Streamer error about the output itself (a repeating loop): it
+// invalidates the cell even when it is reported for a stream that the window's end cancelled.
+var ErrBadOutput = errors.New("bad output")
+
 // Streamer sends one streaming request and calls onEvent, from the calling goroutine, for every
 // chunk that added output tokens. It returns when the stream ends; a cancelled ctx ends it early.
 // A Streamer must be safe for concurrent use.

@@ -157,9 +157,14 @@ func buildPlan(in planInput) ([]*ctxPlan, []string) {
 		return cmp.Or(cmp.Compare(a.Context, b.Context), cmp.Compare(a.Tokens, b.Tokens), cmp.Compare(a.Skip, b.Skip))
 	})
 	for _, p := range out {
-		if p.Tokens != p.Nominal && p.Skip == "" {
-			notes = append(notes, fmt.Sprintf("context %s was trimmed to %d tokens (%s) to fit max_model_len %d",
-				results.ContextLabel(p.Nominal), p.Tokens, p.Label, in.MaxModelLen))
+		switch {
+		case p.Skip != "" || p.Tokens == p.Nominal:
+		case p.Context == p.Tokens:
+			notes = append(notes, fmt.Sprintf("context %s was trimmed to %d tokens (%s) to fit max_model_len %d with max_tokens %d",
+				results.ContextLabel(p.Nominal), p.Tokens, p.Label, in.MaxModelLen, in.MaxTokens))
+		default:
+			notes = append(notes, fmt.Sprintf("prefill %s was measured with %d prompt tokens (max_model_len %d − 1)",
+				p.Label, p.Tokens, in.MaxModelLen))
 		}
 	}
 	return out, notes

@@ -134,8 +134,8 @@ func New(cfg Config) *Server {
 	return s
 }
 
-// Kill makes the server dead: /health answers 503 and every new request has its connection
-// closed without an answer.
+// Kill makes the server dead: /health answers 503, streams in flight are cut off, and every new
+// request has its connection closed without an answer.
 func (s *Server) Kill() { s.dead.Store(true) }
 
 // Refuse closes the listener and every connection, so that new connections are refused.
@@ -396,6 +396,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		if i > 0 {
 			tokens = min(s.cfg.ChunkTokens, maxTokens-cum)
 			at = t0.Add(s.cfg.TTFT + time.Duration(i)*time.Duration(s.cfg.ChunkTokens)*s.cfg.TBT)
+		}
+		if s.dead.Load() {
+			abort(w)
+			return
 		}
 		if d := time.Until(at); d > 0 {
 			t := time.NewTimer(d)
