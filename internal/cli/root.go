@@ -121,6 +121,7 @@ matrix with regression verdicts.`,
 		newReportCmd(env),
 		newCompareCmd(env),
 		newCalibrateCmd(env),
+		newSimCmd(env),
 	)
 	return root
 }

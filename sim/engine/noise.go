@@ -59,3 +59,21 @@ func runFactor(seed uint64, cv, scale float64, kind, batch, bucket uint64) float
 }
 
 func clamp(x, lo, hi float64) float64 { return math.Min(hi, math.Max(lo, x)) }
+
+// BlockHashes returns the prefix-cache keys of a prompt: one hash per full block of blockSize
+// token ids, each covering the whole prefix up to the end of its block (a hash chain), so that
+// two prompts share exactly the blocks of their common prefix.
+func BlockHashes(ids []int, blockSize int) []uint64 {
+	n := len(ids) / blockSize
+	out := make([]uint64, n)
+	h := uint64(0x6a09e667f3bcc908)
+	for b := range n {
+		for _, id := range ids[b*blockSize : (b+1)*blockSize] {
+			h = (h ^ uint64(id)) * 0x100000001b3
+			h ^= h >> 29
+		}
+		h = splitmix64(h)
+		out[b] = h
+	}
+	return out
+}

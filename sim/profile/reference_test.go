@@ -82,46 +82,44 @@ func TestReferenceMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := vmatrix.ReferenceOptions(p.MaxModelLen)
-	got, err := vmatrix.Run(cfg, opts)
+	got, err := vmatrix.Run(cfg, vmatrix.ReferenceOptions(p.MaxModelLen))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var table bytes.Buffer
-	fmt.Fprintf(&table, "%-8s %4s %-13s %-13s %9s %9s %6s %8s %8s\n", "context", "C", "ref status", "sim status", "ref tok/s", "sim tok/s", "diff", "ref act", "sim act")
-	if len(got.Prefill) != len(ref.Prefill) {
-		t.Fatalf("prefill cells: got %d, reference %d", len(got.Prefill), len(ref.Prefill))
+	diffs := vmatrix.Compare(ref, got)
+	if len(diffs) != len(ref.Prefill)+len(ref.Decode) || len(got.Decode) != len(ref.Decode) || len(got.Prefill) != len(ref.Prefill) {
+		t.Fatalf("the simulated matrix has %d prefill and %d decode cells, the reference %d and %d", len(got.Prefill), len(got.Decode), len(ref.Prefill), len(ref.Decode))
 	}
-	for i, rc := range ref.Prefill {
-		gc := got.Prefill[i]
-		d := rel(*gc.PromptTokPerS, *rc.PromptTokPerS)
-		fmt.Fprintf(&table, "%-8s %4s %-13s %-13s %9.0f %9.0f %+5.1f%% %8s %8s\n", rc.ContextLabel, "pf", rc.Status, gc.Status, *rc.PromptTokPerS, *gc.PromptTokPerS, 100*d, "", "")
-		if math.Abs(d) > 0.10 {
-			t.Errorf("prefill %s: %.0f tok/s, reference %.0f (%+.1f%%, limit ±10%%)", rc.ContextLabel, *gc.PromptTokPerS, *rc.PromptTokPerS, 100*d)
+	for _, d := range diffs {
+		name := fmt.Sprintf("%s %s", d.Phase, d.Label)
+		if d.Phase == results.PhaseDecode {
+			name += fmt.Sprintf("×%d", d.Concurrency)
 		}
-	}
-	if len(got.Decode) != len(ref.Decode) {
-		t.Fatalf("decode cells: got %d, reference %d", len(got.Decode), len(ref.Decode))
-	}
-	for i, rc := range ref.Decode {
-		gc := got.Decode[i]
-		if gc.ContextLabel != rc.ContextLabel || gc.Concurrency != rc.Concurrency {
-			t.Fatalf("cell %d: got %s×%d, reference %s×%d", i, gc.ContextLabel, gc.Concurrency, rc.ContextLabel, rc.Concurrency)
+		if d.Status != d.RefStatus {
+			t.Errorf("%s: status %s, reference %s", name, d.Status, d.RefStatus)
 		}
-		if gc.Status != rc.Status {
-			t.Errorf("decode %s×%d: status %s, reference %s", rc.ContextLabel, rc.Concurrency, gc.Status, rc.Status)
-		}
-		if !rc.Status.Measured() {
-			fmt.Fprintf(&table, "%-8s %4d %-13s %-13s\n", rc.ContextLabel, rc.Concurrency, rc.Status, gc.Status)
+		if d.RefStatus != results.StatusValid {
 			continue
 		}
-		d := rel(*gc.TotalTokPerS, *rc.TotalTokPerS)
-		fmt.Fprintf(&table, "%-8s %4d %-13s %-13s %9.1f %9.1f %+5.1f%% %8.1f %8.1f\n", rc.ContextLabel, rc.Concurrency, rc.Status, gc.Status, *rc.TotalTokPerS, *gc.TotalTokPerS, 100*d, *rc.AvgActiveRequests, *gc.AvgActiveRequests)
-		if rc.Status == results.StatusValid && math.Abs(d) > 0.15 {
-			t.Errorf("decode %s×%d: %.1f tok/s, reference %.1f (%+.1f%%, limit ±15%%)", rc.ContextLabel, rc.Concurrency, *gc.TotalTokPerS, *rc.TotalTokPerS, 100*d)
+		limit := 0.15
+		if d.Phase == results.PhasePrefill {
+			limit = 0.10
+		}
+		if r := d.Rel(); !(math.Abs(r) <= limit) {
+			t.Errorf("%s: %.1f tok/s against the reference's %.1f (%+.1f%%, limit ±%.0f%%)", name, deref(d.Got), deref(d.Ref), 100*r, 100*limit)
 		}
 	}
-	t.Logf("simulated reference matrix (pf = prefill):\n%s", strings.TrimRight(table.String(), "\n"))
+	var table bytes.Buffer
+	if err := vmatrix.WriteTable(&table, diffs); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("simulated reference matrix:\n%s", strings.TrimRight(table.String(), "\n"))
 }
 
-func rel(got, want float64) float64 { return got/want - 1 }
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
+}
+

@@ -32,6 +32,9 @@ type Options struct {
 	// of the same worker (the reference tool's loses about 1 s per restart beyond TTFT; a Go
 	// client loses well under a millisecond).
 	ClientRestart time.Duration
+	// Labels names contexts whose label is not their length rounded down to whole K, like
+	// the 1024K prefill cell whose prompt is max_model_len − 1 tokens.
+	Labels map[int]string
 	// Salt makes the prompts of one measurement unique (like a run id).
 	Salt uint64
 }
@@ -44,6 +47,7 @@ func ReferenceOptions(maxModelLen int) Options {
 	ctx := []int{k(8), k(16), k(32), k(64), k(128), k(256), k(512), maxModelLen - 4096 - 64}
 	return Options{
 		PrefillContexts:  append(slices.Clone(ctx), maxModelLen-1),
+		Labels:           map[int]string{maxModelLen - 1: results.ContextLabel(maxModelLen)},
 		Contexts:         ctx,
 		Concurrency:      []int{1, 2, 4, 8, 16, 32, 64, 128},
 		MaxTokens:        4096,
@@ -129,7 +133,12 @@ func (r *runner) prompt(ctx, maxTokens int) *engine.Request {
 }
 
 // label returns the report's label of a context.
-func label(ctx int) string { return results.ContextLabel(ctx) }
+func (r *runner) label(ctx int) string {
+	if l, ok := r.opts.Labels[ctx]; ok {
+		return l
+	}
+	return results.ContextLabel(ctx)
+}
 
 // step advances the engine by one step, or to the next arrival when it is idle; it returns the
 // step's outputs (stamped at the new r.now) and false when there is nothing left to do.
@@ -171,12 +180,12 @@ func (r *runner) prefill(ctx int) (results.PrefillCell, error) {
 				ttft := (r.now - start).Seconds()
 				r.drain()
 				rate, ms, one := float64(ctx)/ttft, ttft*1e3, 1
-				return results.PrefillCell{Context: ctx, ContextLabel: label(ctx), Status: results.StatusValid,
+				return results.PrefillCell{Context: ctx, ContextLabel: r.label(ctx), Status: results.StatusValid,
 					PromptTokPerS: &rate, TTFTMs: &ms, PromptTokens: &ctx, CompletedRequests: &one}, nil
 			}
 		}
 		if !more {
-			return results.PrefillCell{}, fmt.Errorf("prefill %s: the engine stopped without a token", label(ctx))
+			return results.PrefillCell{}, fmt.Errorf("prefill %s: the engine stopped without a token", r.label(ctx))
 		}
 	}
 }
@@ -203,7 +212,7 @@ type stream struct {
 
 // decode measures one sustained-decode cell.
 func (r *runner) decode(ctx, c int) (results.DecodeCell, error) {
-	cell := results.DecodeCell{Context: ctx, ContextLabel: label(ctx), Concurrency: c}
+	cell := results.DecodeCell{Context: ctx, ContextLabel: r.label(ctx), Concurrency: c}
 	kv := r.eng.Config().KVTokens()
 	if c*(ctx+r.opts.MaxTokens) > kv {
 		cell.Status = results.StatusOverCapacity
@@ -262,7 +271,7 @@ func (r *runner) decode(ctx, c int) (results.DecodeCell, error) {
 			ready, timedOut = true, true
 		}
 		if !more && !ready {
-			return cell, fmt.Errorf("decode %s×%d: the engine stopped before readiness", label(ctx), c)
+			return cell, fmt.Errorf("decode %s×%d: the engine stopped before readiness", r.label(ctx), c)
 		}
 	}
 	ws := r.now
@@ -282,7 +291,7 @@ func (r *runner) decode(ctx, c int) (results.DecodeCell, error) {
 		}
 		outs, more := r.step()
 		if !more {
-			return cell, fmt.Errorf("decode %s×%d: the engine stopped inside the window", label(ctx), c)
+			return cell, fmt.Errorf("decode %s×%d: the engine stopped inside the window", r.label(ctx), c)
 		}
 		for _, o := range outs {
 			s := live[o.Req]

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/sim"
+	"github.com/speedmatrix/speedmatrix/sim/profile"
+	"github.com/speedmatrix/speedmatrix/sim/vmatrix"
+)
+
+// newSimCmd builds `speedmatrix sim` and its subcommands.
+func newSimCmd(env *Env) *cobra.Command {
+	var (
+		listen, prof, slowdown, fault string
+		seed                          uint64
+		noise, speedup                float64
+	)
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Serve the built-in simulated vLLM-like inference server",
+		Long: `sim serves an OpenAI-compatible inference server that behaves like vLLM wherever a
+benchmark can observe it (SSE streams with usage, /metrics with vLLM's names, /tokenize,
+/detokenize, /v1/models with max_model_len, /health, /version), with the speed of a
+performance profile. It models a vLLM engine: continuous batching with max_num_seqs, a paged
+KV cache with prefix caching, chunked prefill, preemption and speculative decoding.
+
+Injection, repeatable under --seed:
+  --noise 0.1                        run-to-run and step-level noise
+  --slowdown decode=1.10@ctx>=64K    slower work: phase=factor[@cond&cond], phase prefill,
+                                     decode or all; cond ctx or batch with >=, <=, >, <, ==
+  --fault error=5%,cut=100@0.1       error=RATE (HTTP 500), cut=N[@RATE] (streams end after N
+                                     tokens), crash=DUR (connections refused), dead=DUR (/health
+                                     503, requests 500), hang=DUR (streams stall),
+                                     slow-health=DUR; durations are wall-clock since start`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := profile.Load(prof, nil)
+			if err != nil {
+				return usagef("--profile: %v", err)
+			}
+			if speedup <= 0 {
+				return usagef("--speedup %g: want a number above 0 (1 = the profile's real speed)", speedup)
+			}
+			if noise > 1 {
+				return usagef("--noise %g: want a coefficient of variation between 0 and 1", noise)
+			}
+			if !cmd.Flags().Changed("noise") {
+				noise = -1
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			srv, err := sim.Start(ctx, sim.Config{
+				Profile: p, Addr: listen, Seed: seed, NoiseCV: noise,
+				Slowdown: slowdown, Fault: fault, Speedup: speedup, Log: env.Log,
+			})
+			if err != nil {
+				if strings.Contains(err.Error(), "slowdown") || strings.Contains(err.Error(), "fault") {
+					return usagef("%v", err)
+				}
+				return err
+			}
+			fmt.Fprintln(env.Stdout, srv.URL())
+			<-srv.Done()
+			if srv.Crashed() {
+				return errors.New("sim: stopped by the injected crash fault")
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", "127.0.0.1:8000", "address to serve on (host:port; port 0 picks a free one)")
+	f.StringVar(&prof, "profile", profile.Default, "performance profile: a built-in name ("+strings.Join(profile.Names(), ", ")+") or a YAML file")
+	f.Uint64Var(&seed, "seed", 1, "seed of the noise, speculative acceptance, generated text and fault choices")
+	f.Float64Var(&noise, "noise", 0, "coefficient of variation of injected noise (default: the profile's)")
+	f.StringVar(&slowdown, "slowdown", "", "slow-down rules, e.g. decode=1.10@ctx>=64K,prefill=1.2")
+	f.StringVar(&fault, "fault", "", "faults to inject, e.g. error=5%,cut=100@0.1,crash=60s")
+	f.Float64Var(&speedup, "speedup", 1, "run the model this many times faster than the profile")
+	cmd.AddCommand(newSimFitCmd(env), newSimProfilesCmd(env))
+	return cmd
+}
+
+// newSimFitCmd builds `speedmatrix sim fit`.
+func newSimFitCmd(env *Env) *cobra.Command {
+	var (
+		name, out string
+		o         = profile.DefaultFitOptions()
+		check     bool
+	)
+	cmd := &cobra.Command{
+		Use:   "fit REPORT|RESULTS.json",
+		Short: "Fit a simulator profile to a measured results file or an llm-inference-bench report",
+		Long: `fit derives a simulator profile from a speed matrix: a speedmatrix results file (.json)
+or an llm-inference-bench "Speed test matrix" report (page text or markdown). It writes the
+profile as YAML to stdout (or --out) and, with --check (the default), measures the fitted
+profile on the same matrix in virtual time and prints the simulated cells next to the
+measured ones on stderr. The method is described in sim/PROFILES.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := readMatrix(args[0])
+			if err != nil {
+				return err
+			}
+			o.Name = name
+			p, err := profile.Fit(f, o)
+			if err != nil {
+				return err
+			}
+			data, err := p.Marshal()
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				if err := results.WriteFileAtomic(out, data); err != nil {
+					return err
+				}
+			} else if _, err := env.Stdout.Write(data); err != nil {
+				return err
+			}
+			if !check {
+				return nil
+			}
+			cfg, err := p.EngineConfig(1, 0)
+			if err != nil {
+				return err
+			}
+			opts := vmatrix.OptionsFor(f)
+			got, err := vmatrix.Run(cfg, opts)
+			if err != nil {
+				return fmt.Errorf("checking the fitted profile: %w", err)
+			}
+			fmt.Fprintln(env.Stderr, "The fitted profile measured in virtual time against the input:")
+			return vmatrix.WriteTable(env.Stderr, vmatrix.Compare(f, got))
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&name, "name", "fitted", "name of the profile")
+	fl.StringVarP(&out, "out", "o", "", "write the profile to this file instead of stdout")
+	fl.IntVar(&o.BlockSize, "block-size", o.BlockSize, "KV cache block size when the input does not say (vLLM's default 16; 64 for MLA models)")
+	fl.Float64Var(&o.MeanTokensPerStep, "tokens-per-step", o.MeanTokensPerStep, "mean tokens per decode step with speculative decoding when the input has no acceptance telemetry")
+	fl.Float64Var(&o.NoiseCV, "noise", 0, "default noise CV to write into the profile")
+	fl.BoolVar(&check, "check", true, "measure the fitted profile on the input's matrix and print the comparison on stderr")
+	return cmd
+}
+
+// readMatrix reads a results file (.json) or imports a report.
+func readMatrix(path string) (*results.File, error) {
+	if strings.HasSuffix(strings.ToLower(path), ".json") {
+		return results.ReadFile(path)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	f, err := results.Import(fh, path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// newSimProfilesCmd builds `speedmatrix sim profiles`.
+func newSimProfilesCmd(env *Env) *cobra.Command {
+	return &cobra.Command{
+		Use:   "profiles [NAME]",
+		Short: "List the built-in simulator profiles, or print one as YAML",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				for _, n := range profile.Names() {
+					p, err := profile.Load(n, nil)
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(env.Stdout, "%s\t%s\n", n, p.Description)
+				}
+				return nil
+			}
+			p, err := profile.Load(args[0], func(string) ([]byte, error) { return nil, os.ErrNotExist })
+			if err != nil {
+				return usagef("%v", err)
+			}
+			data, err := p.Marshal()
+			if err != nil {
+				return err
+			}
+			_, err = env.Stdout.Write(data)
+			return err
+		},
+	}
+}
+
