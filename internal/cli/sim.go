@@ -196,4 +196,3 @@ func newSimProfilesCmd(env *Env) *cobra.Command {
 		},
 	}
 }
-

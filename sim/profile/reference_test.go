@@ -122,4 +122,3 @@ func deref(p *float64) float64 {
 	}
 	return *p
 }
-
