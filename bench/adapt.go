@@ -7,6 +7,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/bench/server"
 	"github.com/speedmatrix/speedmatrix/bench/stream"
+	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 )
 
 // StreamClient adapts a *stream.Client to Streamer.
@@ -79,4 +80,43 @@ func (s ServerClient) Version(ctx context.Context) (string, error) {
 		return "", nil
 	}
 	return v, err
+}
+
+// TelemetryScraper adapts a *telemetry.Scraper to Scraper.
+type TelemetryScraper struct{ S *telemetry.Scraper }
+
+// Scrape reads /metrics once; a server without it (or without any metric name telemetry knows)
+// gives ErrNoMetrics.
+func (t TelemetryScraper) Scrape(ctx context.Context) (Sample, error) {
+	snap, err := t.S.Scrape(ctx)
+	if err != nil {
+		return Sample{}, err
+	}
+	if snap.Flavor == telemetry.FlavorNone {
+		return Sample{}, ErrNoMetrics
+	}
+	sm := Sample{
+		At:              snap.At,
+		Kind:            snap.Flavor,
+		HasQueue:        snap.Running.OK && snap.Waiting.OK,
+		Running:         snap.Running.V,
+		Waiting:         snap.Waiting.V,
+		HasKVUsage:      snap.KVUsage.OK,
+		KVUsage:         snap.KVUsage.V,
+		HasPreemptions:  snap.Preemptions.OK,
+		Preemptions:     snap.Preemptions.V,
+		HasPrefixCache:  snap.PrefixQueries.OK && snap.PrefixHits.OK,
+		PrefixQueries:   snap.PrefixQueries.V,
+		PrefixHits:      snap.PrefixHits.V,
+		HasSpecDecode:   snap.SpecDrafts.OK && snap.SpecDraftTokens.OK && snap.SpecAccepted.OK,
+		SpecDrafts:      snap.SpecDrafts.V,
+		SpecDraftTokens: snap.SpecDraftTokens.V,
+		SpecAccepted:    snap.SpecAccepted.V,
+		BlockSize:       snap.BlockSize,
+		NumGPUBlocks:    snap.NumGPUBlocks,
+	}
+	if snap.KVCapacityTokens.OK {
+		sm.KVCacheTokens = int(snap.KVCapacityTokens.V)
+	}
+	return sm, nil
 }

@@ -3,8 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -15,67 +13,11 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bench/benchtest"
+	"github.com/speedmatrix/speedmatrix/bench/server"
 	"github.com/speedmatrix/speedmatrix/bench/stream"
+	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 	"github.com/speedmatrix/speedmatrix/results"
 )
-
-// httpInfo reads the fake server's facts over HTTP.
-type httpInfo struct{ base string }
-
-func (h httpInfo) get(ctx context.Context, path string) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.base+path, nil)
-	if err != nil {
-		return nil, err
-	}
-	return http.DefaultClient.Do(req)
-}
-
-func (h httpInfo) Models(ctx context.Context) ([]Model, error) {
-	resp, err := h.get(ctx, "/v1/models")
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Data []struct {
-			ID          string `json:"id"`
-			MaxModelLen int    `json:"max_model_len"`
-		} `json:"data"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
-		return nil, err
-	}
-	var out []Model
-	for _, m := range body.Data {
-		out = append(out, Model{ID: m.ID, MaxModelLen: m.MaxModelLen})
-	}
-	return out, nil
-}
-
-func (h httpInfo) Health(ctx context.Context) error {
-	resp, err := h.get(ctx, "/health")
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("/health: HTTP %d", resp.StatusCode)
-	}
-	return nil
-}
-
-func (h httpInfo) Version(ctx context.Context) (string, error) { return "0.0.0-fake", nil }
-
-// directScraper reads the fake server's counts without HTTP.
-type directScraper struct{ s *benchtest.Server }
-
-func (d directScraper) Scrape(ctx context.Context) (Sample, error) {
-	if d.s.Dead() {
-		return Sample{}, errors.New("connection refused")
-	}
-	run, wait := d.s.Counts()
-	return Sample{At: time.Now(), Kind: "vllm", HasQueue: true, Running: float64(run), Waiting: float64(wait), KVCacheTokens: d.s.KVCacheTokens()}, nil
-}
 
 // wordPrompter builds prompts of exactly n words, which the fake server counts as tokens.
 type wordPrompter struct{}
@@ -149,20 +91,22 @@ func newHarness(t *testing.T, cfg benchtest.Config) *harness {
 	t.Helper()
 	base := runtime.NumGoroutine()
 	srv := benchtest.New(cfg)
+	metricsClient := &http.Client{Timeout: 5 * time.Second}
 	client := stream.New(srv.URL)
 	logs := &syncBuffer{}
 	h := &harness{srv: srv, client: client, logs: logs, rec: &recorder{Streamer: StreamClient{C: client}}}
 	h.runner = &Runner{
 		Stream:  h.rec,
-		Server:  httpInfo{base: srv.URL},
+		Server:  ServerClient{C: server.New(srv.URL, server.WithHTTPClient(metricsClient))},
 		Prompts: wordPrompter{},
 		Log:     slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	if !cfg.NoMetrics {
-		h.runner.Metrics = directScraper{s: srv}
+		h.runner.Metrics = TelemetryScraper{S: &telemetry.Scraper{URL: telemetry.MetricsURL(srv.URL), Client: metricsClient}}
 	}
 	t.Cleanup(func() {
 		client.Close()
+		metricsClient.CloseIdleConnections()
 		http.DefaultClient.CloseIdleConnections()
 		deadline := time.Now().Add(5 * time.Second)
 		for srv.ActiveConns() > 0 && time.Now().Before(deadline) {
