@@ -105,3 +105,25 @@ func (c *Client) Detokenize(ctx context.Context, model string, ids []int) (strin
 	}
 	return "", errors.New(`detokenize answer has neither "prompt" nor "content"`)
 }
+
+// TokenizeChat does tokenize text as the user message of a chat request, chat template and
+// generation prompt included (vLLM's /tokenize with "messages"), so that its count is the
+// prompt_tokens a /v1/chat/completions request with that message reports. ErrNotSupported when
+// the server has no /tokenize or does not take messages there.
+func (c *Client) TokenizeChat(ctx context.Context, model, text string) (Tokens, error) {
+	in := map[string]any{
+		"model":                 model,
+		"messages":              []map[string]string{{"role": "user", "content": text}},
+		"add_generation_prompt": true,
+	}
+	var raw json.RawMessage
+	err := c.call(ctx, http.MethodPost, "/tokenize", in, &raw)
+	var se *StatusError
+	if errors.As(err, &se) && (se.Status == http.StatusBadRequest || se.Status == http.StatusUnprocessableEntity || se.Status == http.StatusInternalServerError) {
+		return Tokens{}, fmt.Errorf("%w: /tokenize does not take chat messages: %v", ErrNotSupported, err)
+	}
+	if err != nil {
+		return Tokens{}, err
+	}
+	return DecodeTokenize(raw)
+}
