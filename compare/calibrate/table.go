@@ -37,7 +37,7 @@ func (s Settings) SettingsTable() [][2]string {
 		{"A/A comparisons", strconv.Itoa(s.AA)},
 		{"A/B comparisons", fmt.Sprintf("%d (each decode row in turn slowed: rates −%s, TTFT +%s)", s.AB, pct(2*th.Delta[results.MetricTotalTokPerS]), pct(2*th.Delta[results.MetricTTFT]))},
 		{"seed", strconv.FormatUint(s.Seed, 10)},
-		{"matrix", "8 contexts × 8 concurrency levels, 43 decode cells measured (15 over capacity), 9 prefill cells; 190 cell-metrics"},
+		{"matrix", "8 contexts × 8 concurrency levels, 43 decode cells measured (21 over capacity), 9 prefill cells; 190 cell-metrics"},
 		{"true run-to-run CV (drawn per cell)", fmt.Sprintf("decode rates C=1 10–20 %%, C=2 5–10 %%, C=4 2–5 %%, C≥8 0.5–1 %%; TTFT 10–20 %%; prefill 1–5 %%; ×%g", s.NoiseScale)},
 		{"within-run share of the variance", "20–60 % per cell (1 s bins as AR(1), φ = 0.3; per-request samples)"},
 		{"runs per side", strconv.Itoa(max(1, s.Trials))},
