@@ -198,8 +198,9 @@ func geomean(tests []*pending, conf float64) *results.Change {
 }
 
 // advise plans the rerun of the inconclusive cell-metrics: how many further trials per side
-// make the smallest detectable change at most 2δ at the second look's level (Bonferroni over the
-// re-measured family, normal quantiles), and the rule for that look.
+// make the smallest detectable change at most 2δ with the configured power at the second look's
+// level (Bonferroni over every metric of the re-measured cells, normal quantiles), and the rule
+// for that look. Cells that would need more than MaxFurtherTrials are listed as undecidable.
 func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunAdvice {
 	var inc []*pending
 	for _, t := range tests {
@@ -222,22 +223,47 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 		}
 		return adv
 	}
-	alpha := plan.Level2 / float64(len(inc))
-	z := stats.NormalQuantile(1-alpha/2) + stats.NormalQuantile(th.Power)
+	// The second look's family is every metric of the re-measured cells. Plan each test at the
+	// Bonferroni share of the second look's level over that family, and shrink the family to the
+	// cells that can be decided until it settles.
+	needed := func(t *pending, z float64) int {
+		target := math.Log1p(2*th.Delta[t.metric]) / z
+		for k := 1; k <= th.MaxFurtherTrials; k++ {
+			if math.Sqrt(t.vb/float64(t.kb+k)+t.vh/float64(t.kh+k)) <= target {
+				return k
+			}
+		}
+		return 0
+	}
+	listed := map[results.CellID]bool{}
+	for _, t := range inc {
+		listed[t.id] = true
+	}
+	var z float64
+	for range 10 {
+		family := 0
+		for id := range listed {
+			family += len(results.Metrics(id.Phase))
+		}
+		alpha := plan.Level2 / float64(max(1, family))
+		z = stats.NormalQuantile(1-alpha/2) + stats.NormalQuantile(th.Power)
+		next := map[results.CellID]bool{}
+		for _, t := range inc {
+			if needed(t, z) > 0 {
+				next[t.id] = true
+			}
+		}
+		if len(next) == len(listed) || len(next) == 0 {
+			break
+		}
+		listed = next
+	}
 	items := map[string]*results.RerunItem{}
 	var order []string
 	undecidable := map[string]bool{}
 	var undecidableOrder []string
 	for _, t := range inc {
-		target := math.Log1p(2*th.Delta[t.metric]) / z
-		n := 0
-		for k := 1; k <= th.MaxFurtherTrials; k++ {
-			v := t.vb/float64(t.kb+k) + t.vh/float64(t.kh+k)
-			if math.Sqrt(v) <= target {
-				n = k
-				break
-			}
-		}
+		n := needed(t, z)
 		cell := t.id.String()
 		if n == 0 {
 			if !undecidable[cell] {

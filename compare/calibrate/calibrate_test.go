@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/speedmatrix/speedmatrix/results"
@@ -66,7 +67,11 @@ func TestCalibrationFull(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("first look: A/A %v, A/B %v; both looks: A/A %v, A/B %v", rep.First.AARegression, rep.First.ABRowFlagged, rep.Both.AARegression, rep.Both.ABRowFlagged)
+	var b strings.Builder
+	if err := rep.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + b.String())
 }
 
 // The generator's cells have the reference's shape and their noise lies in the stated ranges.
