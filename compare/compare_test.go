@@ -332,3 +332,86 @@ func TestThresholdsChecked(t *testing.T) {
 		t.Errorf("no input: %v", err)
 	}
 }
+
+// oneTrialFile returns a decode cell 8K/16 with one trial whose 30 bins are given.
+func oneTrialFile(bins []int) *results.File {
+	f := summaryFile("m", nil, nil)
+	var sum int
+	for _, b := range bins {
+		sum += b
+	}
+	total := float64(sum) / float64(len(bins))
+	cell := results.DecodeCell{Context: 8192, ContextLabel: "8K", Concurrency: 16, Status: results.StatusValid}
+	cell.TotalTokPerS = &total
+	cell.Trials = []results.DecodeTrial{{BinSeconds: 1, WindowSeconds: float64(len(bins)), BinOutputTokens: bins}}
+	cell.Trials[0].TotalTokPerS = &total
+	f.Decode = append(f.Decode, cell)
+	return f
+}
+
+// The within-run estimate is batch means over the bins, and it replaces the prior only when it
+// is larger.
+func TestWithinRunNoise(t *testing.T) {
+	// 30 bins in 5 batches of 6: batch means 900, 1000, 1100, 1000, 1000 → variance of the mean
+	// 0.005·1000²/5, CV² = 0.001 (CV 3.16 %), above the 1 % prior at concurrency 16.
+	var noisy []int
+	for _, m := range []int{900, 1000, 1100, 1000, 1000} {
+		for range 6 {
+			noisy = append(noisy, m)
+		}
+	}
+	c, err := compare.Compare(compare.Input{Base: []*results.File{oneTrialFile(noisy)}, Head: []*results.File{oneTrialFile(noisy)}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := find(t, c, "decode/8K/16", results.MetricTotalTokPerS)
+	if m.Noise.Source != results.NoiseWithin || m.Noise.WithinCV == nil || math.Abs(*m.Noise.WithinCV-math.Sqrt(0.001)) > 1e-9 {
+		t.Fatalf("noise %+v, want within CV %.5f", m.Noise, math.Sqrt(0.001))
+	}
+	if math.Abs(m.Noise.CV-math.Sqrt(0.001)) > 1e-9 || m.Noise.DF == nil || math.Abs(*m.Noise.DF-8) > 1e-9 {
+		t.Errorf("noise CV %v df %v, want the within estimate with 4+4 df", m.Noise.CV, m.Noise.DF)
+	}
+	// Flat bins: the within estimate (0) is below the prior, so the prior (1 %) applies.
+	flat := make([]int, 30)
+	for i := range flat {
+		flat[i] = 1000
+	}
+	c, err = compare.Compare(compare.Input{Base: []*results.File{oneTrialFile(flat)}, Head: []*results.File{oneTrialFile(flat)}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m = find(t, c, "decode/8K/16", results.MetricTotalTokPerS)
+	if m.Noise.CV != 0.01 || m.Noise.DF != nil || m.Verdict != results.VerdictUnchanged {
+		t.Errorf("flat bins: noise %+v verdict %s, want the 1 %% prior and unchanged", m.Noise, m.Verdict)
+	}
+}
+
+// More trials shrink the smallest detectable change, and the rank test runs from four trials.
+func TestMDCShrinksWithTrials(t *testing.T) {
+	m := calibrate.NewMatrix(9, 1)
+	r := rand.New(rand.NewPCG(9, 9))
+	mdc := func(n int) (float64, *float64) {
+		var b, h []*results.File
+		for range n {
+			b = append(b, m.Run(r, "b", nil))
+			h = append(h, m.Run(r, "h", nil))
+		}
+		c, err := compare.Compare(compare.Input{Base: b, Head: h}, compare.DefaultThresholds())
+		if err != nil {
+			t.Fatal(err)
+		}
+		mc := find(t, c, "decode/8K/2", results.MetricTotalTokPerS)
+		if mc.MDC == nil {
+			return math.Inf(1), mc.RankP
+		}
+		return *mc.MDC, mc.RankP
+	}
+	m3, r3 := mdc(3)
+	m8, r8 := mdc(8)
+	if !(m8 < m3) {
+		t.Errorf("MDC with 8 trials %v not below MDC with 3 trials %v", m8, m3)
+	}
+	if r3 != nil || r8 == nil {
+		t.Errorf("rank p-value: 3 trials %v (want none), 8 trials %v (want one)", r3, r8)
+	}
+}
