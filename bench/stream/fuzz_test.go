@@ -88,3 +88,48 @@ func FuzzRepetition(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFastScan checks that the fast chunk scanner agrees with encoding/json on every chunk it
+// accepts (chunks with a repeated key are skipped: encoding/json's merging of duplicates is not
+// worth imitating).
+func FuzzFastScan(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join(capturesDir, "*", "*.sse"))
+	for _, p := range files {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, line := range bytes.Split(b, []byte("\n")) {
+			if d, ok := bytes.CutPrefix(line, []byte("data: ")); ok {
+				f.Add(d)
+			}
+		}
+	}
+	f.Add([]byte(`{"choices":[{"delta":{"tool_calls":[{"id":"x"}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":12}}`))
+	f.Add([]byte(`{"choices":[{"text":"a\u00e9\"b","finish_reason":null}],"usage":null,"x":[1,-2.5e3,true,false,{}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		for _, k := range []string{`"choices"`, `"usage"`, `"delta"`, `"text"`, `"finish_reason"`, `"prompt_tokens"`, `"completion_tokens"`, `"content"`, `"reasoning"`, `"reasoning_content"`, `"tool_calls"`} {
+			if bytes.Count(data, []byte(k)) > 1 {
+				return
+			}
+		}
+		var fast chunkFields
+		if !fastScan(data, &fast) {
+			return
+		}
+		var slow chunkFields
+		if err := slowScan(data, "", &slow); err != nil {
+			t.Fatalf("fast path accepted what encoding/json rejects: %v", err)
+		}
+		type view struct {
+			Text, Tools, Usage bool
+			Finish             string
+			Prompt, Completion int
+		}
+		a := view{len(fast.text) > 0, fast.toolCalls, fast.hasUsage, fast.finishReason, fast.promptTokens, fast.completion}
+		b := view{len(slow.text) > 0, slow.toolCalls, slow.hasUsage, slow.finishReason, slow.promptTokens, slow.completion}
+		if a != b {
+			t.Errorf("fast %+v, encoding/json %+v", a, b)
+		}
+	})
+}

@@ -87,6 +87,7 @@ type decoder struct {
 	allContUsed bool      // every content chunk carried a positive usage count
 	sawContent  bool
 	tail        []byte // the end of the output text, for the repetition detector
+	textBuf     []byte // reused buffer for a chunk's text
 }
 
 func newDecoder(res *Result, onEvent func(Event), rep RepetitionConfig) *decoder {
@@ -141,40 +142,26 @@ func (d *decoder) dispatch() error {
 
 // chunk does account one JSON chunk.
 func (d *decoder) chunk(data []byte, eventName string, at time.Time) error {
-	var c wireChunk
-	if err := json.Unmarshal(data, &c); err != nil {
-		return fmt.Errorf("%w: %v in %q", ErrMalformed, err, snippet(data, 200))
-	}
-	if msg, isErr := chunkError(&c, eventName, data); isErr {
-		return fmt.Errorf("%w: %s", ErrServerError, msg)
-	}
-	var text []byte
-	content := false
-	for i := range c.Choices {
-		ch := &c.Choices[i]
-		text = append(text, ch.Text...)
-		if ch.Delta != nil {
-			text = append(text, ch.Delta.Content...)
-			text = append(text, ch.Delta.ReasoningContent...)
-			text = append(text, ch.Delta.Reasoning...)
-			if tc := bytes.TrimSpace(ch.Delta.ToolCalls); len(tc) > 0 && !bytes.Equal(tc, []byte("null")) && !bytes.Equal(tc, []byte("[]")) {
-				content = true
-			}
-		}
-		if ch.FinishReason != nil && *ch.FinishReason != "" {
-			d.finished = true
-			d.res.FinishReason = *ch.FinishReason
+	f := chunkFields{text: d.textBuf[:0]}
+	if eventName != "" || !fastScan(data, &f) {
+		f = chunkFields{}
+		if err := slowScan(data, eventName, &f); err != nil {
+			return err
 		}
 	}
-	if len(text) > 0 {
-		content = true
+	d.textBuf = f.text[:0]
+	text := f.text
+	content := len(text) > 0 || f.toolCalls
+	if f.finishReason != "" {
+		d.finished = true
+		d.res.FinishReason = f.finishReason
+	}
+	if f.hasUsage && f.promptTokens > 0 {
+		d.res.PromptTokens = f.promptTokens
 	}
 	usage := 0
-	if c.Usage != nil {
-		if c.Usage.PromptTokens > 0 {
-			d.res.PromptTokens = c.Usage.PromptTokens
-		}
-		usage = c.Usage.CompletionTokens
+	if f.hasUsage {
+		usage = f.completion
 		if usage > d.finalUsage {
 			d.finalUsage, d.usageAt = usage, at
 		}
@@ -207,6 +194,39 @@ func (d *decoder) chunk(data []byte, eventName string, at time.Time) error {
 	d.res.Events = append(d.res.Events, ev)
 	if d.onEvent != nil {
 		d.onEvent(ev)
+	}
+	return nil
+}
+
+// slowScan does decode a chunk with encoding/json: error chunks and anything the fast scanner
+// leaves aside.
+func slowScan(data []byte, eventName string, f *chunkFields) error {
+	var c wireChunk
+	if err := json.Unmarshal(data, &c); err != nil {
+		return fmt.Errorf("%w: %v in %q", ErrMalformed, err, snippet(data, 200))
+	}
+	if msg, isErr := chunkError(&c, eventName, data); isErr {
+		return fmt.Errorf("%w: %s", ErrServerError, msg)
+	}
+	for i := range c.Choices {
+		ch := &c.Choices[i]
+		f.text = append(f.text, ch.Text...)
+		if ch.Delta != nil {
+			f.text = append(f.text, ch.Delta.Content...)
+			f.text = append(f.text, ch.Delta.ReasoningContent...)
+			f.text = append(f.text, ch.Delta.Reasoning...)
+			if tc := bytes.TrimSpace(ch.Delta.ToolCalls); len(tc) > 0 && !bytes.Equal(tc, []byte("null")) && !bytes.Equal(tc, []byte("[]")) {
+				f.toolCalls = true
+			}
+		}
+		if ch.FinishReason != nil && *ch.FinishReason != "" {
+			f.finishReason = *ch.FinishReason
+		}
+	}
+	if c.Usage != nil {
+		f.hasUsage = true
+		f.promptTokens = c.Usage.PromptTokens
+		f.completion = c.Usage.CompletionTokens
 	}
 	return nil
 }

@@ -1,0 +1,8 @@
+//go:build !linux
+
+package stream
+
+import "time"
+
+// threadCPU does report that per-thread CPU time is not available here.
+func threadCPU() (time.Duration, bool) { return 0, false }
