@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/speedmatrix/speedmatrix/bench/prompt"
 	"github.com/speedmatrix/speedmatrix/bench/server"
 	"github.com/speedmatrix/speedmatrix/bench/stream"
 	"github.com/speedmatrix/speedmatrix/bench/telemetry"
@@ -119,4 +120,36 @@ func (t TelemetryScraper) Scrape(ctx context.Context) (Sample, error) {
 		sm.KVCacheTokens = int(snap.KVCapacityTokens.V)
 	}
 	return sm, nil
+}
+
+// PromptBuilder adapts a *prompt.Builder to Prompter. Builds are sequential (the runner builds
+// one prompt at a time), so setting the Builder's model before each is safe.
+type PromptBuilder struct{ B *prompt.Builder }
+
+// Build returns a prompt of tokens tokens for model, labelled label within the run.
+func (p PromptBuilder) Build(ctx context.Context, model string, tokens int, label string) (Prompt, error) {
+	p.B.Model = model
+	pr, err := p.B.Build(ctx, tokens, label)
+	if err != nil {
+		return Prompt{}, err
+	}
+	return Prompt{Text: pr.Text, Tokens: pr.Tokens, Estimated: pr.Method == prompt.MethodEstimate, Note: pr.Note}, nil
+}
+
+// NewPrompter returns the Prompter of a run against a real server: prompts sized by the
+// server's /tokenize (info), falling back to a characters-per-token ratio calibrated with two
+// small requests through s. runID makes every prompt's prefix unique to the run.
+func NewPrompter(info *server.Client, s Streamer, runID, endpoint string) PromptBuilder {
+	b := &prompt.Builder{Tokenizer: info, RunID: runID, Chat: endpoint == EndpointChat}
+	b.Measure = func(ctx context.Context, text string) (int, error) {
+		res, err := s.Stream(ctx, StreamRequest{Endpoint: endpoint, Model: b.Model, Prompt: text, MaxTokens: 1}, nil)
+		if err != nil {
+			return 0, err
+		}
+		if res.PromptTokens == 0 {
+			return 0, errors.New("the server reported no usage.prompt_tokens")
+		}
+		return res.PromptTokens, nil
+	}
+	return PromptBuilder{B: b}
 }

@@ -22,9 +22,9 @@ import (
 // wordPrompter builds prompts of exactly n words, which the fake server counts as tokens.
 type wordPrompter struct{}
 
-func (wordPrompter) Build(ctx context.Context, model string, tokens int, prefix string) (Prompt, error) {
+func (wordPrompter) Build(ctx context.Context, model string, tokens int, label string) (Prompt, error) {
 	var b strings.Builder
-	b.WriteString(strings.ReplaceAll(prefix, " ", "_"))
+	b.WriteString("test:" + strings.ReplaceAll(label, " ", "_"))
 	for i := 1; i < tokens; i++ {
 		fmt.Fprintf(&b, " p%d", i)
 	}

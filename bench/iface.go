@@ -123,10 +123,11 @@ type Prompt struct {
 	Note string
 }
 
-// Prompter builds a natural-language prompt of exactly tokens tokens that starts with prefix.
-// Different prefixes must give prompts that share no cached prefix.
+// Prompter builds a natural-language prompt of exactly tokens tokens for model. label names the
+// prompt uniquely within the run; the Prompter starts the prompt with a prefix unique to the run
+// and the label, so that prompts of different labels, or of another run, share no cached prefix.
 type Prompter interface {
-	Build(ctx context.Context, model string, tokens int, prefix string) (Prompt, error)
+	Build(ctx context.Context, model string, tokens int, label string) (Prompt, error)
 }
 
 // PlannedCell is one cell of the plan as Progress sees it.

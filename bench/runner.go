@@ -339,7 +339,7 @@ func (s *session) warmup(ctx context.Context) error {
 		return nil
 	}
 	pctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Setup)
-	p, err := s.r.Prompts.Build(pctx, s.model, 256, s.cfg.RunID+"-warmup")
+	p, err := s.r.Prompts.Build(pctx, s.model, 256, "warm-up")
 	cancel()
 	if err != nil {
 		if ctx.Err() != nil {
@@ -395,8 +395,8 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 	if err := s.drain(ctx, "before context "+p.Label); err != nil {
 		return err
 	}
-	prefix := fmt.Sprintf("%s-%d", s.cfg.RunID, p.Tokens)
-	prompt, err := s.buildPrompt(ctx, p.Tokens, prefix)
+	label := fmt.Sprintf("%s (%d tokens)", p.Label, p.Tokens)
+	prompt, err := s.buildPrompt(ctx, p.Tokens, label)
 	if err != nil {
 		if e := s.checkAlive(ctx, "building the prompt of "+p.Label); e != nil {
 			return e
@@ -428,7 +428,7 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 				return err
 			}
 			// Every further trial needs a prompt no cache holds.
-			pr, err := s.buildPrompt(ctx, p.Tokens, fmt.Sprintf("%s-trial%d", prefix, t))
+			pr, err := s.buildPrompt(ctx, p.Tokens, fmt.Sprintf("%s trial %d", label, t))
 			if err == nil {
 				var tr results.PrefillTrial
 				tr, err = s.scout(ctx, pr)
@@ -457,10 +457,10 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 }
 
 // buildPrompt builds a prompt of tokens tokens, noting how it was sized.
-func (s *session) buildPrompt(ctx context.Context, tokens int, prefix string) (Prompt, error) {
+func (s *session) buildPrompt(ctx context.Context, tokens int, label string) (Prompt, error) {
 	pctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Setup)
 	defer cancel()
-	p, err := s.r.Prompts.Build(pctx, s.model, tokens, prefix)
+	p, err := s.r.Prompts.Build(pctx, s.model, tokens, label)
 	if err != nil {
 		return Prompt{}, err
 	}

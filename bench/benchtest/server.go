@@ -47,6 +47,8 @@ type Config struct {
 	// KVBlocks and BlockSize give vllm:cache_config_info (KV capacity = their product); 0: the
 	// metric is absent.
 	KVBlocks, BlockSize int
+	// APIKey, when set, is required as "Authorization: Bearer KEY" on every endpoint (else 401).
+	APIKey string
 	// NoMetrics makes /metrics answer 404.
 	NoMetrics bool
 	// Fault, when set, picks a fault for a stream request: the n-th (counted from 1), with its
@@ -120,7 +122,17 @@ func New(cfg Config) *Server {
 	mux.HandleFunc("GET /metrics", s.metrics)
 	mux.HandleFunc("POST /tokenize", s.tokenize)
 	mux.HandleFunc("POST /detokenize", s.detokenize)
-	s.Server = httptest.NewUnstartedServer(mux)
+	var h http.Handler = mux
+	if cfg.APIKey != "" {
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Header.Get("Authorization") != "Bearer "+cfg.APIKey {
+				http.Error(w, `{"error":"Unauthorized"}`, http.StatusUnauthorized)
+				return
+			}
+			mux.ServeHTTP(w, r)
+		})
+	}
+	s.Server = httptest.NewUnstartedServer(h)
 	s.Server.Config.ConnState = func(c net.Conn, st http.ConnState) {
 		s.connMu.Lock()
 		defer s.connMu.Unlock()

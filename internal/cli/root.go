@@ -122,6 +122,8 @@ matrix with regression verdicts.`,
 		newCompareCmd(env),
 		newCalibrateCmd(env),
 		newSimCmd(env),
+		newRunCmd(env),
+		newSelftestCmd(env),
 	)
 	return root
 }

@@ -1,0 +1,178 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/speedmatrix/speedmatrix/bench"
+	"github.com/speedmatrix/speedmatrix/report"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// pickProgress chooses how `run` shows progress on stderr: nothing with --quiet; one line per
+// finished cell in ::group:: blocks in GitHub Actions; a progress bar on a terminal; plain lines
+// per finished cell otherwise (a log file).
+func pickProgress(env *Env, quiet bool) bench.Progress {
+	switch {
+	case quiet:
+		return nil
+	case env.Getenv("GITHUB_ACTIONS") == "true":
+		return &lineProgress{w: env.Stderr, groups: true}
+	case isTerminal(env.Stderr):
+		return &barProgress{w: env.Stderr}
+	}
+	return &lineProgress{w: env.Stderr}
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// outcomeLine formats a finished cell in one line.
+func outcomeLine(o bench.CellOutcome) string {
+	s := fmt.Sprintf("%-18s %s", o.ID.String(), results.StatusDisplay(o.Status))
+	switch {
+	case o.Status == results.StatusError:
+		s += ": " + o.Error
+	case o.Status.Measured() && o.ID.Phase == results.PhasePrefill:
+		s += fmt.Sprintf(" · %s prompt tok/s · TTFT %s", report.FormatTokPerS(o.TokPerS), report.FormatTTFT(o.TTFTMs))
+	case o.Status.Measured():
+		s += fmt.Sprintf(" · %s tok/s · TTFT %s", report.FormatTokPerS(o.TokPerS), report.FormatTTFT(o.TTFTMs))
+	}
+	if o.Elapsed > 0 {
+		s += fmt.Sprintf(" · %s", o.Elapsed.Round(100*time.Millisecond))
+	}
+	return s
+}
+
+// lineProgress writes one line per finished cell; with groups, the cells of one context sit in
+// a GitHub Actions ::group:: block.
+type lineProgress struct {
+	w      io.Writer
+	groups bool
+	open   string // the context whose group is open
+	done   int
+	total  int
+}
+
+func (p *lineProgress) Start(cells []bench.PlannedCell, estimate time.Duration) {
+	p.total = len(cells)
+	fmt.Fprintf(p.w, "speedmatrix run: %d cells, about %s\n", len(cells), estimate.Round(time.Minute))
+}
+
+func (p *lineProgress) CellStart(results.CellID, int) {}
+func (p *lineProgress) Tokens(int)                    {}
+
+func (p *lineProgress) CellDone(o bench.CellOutcome) {
+	if p.groups && o.ID.ContextLabel != p.open {
+		if p.open != "" {
+			fmt.Fprintln(p.w, "::endgroup::")
+		}
+		p.open = o.ID.ContextLabel
+		fmt.Fprintf(p.w, "::group::context %s\n", p.open)
+	}
+	if o.Status != results.StatusOverCapacity {
+		p.done++
+	}
+	fmt.Fprintf(p.w, "[%d/%d] %s\n", p.done, p.total, outcomeLine(o))
+}
+
+func (p *lineProgress) Finish() {
+	if p.groups && p.open != "" {
+		fmt.Fprintln(p.w, "::endgroup::")
+		p.open = ""
+	}
+}
+
+// barProgress draws a progress bar over the planned cells with the current cell, elapsed and
+// remaining time and the live output rate.
+type barProgress struct {
+	w      io.Writer
+	bar    *progressbar.ProgressBar
+	tokens atomic.Int64
+	mu     sync.Mutex
+	cell   string
+	stop   chan struct{}
+	wg     sync.WaitGroup
+}
+
+func (p *barProgress) Start(cells []bench.PlannedCell, estimate time.Duration) {
+	p.bar = progressbar.NewOptions(len(cells),
+		progressbar.OptionSetWriter(p.w),
+		progressbar.OptionSetDescription("starting"),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetRenderBlankState(true),
+		progressbar.OptionThrottle(200*time.Millisecond),
+		progressbar.OptionSetWidth(30),
+		progressbar.OptionOnCompletion(func() { fmt.Fprintln(p.w) }),
+	)
+	p.stop = make(chan struct{})
+	p.wg.Add(1)
+	go p.tick()
+}
+
+// tick refreshes the description with the output rate of the last second.
+func (p *barProgress) tick() {
+	defer p.wg.Done()
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	last, lastAt := p.tokens.Load(), time.Now()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case now := <-t.C:
+			n := p.tokens.Load()
+			rate := float64(n-last) / now.Sub(lastAt).Seconds()
+			last, lastAt = n, now
+			p.mu.Lock()
+			p.bar.Describe(fmt.Sprintf("%s · %s tok/s", p.cell, report.FormatTokPerS(rate)))
+			p.mu.Unlock()
+		}
+	}
+}
+
+func (p *barProgress) CellStart(id results.CellID, trial int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cell = id.String()
+	if trial > 1 {
+		p.cell += fmt.Sprintf(" trial %d", trial)
+	}
+	p.bar.Describe(p.cell)
+}
+
+func (p *barProgress) Tokens(n int) { p.tokens.Add(int64(n)) }
+
+func (p *barProgress) CellDone(o bench.CellOutcome) {
+	if o.Status == results.StatusOverCapacity {
+		return // not among the planned cells
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if o.Status == results.StatusError {
+		_ = p.bar.Clear()
+		fmt.Fprintln(p.w, outcomeLine(o))
+	}
+	_ = p.bar.Add(1)
+}
+
+func (p *barProgress) Finish() {
+	if p.bar == nil {
+		return
+	}
+	close(p.stop)
+	p.wg.Wait()
+	_ = p.bar.Finish()
+}
