@@ -123,7 +123,6 @@ matrix with regression verdicts.`,
 		newCalibrateCmd(env),
 		newSimCmd(env),
 		newRunCmd(env),
-		newSelftestCmd(env),
 	)
 	return root
 }
