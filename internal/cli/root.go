@@ -123,6 +123,7 @@ matrix with regression verdicts.`,
 		newCalibrateCmd(env),
 		newSimCmd(env),
 		newRunCmd(env),
+		newSelftestCmd(env),
 	)
 	return root
 }
