@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 	"time"
 )
 
@@ -80,6 +81,7 @@ type Client struct {
 	maxConns  int
 	rep       RepetitionConfig
 	userAgent string
+	idle      time.Duration
 }
 
 // Option configures a Client.
@@ -101,6 +103,11 @@ func WithMaxConns(n int) Option { return func(c *Client) { c.maxConns = n } }
 
 // WithRepetition does replace DefaultRepetition; RepetitionConfig{} turns detection off.
 func WithRepetition(rc RepetitionConfig) Option { return func(c *Client) { c.rep = rc } }
+
+// WithIdleTimeout does fail a stream with ErrStalled when its body delivers no line for d (0,
+// the default: wait as long as ctx allows). The wait for the response headers is bounded by ctx
+// alone.
+func WithIdleTimeout(d time.Duration) Option { return func(c *Client) { c.idle = d } }
 
 // WithUserAgent does set the User-Agent header.
 func WithUserAgent(ua string) Option { return func(c *Client) { c.userAgent = ua } }
@@ -208,6 +215,12 @@ func (c *Client) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 	}
 	d := newDecoder(&res, onEvent, c.rep)
 	lr := &lineReader{r: bufio.NewReaderSize(resp.Body, readBufferSize)}
+	var stalled atomic.Bool
+	var idle *time.Timer
+	if c.idle > 0 {
+		idle = time.AfterFunc(c.idle, func() { stalled.Store(true); cancel() })
+		defer idle.Stop()
+	}
 	for !d.done {
 		line, err := lr.next()
 		if err == io.EOF {
@@ -215,15 +228,24 @@ func (c *Client) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 		}
 		if err != nil {
 			d.settle()
+			if stalled.Load() {
+				return res, fmt.Errorf("%w: no data for %v after %d chunks", ErrStalled, c.idle, res.Chunks)
+			}
 			if ctx.Err() != nil {
 				return res, fmt.Errorf("read stream: %w", ctx.Err())
 			}
 			return res, fmt.Errorf("read stream after %d chunks: %w", res.Chunks, err)
 		}
+		if idle != nil {
+			idle.Reset(c.idle)
+		}
 		if err := d.line(line, c.now()); err != nil {
 			d.settle()
 			return res, err
 		}
+	}
+	if idle != nil {
+		idle.Stop()
 	}
 	if d.done {
 		// Read the end of the chunked body so that the connection can be reused; a server that

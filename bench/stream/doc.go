@@ -70,7 +70,8 @@
 // Every error wraps one of: *HTTPError (status ≥ 400, with the server's message), ErrTruncated
 // (the body ended before "[DONE]" and before any finish_reason), ErrMalformed (a chunk that is not
 // JSON; the error quotes a snippet), ErrServerError (an "error" object inside the stream),
-// ErrRepetition (the output ends in a loop, see RepetitionConfig), or a connection error.
+// ErrRepetition (the output ends in a loop, see RepetitionConfig), ErrStalled (no data for the
+// WithIdleTimeout duration), or a connection error.
 // Reason(err) names the class in one word for a results file.
 //
 // # Server facts

@@ -14,6 +14,8 @@ var (
 	ErrMalformed = errors.New("malformed chunk")
 	// ErrServerError means the server sent an error object inside the stream.
 	ErrServerError = errors.New("error inside the stream")
+	// ErrStalled means the body delivered nothing for the idle timeout (WithIdleTimeout).
+	ErrStalled = errors.New("stream stalled")
 	// ErrRepetition means the output ended in a repeating loop (see RepetitionConfig).
 	ErrRepetition = errors.New("repeating output")
 )
@@ -34,7 +36,8 @@ func (e *HTTPError) Error() string {
 }
 
 // Reason does name the class of a Stream error in one word for results files: "http_<status>",
-// "truncated", "malformed", "server_error", "repetition", "canceled" or "connection"; "" for nil.
+// "truncated", "malformed", "server_error", "repetition", "stalled", "canceled" or
+// "connection"; "" for nil.
 func Reason(err error) string {
 	var he *HTTPError
 	switch {
@@ -50,6 +53,8 @@ func Reason(err error) string {
 		return "server_error"
 	case errors.Is(err, ErrRepetition):
 		return "repetition"
+	case errors.Is(err, ErrStalled):
+		return "stalled"
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return "canceled"
 	}

@@ -97,6 +97,7 @@ func SelfTest(ctx context.Context, opts SelfTestOptions) (SelfTestReport, error)
 	if cpu > 0 {
 		rep.IngestEventsPerCPUSec = float64(opts.IngestEvents) / cpu.Seconds()
 	}
+	runtime.GC() // the ingest test's garbage must not be collected during the latency test
 	lat, errs, firstErr, err := measureAddedLatency(ctx, opts)
 	if err != nil {
 		return rep, fmt.Errorf("latency test: %w", err)

@@ -395,3 +395,28 @@ func TestInjectedClock(t *testing.T) {
 		t.Errorf("Queued %v TTFT %v, want 1ms each", res.Queued, res.TTFT())
 	}
 }
+
+func TestIdleTimeout(t *testing.T) {
+	body := vllmContinuous([]int{1, 1}, 0)
+	stop := make(chan struct{})
+	srv, cc := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		drainBody(r)
+		w.Write(body[:len(body)/2])
+		w.(http.Flusher).Flush()
+		select { // then hang
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	defer close(stop)
+	c := New(srv.URL, WithIdleTimeout(100*time.Millisecond))
+	res, err := c.Stream(context.Background(), Request{Model: "m", Prompt: "p"}, nil)
+	c.Close()
+	if !errors.Is(err, ErrStalled) || Reason(err) != "stalled" {
+		t.Fatalf("err %v (reason %q), want ErrStalled", err, Reason(err))
+	}
+	if res.Chunks == 0 {
+		t.Error("the chunks before the stall were not kept")
+	}
+	waitNoConns(t, cc)
+}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,7 +51,7 @@ on the machine that will run the benchmark, while that machine is otherwise idle
 				if err := enc.Encode(selftestJSON(rep)); err != nil {
 					return err
 				}
-			} else if err := writeSelftest(env.Stdout, rep, opts); err != nil {
+			} else if err := writeSelftest(env.Stdout, rep, opts, loadAverage()); err != nil {
 				return err
 			}
 			if check && !selftestMet(rep) {
@@ -90,7 +92,7 @@ func verdict(ok bool) string {
 }
 
 // writeSelftest does print the report for people.
-func writeSelftest(w io.Writer, rep stream.SelfTestReport, opts stream.SelfTestOptions) error {
+func writeSelftest(w io.Writer, rep stream.SelfTestReport, opts stream.SelfTestOptions, load string) error {
 	mode := "spread over the interval"
 	if rep.Burst {
 		mode = "all at once each interval"
@@ -104,10 +106,26 @@ latency: %d streams, a chunk every %v (%s), %d chunks
 		pc, rep.IngestEventsPerSec, stream.TargetEventsPerSec, verdict(pc >= stream.TargetEventsPerSec),
 		rep.Streams, opts.Interval, mode, rep.Samples,
 		us(rep.AddedP50), us(rep.AddedP90), us(rep.AddedP99), us(rep.AddedMax), us(stream.TargetAddedP99), verdict(rep.AddedP99 < stream.TargetAddedP99))
+	if err == nil && load != "" {
+		_, err = fmt.Fprintf(w, "load:    %s (1, 5, 15 min) on %d CPUs: on a busy machine the latency is the scheduler's, not the client's\n", load, runtime.NumCPU())
+	}
 	if err == nil && rep.Errors > 0 {
 		_, err = fmt.Fprintf(w, "errors:  %d streams failed; first: %s\n", rep.Errors, rep.FirstErr)
 	}
 	return err
+}
+
+// loadAverage does return the first three fields of /proc/loadavg, or "" where there is none.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return ""
+	}
+	return strings.Join(f[:3], " ")
 }
 
 // us does round a duration to microseconds for printing.
