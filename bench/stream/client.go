@@ -32,7 +32,8 @@ type Request struct {
 	Model     string
 	Prompt    string
 	MaxTokens int
-	// ExtraBody keys are merged into the JSON body last and override the defaults.
+	// ExtraBody keys are merged into the JSON body last and override the defaults; a nil value
+	// removes the key (e.g. "ignore_eos" for a server that rejects fields it does not know).
 	ExtraBody map[string]any
 }
 
@@ -185,6 +186,10 @@ func (c *Client) body(req Request) (path string, body []byte, err error) {
 		return "", nil, fmt.Errorf("endpoint %q: want %q or %q", req.Endpoint, EndpointCompletions, EndpointChat)
 	}
 	for k, v := range req.ExtraBody {
+		if v == nil {
+			delete(m, k) // e.g. {"ignore_eos": nil} for a server that rejects unknown fields
+			continue
+		}
 		m[k] = v
 	}
 	var buf bytes.Buffer
@@ -289,9 +294,12 @@ func (c *Client) send(ctx context.Context, path string, body []byte, res *Result
 		resp, err := hc.Do(hreq)
 		res.Reused = reused
 		if err == nil {
-			if !res.Sent.IsZero() {
-				res.Queued = res.Sent.Sub(res.Start)
+			if res.Sent.IsZero() {
+				// A transport that reports no httptrace events (a caller's own RoundTripper):
+				// the request counts as sent when Stream was called.
+				res.Sent = res.Start
 			}
+			res.Queued = res.Sent.Sub(res.Start)
 			return resp, cancel, nil
 		}
 		cancel()

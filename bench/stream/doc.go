@@ -42,7 +42,8 @@
 //   - Start: Stream was called.
 //   - Sent: the request, body included, was fully written to the connection (httptrace
 //     WroteRequest). Result.Queued = Sent − Start is the time the request spent inside the
-//     client: body encoding, waiting for a free connection, dialing and writing the body.
+//     client: body encoding, waiting for a free connection, dialing and writing the body. With
+//     a caller's transport that reports no httptrace events, Sent = Start.
 //   - FirstToken: arrival of the first chunk that carries output (text, content, reasoning or
 //     tool-call deltas, or a rise of the continuous usage count). TTFT = FirstToken − Sent; it never
 //     contains client queueing or upload time.

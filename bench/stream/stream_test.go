@@ -121,12 +121,12 @@ func TestRequestBody(t *testing.T) {
 	}))
 	c := New(srv.URL, WithAPIKey("sekrit"))
 	defer c.Close()
-	_, err := c.Stream(context.Background(), Request{Endpoint: EndpointChat, Model: "m", Prompt: "<p>", MaxTokens: 7, ExtraBody: map[string]any{"temperature": 0.5, "seed": 1}}, nil)
+	_, err := c.Stream(context.Background(), Request{Endpoint: EndpointChat, Model: "m", Prompt: "<p>", MaxTokens: 7, ExtraBody: map[string]any{"temperature": 0.5, "seed": 1, "ignore_eos": nil}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string]any{
-		"model": "m", "max_tokens": 7.0, "stream": true, "ignore_eos": true, "temperature": 0.5, "seed": 1.0,
+		"model": "m", "max_tokens": 7.0, "stream": true, "temperature": 0.5, "seed": 1.0,
 		"stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": true},
 		"messages":       []any{map[string]any{"role": "user", "content": "<p>"}},
 	}
@@ -419,4 +419,24 @@ func TestIdleTimeout(t *testing.T) {
 		t.Error("the chunks before the stall were not kept")
 	}
 	waitNoConns(t, cc)
+}
+
+func TestDefaultBodyCompletions(t *testing.T) {
+	var got map[string]any
+	srv, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		json.NewDecoder(r.Body).Decode(&got)
+		io.WriteString(w, "data: {\"choices\":[{\"text\":\"a\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n")
+	}))
+	c := New(srv.URL)
+	defer c.Close()
+	if _, err := c.Stream(context.Background(), Request{Model: "m", Prompt: "run 1 context 8K: text", MaxTokens: 4096}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"model": "m", "prompt": "run 1 context 8K: text", "max_tokens": 4096.0, "stream": true, "ignore_eos": true, "temperature": 0.0,
+		"stream_options": map[string]any{"include_usage": true, "continuous_usage_stats": true},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("body (-want +got):\n%s", diff)
+	}
 }
