@@ -458,7 +458,7 @@ func (e *Engine) Step(now time.Duration) StepResult {
 	if len(e.plan) == 0 {
 		return StepResult{NextReady: -1}
 	}
-	d := e.stepSeconds()
+	d := max(e.stepSeconds(), 1e-6) // a step that did work always takes time
 	e.apply()
 	e.stats.Steps++
 	return StepResult{Duration: seconds(d), Outputs: e.outs, NextReady: -1}

@@ -87,7 +87,7 @@ func (t *Timing) PrefillSeconds(n int) float64 {
 		return 0
 	}
 	first := t.Prefill[0]
-	if x <= first.X {
+	if x <= first.X || len(t.Prefill) == 1 {
 		return first.Y * x / first.X
 	}
 	return interp(t.Prefill, x)
