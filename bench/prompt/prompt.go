@@ -100,12 +100,13 @@ type Builder struct {
 	// MaxIterations bounds detokenize/tokenize rounds per prompt (default 12).
 	MaxIterations int
 
-	mu         sync.Mutex
-	calibrated bool
-	ratio      float64 // chars per token
-	fixed      int     // tokens a request adds to the text (BOS, template)
-	why        string  // why prompts are estimated
-	how        string  // how the ratio was found
+	mu          sync.Mutex
+	calibrated  bool
+	ratio       float64 // chars per token
+	fixed       int     // tokens a request adds to the text (BOS, template)
+	noChatCount bool    // the server cannot count chat prompts
+	why         string  // why prompts are estimated
+	how         string  // how the ratio was found
 }
 
 // Prefix does return the unique run prefix of a prompt.
@@ -133,11 +134,15 @@ func (b *Builder) Build(ctx context.Context, target int, label string) (Prompt, 
 	return b.buildEstimate(ctx, target, label)
 }
 
-// counter does count text as the request will.
+// count does count text as the request will: with the chat template for Chat when the server
+// can (else plain, and the prompt's Note says so).
 func (b *Builder) count(ctx context.Context, text string) (int, error) {
-	if ct, ok := b.Tokenizer.(ChatTokenizer); ok && b.Chat {
+	if ct, ok := b.Tokenizer.(ChatTokenizer); ok && b.Chat && !b.noChatCount {
 		t, err := ct.TokenizeChat(ctx, b.Model, text)
-		return len(t.IDs), err
+		if !errors.Is(err, server.ErrNotSupported) {
+			return len(t.IDs), err
+		}
+		b.noChatCount = true
 	}
 	t, err := b.Tokenizer.Tokenize(ctx, b.Model, text)
 	return len(t.IDs), err
@@ -220,10 +225,8 @@ func (b *Builder) buildExact(ctx context.Context, target int, label string) (Pro
 	if bestMiss != 0 {
 		best.Note = fmt.Sprintf("prompt %s: the server's tokenizer reached %d tokens, not the target %d", label, best.Tokens, target)
 	}
-	if b.Chat {
-		if _, ok := b.Tokenizer.(ChatTokenizer); !ok {
-			best.Note = strings.TrimPrefix(best.Note+"; chat template tokens not counted", "; ")
-		}
+	if _, ok := b.Tokenizer.(ChatTokenizer); b.Chat && (!ok || b.noChatCount) {
+		best.Note = strings.TrimPrefix(best.Note+"; the server cannot count chat prompts, so the chat template's tokens are not included", "; ")
 	}
 	return best, nil
 }

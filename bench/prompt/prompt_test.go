@@ -27,6 +27,8 @@ type toyTokenizer struct {
 	// double makes every word two tokens, so that odd counts cannot be reached from whole words.
 	double bool
 	calls  int
+	// noChat makes /tokenize refuse chat messages, as llama.cpp does.
+	noChat bool
 }
 
 const bos = 1
@@ -120,7 +122,7 @@ func (tt *toyTokenizer) serve(t testing.TB) *server.Client {
 		switch {
 		case in.Prompt != nil:
 			ids = tt.encode(*in.Prompt)
-		case len(in.Messages) == 1:
+		case len(in.Messages) == 1 && !tt.noChat:
 			ids = append([]int{bos, 2}, tt.encode(in.Messages[0].Content)[1:]...)
 			ids = append(ids, 3, 4)
 		default:
@@ -288,5 +290,18 @@ func BenchmarkBuild1M(b *testing.B) {
 		if _, err := bl.Build(context.Background(), 1<<20, "1024K"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestChatWithoutChatTokenize(t *testing.T) {
+	tt := newToy()
+	tt.noChat = true
+	b := &Builder{Tokenizer: tt.serve(t), Model: "m", RunID: "r", Chat: true}
+	p, err := b.Build(context.Background(), 4096, "4K")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Method != MethodServer || p.Tokens != 4096 || len(tt.encode(p.Text)) != 4096 || !strings.Contains(p.Note, "chat template") {
+		t.Errorf("method %s, %d tokens, note %q: want exact plain sizing with a note", p.Method, p.Tokens, p.Note)
 	}
 }
