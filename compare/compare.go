@@ -166,6 +166,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("the matrices differ in shape: %d cells are in only one file: %s", len(missing), strings.Join(missing, ", ")))
 	}
 
+	c.Warnings = append(c.Warnings, empiricalNull(tests, th)...)
 	decide(tests, th, level, c)
 	for i := range c.Cells {
 		cell := &c.Cells[i]

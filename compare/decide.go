@@ -96,18 +96,88 @@ func (p *pending) estimate(b, h *sideData, hist []float64, th Thresholds) bool {
 	out.Noise = noise
 	p.kb, p.kh = kb, kh
 	p.est = stats.Estimate{Diff: ch - cb, SE: se, DF: df}
-	r := p.est.Test(0, stats.TwoSided, th.ConfidenceLevel)
-	p.p = r.P
-	out.P = ptr(r.P)
-	out.Change = &results.Change{Change: math.Expm1(p.est.Diff), Low: math.Expm1(r.CILow), High: math.Expm1(r.CIHigh)}
-	d := th.Delta[m]
-	out.TOSTP = ptr(p.est.TOST(math.Log(1-d), math.Log(1+d)))
 	if kb >= th.MinRankTrials && kh >= th.MinRankTrials {
 		if mw, err := stats.MannWhitney(hs.logs, bs.logs, stats.TwoSided); err == nil {
 			out.RankP = ptr(mw.P)
 		}
 	}
+	p.finish(th)
 	return true
+}
+
+// finish computes the p-value, interval and TOST from p.est.
+func (p *pending) finish(th Thresholds) {
+	out := p.out
+	r := p.est.Test(0, stats.TwoSided, th.ConfidenceLevel)
+	p.p = r.P
+	out.P = ptr(r.P)
+	out.Change = &results.Change{Change: math.Expm1(p.est.Diff), Low: math.Expm1(r.CILow), High: math.Expm1(r.CIHigh)}
+	d := th.Delta[p.metric]
+	out.TOSTP = ptr(p.est.TOST(math.Log(1-d), math.Log(1+d)))
+}
+
+// minEmpiricalNull is the fewest guessed-noise tests of one phase and metric from which the
+// matrix checks its prior.
+const minEmpiricalNull = 8
+
+// empiricalNull checks the guessed noise (prior, or within-run batch means floored by the prior)
+// against the matrix itself, after Efron's empirical null (2004): within each phase and metric,
+// the z-scores of the cell-metrics whose noise was guessed should spread like a standard normal
+// when most cells did not change. Their robust spread, 1.4826 × the median absolute deviation
+// from their median, estimates how much the guess understates the noise; when it exceeds 1, every
+// such standard error of the group is multiplied by it (never divided: a prior that is too large
+// only costs power). The spread is taken around the median, not around 0, so a change shared by
+// the whole matrix stays visible. It returns a warning per adjusted group.
+func empiricalNull(tests []*pending, th Thresholds) []string {
+	type key struct {
+		phase  results.Phase
+		metric results.Metric
+	}
+	groups := map[key][]*pending{}
+	var order []key
+	for _, t := range tests {
+		if src := t.out.Noise.Source; src != results.NoisePrior && src != results.NoiseWithin {
+			continue
+		}
+		if t.est.SE <= 0 {
+			continue
+		}
+		k := key{t.id.Phase, t.metric}
+		if groups[k] == nil {
+			order = append(order, k)
+		}
+		groups[k] = append(groups[k], t)
+	}
+	var warnings []string
+	for _, k := range order {
+		g := groups[k]
+		if len(g) < minEmpiricalNull {
+			continue
+		}
+		z := make([]float64, len(g))
+		for i, t := range g {
+			z[i] = t.est.Diff / t.est.SE
+		}
+		med := median(z)
+		dev := make([]float64, len(z))
+		for i, v := range z {
+			dev[i] = math.Abs(v - med)
+		}
+		scale := 1.4826 * median(dev)
+		if !(scale > 1) {
+			continue
+		}
+		for _, t := range g {
+			t.est.SE *= scale
+			t.vb *= scale * scale
+			t.vh *= scale * scale
+			t.out.Noise.CV *= scale
+			t.out.Noise.Scale = ptr(scale)
+			t.finish(th)
+		}
+		warnings = append(warnings, fmt.Sprintf("%s %s: the changes across the matrix spread %.2f× more than the assumed noise allows; the noise of its %d cells with guessed noise was scaled up by %.2f (empirical null)", k.phase, k.metric, scale, len(g), scale))
+	}
+	return warnings
 }
 
 // decide adjusts the family's p-values with Benjamini–Hochberg and gives each cell-metric its

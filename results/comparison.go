@@ -269,6 +269,9 @@ type Noise struct {
 	HeadTrials int      `json:"head_trials"`
 	// WithinCV is the within-run estimate (batch means) when there was one.
 	WithinCV *float64 `json:"within_cv,omitempty"`
+	// Scale is the factor by which the matrix's own spread of changes scaled a guessed noise up
+	// (empirical null); CV already includes it.
+	Scale *float64 `json:"scale,omitempty"`
 }
 
 // RerunAdvice lists the inconclusive cells to measure again and the rule for the second look.
@@ -394,6 +397,9 @@ func ValidateComparison(c *Comparison) error {
 					v.addf("%s.noise.source %q is not trials, history, within+prior or prior", mw, m.Noise.Source)
 				}
 				finite(&v, mw+".noise.cv", m.Noise.CV)
+				if m.Noise.Scale != nil {
+					finite(&v, mw+".noise.scale", *m.Noise.Scale)
+				}
 			}
 		}
 	}
