@@ -415,3 +415,48 @@ func TestMDCShrinksWithTrials(t *testing.T) {
 		t.Errorf("rank p-value: 3 trials %v (want none), 8 trials %v (want one)", r3, r8)
 	}
 }
+
+// When the changes across the matrix spread far wider than the prior allows, the prior is wrong:
+// the empirical null scales the guessed noise up and the scattered changes are not called
+// regressions, while a shift shared by every cell stays visible.
+func TestEmpiricalNull(t *testing.T) {
+	build := func(change func(i int) float64) (*results.File, *results.File) {
+		base := &results.File{Schema: results.SchemaV1, Run: results.Run{Source: results.SourceImported}}
+		head := &results.File{Schema: results.SchemaV1, Run: results.Run{Source: results.SourceImported}}
+		i := 0
+		for _, ctx := range []string{"8K", "16K", "32K", "64K"} {
+			for _, c := range []int{8, 16, 32, 64} {
+				n, _ := results.ParseContext(ctx)
+				b := results.DecodeCell{Context: n, ContextLabel: ctx, Concurrency: c, Status: results.StatusValid, SummaryOnly: true}
+				b.TotalTokPerS = f64(1000)
+				h := b
+				h.DecodeMetrics = results.DecodeMetrics{TotalTokPerS: f64(1000 * (1 + change(i)))}
+				base.Decode, head.Decode = append(base.Decode, b), append(head.Decode, h)
+				i++
+			}
+		}
+		return base, head
+	}
+	// ±4 % scattered (z ≈ ±2.8 against the 1 % prior): noise, not a regression.
+	base, head := build(func(i int) float64 { return []float64{0.04, -0.04, 0.01, -0.01}[i%4] })
+	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Summary.Counts.Regression != 0 {
+		t.Errorf("scattered ±4 %% changes: %d regressions", c.Summary.Counts.Regression)
+	}
+	m := find(t, c, "decode/8K/8", results.MetricTotalTokPerS)
+	if m.Noise.Scale == nil || *m.Noise.Scale <= 1 || len(c.Warnings) == 0 || !strings.Contains(c.Warnings[0], "empirical null") {
+		t.Errorf("scale %v, warnings %q", m.Noise.Scale, c.Warnings)
+	}
+	// Every cell −8 % with a little scatter: the scale stays 1 and every cell regressed.
+	base, head = build(func(i int) float64 { return -0.08 + 0.002*float64(i%3) })
+	c, err = compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Summary.CellCounts.Regression != 16 {
+		t.Errorf("a shared −8 %% shift: %d of 16 cells regressed, warnings %q", c.Summary.CellCounts.Regression, c.Warnings)
+	}
+}
