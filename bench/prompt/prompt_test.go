@@ -148,7 +148,7 @@ func TestExactLengths(t *testing.T) {
 	}{{"1K", 1024}, {"8K", 8192}, {"32K", 32768}, {"128K", 131072}, {"1024K", 1 << 20}}
 	for _, mode := range []string{"plain", "lossy", "chat"} {
 		for _, tg := range targets {
-			if tg.n > 131072 && (testing.Short() || mode != "plain") {
+			if tg.n > 131072 && (testing.Short() || raceEnabled || mode != "plain") {
 				continue // one 1M-token prompt is enough to show the sizing is not quadratic
 			}
 			t.Run(mode+"/"+tg.label, func(t *testing.T) {
