@@ -30,6 +30,7 @@ func (s StreamClient) Stream(ctx context.Context, req StreamRequest, onEvent fun
 		OutputTokens: res.OutputTokens,
 		Chunks:       res.Chunks,
 		FinishReason: res.FinishReason,
+		UsageSource:  res.UsageSource,
 	}
 	if len(res.Events) > 0 {
 		out.Events = make([]StreamEvent, len(res.Events))

@@ -34,16 +34,17 @@ func (s *session) measureDecode(ctx context.Context, prompt string, c int) (tria
 	req := StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: prompt, MaxTokens: s.cfg.MaxTokens}
 
 	var (
-		mu        sync.Mutex
-		recs      []record
-		firstErr  error
-		failed    int
-		producing = make([]atomic.Bool, c)
-		nProd     atomic.Int64
-		inflight  atomic.Int64
-		errOnce   sync.Once
-		failCh    = make(chan struct{})
-		wg        sync.WaitGroup
+		mu         sync.Mutex
+		recs       []record
+		firstErr   error
+		failed     int
+		producing  = make([]atomic.Bool, c)
+		nProd      atomic.Int64
+		inflight   atomic.Int64
+		usageOther string // a usage source other than continuous, seen on some request
+		errOnce    sync.Once
+		failCh     = make(chan struct{})
+		wg         sync.WaitGroup
 	)
 	for i := range c {
 		wg.Add(1)
@@ -69,6 +70,9 @@ func (s *session) measureDecode(ctx context.Context, prompt string, c int) (tria
 					}
 				}
 				recs = append(recs, record{Res: res, Done: err == nil})
+				if res.UsageSource != "" && res.UsageSource != "continuous" && res.OutputTokens > 0 {
+					usageOther = res.UsageSource
+				}
 				mu.Unlock()
 				if err != nil && !stopped {
 					errOnce.Do(func() { close(failCh) })
@@ -175,6 +179,12 @@ ready:
 		in.Running, in.Waiting = w.Running, w.Waiting
 	}
 	st, why := decodeStatus(in)
+	switch usageOther {
+	case "final":
+		s.note("the server sends usage only at the end of a stream (no continuous_usage_stats): a request's tokens are spread evenly over its chunks, and a request cut at a window's end counts one token per chunk")
+	case "chunks":
+		s.note("the server sends no usage: output tokens were counted as one per chunk, which undercounts multi-token chunks (speculative decoding)")
+	}
 	return trialResult{Analysis: analyze(recs, w), Status: st, Why: why, StopTimedOut: stopTimedOut}, nil
 }
 

@@ -42,6 +42,10 @@ type StreamResult struct {
 	OutputTokens int
 	Chunks       int
 	FinishReason string
+	// UsageSource says how tokens were counted: "continuous" (usage on every chunk), "final"
+	// (usage at the end only, spread over the chunks), "chunks" (no usage: one per chunk); ""
+	// when unknown.
+	UsageSource string
 }
 
 // ErrBadOutput marks a Streamer error about the output itself (a repeating loop): it

@@ -348,3 +348,27 @@ func TestNoMetrics(t *testing.T) {
 		t.Errorf("server metrics %q, notes %q: want none with a note", f.Server.Metrics, f.Notes)
 	}
 }
+
+// TestRaceManyStreams runs a cell of 128 streams for the race detector and the leak checks,
+// without timing tolerances (TestAccuracy has those).
+func TestRaceManyStreams(t *testing.T) {
+	if testing.Short() {
+		t.Skip("128 streams: skipped with -short")
+	}
+	h := newHarness(t, benchtest.Config{MaxModelLen: 1 << 20, TTFT: 100 * time.Millisecond, TBT: 20 * time.Millisecond, ChunkTokens: 5})
+	cfg := testConfig([]int{1024}, []int{128}, time.Second, 51)
+	f, err := h.runner.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := results.Validate(f); err != nil {
+		t.Fatal(err)
+	}
+	cell := decodeCell(t, f, "1K", 128)
+	if !cell.Status.Measured() || *cell.OutputTokens == 0 || *cell.CompletedRequests == 0 {
+		t.Errorf("cell %s with %v", cell.Status, cell.DecodeMetrics)
+	}
+	if *cell.TotalTokPerS > 1.02*128**cell.PerRequestTokPerS {
+		t.Errorf("total %.1f tok/s > C × per-request %.1f", *cell.TotalTokPerS, 128**cell.PerRequestTokPerS)
+	}
+}

@@ -7,6 +7,7 @@
 package benchtest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -95,9 +96,13 @@ type Server struct {
 	vocab  []string
 	ids    map[string]int
 
-	connMu sync.Mutex
-	conns  map[net.Conn]http.ConnState
+	connMu   sync.Mutex
+	conns    map[net.Conn]http.ConnState
+	activeAt map[net.Conn]time.Time // when the connection's current request began to arrive
 }
+
+// connKey is the request context key of the request's connection.
+type connKey struct{}
 
 // New starts a server; Close it when done.
 func New(cfg Config) *Server {
@@ -107,7 +112,7 @@ func New(cfg Config) *Server {
 	if cfg.ChunkTokens < 1 {
 		cfg.ChunkTokens = 1
 	}
-	s := &Server{cfg: cfg, ids: map[string]int{}, conns: map[net.Conn]http.ConnState{}}
+	s := &Server{cfg: cfg, ids: map[string]int{}, conns: map[net.Conn]http.ConnState{}, activeAt: map[net.Conn]time.Time{}}
 	if cfg.MaxRunning > 0 {
 		s.slots = make(chan struct{}, cfg.MaxRunning)
 	}
@@ -133,12 +138,20 @@ func New(cfg Config) *Server {
 		})
 	}
 	s.Server = httptest.NewUnstartedServer(h)
+	s.Server.Config.ConnContext = func(ctx context.Context, c net.Conn) context.Context {
+		return context.WithValue(ctx, connKey{}, c)
+	}
 	s.Server.Config.ConnState = func(c net.Conn, st http.ConnState) {
+		now := time.Now()
 		s.connMu.Lock()
 		defer s.connMu.Unlock()
 		if st == http.StateClosed || st == http.StateHijacked {
 			delete(s.conns, c)
+			delete(s.activeAt, c)
 			return
+		}
+		if st == http.StateActive {
+			s.activeAt[c] = now
 		}
 		s.conns[c] = st
 	}
@@ -351,6 +364,13 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	arrived := time.Now()
+	if c, ok := r.Context().Value(connKey{}).(net.Conn); ok {
+		s.connMu.Lock()
+		if at, ok := s.activeAt[c]; ok {
+			arrived = at
+		}
+		s.connMu.Unlock()
+	}
 	n := int(s.requests.Add(1))
 	prompt := req.Prompt
 	for _, m := range req.Messages {

@@ -216,3 +216,50 @@ func TestRedactCommand(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRunConfig feeds arbitrary YAML to the settings reader: it must return settings or an
+// error, never panic, and an accepted file must give lists without empty items.
+func FuzzRunConfig(f *testing.F) {
+	f.Add("url: http://x\ncontexts: [8K, 16K]\nconcurrency: \"1,2\"\n")
+	f.Add("engine:\n  name: vllm\nhardware:\n  gpu_count: 2\n")
+	f.Add("cells: decode/8K/32\nduration: 30s\n")
+	f.Add("contexts: {a: b}\n")
+	f.Add("- 1\n- 2\n")
+	f.Fuzz(func(t *testing.T, doc string) {
+		path := filepath.Join(t.TempDir(), "c.yaml")
+		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o := defaultRunOptions()
+		if err := readRunConfig(path, &o); err != nil {
+			return
+		}
+		for _, l := range [][]string{o.Contexts, o.Concurrency, o.PrefillContexts, o.Cells} {
+			for _, s := range l {
+				if strings.TrimSpace(s) == "" && len(l) > 1 {
+					t.Errorf("empty item in %q", l)
+				}
+			}
+		}
+	})
+}
+
+// FuzzRedactCommand checks that the value after --api-key never survives redaction.
+func FuzzRedactCommand(f *testing.F) {
+	f.Add("vllm serve m --port 8000", "s3cret")
+	f.Add("env A=1 vllm serve", "tok")
+	f.Fuzz(func(t *testing.T, cmd, secret string) {
+		secret = strings.Join(strings.Fields(secret), "")
+		if secret == "" || strings.HasPrefix(secret, "-") || strings.Contains(cmd, secret) {
+			return
+		}
+		for _, full := range []string{cmd + " --api-key " + secret, cmd + " --api-key=" + secret, "HF_TOKEN=" + secret + " " + cmd} {
+			got := RedactCommand(full)
+			for _, w := range strings.Fields(got) {
+				if w == secret || strings.HasSuffix(w, "="+secret) {
+					t.Errorf("RedactCommand(%q) = %q keeps the secret", full, got)
+				}
+			}
+		}
+	})
+}
