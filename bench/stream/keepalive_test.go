@@ -73,3 +73,36 @@ func TestServerClosesAfterEveryStream(t *testing.T) {
 	}
 	t.Logf("%d requests, %d retried on a fresh connection, 0 errors", reqs.Load(), retried.Load())
 }
+
+func TestConnectionsAreReused(t *testing.T) {
+	// A server that honours keep-alive: sequential streams share one connection (the body is
+	// read to its end after [DONE]), and 8 concurrent streams use 8 connections, never more.
+	body := vllmContinuous([]int{1, 2, 1}, 0)
+	srv, cc := newServer(t, sseHandler(body, 0, 0, 0))
+	c := New(srv.URL, WithMaxConns(8))
+	for range 20 {
+		res, err := c.Stream(context.Background(), Request{Model: "m", Prompt: "p"}, nil)
+		if err != nil || res.Retried {
+			t.Fatalf("err %v retried %v", err, res.Retried)
+		}
+	}
+	if _, seen := cc.counts(); seen != 1 {
+		t.Errorf("20 sequential streams opened %d connections, want 1", seen)
+	}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 5 {
+				if _, err := c.Stream(context.Background(), Request{Model: "m", Prompt: "p"}, nil); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if _, seen := cc.counts(); seen > 8 {
+		t.Errorf("8 concurrent streams opened %d connections in all, want ≤ 8", seen)
+	}
+	c.Close()
+	waitNoConns(t, cc)
+}
