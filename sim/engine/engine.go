@@ -55,6 +55,10 @@ func (f FinishReason) String() string {
 	return ""
 }
 
+// MaxBlocks bounds the KV cache size the simulator accepts (its bookkeeping is ~21 bytes a
+// block); real servers have tens to hundreds of thousands of blocks.
+const MaxBlocks = 1 << 22
+
 // Config is the engine's fixed configuration, vLLM's engine arguments plus the hardware's speed.
 type Config struct {
 	MaxNumSeqs int // vLLM --max-num-seqs
@@ -94,8 +98,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine: max_num_batched_tokens must hold at least one decode step (%d tokens)", 1+c.NumSpecTokens)
 	case c.BlockSize < 1:
 		return fmt.Errorf("engine: block_size must be at least 1")
-	case c.NumBlocks < 1:
-		return fmt.Errorf("engine: num_gpu_blocks must be at least 1")
+	case c.NumBlocks < 1 || c.NumBlocks > MaxBlocks:
+		return fmt.Errorf("engine: num_gpu_blocks must be between 1 and %d", MaxBlocks)
 	case c.MaxModelLen < 1:
 		return fmt.Errorf("engine: max_model_len must be at least 1")
 	case c.NumSpecTokens < 0:
