@@ -551,6 +551,15 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 			}
 			break
 		}
+		if deref(tr.Analysis.Trial.OutputTokens) == 0 {
+			cell.Status = results.StatusError
+			cell.Error = fmt.Sprintf("no output token arrived during the %v window (the server stalled)", s.cfg.Duration)
+			if e := s.checkAlive(ctx, id.String()); e != nil {
+				s.addDecode(cell)
+				return e
+			}
+			break
+		}
 		if tr.Analysis.RampTTFT {
 			s.rampTTFT = true
 		}

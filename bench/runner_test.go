@@ -158,15 +158,18 @@ func TestOverCapacity(t *testing.T) {
 // the run goes on to the next cell.
 func TestFaults(t *testing.T) {
 	cases := []struct {
-		name   string
-		fault  benchtest.Fault
-		scout  bool // fail the scout instead of a decode stream
-		reason string
+		name  string
+		fault benchtest.Fault
+		scout bool // fail the scout instead of a decode stream
+		// stallAll applies the fault to every decode stream of the context.
+		stallAll bool
+		reason   string
 	}{
 		{name: "HTTP 500", fault: benchtest.FaultHTTP500, reason: "HTTP 500"},
 		{name: "truncated body", fault: benchtest.FaultTruncate, reason: "stream"},
 		{name: "repetition loop", fault: benchtest.FaultRepeat, reason: "repeat"},
 		{name: "malformed chunk", fault: benchtest.FaultStreamJunk, reason: "malformed"},
+		{name: "stalled streams", fault: benchtest.FaultStall, reason: "no output token arrived", stallAll: true},
 		{name: "scout fails", fault: benchtest.FaultHTTP500, scout: true, reason: "scout request failed"},
 	}
 	for _, tc := range cases {
@@ -180,7 +183,7 @@ func TestFaults(t *testing.T) {
 				if tc.scout && maxTokens == 1 {
 					return tc.fault
 				}
-				if !tc.scout && maxTokens > 1 && n.Add(1) == 2 {
+				if !tc.scout && maxTokens > 1 && (n.Add(1) == 2 || tc.stallAll) {
 					return tc.fault
 				}
 				return benchtest.FaultNone
@@ -188,6 +191,7 @@ func TestFaults(t *testing.T) {
 			h := newHarness(t, scfg)
 			// Requests end inside the window: the stream client checks for loops at the end.
 			cfg := testConfig([]int{1024, 2048}, []int{2}, 500*time.Millisecond, 101)
+			cfg.Timeouts.Readiness = 300 * time.Millisecond
 			f, err := h.runner.Run(context.Background(), cfg)
 			if err != nil {
 				t.Fatalf("a failed cell ended the run: %v", err)

@@ -30,6 +30,7 @@ const (
 	FaultTruncate         // stop after a few chunks without finish_reason or [DONE], closing the connection
 	FaultRepeat           // stream the same text over and over (a repetition loop)
 	FaultStreamJunk       // send a chunk that is not JSON
+	FaultStall            // send the headers, then nothing until the client gives up
 )
 
 // Config is how the server behaves.
@@ -418,6 +419,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 	fl.Flush()
 
+	if fault == FaultStall {
+		<-ctx.Done()
+		return
+	}
 	t0 := time.Now()
 	maxTokens := max(req.MaxTokens, 1)
 	chat := strings.Contains(r.URL.Path, "chat")
