@@ -130,7 +130,7 @@ measured ones on stderr. The method is described in sim/PROFILES.md.`,
 			if err != nil {
 				return err
 			}
-			opts := vmatrix.OptionsFor(f)
+			opts := vmatrix.OptionsFor(f, p.MaxModelLen)
 			got, err := vmatrix.Run(cfg, opts)
 			if err != nil {
 				return fmt.Errorf("checking the fitted profile: %w", err)

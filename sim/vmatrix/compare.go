@@ -10,27 +10,31 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// OptionsFor returns the options that measure the same matrix as f: its prefill contexts, its
-// decode contexts and concurrency levels, its max_tokens and window.
-func OptionsFor(f *results.File) Options {
+// OptionsFor returns the options that measure the same matrix as f on a server of
+// maxModelLen: its prefill contexts (at most maxModelLen − 1 tokens), its decode contexts (at
+// most maxModelLen − max_tokens − 64, as the reference tool trims them) and concurrency levels,
+// its max_tokens and window. Cells keep f's labels.
+func OptionsFor(f *results.File, maxModelLen int) Options {
 	o := ReferenceOptions(0)
 	o.PrefillContexts, o.Contexts, o.Concurrency = nil, nil, nil
 	o.Labels = map[int]string{}
+	if f.Run.MaxOutputTokens > 0 {
+		o.MaxTokens = f.Run.MaxOutputTokens
+	}
 	for _, c := range f.Prefill {
-		o.PrefillContexts = append(o.PrefillContexts, c.Context)
-		o.Labels[c.Context] = c.ContextLabel
+		ctx := min(c.Context, maxModelLen-1)
+		o.PrefillContexts = append(o.PrefillContexts, ctx)
+		o.Labels[ctx] = c.ContextLabel
 	}
 	for _, c := range f.Decode {
-		o.Labels[c.Context] = c.ContextLabel
-		if !slices.Contains(o.Contexts, c.Context) {
-			o.Contexts = append(o.Contexts, c.Context)
+		ctx := min(c.Context, maxModelLen-o.MaxTokens-64)
+		o.Labels[ctx] = c.ContextLabel
+		if !slices.Contains(o.Contexts, ctx) {
+			o.Contexts = append(o.Contexts, ctx)
 		}
 		if !slices.Contains(o.Concurrency, c.Concurrency) {
 			o.Concurrency = append(o.Concurrency, c.Concurrency)
 		}
-	}
-	if f.Run.MaxOutputTokens > 0 {
-		o.MaxTokens = f.Run.MaxOutputTokens
 	}
 	if f.Run.SecondsPerMeasurement > 0 {
 		o.Window = time.Duration(f.Run.SecondsPerMeasurement * float64(time.Second))
