@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -267,11 +268,18 @@ func (c *Client) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 func (c *Client) send(ctx context.Context, path string, body []byte, res *Result) (*http.Response, context.CancelFunc, error) {
 	for attempt := 0; ; attempt++ {
 		var reused bool
+		// WroteRequest runs on the transport's writer goroutine, which may still be writing when
+		// an early answer (a 413 for a huge prompt) has already returned from Do.
+		var sentMu sync.Mutex
+		var sent time.Time
 		trace := &httptrace.ClientTrace{
 			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
 			WroteRequest: func(info httptrace.WroteRequestInfo) {
 				if info.Err == nil {
-					res.Sent = c.now()
+					at := c.now()
+					sentMu.Lock()
+					sent = at
+					sentMu.Unlock()
 				}
 			},
 		}
@@ -293,6 +301,9 @@ func (c *Client) send(ctx context.Context, path string, body []byte, res *Result
 		}
 		resp, err := hc.Do(hreq)
 		res.Reused = reused
+		sentMu.Lock()
+		res.Sent = sent
+		sentMu.Unlock()
 		if err == nil {
 			if res.Sent.IsZero() {
 				// A transport that reports no httptrace events (a caller's own RoundTripper):

@@ -44,8 +44,9 @@
 // All times come from the injected clock (WithClock; default time.Now, whose readings carry the
 // monotonic clock, so differences are monotonic).
 //   - Start: Stream was called.
-//   - Sent: the request, body included, was fully written to the connection (httptrace
-//     WroteRequest). Result.Queued = Sent − Start is the time the request spent inside the
+//   - Sent: the request, body included, was written (httptrace WroteRequest). Go's transport
+//     reports this just before its final flush, so at most one 64 KB write buffer is still on
+//     its way to the socket: a single write system call, microseconds, which TTFT includes. Result.Queued = Sent − Start is the time the request spent inside the
 //     client: body encoding, waiting for a free connection, dialing and writing the body. With
 //     a caller's transport that reports no httptrace events, Sent = Start.
 //   - FirstToken: arrival of the first chunk that carries output (text, content, reasoning or
