@@ -440,3 +440,22 @@ func TestDefaultBodyCompletions(t *testing.T) {
 		t.Errorf("body (-want +got):\n%s", diff)
 	}
 }
+
+func TestEarlyAnswerToAHugePrompt(t *testing.T) {
+	// The server refuses before reading an 8 MB prompt: the transport may still be writing
+	// when the answer arrives (run with -race).
+	srv, _ := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusRequestEntityTooLarge)
+		io.WriteString(w, `{"error":{"message":"prompt too long"}}`)
+	}))
+	c := New(srv.URL)
+	defer c.Close()
+	_, err := c.Stream(context.Background(), Request{Model: "m", Prompt: strings.Repeat("word ", 8<<20/5)}, nil)
+	var he *HTTPError
+	if err == nil || (!errors.As(err, &he) && Reason(err) != "connection") {
+		t.Fatalf("err %v, want HTTP 413 or a connection error", err)
+	}
+	if he != nil && (he.Status != 413 || he.Message != "prompt too long") {
+		t.Errorf("HTTPError %+v", he)
+	}
+}
