@@ -354,6 +354,7 @@ func summarize(trials []results.DecodeTrial) results.DecodeMetrics {
 	if hasActive && activeW > 0 {
 		m.AvgActiveRequests = ptr(activeSum / activeW)
 	}
+	m.Telemetry = combineTelemetry(trials)
 	if hasChunks {
 		m.InterChunkMs = medianPtr(gaps)
 	}
@@ -367,4 +368,46 @@ func deref[T any](p *T) T {
 		return z
 	}
 	return *p
+}
+
+// combineTelemetry summarizes the trials' telemetry: maxima of the maxima, the sum of
+// preemptions, the mean of the percentages and of the acceptance length.
+func combineTelemetry(trials []results.DecodeTrial) *results.Telemetry {
+	var out *results.Telemetry
+	var hit, acc, length []float64
+	for _, tr := range trials {
+		t := tr.Telemetry
+		if t == nil {
+			continue
+		}
+		if out == nil {
+			out = &results.Telemetry{Source: t.Source}
+		}
+		maxInto(&out.MaxRunning, t.MaxRunning)
+		maxInto(&out.MaxWaiting, t.MaxWaiting)
+		maxInto(&out.MaxKVCacheUsage, t.MaxKVCacheUsage)
+		if t.Preemptions != nil {
+			out.Preemptions = ptr(deref(out.Preemptions) + *t.Preemptions)
+		}
+		if t.PrefixCacheHitPct != nil {
+			hit = append(hit, *t.PrefixCacheHitPct)
+		}
+		if t.SpecAcceptancePct != nil {
+			acc = append(acc, *t.SpecAcceptancePct)
+		}
+		if t.SpecAcceptanceLength != nil {
+			length = append(length, *t.SpecAcceptanceLength)
+		}
+	}
+	if out != nil {
+		out.PrefixCacheHitPct, out.SpecAcceptancePct, out.SpecAcceptanceLength = meanPtr(hit), meanPtr(acc), meanPtr(length)
+	}
+	return out
+}
+
+// maxInto sets *dst to the larger of *dst and *v (v nil: unchanged).
+func maxInto(dst **float64, v *float64) {
+	if v != nil && (*dst == nil || *v > **dst) {
+		*dst = ptr(*v)
+	}
 }

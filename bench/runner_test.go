@@ -313,6 +313,9 @@ func TestTrials(t *testing.T) {
 			t.Errorf("trial without its raw samples: %d bins, %d requests", len(tr.BinOutputTokens), len(tr.Requests))
 		}
 	}
+	if cell.Telemetry == nil || cell.Telemetry.Source != "server" || *cell.Telemetry.MaxRunning != 2 {
+		t.Errorf("cell telemetry %+v, want the trials' combined, max running 2", cell.Telemetry)
+	}
 	if *cell.OutputTokens != sum || !within(*cell.TotalTokPerS, float64(sum)/secs, 1e-9, 0) {
 		t.Errorf("cell output %d tokens at %.1f tok/s, trials sum to %d over %.3f s", *cell.OutputTokens, *cell.TotalTokPerS, sum, secs)
 	}

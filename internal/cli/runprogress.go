@@ -37,6 +37,14 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
+// roughly rounds an estimate for people: minutes from ten minutes up, else seconds.
+func roughly(d time.Duration) time.Duration {
+	if d >= 10*time.Minute {
+		return d.Round(time.Minute)
+	}
+	return d.Round(time.Second)
+}
+
 // outcomeLine formats a finished cell in one line.
 func outcomeLine(o bench.CellOutcome) string {
 	s := fmt.Sprintf("%-18s %s", o.ID.String(), results.StatusDisplay(o.Status))
@@ -66,7 +74,7 @@ type lineProgress struct {
 
 func (p *lineProgress) Start(cells []bench.PlannedCell, estimate time.Duration) {
 	p.total = len(cells)
-	fmt.Fprintf(p.w, "speedmatrix run: %d cells, about %s\n", len(cells), estimate.Round(time.Minute))
+	fmt.Fprintf(p.w, "speedmatrix run: %d cells, about %s\n", len(cells), roughly(estimate))
 }
 
 func (p *lineProgress) CellStart(results.CellID, int) {}

@@ -1,0 +1,109 @@
+package bench
+
+import (
+	"testing"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// t0 is the start of the synthetic windows.
+var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// at returns t0 + ms milliseconds.
+func at(msec float64) time.Time { return t0.Add(time.Duration(msec * float64(time.Millisecond))) }
+
+// synth builds a request sent at sent ms whose chunks arrive at the given ms with the given
+// token counts.
+func synth(sent float64, done bool, chunks ...[2]float64) record {
+	r := StreamResult{Sent: at(sent), Queued: time.Millisecond}
+	cum := 0
+	for _, c := range chunks {
+		cum += int(c[1])
+		r.Events = append(r.Events, StreamEvent{At: at(c[0]), Tokens: int(c[1]), CumTokens: cum})
+	}
+	if len(chunks) > 0 {
+		r.FirstToken, r.Last = r.Events[0].At, r.Events[len(r.Events)-1].At
+	}
+	r.OutputTokens, r.Chunks = cum, len(chunks)
+	return record{Res: r, Done: done}
+}
+
+// TestAnalyzeWindowEdges checks the per-cell definitions on hand-made streams: only tokens
+// inside [start, end) count and the window's full length divides them; time between tokens
+// excludes the first in-window chunk's tokens; TTFT comes from requests sent inside the window;
+// completed requests are those that ended inside it.
+func TestAnalyzeWindowEdges(t *testing.T) {
+	w := window{Start: at(1000), End: at(3000), Bin: time.Second,
+		Running: []float64{2, 2}, Waiting: []float64{0, 0}, Client: []float64{2, 2}}
+	recs := []record{
+		// Started before the window; chunks of 3 tokens every 30 ms straddle its start: the
+		// chunks at 990 (before) and 1020…2970 (inside) and 3000 (at the end: outside).
+		synth(0, false, append([][2]float64{{100, 1}, {990, 3}}, every(1020, 3000, 30, 3)...)...),
+		// Sent inside the window at 1500, first token at 1600, 3-token chunks every 30 ms until
+		// it completes at 2500.
+		synth(1500, true, append([][2]float64{{1600, 1}}, every(1630, 2500, 30, 3)...)...),
+		// Sent at 2990, no token before the end: no sample.
+		synth(2990, false),
+	}
+	a := analyze(recs, w)
+	m := a.Trial.DecodeMetrics
+	// Request 1: chunks at 1020, 1050, …, 2970 inside: 66 chunks, 198 tokens.
+	// Request 2: 1 + 29 chunks (1630…2470) × 3 = 88 tokens, all inside.
+	if got, want := *m.OutputTokens, 198+88; got != want {
+		t.Errorf("output tokens %d, want %d", got, want)
+	}
+	if got, want := *m.TotalTokPerS, float64(198+88)/2; got != want {
+		t.Errorf("total %v tok/s, want %v (tokens ÷ the window's full 2 s)", got, want)
+	}
+	// Time between tokens is exactly 10 ms for both: (2970−1020)/(198−3) and (2470−1600)/(88−1).
+	if !within(*m.TBTMs, 10, 1e-9, 0) || !within(*m.PerRequestTokPerS, 100, 1e-9, 0) {
+		t.Errorf("TBT %v ms, per request %v tok/s; want 10 and 100", *m.TBTMs, *m.PerRequestTokPerS)
+	}
+	if *m.TTFTMs != 100 || a.RampTTFT {
+		t.Errorf("TTFT %v ms (ramp %v), want 100 from the request sent inside the window", *m.TTFTMs, a.RampTTFT)
+	}
+	if *m.CompletedRequests != 1 || *m.AvgActiveRequests != 2 {
+		t.Errorf("completed %d, avg active %v; want 1 and 2", *m.CompletedRequests, *m.AvgActiveRequests)
+	}
+	if got := a.Trial.BinOutputTokens[0] + a.Trial.BinOutputTokens[1]; got != 198+88 || len(a.Trial.BinOutputTokens) != 2 {
+		t.Errorf("bins %v, want 2 bins summing to %d", a.Trial.BinOutputTokens, 198+88)
+	}
+	if got, want := a.Trial.BinOutputTokens[0], 33*3+1+13*3; got != want {
+		t.Errorf("first bin %d tokens, want %d", got, want)
+	}
+	if len(a.Trial.Requests) != 2 || a.Trial.Requests[0].TTFTMs != nil || *a.Trial.Requests[1].TTFTMs != 100 {
+		t.Errorf("request samples %+v", a.Trial.Requests)
+	}
+	if err := results.Validate(&results.File{Schema: results.SchemaV1, Run: results.Run{Source: "measured", Tool: results.Tool{Name: "t"}},
+		Decode: []results.DecodeCell{{Context: 1024, ContextLabel: "1K", Concurrency: 2, Status: results.StatusValid, DecodeMetrics: m, Trials: []results.DecodeTrial{a.Trial}}}}); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestAnalyzeRampTTFT checks the fallback when no request started inside the window.
+func TestAnalyzeRampTTFT(t *testing.T) {
+	w := window{Start: at(1000), End: at(2000), Bin: time.Second}
+	recs := []record{
+		synth(0, false, append([][2]float64{{300, 1}}, every(310, 2000, 10, 1)...)...),
+		synth(5, false, append([][2]float64{{505, 1}}, every(515, 2000, 10, 1)...)...),
+	}
+	a := analyze(recs, w)
+	if !a.RampTTFT || *a.Trial.TTFTMs != 400 {
+		t.Errorf("TTFT %v (ramp %v), want 400 = median(300, 500) from the requests that opened the window", *a.Trial.TTFTMs, a.RampTTFT)
+	}
+	for _, r := range a.Trial.Requests {
+		if r.TTFTMs == nil {
+			t.Errorf("a request that opened the window lacks the TTFT the median came from")
+		}
+	}
+}
+
+// every returns chunks of n tokens from first to before end, step ms apart.
+func every(first, end, step, n float64) [][2]float64 {
+	var out [][2]float64
+	for x := first; x < end; x += step {
+		out = append(out, [2]float64{x, n})
+	}
+	return out
+}
