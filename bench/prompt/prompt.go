@@ -16,6 +16,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/speedmatrix/speedmatrix/bench/server"
 )
@@ -48,6 +49,18 @@ func Text(n int) string {
 		}
 	}
 	return b.String()
+}
+
+// cutText does return the first n bytes of Text, cut back to a rune boundary.
+func cutText(n int) string {
+	t := Text(n)[:n]
+	for len(t) > 0 && !utf8.RuneStart(t[len(t)-1]) {
+		t = t[:len(t)-1]
+	}
+	if len(t) > 0 && t[len(t)-1] >= utf8.RuneSelf {
+		t = t[:len(t)-1] // the start of a rune whose continuation was cut
+	}
+	return t
 }
 
 // Tokenizer is the server's tokenizer; *server.Client implements it.
@@ -154,19 +167,32 @@ func (b *Builder) count(ctx context.Context, text string) (int, error) {
 // merges at the cut can shift it by a few).
 func (b *Builder) buildExact(ctx context.Context, target int, label string) (Prompt, error) {
 	prefix := b.Prefix(label)
+	// Size the text to tokenize close to the target (about 1 % over): a server may refuse to
+	// tokenize far more than max_model_len, and 1019K is max_model_len minus a little.
+	sample := prefix + cutText(16384)
+	st, err := b.Tokenizer.Tokenize(ctx, b.Model, sample)
+	if err != nil {
+		return Prompt{}, fmt.Errorf("prompt %s: tokenize: %w", label, err)
+	}
+	if len(st.IDs) == 0 {
+		return Prompt{}, fmt.Errorf("prompt %s: the server's tokenizer returned no tokens for %d characters", label, len(sample))
+	}
+	need := target + 64
+	chars := int(float64(need)*float64(len(sample))/float64(len(st.IDs))*1.01) + 64
 	var full []int
-	for chars := target*5 + 2048; ; chars *= 2 {
-		t, err := b.Tokenizer.Tokenize(ctx, b.Model, prefix+Text(chars))
+	for try := 0; ; try++ {
+		t, err := b.Tokenizer.Tokenize(ctx, b.Model, prefix+cutText(chars))
 		if err != nil {
 			return Prompt{}, fmt.Errorf("prompt %s: tokenize: %w", label, err)
 		}
-		if len(t.IDs) >= target+64 {
+		if len(t.IDs) >= need {
 			full = t.IDs
 			break
 		}
-		if chars > 64*target+(1<<20) {
-			return Prompt{}, fmt.Errorf("prompt %s: %d characters give only %d tokens, want %d: the tokenizer's answers make no sense", label, chars, len(t.IDs), target)
+		if try == 5 || len(t.IDs) == 0 {
+			return Prompt{}, fmt.Errorf("prompt %s: %d characters give only %d tokens, want %d: the tokenizer's answers make no sense", label, chars, len(t.IDs), need)
 		}
+		chars = int(float64(chars)*float64(need)/float64(len(t.IDs))*1.01) + 64
 	}
 	empty, err := b.Tokenizer.Tokenize(ctx, b.Model, "")
 	if err != nil {
@@ -242,7 +268,7 @@ func (b *Builder) buildEstimate(ctx context.Context, target int, label string) (
 	if chars < 1 {
 		chars = 1
 	}
-	text := Text(chars)[:chars]
+	text := cutText(chars)
 	if i := strings.LastIndexByte(text, ' '); i > chars/2 {
 		text = text[:i]
 	}
@@ -264,7 +290,7 @@ func (b *Builder) calibrate(ctx context.Context) {
 		return
 	}
 	prefix := fmt.Sprintf("run %s calibration: ", b.RunID)
-	s1, s2 := prefix+Text(6000)[:6000], prefix+Text(18000)[:18000]
+	s1, s2 := prefix+cutText(6000), prefix+cutText(18000)
 	t1, err1 := b.Measure(ctx, s1)
 	t2, err2 := b.Measure(ctx, s2)
 	if err := errors.Join(err1, err2); err != nil || t2 <= t1 {

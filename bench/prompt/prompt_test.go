@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/speedmatrix/speedmatrix/bench/server"
 )
@@ -29,6 +30,9 @@ type toyTokenizer struct {
 	calls  int
 	// noChat makes /tokenize refuse chat messages, as llama.cpp does.
 	noChat bool
+	// maxLen makes /tokenize refuse texts longer than this many tokens (0: no limit), as a
+	// server that checks max_model_len would.
+	maxLen int
 }
 
 const bos = 1
@@ -127,6 +131,11 @@ func (tt *toyTokenizer) serve(t testing.TB) *server.Client {
 			ids = append(ids, 3, 4)
 		default:
 			w.WriteHeader(400)
+			return
+		}
+		if tt.maxLen > 0 && len(ids) > tt.maxLen {
+			w.WriteHeader(400)
+			json.NewEncoder(w).Encode(map[string]any{"object": "error", "message": "too long"})
 			return
 		}
 		json.NewEncoder(w).Encode(map[string]any{"tokens": ids, "count": len(ids), "max_model_len": 1 << 21})
@@ -303,5 +312,28 @@ func TestChatWithoutChatTokenize(t *testing.T) {
 	}
 	if p.Method != MethodServer || p.Tokens != 4096 || len(tt.encode(p.Text)) != 4096 || !strings.Contains(p.Note, "chat template") {
 		t.Errorf("method %s, %d tokens, note %q: want exact plain sizing with a note", p.Method, p.Tokens, p.Note)
+	}
+}
+
+func TestTargetNearMaxModelLen(t *testing.T) {
+	// 1019K of a 1024K context: the text tokenized to cut from must not be far longer than the
+	// target, or a server that checks max_model_len refuses it. Scaled down: 63K of 64K.
+	tt := newToy()
+	tt.maxLen = 64 * 1024
+	b := &Builder{Tokenizer: tt.serve(t), Model: "m", RunID: "r"}
+	p, err := b.Build(context.Background(), 63*1024, "63K")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Tokens != 63*1024 {
+		t.Errorf("reached %d", p.Tokens)
+	}
+}
+
+func TestCutTextIsValidUTF8(t *testing.T) {
+	for n := 1; n < 30000; n += 37 {
+		if s := cutText(n); !utf8.ValidString(s) || len(s) > n || len(s) < n-4 {
+			t.Fatalf("cutText(%d): %d bytes, valid %v", n, len(s), utf8.ValidString(s))
+		}
 	}
 }
