@@ -56,7 +56,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		Base:   describe(in.Base[0], in.BasePath),
 		Head:   describe(in.Head[0], in.HeadPath),
 		Settings: results.ComparisonSettings{
-			FDR: th.FDR, Look: th.Look, Level: level, Spending: string(th.Spending),
+			FDR: th.FDR, Look: th.Look, MinimumEffect: th.MinimumEffect, Level: level, Spending: string(th.Spending),
 			EquivalenceAlpha: th.EquivalenceAlpha, Power: th.Power, ConfidenceLevel: th.ConfidenceLevel,
 			HistoryFiles: len(in.History), Forced: in.Force,
 		},

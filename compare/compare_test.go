@@ -460,3 +460,33 @@ func TestEmpiricalNull(t *testing.T) {
 		t.Errorf("a shared −8 %% shift: %d of 16 cells regressed, warnings %q", c.Summary.CellCounts.Regression, c.Warnings)
 	}
 }
+
+// The minimum-effect test asks whether a change lies beyond δ: −4 % at concurrency 8 (1 % prior
+// noise, SE 1.4 %) differs from zero but is not shown beyond −3 %.
+func TestMinimumEffect(t *testing.T) {
+	base := summaryFile("m", map[int]float64{8: 1000}, nil)
+	head := summaryFile("m", map[int]float64{8: 960}, nil)
+	th := compare.DefaultThresholds()
+	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := find(t, c, "decode/8K/8", results.MetricTotalTokPerS).Verdict; v != results.VerdictRegression {
+		t.Errorf("against zero: %s, want regression", v)
+	}
+	th.MinimumEffect = true
+	c, err = compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := find(t, c, "decode/8K/8", results.MetricTotalTokPerS)
+	if m.Verdict != results.VerdictInconclusive || !c.Settings.MinimumEffect {
+		t.Errorf("minimum effect: %s (%s), want inconclusive", m.Verdict, m.Reason)
+	}
+	// p = 2·P(T < (log 0.96 − log 0.97)/SE) with SE = √2 %.
+	x := (math.Log(0.96) - math.Log(0.97)) / (0.01 * math.Sqrt2)
+	want := math.Erfc(-x / math.Sqrt2) // 2·Φ(x)
+	if math.Abs(*m.P-want) > 1e-9 {
+		t.Errorf("p = %v, want %v", *m.P, want)
+	}
+}

@@ -110,10 +110,16 @@ func (p *pending) finish(th Thresholds) {
 	out := p.out
 	r := p.est.Test(0, stats.TwoSided, th.ConfidenceLevel)
 	p.p = r.P
-	out.P = ptr(r.P)
-	out.Change = &results.Change{Change: math.Expm1(p.est.Diff), Low: math.Expm1(r.CILow), High: math.Expm1(r.CIHigh)}
 	d := th.Delta[p.metric]
-	out.TOSTP = ptr(p.est.TOST(math.Log(1-d), math.Log(1+d)))
+	if th.MinimumEffect {
+		// H0: the change lies within [log(1 − δ), log(1 + δ)]; two-sided over both directions.
+		up := p.est.Test(math.Log1p(d), stats.Greater, th.ConfidenceLevel).P
+		down := p.est.Test(math.Log1p(-d), stats.Less, th.ConfidenceLevel).P
+		p.p = math.Min(1, 2*math.Min(up, down))
+	}
+	out.P = ptr(p.p)
+	out.Change = &results.Change{Change: math.Expm1(p.est.Diff), Low: math.Expm1(r.CILow), High: math.Expm1(r.CIHigh)}
+	out.TOSTP = ptr(p.est.TOST(math.Log1p(-d), math.Log1p(d)))
 }
 
 // minEmpiricalNull is the fewest guessed-noise tests of one phase and metric from which the
@@ -199,6 +205,9 @@ func decide(tests []*pending, th Thresholds, level float64, c *results.Compariso
 		sig := qs[i] <= level
 		rankOK := out.RankP == nil || *out.RankP <= th.FDR
 		if mdc, ok := minDetectable(t.est, level/float64(m), th.Power); ok {
+			if th.MinimumEffect {
+				mdc = math.Expm1(math.Log1p(d) + math.Log1p(mdc))
+			}
 			out.MDC = ptr(math.Max(mdc, d))
 		}
 		ci := fmt.Sprintf("%s (%g%% CI %s … %s)", pct(ch), th.ConfidenceLevel*100, pct(out.Change.Low), pct(out.Change.High))
@@ -298,6 +307,9 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 	// cells that can be decided until it settles.
 	needed := func(t *pending, z float64) int {
 		target := math.Log1p(2*th.Delta[t.metric]) / z
+		if th.MinimumEffect {
+			target = (math.Log1p(2*th.Delta[t.metric]) - math.Log1p(th.Delta[t.metric])) / z
+		}
 		for k := 1; k <= th.MaxFurtherTrials; k++ {
 			if math.Sqrt(t.vb/float64(t.kb+k)+t.vh/float64(t.kh+k)) <= target {
 				return k

@@ -17,6 +17,9 @@ type Thresholds struct {
 	// Delta is the practical floor δ per metric, as a fraction (0.03 = 3 %). A change within
 	// ±δ does not matter; "regression" needs the estimate beyond δ.
 	Delta map[results.Metric]float64
+	// MinimumEffect tests "the change lies beyond ±δ" (H0: |change| ≤ δ) instead of "the change
+	// is not zero" (H0: change = 0, and the estimate must then lie beyond δ).
+	MinimumEffect bool
 	// FDR is the Benjamini–Hochberg false discovery rate q over the whole family of cell-metrics,
 	// both looks together.
 	FDR float64

@@ -142,6 +142,9 @@ type ComparisonSettings struct {
 	Level float64 `json:"level"`
 	// Spending is the alpha-spending function that split FDR between the looks.
 	Spending string `json:"spending"`
+	// MinimumEffect is set when p-values test "the change lies beyond ±δ" rather than "the change
+	// is zero".
+	MinimumEffect bool `json:"minimum_effect,omitempty"`
 	// EquivalenceAlpha is the level of the TOST that shows "unchanged".
 	EquivalenceAlpha float64 `json:"equivalence_alpha"`
 	// Power is the power the minimal detectable change and the rerun advice are computed for.

@@ -20,7 +20,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 		historyDir, out, format, cells string
 		thresholds                     []string
 		fdr                            float64
-		force                          bool
+		force, minEffect               bool
 		look                           int
 	)
 	def := compare.DefaultThresholds()
@@ -66,6 +66,7 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 				return usagef("--look %d: want 1 (first comparison) or 2 (after the advised rerun)", look)
 			}
 			th.Look = look
+			th.MinimumEffect = minEffect
 			in := compare.Input{Force: force, BasePath: args[0], HeadPath: args[1]}
 			if cells != "" {
 				for _, s := range strings.Split(cells, ",") {
@@ -125,6 +126,7 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 	f.StringVarP(&out, "output", "o", "", "also write the comparison file (speedmatrix/comparison/v1 JSON) to this path")
 	f.StringVar(&format, "format", "text", "output on stdout: text (benchstat-like), markdown (pull-request comment) or json (the comparison file)")
 	f.IntVar(&look, "look", 1, "1 for a first comparison; 2 for the comparison of pooled trials after the advised rerun (stricter level, no third look)")
+	f.BoolVar(&minEffect, "minimum-effect", false, "test whether a change lies beyond ±δ (H0: |change| ≤ δ) instead of whether it is zero: fewer false alarms when the noise is measured (history, trials), much less power in a first comparison")
 	f.StringVar(&cells, "cells", "", "compare only these cells (comma-separated, e.g. decode/8K/1,prefill/8K), as the rerun advice lists them")
 	return cmd
 }
