@@ -298,7 +298,7 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 		adv.Rule.Text = fmt.Sprintf("This was the second look (BH at %.3g). The plan allows no third look: "+
 			"cells still inconclusive stay inconclusive; raise δ for them or reduce their noise.", plan.Level2)
 		for _, t := range inc {
-			adv.Undecidable = appendUnique(adv.Undecidable, t.id.String())
+			adv.Undecidable = addUndecidable(adv.Undecidable, t)
 		}
 		return adv
 	}
@@ -342,16 +342,11 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 	}
 	items := map[string]*results.RerunItem{}
 	var order []string
-	undecidable := map[string]bool{}
-	var undecidableOrder []string
 	for _, t := range inc {
 		n := needed(t, z)
 		cell := t.id.String()
 		if n == 0 {
-			if !undecidable[cell] {
-				undecidable[cell] = true
-				undecidableOrder = append(undecidableOrder, cell)
-			}
+			adv.Undecidable = addUndecidable(adv.Undecidable, t)
 			continue
 		}
 		t.out.FurtherTrials = ptr(n)
@@ -372,11 +367,6 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 		adv.Trials = max(adv.Trials, it.FurtherTrials)
 	}
 	adv.Cells = strings.Join(cells, ",")
-	for _, cell := range undecidableOrder {
-		if items[cell] == nil {
-			adv.Undecidable = append(adv.Undecidable, cell)
-		}
-	}
 	adv.Rule.Text = fmt.Sprintf("Measure the listed cells %d more times on base and on head, then compare once more with "+
 		"--look 2, giving each side's files comma-separated (BASE,BASE_RERUN HEAD,HEAD_RERUN) so that the trials pool. "+
 		"The second look runs Benjamini–Hochberg at %.3g; with this first look at %.3g the two looks keep the false "+
@@ -386,13 +376,16 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 	return adv
 }
 
-func appendUnique(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
+// addUndecidable adds t's metric to its cell's entry in list.
+func addUndecidable(list []results.UndecidableItem, t *pending) []results.UndecidableItem {
+	cell := t.id.String()
+	for i := range list {
+		if list[i].Cell == cell {
+			list[i].Metrics = append(list[i].Metrics, t.metric)
 			return list
 		}
 	}
-	return append(list, s)
+	return append(list, results.UndecidableItem{Cell: cell, Metrics: []results.Metric{t.metric}})
 }
 
 // pct formats a fraction as a signed percentage with one decimal.

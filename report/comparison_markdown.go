@@ -117,7 +117,7 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 			lines = append(lines, fmt.Sprintf("`speedmatrix run --cells %s --trials %d` on base and on head", r.Cells, r.Trials))
 		}
 		if len(r.Undecidable) > 0 {
-			lines = append(lines, "not decidable with a reasonable number of trials: "+strings.Join(r.Undecidable, ", "))
+			lines = append(lines, "not decidable within the trial limit (noise too large for δ): "+undecidableText(r.Undecidable))
 		}
 		lines = append(lines, "Rule: "+r.Rule.Text)
 		details(fmt.Sprintf("Rerun advice (%d cells)", len(r.Items)), lines)

@@ -441,7 +441,7 @@ func writeRerunText(w io.Writer, r *results.RerunAdvice) {
 		fmt.Fprintf(w, "  Measure them on base and on head:\n    speedmatrix run --cells %s --trials %d\n", r.Cells, r.Trials)
 	}
 	if len(r.Undecidable) > 0 {
-		fmt.Fprintf(w, "  Not decidable with a reasonable number of trials (noise too large for δ): %s\n", strings.Join(r.Undecidable, ", "))
+		fmt.Fprintf(w, "  Not decidable within the trial limit (noise too large for δ; raise δ or lower the noise): %s\n", undecidableText(r.Undecidable))
 	}
 	fmt.Fprintln(w, "  Rule: "+r.Rule.Text)
 }
@@ -469,4 +469,17 @@ func qText(q float64) string {
 		return "q < 1e-10"
 	}
 	return fmt.Sprintf("q = %.2g", q)
+}
+
+// undecidableText lists undecidable cell-metrics as "decode/8K/1 (total_tok_per_s, ttft_ms)".
+func undecidableText(items []results.UndecidableItem) string {
+	var parts []string
+	for _, it := range items {
+		var ms []string
+		for _, m := range it.Metrics {
+			ms = append(ms, string(m))
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", it.Cell, strings.Join(ms, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }

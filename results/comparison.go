@@ -285,8 +285,15 @@ type RerunAdvice struct {
 	// Trials is the number of further trials per side that decides every listed cell.
 	Trials int            `json:"trials"`
 	Rule   SequentialRule `json:"rule"`
-	// Undecidable lists inconclusive cells that no reasonable number of trials decides.
-	Undecidable []string `json:"undecidable,omitempty"`
+	// Undecidable lists the inconclusive cell-metrics that no reasonable number of trials
+	// decides (more than the advice's limit), by cell.
+	Undecidable []UndecidableItem `json:"undecidable,omitempty"`
+}
+
+// UndecidableItem names the metrics of one cell that more trials would not decide.
+type UndecidableItem struct {
+	Cell    string   `json:"cell"`
+	Metrics []Metric `json:"metrics"`
 }
 
 // RerunItem is one cell to measure again.
@@ -413,6 +420,11 @@ func ValidateComparison(c *Comparison) error {
 		for i, it := range r.Items {
 			if _, err := ParseCellID(it.Cell); err != nil {
 				v.addf("rerun.items[%d]: %v", i, err)
+			}
+		}
+		for i, it := range r.Undecidable {
+			if _, err := ParseCellID(it.Cell); err != nil {
+				v.addf("rerun.undecidable[%d]: %v", i, err)
 			}
 		}
 		if r.Cells != "" {
