@@ -64,6 +64,8 @@ type runOptions struct {
 		Clocks   string  `yaml:"clocks"`
 		OS       string  `yaml:"os"`
 	} `yaml:"hardware"`
+	// Sim configures the built-in simulator measured when there is no URL (runsim.go).
+	Sim simRunOptions `yaml:"sim"`
 }
 
 // listValue is a list given as "a,b,c" (a flag, or a YAML string) or as a YAML sequence.
@@ -135,7 +137,7 @@ func newRunCmd(env *Env) *cobra.Command {
 	var configPath string
 	var contexts, concurrency, prefill, cells string
 	cmd := &cobra.Command{
-		Use:   "run --url URL [flags]",
+		Use:   "run [--url URL] [flags]",
 		Short: "Measure the speed matrix of an OpenAI-compatible server and write a results file",
 		Long: `run measures the speed test matrix of a live OpenAI-compatible server (vLLM first) as
 docs/measurement.md defines it, and writes everything it did to a results file.
@@ -152,6 +154,11 @@ Matrices: full is the reference matrix (decode at 8K…1024K × 1…128, prefill
 contexts and at 1024K untrimmed); quick is a smoke matrix (decode at 8K and 32K × 1, 8, 32;
 prefill at 8K and 32K). --contexts, --concurrency and --prefill-contexts replace the matrix's
 lists; --cells measures only the cells named (e.g. those compare found inconclusive).
+
+Without --url, run starts the built-in simulator (issue 4) in-process on a loopback port
+and measures it over HTTP like any server: --sim-profile (default the profile fitted to the
+reference report), --sim-speedup (default 10; rates scale by it), --sim-seed, --sim-noise,
+--sim-slowdown and --sim-fault (see speedmatrix sim --help).
 
 The API key is read from the environment variable named by --api-key-env, never from a flag,
 and is never printed or written. --config reads the same settings from YAML (keys are the flag
@@ -198,6 +205,7 @@ hardware: {gpu, gpu_count, vram_per_gpu_gb, ...}); flags given on the command li
 	f.IntVar(&o.Hardware.GPUCount, "gpu-count", 0, "number of GPUs, recorded")
 	f.Float64Var(&o.Hardware.VRAMGB, "vram-gb", 0, "memory per GPU in GB, recorded")
 	f.StringVar(&o.Hardware.Driver, "driver", "", "GPU driver version, recorded")
+	addSimRunFlags(f, &o.Sim)
 	return cmd
 }
 
@@ -235,6 +243,7 @@ func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concur
 	set("gpu-count", func() { final.Hardware.GPUCount = o.Hardware.GPUCount })
 	set("vram-gb", func() { final.Hardware.VRAMGB = o.Hardware.VRAMGB })
 	set("driver", func() { final.Hardware.Driver = o.Hardware.Driver })
+	overrideSimRunFlags(fs, &final.Sim, &o.Sim)
 }
 
 // parseContexts reads a list of context lengths; "none" is the empty list.
@@ -326,10 +335,11 @@ func newRunID(now time.Time) string {
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-// runCommand checks the options and measures the server at o.URL.
+// runCommand checks the options and measures the server at o.URL, or the built-in simulator
+// when there is none.
 func runCommand(ctx context.Context, env *Env, o runOptions) error {
 	if o.URL == "" {
-		return usagef("no --url: the built-in simulator lands with issue 4; give the server's base URL, e.g. --url http://localhost:8000")
+		return runSimulated(ctx, env, o)
 	}
 	return measureURL(ctx, env, o, o.URL, nil)
 }

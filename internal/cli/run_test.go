@@ -97,7 +97,8 @@ func TestRunUsageErrors(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{[]string{"run"}, nil, "no --url: the built-in simulator lands with issue 4"},
+		{[]string{"run", "--sim-profile", "no-such-profile"}, nil, "--sim-profile"},
+		{[]string{"run", "--sim-fault", "boom=1"}, nil, `unknown fault "boom"`},
 		{[]string{"run", "--url", "http://x", "--matrix", "huge"}, nil, `matrix "huge" unknown`},
 		{[]string{"run", "--url", "http://x", "--contexts", "8Q"}, nil, `--contexts: context "8Q"`},
 		{[]string{"run", "--url", "http://x", "--concurrency", "0"}, nil, "--concurrency"},

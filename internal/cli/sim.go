@@ -77,7 +77,7 @@ Injection, repeatable under --seed:
 	f := cmd.Flags()
 	f.StringVar(&listen, "listen", "127.0.0.1:8000", "address to serve on (host:port; port 0 picks a free one)")
 	f.StringVar(&prof, "profile", profile.Default, "performance profile: a built-in name ("+strings.Join(profile.Names(), ", ")+") or a YAML file")
-	f.Uint64Var(&seed, "seed", 1, "seed of the noise, speculative acceptance, generated text and fault choices")
+	f.Uint64Var(&seed, "seed", 0, "seed of the noise, speculative acceptance, generated text and fault choices")
 	f.Float64Var(&noise, "noise", 0, "coefficient of variation of injected noise (default: the profile's)")
 	f.StringVar(&slowdown, "slowdown", "", "slow-down rules, e.g. decode=1.10@ctx>=64K,prefill=1.2")
 	f.StringVar(&fault, "fault", "", "faults to inject, e.g. error=5%,cut=100@0.1,crash=60s")

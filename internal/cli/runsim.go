@@ -1,0 +1,133 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/sim"
+	"github.com/speedmatrix/speedmatrix/sim/profile"
+)
+
+// DefaultSimSpeedup is how much faster than its profile `speedmatrix run` runs the built-in
+// simulator when no --url is given: fast enough for a demo, slow enough that a 2-core machine
+// keeps the clock (the simulator itself uses about 0.1 core at 128 streams).
+const DefaultSimSpeedup = 10
+
+// simRunOptions are the settings of the in-process simulator of `speedmatrix run` without
+// --url (YAML: sim: {profile, speedup, seed, noise, slowdown, fault}).
+type simRunOptions struct {
+	Profile  string   `yaml:"profile"`
+	Speedup  float64  `yaml:"speedup"`
+	Seed     uint64   `yaml:"seed"`
+	Noise    *float64 `yaml:"noise"`
+	Slowdown string   `yaml:"slowdown"`
+	Fault    string   `yaml:"fault"`
+}
+
+// addSimRunFlags declares the --sim-* flags of `speedmatrix run`.
+func addSimRunFlags(f *pflag.FlagSet, o *simRunOptions) {
+	f.StringVar(&o.Profile, "sim-profile", profile.Default, "without --url: the built-in simulator's profile, a built-in name ("+strings.Join(profile.Names(), ", ")+") or a YAML file")
+	f.Float64Var(&o.Speedup, "sim-speedup", DefaultSimSpeedup, "without --url: run the simulator this many times faster than its profile; rates scale by it, and --duration and --readiness-timeout left at their defaults shrink by it (30 s of model time per window)")
+	f.Uint64Var(&o.Seed, "sim-seed", 0, "without --url: the simulator's seed (noise, acceptance draws, faults)")
+	o.Noise = new(float64)
+	f.Float64Var(o.Noise, "sim-noise", 0, "without --url: the simulator's noise CV (default: the profile's)")
+	f.StringVar(&o.Slowdown, "sim-slowdown", "", "without --url: slow-down rules for the simulator, e.g. decode=1.10@ctx>=64K (see speedmatrix sim --help)")
+	f.StringVar(&o.Fault, "sim-fault", "", "without --url: faults for the simulator to inject, e.g. error=5%,crash=60s (see speedmatrix sim --help)")
+}
+
+// overrideSimRunFlags copies the --sim-* flags given on the command line into final.
+func overrideSimRunFlags(fs *pflag.FlagSet, final, o *simRunOptions) {
+	set := func(name string, apply func()) {
+		if fs.Changed(name) {
+			apply()
+		}
+	}
+	set("sim-profile", func() { final.Profile = o.Profile })
+	set("sim-speedup", func() { final.Speedup = o.Speedup })
+	set("sim-seed", func() { final.Seed = o.Seed })
+	set("sim-noise", func() { v := *o.Noise; final.Noise = &v })
+	set("sim-slowdown", func() { final.Slowdown = o.Slowdown })
+	set("sim-fault", func() { final.Fault = o.Fault })
+}
+
+// runSimulated starts the built-in simulator in-process on a loopback port and measures it over
+// HTTP like any server, so the client's code path is the one used against vLLM.
+func runSimulated(ctx context.Context, env *Env, o runOptions) error {
+	so := o.Sim
+	if so.Profile == "" {
+		so.Profile = profile.Default
+	}
+	if so.Speedup == 0 {
+		so.Speedup = DefaultSimSpeedup
+	}
+	if !(so.Speedup > 0) {
+		return usagef("--sim-speedup %g: want a number above 0", so.Speedup)
+	}
+	noise := -1.0
+	if so.Noise != nil {
+		if *so.Noise < 0 || *so.Noise > 1 {
+			return usagef("--sim-noise %g: want a coefficient of variation between 0 and 1", *so.Noise)
+		}
+		noise = *so.Noise
+	}
+	p, err := profile.Load(so.Profile, nil)
+	if err != nil {
+		return usagef("--sim-profile: %v", err)
+	}
+	// Windows and the readiness wait left at their defaults last the same model time as on a
+	// real server.
+	def := defaultRunOptions()
+	if o.Duration == def.Duration {
+		o.Duration = time.Duration(float64(o.Duration) / so.Speedup)
+	}
+	if o.ReadyTimeout == def.ReadyTimeout {
+		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/so.Speedup), time.Second)
+	}
+	srv, err := sim.Start(ctx, sim.Config{Profile: p, Seed: so.Seed, NoiseCV: noise, Slowdown: so.Slowdown, Fault: so.Fault, Speedup: so.Speedup, Log: env.Log})
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer srv.Close()
+	cmd := []string{"speedmatrix", "sim", "--profile", so.Profile, "--speedup", strconv.FormatFloat(so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(so.Seed, 10)}
+	if noise >= 0 {
+		cmd = append(cmd, "--noise", strconv.FormatFloat(noise, 'g', -1, 64))
+	}
+	if so.Slowdown != "" {
+		cmd = append(cmd, "--slowdown", so.Slowdown)
+	}
+	if so.Fault != "" {
+		cmd = append(cmd, "--fault", so.Fault)
+	}
+	if o.LaunchCommand == "" {
+		o.LaunchCommand = strings.Join(cmd, " ")
+	}
+	if o.Engine.Name == "" {
+		o.Engine.Name = "speedmatrix-sim"
+	}
+	env.Log.Info("no --url: measuring the built-in simulator", "url", srv.URL(), "profile", p.Name, "speedup", so.Speedup, "window", o.Duration)
+	settings := &results.SimulatorSettings{Profile: p.Name, Speedup: so.Speedup, Slowdown: so.Slowdown, Fault: so.Fault, Seed: int64(so.Seed)}
+	if noise >= 0 {
+		settings.Noise = noise
+	} else {
+		settings.Noise = p.Noise.CV
+	}
+	return measureURL(ctx, env, o, srv.URL(), func(f *results.File) {
+		if f.Run.Settings == nil {
+			f.Run.Settings = &results.Settings{}
+		}
+		f.Run.Settings.Simulator = settings
+		note := fmt.Sprintf("measured against the built-in simulator (profile %s) at %g× its speed: rates are %g× and times 1/%g of the profile's", p.Name, so.Speedup, so.Speedup, so.Speedup)
+		for _, n := range f.Notes {
+			if n == note {
+				return
+			}
+		}
+		f.Notes = append(f.Notes, note)
+	})
+}
