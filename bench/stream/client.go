@@ -47,11 +47,13 @@ type Event struct {
 
 // Result is what one stream measured; see the package doc for the exact time stamps.
 type Result struct {
-	Start      time.Time     // Stream was called
-	Sent       time.Time     // the request was fully written
-	Queued     time.Duration // Sent − Start: time spent inside the client
-	FirstToken time.Time     // first chunk carrying output
-	Last       time.Time     // last chunk carrying output
+	Start  time.Time     // Stream was called
+	Sent   time.Time     // the request was fully written
+	Queued time.Duration // Sent − Start: time spent inside the client
+	// ConnWait is the part of Queued spent getting a connection (a free pooled one, or a dial).
+	ConnWait   time.Duration
+	FirstToken time.Time // first chunk carrying output
+	Last       time.Time // last chunk carrying output
 	Events     []Event
 	// PromptTokens and OutputTokens are usage.prompt_tokens and usage.completion_tokens (see
 	// UsageSource); Chunks counts the chunks that carried output.
@@ -273,7 +275,10 @@ func (c *Client) send(ctx context.Context, path string, body []byte, res *Result
 		var sentMu sync.Mutex
 		var sent time.Time
 		trace := &httptrace.ClientTrace{
-			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
+			GotConn: func(info httptrace.GotConnInfo) {
+				reused = info.Reused
+				res.ConnWait = c.now().Sub(res.Start)
+			},
 			WroteRequest: func(info httptrace.WroteRequestInfo) {
 				if info.Err == nil {
 					at := c.now()

@@ -43,7 +43,8 @@
 //
 // All times come from the injected clock (WithClock; default time.Now, whose readings carry the
 // monotonic clock, so differences are monotonic).
-//   - Start: Stream was called.
+//   - Start: Stream was called. Result.ConnWait is the time until a connection was obtained
+//     (httptrace GotConn: a free pooled one, or a new dial).
 //   - Sent: the request, body included, was written (httptrace WroteRequest). Go's transport
 //     reports this just before its final flush, so at most one 64 KB write buffer is still on
 //     its way to the socket: a single write system call, microseconds, which TTFT includes. Result.Queued = Sent − Start is the time the request spent inside the

@@ -354,8 +354,8 @@ func TestQueuedIsReportedApartFromTTFT(t *testing.T) {
 	if long.Queued < short.Queued {
 		long, short = short, long
 	}
-	if long.Queued < 100*time.Millisecond {
-		t.Errorf("the waiting stream reports Queued %v, want ≥ 100ms", long.Queued)
+	if long.Queued < 100*time.Millisecond || long.ConnWait < 100*time.Millisecond || long.ConnWait > long.Queued {
+		t.Errorf("the waiting stream reports Queued %v, ConnWait %v, want both ≥ 100ms, ConnWait ≤ Queued", long.Queued, long.ConnWait)
 	}
 	for _, r := range results {
 		if r.TTFT() < 150*time.Millisecond || r.TTFT() > 140*time.Millisecond+long.Queued {
@@ -382,8 +382,8 @@ func TestInjectedClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Clock readings: 1 Start, 2 Sent, then one per line ("data", blank, "data", …).
-	want := []time.Time{base.Add(3 * time.Millisecond), base.Add(5 * time.Millisecond), base.Add(7 * time.Millisecond), base.Add(9 * time.Millisecond), base.Add(11 * time.Millisecond)}
+	// Clock readings: 1 Start, 2 GotConn, 3 Sent, then one per line ("data", blank, "data", …).
+	want := []time.Time{base.Add(4 * time.Millisecond), base.Add(6 * time.Millisecond), base.Add(8 * time.Millisecond), base.Add(10 * time.Millisecond), base.Add(12 * time.Millisecond)}
 	var got []time.Time
 	for _, ev := range res.Events {
 		got = append(got, ev.At)
@@ -391,8 +391,8 @@ func TestInjectedClock(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("event times (-want +got):\n%s", diff)
 	}
-	if res.Queued != time.Millisecond || res.TTFT() != time.Millisecond {
-		t.Errorf("Queued %v TTFT %v, want 1ms each", res.Queued, res.TTFT())
+	if res.ConnWait != time.Millisecond || res.Queued != 2*time.Millisecond || res.TTFT() != time.Millisecond {
+		t.Errorf("ConnWait %v Queued %v TTFT %v, want 1ms, 2ms, 1ms", res.ConnWait, res.Queued, res.TTFT())
 	}
 }
 
