@@ -24,13 +24,14 @@
 // waits inside the client, and that wait shows in Result.Queued. Servers such as llama.cpp close
 // the connection after every streamed response although they announce Keep-Alive; a request that
 // fails on a reused idle connection before any response byte arrived is retried once on a fresh
-// connection (Result.Retried), which the tests show gives zero errors where a plain pooled client
-// saw EOF on 12–19 % of requests. The retry is safe: the server closed that connection before it
+// connection (Result.Retried). The retry is safe: the server closed that connection before it
 // read the request. Measured in TestServerClosesAfterEveryStream (a server that closes 2 ms after
-// every response while announcing Keep-Alive, 40 sequential and 8×10 concurrent requests): without
-// the retry 11 of 120 requests failed; with it 0 failed and 56 were retried. Keep-alive stays on
-// because servers that honour it (vLLM, SGLang) then need no new connection per request; the
-// retry costs a failed write, which lands in Queued, never in TTFT.
+// every response while announcing Keep-Alive, 40 sequential and 8×10 concurrent requests; the
+// 2 ms make the race far likelier than llama.cpp's 12–19 %): without a retry 54–58 of 120
+// requests failed, a retry through the same pool still failed 11, and the retry on a fresh
+// connection gives 0 failures (about 56 requests retried). Keep-alive stays on because servers
+// that honour it (vLLM, SGLang) then need no new connection per request; the retry costs a
+// failed write, which lands in Queued, never in TTFT.
 //
 // # Request body
 //
@@ -47,9 +48,10 @@
 //     (httptrace GotConn: a free pooled one, or a new dial).
 //   - Sent: the request, body included, was written (httptrace WroteRequest). Go's transport
 //     reports this just before its final flush, so at most one 64 KB write buffer is still on
-//     its way to the socket: a single write system call, microseconds, which TTFT includes. Result.Queued = Sent − Start is the time the request spent inside the
-//     client: body encoding, waiting for a free connection, dialing and writing the body. With
-//     a caller's transport that reports no httptrace events, Sent = Start.
+//     its way to the socket: one write system call, microseconds, which TTFT includes.
+//     Result.Queued = Sent − Start is the time the request spent inside the client: body
+//     encoding, waiting for a free connection, dialing and writing the body. With a caller's
+//     transport that reports no httptrace events, Sent = Start.
 //   - FirstToken: arrival of the first chunk that carries output (text, content, reasoning or
 //     tool-call deltas, or a rise of the continuous usage count). TTFT = FirstToken − Sent; it never
 //     contains client queueing or upload time.
