@@ -38,7 +38,7 @@
 // {"model", "prompt" (completions) or "messages":[{"role":"user","content":…}] (chat),
 // "max_tokens", "stream": true, "stream_options": {"include_usage": true,
 // "continuous_usage_stats": true}, "ignore_eos": true, "temperature": 0}; Request.ExtraBody keys
-// are merged last and override these.
+// are merged last and override these, and a nil value removes a key.
 //
 // # Time stamps
 //
