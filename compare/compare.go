@@ -213,14 +213,13 @@ func setupDifferences(a, b *results.File) []string {
 func collect(files []*results.File) (map[results.CellID]*sideData, []results.CellID) {
 	out := map[results.CellID]*sideData{}
 	var order []results.CellID
-	put := func(id results.CellID, st results.Status, summaryOnly bool, d *results.DecodeCell, p *results.PrefillCell) {
+	put := func(id results.CellID, st results.Status, d *results.DecodeCell, p *results.PrefillCell) {
 		s := out[id]
 		if s == nil {
-			out[id] = &sideData{present: true, status: st, summaryOnly: summaryOnly, decode: d, prefill: p, files: 1}
+			out[id] = &sideData{status: st, decode: d, prefill: p}
 			order = append(order, id)
 			return
 		}
-		s.files++
 		if st.Measured() && s.status.Measured() {
 			s.extra = append(s.extra, sideValueSource{decode: d, prefill: p})
 			if st == results.StatusQueued {
@@ -228,17 +227,17 @@ func collect(files []*results.File) (map[results.CellID]*sideData, []results.Cel
 			}
 		} else if !s.status.Measured() && st.Measured() {
 			// A later file measured what the first could not: keep the measurement.
-			*s = sideData{present: true, status: st, summaryOnly: summaryOnly, decode: d, prefill: p, files: s.files, extra: s.extra}
+			*s = sideData{status: st, decode: d, prefill: p, extra: s.extra}
 		}
 	}
 	for _, f := range files {
 		for i := range f.Prefill {
 			c := &f.Prefill[i]
-			put(c.ID(), c.Status, c.SummaryOnly, nil, c)
+			put(c.ID(), c.Status, nil, c)
 		}
 		for i := range f.Decode {
 			c := &f.Decode[i]
-			put(c.ID(), c.Status, c.SummaryOnly, c, nil)
+			put(c.ID(), c.Status, c, nil)
 		}
 	}
 	return out, order

@@ -19,14 +19,10 @@ const minWithinDF = 4
 
 // sideData is what one side (one or more files pooled) holds for one cell.
 type sideData struct {
-	present     bool
-	status      results.Status
-	summaryOnly bool
-	decode      *results.DecodeCell
-	prefill     *results.PrefillCell
-	// files counts the files that held the cell.
-	files int
-	// extraValues are the values of this cell in further files of the same side, per metric.
+	status  results.Status
+	decode  *results.DecodeCell
+	prefill *results.PrefillCell
+	// extra are this cell in further files of the same side, pooled with the first.
 	extra []sideValueSource
 }
 
