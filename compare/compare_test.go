@@ -490,3 +490,17 @@ func TestMinimumEffect(t *testing.T) {
 		t.Errorf("p = %v, want %v", *m.P, want)
 	}
 }
+
+// BenchmarkCompareFullMatrix compares two runs of the reference-shaped matrix (one trial a
+// cell with raw bins and requests).
+func BenchmarkCompareFullMatrix(b *testing.B) {
+	m := calibrate.NewMatrix(1, 1)
+	r := rand.New(rand.NewPCG(1, 1))
+	in := compare.Input{Base: []*results.File{m.Run(r, "b", nil)}, Head: []*results.File{m.Run(r, "h", nil)}}
+	th := compare.DefaultThresholds()
+	for b.Loop() {
+		if _, err := compare.Compare(in, th); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
