@@ -368,7 +368,7 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 	}
 	adv.Cells = strings.Join(cells, ",")
 	adv.Rule.Text = fmt.Sprintf("Measure the listed cells %d more times on base and on head, then compare once more with "+
-		"--look 2, giving each side's files comma-separated (BASE,BASE_RERUN HEAD,HEAD_RERUN) so that the trials pool. "+
+		"--look 2 --cells (the same list), giving each side's files comma-separated (BASE,BASE_RERUN HEAD,HEAD_RERUN) so that the trials pool. "+
 		"The second look runs Benjamini–Hochberg at %.3g; with this first look at %.3g the two looks keep the false "+
 		"discovery rate at q = %g (Lan–DeMets %s-type spending at t = %g; the second level assumes independent looks, "+
 		"which is conservative). Do not look a third time.",
