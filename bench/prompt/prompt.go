@@ -245,7 +245,8 @@ func (b *Builder) buildExact(ctx context.Context, target int, label string) (Pro
 		}
 		k += target - n
 	}
-	if !strings.HasPrefix(best.Text, prefix) {
+	// A detokenizer may add or drop a leading space (SentencePiece); the run prefix must survive.
+	if !strings.HasPrefix(strings.TrimLeft(best.Text, " "), strings.TrimSpace(prefix)) {
 		return Prompt{}, fmt.Errorf("prompt %s: the server's detokenized text lost the run prefix %q", label, prefix)
 	}
 	if bestMiss != 0 {
