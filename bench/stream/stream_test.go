@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -457,5 +458,22 @@ func TestEarlyAnswerToAHugePrompt(t *testing.T) {
 	}
 	if he != nil && (he.Status != 413 || he.Message != "prompt too long") {
 		t.Errorf("HTTPError %+v", he)
+	}
+}
+
+func TestCRLFSeparators(t *testing.T) {
+	// sse-starlette (used by some servers) ends lines with "\r\n"; "data:" may lack its space.
+	body := readCapture(t, "llm-d-inference-sim/completions_stream.sse")
+	body = bytes.ReplaceAll(body, []byte("\n"), []byte("\r\n"))
+	body = bytes.ReplaceAll(body, []byte("data: "), []byte("data:"))
+	srv, _ := newServer(t, sseHandler(body, 3, 0, 0))
+	c := New(srv.URL)
+	defer c.Close()
+	res, err := c.Stream(context.Background(), Request{Model: "m", Prompt: "p"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(summary{5, 7, 5, 5, "stop", UsageFinal}, summarize(res)); diff != "" {
+		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 }
