@@ -127,15 +127,14 @@ func (p *barProgress) Start(cells []bench.PlannedCell, estimate time.Duration) {
 	)
 	p.stop = make(chan struct{})
 	p.wg.Add(1)
-	go p.tick()
+	go p.tick(p.tokens.Load(), time.Now())
 }
 
 // tick refreshes the description with the output rate of the last second.
-func (p *barProgress) tick() {
+func (p *barProgress) tick(last int64, lastAt time.Time) {
 	defer p.wg.Done()
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
-	last, lastAt := p.tokens.Load(), time.Now()
 	for {
 		select {
 		case <-p.stop:
