@@ -135,6 +135,17 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 	settings = append(settings,
 		fmt.Sprintf("Benjamini–Hochberg over %d cell-metrics at %s (look %d of 2, FDR q = %s, %s spending)", c.Summary.Tests, strconv.FormatFloat(c.Settings.Level, 'g', 3, 64), c.Settings.Look, strconv.FormatFloat(c.Settings.FDR, 'g', -1, 64), c.Settings.Spending),
 		fmt.Sprintf("unchanged: TOST at %s; intervals at %s%%; power %s%%", strconv.FormatFloat(c.Settings.EquivalenceAlpha, 'g', -1, 64), strconv.FormatFloat(c.Settings.ConfidenceLevel*100, 'g', -1, 64), strconv.FormatFloat(c.Settings.Power*100, 'g', -1, 64)))
+	prefill, grid := noiseGrid(c)
+	if prefill != "" {
+		settings = append(settings, "noise source per prefill cell ("+noiseLegend+"): "+prefill)
+	}
+	for i, row := range grid {
+		if i == 0 {
+			settings = append(settings, "noise source per decode cell, concurrency "+strings.Join(row[1:], " / ")+":")
+			continue
+		}
+		settings = append(settings, row[0]+": "+strings.Join(row[1:], " / "))
+	}
 	details("Noise sources and settings", settings)
 	return ew.err
 }

@@ -164,7 +164,7 @@ func TestComparisonScenarios(t *testing.T) {
 	if err := ComparisonText(&buf, sc["regression"]); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"Verdict: REGRESSION", MarkRegression, "Regressions (", "± half the 95 % confidence interval"} {
+	for _, s := range []string{"Verdict: REGRESSION", MarkRegression, "Regressions (", "± half the 95 % confidence interval", "Per cell (", "32K     WPPP"} {
 		if !strings.Contains(buf.String(), s) {
 			t.Errorf("regression text lacks %q", s)
 		}

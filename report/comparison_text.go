@@ -411,6 +411,12 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 		for _, l := range nc {
 			fmt.Fprintln(ew, "  "+l)
 		}
+		fmt.Fprintln(ew, "  Per cell ("+noiseLegend+"):")
+		prefill, decode := noiseGrid(c)
+		if prefill != "" {
+			fmt.Fprintln(ew, "    prefill: "+prefill)
+		}
+		table(ew, "    ", decode)
 	}
 	if r := c.Rerun; r != nil {
 		writeRerunText(ew, r)
@@ -482,4 +488,62 @@ func undecidableText(items []results.UndecidableItem) string {
 		parts = append(parts, fmt.Sprintf("%s (%s)", it.Cell, strings.Join(ms, ", ")))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// noiseLegend explains the letters of noiseGrid.
+const noiseLegend = "one letter per metric in the order of the tables above: T trials, H history, W within-run batch means floored by the prior, P prior, · not compared"
+
+// noiseLetter abbreviates a cell-metric's noise source.
+func noiseLetter(m *results.MetricComparison) string {
+	if m.Noise == nil {
+		return "·"
+	}
+	switch m.Noise.Source {
+	case results.NoiseTrials:
+		return "T"
+	case results.NoiseHistory:
+		return "H"
+	case results.NoiseWithin:
+		return "W"
+	}
+	return "P"
+}
+
+// noiseGrid returns the noise sources of every cell-metric: a line for the prefill cells and
+// the rows of a table for the decode matrix.
+func noiseGrid(c *results.Comparison) (string, [][]string) {
+	letters := func(cell *results.CellComparison) string {
+		var b strings.Builder
+		for _, m := range results.Metrics(cell.Phase) {
+			if mc := metricOf(cell, m); mc != nil {
+				b.WriteString(noiseLetter(mc))
+			} else {
+				b.WriteString("·")
+			}
+		}
+		return b.String()
+	}
+	var rows [][]string
+	var pre []string
+	for _, cell := range prefillRows(c) {
+		pre = append(pre, cell.ContextLabel+" "+letters(cell))
+	}
+	g := decodeGrid(c, results.MetricTotalTokPerS, func(cell *results.CellComparison, _ *results.MetricComparison) string {
+		return letters(cell)
+	})
+	if len(g.contexts) > 0 {
+		head := []string{"decode"}
+		for _, cc := range g.concurrency {
+			head = append(head, strconv.Itoa(cc))
+		}
+		rows = append(rows, head)
+		for _, ctx := range g.contexts {
+			r := []string{ctx}
+			for _, cc := range g.concurrency {
+				r = append(r, g.cells[ctx][cc])
+			}
+			rows = append(rows, r)
+		}
+	}
+	return strings.Join(pre, ", "), rows
 }
