@@ -285,6 +285,9 @@ type usage struct {
 }
 
 func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, chat bool) {
+	// The request arrives now: the real time spent reading and tokenizing it below is part of
+	// the frontend time the engine models, not added to it.
+	arrived := s.virtualNow()
 	if s.dead.Load() {
 		apiError(w, http.StatusInternalServerError, "InternalServerError", "", "EngineCore encountered an issue. See stack trace (above) for the root cause.")
 		return
@@ -348,7 +351,7 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, chat boo
 		apiError(w, http.StatusInternalServerError, "InternalServerError", "", "injected fault: internal server error")
 		return
 	}
-	st := &stream{at: s.virtualNow(), notify: make(chan struct{}, 1)}
+	st := &stream{at: arrived, notify: make(chan struct{}, 1)}
 	if s.faults.CutAfter > 0 && inject.Draw(s.faults.CutRate, engine.HashKey(s.seed, 0xc7, ordinal)) {
 		st.cutAfter = s.faults.CutAfter
 	}

@@ -314,6 +314,7 @@ func benchConfig(o runOptions, baseURL, runID string) (bench.Config, error) {
 	cfg.Warmup = o.Warmup
 	cfg.Timeouts.Readiness = o.ReadyTimeout
 	cfg.Timeouts.Drain = o.DrainTimeout
+	cfg.Timeouts = o.Sim.scale(cfg.Timeouts) // model-time sampling against the simulator (runsim.go)
 	cfg.RunID = runID
 	cfg.LaunchCommand = RedactCommand(o.LaunchCommand)
 	cfg.Revision = o.Revision

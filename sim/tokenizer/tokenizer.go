@@ -69,23 +69,30 @@ func (t *Tokenizer) add(piece string) int {
 // pieces splits text into token strings: a word (letters and digits) with the one space before
 // it, or any other single character. Concatenating the pieces gives the text back.
 func pieces(text string, yield func(string)) {
-	isWord := func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+	// rune returns the rune at i and its size, with an ASCII fast path.
+	runeAt := func(i int) (rune, int) {
+		if c := text[i]; c < utf8.RuneSelf {
+			return rune(c), 1
+		}
+		return utf8.DecodeRuneInString(text[i:])
+	}
 	for i := 0; i < len(text); {
-		r, size := utf8.DecodeRuneInString(text[i:])
+		r, size := runeAt(i)
 		start := i
 		if r == ' ' && i+1 < len(text) {
-			if r2, _ := utf8.DecodeRuneInString(text[i+1:]); isWord(r2) {
+			if r2, _ := runeAt(i + 1); isWord(r2) {
 				i++
-				r, size = r2, 0
+				r = r2
 			}
 		}
 		if isWord(r) {
 			for i < len(text) {
-				r, size = utf8.DecodeRuneInString(text[i:])
-				if r == ' ' && i > start {
-					break
-				}
-				if r != ' ' && !isWord(r) {
+				r, size = runeAt(i)
+				if r == ' ' {
+					if i > start {
+						break
+					}
+				} else if !isWord(r) {
 					break
 				}
 				i += size
@@ -95,6 +102,14 @@ func pieces(text string, yield func(string)) {
 		}
 		yield(text[start:i])
 	}
+}
+
+// isWord reports whether r belongs to a word: a letter or a digit.
+func isWord(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9'
+	}
+	return unicode.IsLetter(r) || unicode.IsDigit(r)
 }
 
 // Encode returns the token ids of text.
