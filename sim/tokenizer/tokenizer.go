@@ -35,10 +35,11 @@ grow hold bring keep leave meet move play run stand turn walk wait open close sh
 
 // Tokenizer maps text to token ids and back. It is safe for concurrent use.
 type Tokenizer struct {
-	mu  sync.RWMutex
-	ids map[string]int
-	str []string
-	gen []int // ids of the generation vocabulary (" word", ",", ".")
+	mu     sync.RWMutex
+	ids    map[string]int
+	str    []string
+	gen    []int    // ids of the generation vocabulary (" word", ",", ".")
+	genStr []string // their strings, fixed at New, read without the lock
 }
 
 // New returns a tokenizer whose vocabulary starts with the generation words.
@@ -48,6 +49,9 @@ func New() *Tokenizer {
 		t.gen = append(t.gen, t.add(" "+w))
 	}
 	t.gen = append(t.gen, t.add(","), t.add("."))
+	for _, id := range t.gen {
+		t.genStr = append(t.genStr, t.str[id])
+	}
 	for _, w := range words {
 		t.add(w)
 		t.add(" " + strings.ToUpper(w[:1]) + w[1:])
@@ -185,18 +189,18 @@ func (t *Tokenizer) NewGenerator(seed uint64) *Generator {
 
 // Append appends the text of n generated tokens to b.
 func (g *Generator) Append(b []byte, n int) []byte {
-	nw := len(g.t.gen) - 2
+	nw := len(g.t.genStr) - 2
 	for range n {
-		var id int
+		var i int
 		switch x := g.rng.IntN(100); {
 		case x < 6:
-			id = g.t.gen[nw] // ","
+			i = nw // ","
 		case x < 10:
-			id = g.t.gen[nw+1] // "."
+			i = nw + 1 // "."
 		default:
-			id = g.t.gen[g.rng.IntN(nw)]
+			i = g.rng.IntN(nw)
 		}
-		b = append(b, g.t.str[id]...) // generation ids are fixed at New; no lock needed
+		b = append(b, g.t.genStr[i]...)
 	}
 	return b
 }

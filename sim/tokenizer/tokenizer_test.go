@@ -96,3 +96,21 @@ func BenchmarkEncode1MTokens(b *testing.B) {
 		tk.Encode(text)
 	}
 }
+
+// TestConcurrentUse encodes new words while generating text (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	tk := New()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 2000 {
+			tk.Encode(strings.Repeat("novel", 1) + string(rune('a'+i%26)) + strings.Repeat("x", i%7))
+		}
+	}()
+	g := tk.NewGenerator(1)
+	var b []byte
+	for range 2000 {
+		b = g.Append(b[:0], 3)
+	}
+	<-done
+}
