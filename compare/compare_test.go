@@ -504,3 +504,21 @@ func BenchmarkCompareFullMatrix(b *testing.B) {
 		}
 	}
 }
+
+// Repeated trials of one side only give the noise of both.
+func TestOneSidedTrials(t *testing.T) {
+	m := calibrate.NewMatrix(5, 1)
+	r := rand.New(rand.NewPCG(5, 5))
+	var base []*results.File
+	for range 4 {
+		base = append(base, m.Run(r, "b", nil))
+	}
+	c, err := compare.Compare(compare.Input{Base: base, Head: []*results.File{m.Run(r, "h", nil)}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := find(t, c, "decode/8K/1", results.MetricTotalTokPerS)
+	if mc.Noise.Source != results.NoiseTrials || mc.Noise.DF == nil || *mc.Noise.DF != 3 || mc.Noise.BaseTrials != 4 || mc.Noise.HeadTrials != 1 {
+		t.Errorf("noise %+v, want trials of the base with 3 df", mc.Noise)
+	}
+}

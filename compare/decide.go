@@ -54,6 +54,14 @@ func (p *pending) estimate(b, h *sideData, hist []float64, th Thresholds) bool {
 		p.vb, p.vh = vb, vh
 		noise.Source = results.NoiseTrials
 		noise.CV = math.Sqrt((float64(kb-1)*vb + float64(kh-1)*vh) / float64(kb+kh-2))
+	case (kb >= 3 || kh >= 3) && (kb < 2 || kh < 2) && max(kb, kh) > len(hist) && varianceOf(longer(bs.logs, hs.logs)) > 0:
+		// Repeated trials of one commit only: their spread is the run-to-run noise of both.
+		s2 := varianceOf(longer(bs.logs, hs.logs))
+		p.vb, p.vh = s2, s2
+		se = math.Sqrt(s2 * (1/float64(kb) + 1/float64(kh)))
+		df = float64(max(kb, kh) - 1)
+		noise.Source = results.NoiseTrials
+		noise.CV = math.Sqrt(s2)
 	case len(hist) >= th.MinHistory && varianceOf(hist) > 0:
 		s2 := varianceOf(hist)
 		p.vb, p.vh = s2, s2
@@ -103,6 +111,14 @@ func (p *pending) estimate(b, h *sideData, hist []float64, th Thresholds) bool {
 	}
 	p.finish(th)
 	return true
+}
+
+// longer returns the longer of two samples.
+func longer(a, b []float64) []float64 {
+	if len(b) > len(a) {
+		return b
+	}
+	return a
 }
 
 // finish computes the p-value, interval and TOST from p.est.

@@ -16,7 +16,9 @@
 //
 // Noise: the run-to-run variance of one run's log value, σ², comes from the first of
 //   - trials: both sides hold at least two trials (several trials in a file, or several files per
-//     side pooled): Welch's t with Welch–Satterthwaite degrees of freedom;
+//     side pooled): Welch's t with Welch–Satterthwaite degrees of freedom; when only one side
+//     holds three or more, their spread stands for both sides (k − 1 degrees of freedom) unless
+//     the history holds more runs;
 //   - history: at least Thresholds.MinHistory earlier base results hold the cell: their sample
 //     variance, n − 1 degrees of freedom;
 //   - within+prior: a side with one trial that kept its raw samples: the within-run variance of
