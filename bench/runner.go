@@ -257,6 +257,10 @@ func (s *session) setup(ctx context.Context) ([]*ctxPlan, error) {
 		MaxTokens:       cfg.MaxTokens,
 		Trials:          cfg.Trials,
 		Seed:            cfg.Seed,
+
+		ReadinessTimeoutSeconds: cfg.Timeouts.Readiness.Seconds(),
+		DrainTimeoutSeconds:     cfg.Timeouts.Drain.Seconds(),
+		WarmupRequests:          cfg.Warmup,
 	}
 	for _, n := range m.Contexts {
 		st.Contexts = append(st.Contexts, results.ContextLabel(n))

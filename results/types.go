@@ -110,6 +110,12 @@ type Settings struct {
 	Trials          int      `json:"trials,omitempty"`
 	Cells           []string `json:"cells,omitempty"`
 	Seed            int64    `json:"seed,omitempty"`
+	// ReadinessTimeoutSeconds is how long a window waited for all C streams before the cell was
+	// marked queued; DrainTimeoutSeconds how long the run waited between cells for an idle
+	// server; WarmupRequests the hidden warm-up requests before the first cell.
+	ReadinessTimeoutSeconds float64 `json:"readiness_timeout_seconds,omitempty"`
+	DrainTimeoutSeconds     float64 `json:"drain_timeout_seconds,omitempty"`
+	WarmupRequests          int     `json:"warmup_requests,omitempty"`
 	// Simulator describes the built-in simulator when the run measured it.
 	Simulator *SimulatorSettings `json:"simulator,omitempty"`
 }
