@@ -173,8 +173,12 @@ func (s *session) setup(ctx context.Context) ([]*ctxPlan, error) {
 		return nil, fmt.Errorf("server %s: %w", cfg.URL, err)
 	}
 	models, err := s.r.Server.Models(sctx)
-	if err != nil {
-		return nil, fmt.Errorf("list models (GET /v1/models): %w", err)
+	switch {
+	case err != nil && cfg.Model == "":
+		return nil, fmt.Errorf("list models (GET /v1/models): %w; name the model with --model", err)
+	case err != nil:
+		s.note("could not list models (%v): measured %q as asked, without max_model_len", err, cfg.Model)
+		models = nil
 	}
 	server := &results.Server{}
 	s.file.Server = server
@@ -198,7 +202,9 @@ func (s *session) setup(ctx context.Context) ([]*ctxPlan, error) {
 			return nil, fmt.Errorf("model %q is not served; /v1/models lists %s", cfg.Model, strings.Join(ids, ", "))
 		}
 		s.model = cfg.Model
-		s.note("/v1/models listed no model; measured %q as asked", cfg.Model)
+		if err == nil {
+			s.note("/v1/models listed no model; measured %q as asked", cfg.Model)
+		}
 	default:
 		return nil, errors.New("/v1/models lists no model; name one with --model")
 	}
