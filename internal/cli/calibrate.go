@@ -62,6 +62,7 @@ The full run (1000 A/A, 400 A/B) takes a minute or two; the figures are reproduc
 	f.IntVar(&s.History, "history", s.History, "earlier base runs given to compare as history (0: the prior applies)")
 	f.BoolVar(&singleLook, "single-look", false, "do not follow the rerun advice with a second look")
 	f.Float64Var(&s.Thresholds.FDR, "fdr", s.Thresholds.FDR, "false discovery rate q of the comparisons")
+	f.BoolVar(&s.Thresholds.MinimumEffect, "minimum-effect", false, "calibrate the minimum-effect test (as compare --minimum-effect)")
 	f.StringArrayVar(&thresholds, "threshold", nil, "practical floor δ as METRIC=PERCENT, repeatable, as for compare")
 	return cmd
 }
