@@ -70,8 +70,8 @@ func (s *session) measureDecode(ctx context.Context, prompt string, c int) (tria
 					}
 				}
 				recs = append(recs, record{Res: res, Done: err == nil})
-				if res.UsageSource != "" && res.UsageSource != "continuous" && res.OutputTokens > 0 {
-					usageOther = res.UsageSource
+				if res.UsageSource != "" && res.UsageSource != "continuous" && res.OutputTokens > 0 && usageOther != "final" {
+					usageOther = res.UsageSource // "final" wins: streams cut at the window's end never saw their usage
 				}
 				mu.Unlock()
 				if err != nil && !stopped {

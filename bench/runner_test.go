@@ -381,3 +381,30 @@ func TestRaceManyStreams(t *testing.T) {
 		t.Errorf("total %.1f tok/s > C × per-request %.1f", *cell.TotalTokPerS, 128**cell.PerRequestTokPerS)
 	}
 }
+
+// TestFinalUsageOnly checks a server that reports usage only at the end of a stream: tokens are
+// still counted from usage (spread over the chunks), and the results say how.
+func TestFinalUsageOnly(t *testing.T) {
+	scfg := steady()
+	scfg.FinalUsage = true
+	scfg.ChunkTokens = 3
+	h := newHarness(t, scfg)
+	cfg := testConfig([]int{1024}, []int{2}, 500*time.Millisecond, 61)
+	f, err := h.runner.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(f.Notes, "\n"), "usage only at the end") {
+		t.Errorf("notes %q lack the one on final usage", f.Notes)
+	}
+	cell := decodeCell(t, f, "1K", 2)
+	if !cell.Status.Measured() || *cell.CompletedRequests == 0 {
+		t.Fatalf("cell %s with %d completed requests", cell.Status, deref(cell.CompletedRequests))
+	}
+	// A completed request's 61 tokens come from its final usage, not from its 21 chunks.
+	for _, r := range cell.Trials[0].Requests {
+		if r.Completed && r.TTFTMs != nil && r.OutputTokens != 61 {
+			t.Errorf("a request wholly inside the window counted %d tokens in %d chunks, want 61", r.OutputTokens, r.Chunks)
+		}
+	}
+}

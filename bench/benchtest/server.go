@@ -52,6 +52,9 @@ type Config struct {
 	// KVBlocks and BlockSize give vllm:cache_config_info (KV capacity = their product); 0: the
 	// metric is absent.
 	KVBlocks, BlockSize int
+	// FinalUsage sends usage only in the last chunk, as servers without continuous_usage_stats
+	// do; content chunks carry none.
+	FinalUsage bool
 	// APIKey, when set, is required as "Authorization: Bearer KEY" on every endpoint (else 401).
 	APIKey string
 	// NoMetrics makes /metrics answer 404.
@@ -479,6 +482,9 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		} else {
 			line = fmt.Sprintf(`data: {"id":"c%d","object":"text_completion","model":%q,"choices":[{"index":0,"text":%q,"finish_reason":%s}],"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}}`+"\n\n",
 				n, s.cfg.Model, text.String(), finish, promptTokens, cum, promptTokens+cum)
+		}
+		if s.cfg.FinalUsage {
+			line = strings.Replace(line, fmt.Sprintf(`,"usage":{"prompt_tokens":%d,"completion_tokens":%d,"total_tokens":%d}`, promptTokens, cum, promptTokens+cum), "", 1)
 		}
 		if _, err := io.WriteString(w, line); err != nil {
 			return
