@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/speedmatrix/speedmatrix/sim/engine"
 	"github.com/speedmatrix/speedmatrix/sim/inject"
@@ -127,30 +128,40 @@ func renderChat(msgs []chatMessage, addGenerationPrompt bool) (string, error) {
 
 // promptIDs reads a completions prompt: a string, a list of one string, token ids, or a list of
 // one list of token ids.
-func (s *Server) promptIDs(raw json.RawMessage) ([]int, error) {
+func (s *Server) promptIDs(raw json.RawMessage) ([]int, []uint64, error) {
+	// A plain string without escapes (the usual long prompt) needs no JSON decoding.
+	if n := len(raw); n >= 2 && raw[0] == '"' && raw[n-1] == '"' && bytes.IndexByte(raw[1:n-1], '\\') < 0 && bytes.IndexByte(raw[1:n-1], '"') < 0 && utf8.Valid(raw[1:n-1]) {
+		ids, hashes := s.prompts.encode(string(raw[1 : n-1]))
+		return ids, hashes, nil
+	}
 	var str string
 	if json.Unmarshal(raw, &str) == nil {
-		return s.tok.Encode(str), nil
+		ids, hashes := s.prompts.encode(str)
+		return ids, hashes, nil
 	}
 	var strs []string
 	if json.Unmarshal(raw, &strs) == nil {
 		if len(strs) != 1 {
-			return nil, fmt.Errorf("prompt: the simulator takes one prompt per request, got %d", len(strs))
+			return nil, nil, fmt.Errorf("prompt: the simulator takes one prompt per request, got %d", len(strs))
 		}
-		return s.tok.Encode(strs[0]), nil
+		ids, hashes := s.prompts.encode(strs[0])
+		return ids, hashes, nil
 	}
 	var ids []int
-	if json.Unmarshal(raw, &ids) == nil {
-		return ids, s.checkIDs(ids)
-	}
-	var idss [][]int
-	if json.Unmarshal(raw, &idss) == nil {
-		if len(idss) != 1 {
-			return nil, fmt.Errorf("prompt: the simulator takes one prompt per request, got %d", len(idss))
+	if json.Unmarshal(raw, &ids) != nil {
+		var idss [][]int
+		if json.Unmarshal(raw, &idss) != nil {
+			return nil, nil, errors.New("prompt must be a string, a list of one string, or a list of token ids")
 		}
-		return idss[0], s.checkIDs(idss[0])
+		if len(idss) != 1 {
+			return nil, nil, fmt.Errorf("prompt: the simulator takes one prompt per request, got %d", len(idss))
+		}
+		ids = idss[0]
 	}
-	return nil, errors.New("prompt must be a string, a list of one string, or a list of token ids")
+	if err := s.checkIDs(ids); err != nil {
+		return nil, nil, err
+	}
+	return ids, engine.BlockHashes(ids, s.prof.KVCache.BlockSize), nil
 }
 
 func (s *Server) checkIDs(ids []int) error {
@@ -200,7 +211,7 @@ func (s *Server) handleTokenize(w http.ResponseWriter, r *http.Request) {
 		ids = s.tok.Encode(text)
 	case len(req.Prompt) > 0:
 		var err error
-		if ids, err = s.promptIDs(req.Prompt); err != nil {
+		if ids, _, err = s.promptIDs(req.Prompt); err != nil {
 			badRequest(w, "%v", err)
 			return
 		}
@@ -301,6 +312,7 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, chat boo
 		return
 	}
 	var ids []int
+	var hashes []uint64
 	if chat {
 		if len(req.Messages) == 0 {
 			badRequest(w, "messages: at least one message is required")
@@ -311,14 +323,14 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, chat boo
 			badRequest(w, "%v", err)
 			return
 		}
-		ids = s.tok.Encode(text)
+		ids, hashes = s.prompts.encode(text)
 	} else {
 		if len(req.Prompt) == 0 {
 			badRequest(w, "prompt is required")
 			return
 		}
 		var err error
-		if ids, err = s.promptIDs(req.Prompt); err != nil {
+		if ids, hashes, err = s.promptIDs(req.Prompt); err != nil {
 			badRequest(w, "%v", err)
 			return
 		}
@@ -357,7 +369,7 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, chat boo
 	}
 	st.req = engine.Request{
 		PromptLen: len(ids),
-		Hashes:    engine.BlockHashes(ids, s.prof.KVCache.BlockSize),
+		Hashes:    hashes,
 		MaxTokens: maxTokens,
 		IgnoreEOS: req.IgnoreEOS,
 		Tag:       st,

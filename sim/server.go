@@ -72,6 +72,7 @@ type Server struct {
 	prof    *profile.Profile
 	eng     *engine.Engine
 	tok     *tokenizer.Tokenizer
+	prompts *promptCache
 	slow    *inject.Slowdown
 	faults  *inject.Faults
 	seed    uint64
@@ -160,6 +161,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		start: cfg.Clock.Now(), ln: ln,
 		wake: make(chan struct{}, 1), deadCh: make(chan struct{}), done: make(chan struct{}),
 	}
+	s.prompts = newPromptCache(s.tok, cfg.Profile.KVCache.BlockSize)
 	s.stats = eng.Stats()
 	lctx, cancel := context.WithCancel(ctx)
 	s.cancel = cancel

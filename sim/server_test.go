@@ -516,3 +516,35 @@ func TestFaultHangAndSlowHealth(t *testing.T) {
 		t.Fatalf("a request to a hung engine ended with %v, want a stall until the deadline", err)
 	}
 }
+
+// TestPromptForms checks that every prompt form counts the same tokens as /tokenize, through
+// the escape-free fast path, JSON unescaping, the prompt cache and token-id prompts.
+func TestPromptForms(t *testing.T) {
+	s := startSim(t, nil)
+	count := func(prompt any) int {
+		_, body := post(t, s.URL()+"/v1/completions", map[string]any{"prompt": prompt, "max_tokens": 1})
+		var c struct {
+			Usage struct {
+				PromptTokens int `json:"prompt_tokens"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal(body, &c); err != nil {
+			t.Fatalf("%s", body)
+		}
+		return c.Usage.PromptTokens
+	}
+	for _, text := range []string{"plain words only here", "line one\nline \"two\" é ü", strings.Repeat("cached prompt again ", 500)} {
+		want := s.tok.Count(text)
+		for range 2 {
+			if got := count(text); got != want {
+				t.Errorf("prompt %.30q: %d tokens, want %d", text, got, want)
+			}
+		}
+		if got := count([]string{text}); got != want {
+			t.Errorf("[prompt] %.30q: %d tokens, want %d", text, got, want)
+		}
+		if got := count(s.tok.Encode(text)); got != want {
+			t.Errorf("token ids of %.30q: %d tokens, want %d", text, got, want)
+		}
+	}
+}

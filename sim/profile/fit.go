@@ -44,8 +44,9 @@ func DefaultFitOptions() FitOptions {
 //   - a running ceiling below max_num_seqs is the median average-active count of queued cells
 //     whose concurrency is at least max_num_seqs, when that median is under 0.95·max_num_seqs;
 //   - a least-squares line through the TTFT of the concurrency-1 decode cells (whose prompt
-//     hits the prefix cache) against context gives the frontend's time: a constant per request
-//     and a part per prompt token (tokenizing);
+//     hits the prefix cache) against context gives the frontend's time per request (the
+//     constant) and the engine's work per cached token to take up the prefix (the slope; the
+//     request counts as running meanwhile, as the reference's running counts show);
 //   - prefill compute time is each prefill cell's TTFT minus the frontend time;
 //   - decode step time per batch size is fitted by least squares, step = a_B + c·B·context,
 //     one a per batch size and one c, from the time between tokens at C ≤ 2 and from total
@@ -162,8 +163,8 @@ func Fit(f *results.File, o FitOptions) (*Profile, error) {
 	switch {
 	case len(xs) >= 2:
 		alpha, beta := stat.LinearRegression(xs, ys, nil, false)
-		p.Frontend.BaseMs, p.Frontend.USPerPromptToken = round(math.Max(alpha, 0), 1), round(math.Max(beta*1e3, 0), 4)
-		note("frontend: TTFT at concurrency 1 (cached prompt) = %.0f ms + %.3f µs per prompt token (least squares over %d cells)", p.Frontend.BaseMs, p.Frontend.USPerPromptToken, len(xs))
+		p.Frontend.BaseMs, p.Prefill.USPerCachedToken = round(math.Max(alpha, 0), 1), round(math.Max(beta*1e3, 0), 4)
+		note("TTFT at concurrency 1 (cached prompt) = %.0f ms + %.3f µs per prompt token (least squares over %d cells): the constant is the frontend's, the slope the engine's work to take up the cached prefix", p.Frontend.BaseMs, p.Prefill.USPerCachedToken, len(xs))
 	case len(xs) == 1:
 		p.Frontend.BaseMs = ys[0]
 	}
