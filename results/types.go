@@ -248,8 +248,9 @@ type DecodeTrial struct {
 
 // RequestSample is one request's raw timing.
 type RequestSample struct {
-	// TTFTMs is from sending the request to its first content token; null when the request
-	// started before the window (its TTFT is not a sample of this window).
+	// TTFTMs is from sending the request to its first content token. It is null when the
+	// request started before the window, unless no request started inside the window: then the
+	// requests that opened the window carry theirs, and the cell says so in a note.
 	TTFTMs *float64 `json:"ttft_ms,omitempty"`
 	// TBTMs is (t_last − t_first)/(tokens − 1) over the request's tokens inside the window;
 	// null with fewer than two tokens.
