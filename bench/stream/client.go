@@ -240,6 +240,9 @@ func (c *Client) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 				return res, fmt.Errorf("%w: no data for %v after %d chunks", ErrStalled, c.idle, res.Chunks)
 			}
 			if ctx.Err() != nil {
+				if loop := d.loop(); loop != nil {
+					return res, fmt.Errorf("%w (stream cut off: %w)", loop, ctx.Err())
+				}
 				return res, fmt.Errorf("read stream: %w", ctx.Err())
 			}
 			return res, fmt.Errorf("read stream after %d chunks: %w", res.Chunks, err)

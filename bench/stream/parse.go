@@ -300,6 +300,13 @@ func (d *decoder) finish() error {
 	if !d.done && !d.finished {
 		return fmt.Errorf("%w: the body ended before [DONE] or a finish_reason after %d chunks", ErrTruncated, d.res.Chunks)
 	}
+	return d.loop()
+}
+
+// loop does return an ErrRepetition error when the output so far ends in a repeating loop, else
+// nil. It runs when a stream ends and also when one is cut off (a window closing), since a
+// stream that loops rarely ends inside a window.
+func (d *decoder) loop() error {
 	if r, ok := d.rep.Detect(d.tail); ok {
 		return fmt.Errorf("%w: the output ends with %q repeated %d times", ErrRepetition, snippet([]byte(r.Segment), 80), r.Repeats)
 	}

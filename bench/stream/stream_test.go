@@ -477,3 +477,50 @@ func TestCRLFSeparators(t *testing.T) {
 		t.Errorf("summary (-want +got):\n%s", diff)
 	}
 }
+
+// endless returns a handler that streams one chunk a millisecond until the client goes away;
+// text(i) is the text of chunk i.
+func endless(text func(i int) string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		drainBody(r)
+		w.Header().Set("Content-Type", "text/event-stream")
+		fl := w.(http.Flusher)
+		for i := 1; r.Context().Err() == nil; i++ {
+			fmt.Fprintf(w, "data: {\"choices\":[{\"text\":%q}],\"usage\":{\"completion_tokens\":%d}}\n\n", text(i), i)
+			fl.Flush()
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// TestRepetitionWhenCutOff checks that a looping stream that is still running when the caller
+// cancels it (a decode window closing) is reported as a loop, and a healthy one only as
+// cancelled.
+func TestRepetitionWhenCutOff(t *testing.T) {
+	cases := []struct {
+		name     string
+		text     func(i int) string
+		wantLoop bool
+	}{
+		{"loop", func(int) string { return " the same words again" }, true},
+		{"healthy", func(i int) string { return fmt.Sprintf(" word%d", i) }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv, cc := newServer(t, endless(tc.text))
+			c := New(srv.URL)
+			defer c.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			defer cancel()
+			res, err := c.Stream(ctx, Request{Model: "m", Prompt: "p", MaxTokens: 100000}, nil)
+			if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrRepetition) != tc.wantLoop {
+				t.Fatalf("err = %v; want the deadline, and ErrRepetition: %v", err, tc.wantLoop)
+			}
+			if res.OutputTokens == 0 {
+				t.Error("the result lost the tokens that arrived")
+			}
+			c.Close()
+			waitNoConns(t, cc)
+		})
+	}
+}
