@@ -183,6 +183,11 @@ func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
 		badRequest(w, "reading the request body: %v", err)
 		return false
 	}
+	return unmarshalBody(w, data, v)
+}
+
+// unmarshalBody decodes a request body, answering 400 when it is not valid.
+func unmarshalBody(w http.ResponseWriter, data []byte, v any) bool {
 	if err := json.Unmarshal(data, v); err != nil {
 		badRequest(w, "the request body is not valid JSON for this endpoint: %v", err)
 		return false
@@ -304,7 +309,17 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, chat boo
 		return
 	}
 	var req genRequest
-	if !decodeBody(w, r, &req) || !s.checkModel(w, req.Model) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	if err != nil {
+		badRequest(w, "reading the request body: %v", err)
+		return
+	}
+	// A long plain prompt is cut out of the body before JSON decoding (see skimPrompt).
+	skimmed, rest, ok := skimPrompt(data)
+	if ok {
+		data = rest
+	}
+	if !unmarshalBody(w, data, &req) || !s.checkModel(w, req.Model) {
 		return
 	}
 	if req.N != nil && *req.N != 1 {
@@ -325,14 +340,17 @@ func (s *Server) handleGenerate(w http.ResponseWriter, r *http.Request, chat boo
 		}
 		ids, hashes = s.prompts.encode(text)
 	} else {
-		if len(req.Prompt) == 0 {
+		switch {
+		case ok:
+			ids, hashes = s.prompts.encode(string(skimmed))
+		case len(req.Prompt) == 0:
 			badRequest(w, "prompt is required")
 			return
-		}
-		var err error
-		if ids, hashes, err = s.promptIDs(req.Prompt); err != nil {
-			badRequest(w, "%v", err)
-			return
+		default:
+			if ids, hashes, err = s.promptIDs(req.Prompt); err != nil {
+				badRequest(w, "%v", err)
+				return
+			}
 		}
 	}
 	maxLen := s.prof.MaxModelLen

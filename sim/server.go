@@ -332,6 +332,7 @@ func (s *Server) loop(ctx context.Context) {
 			continue
 		}
 		idle = false
+		s.publishGauges()
 		end := vnow + res.Duration
 		if d := s.realUntil(end); d > 0 {
 			if !s.sleep(ctx, timer, d, false) {
@@ -344,6 +345,16 @@ func (s *Server) loop(ctx context.Context) {
 		}
 		s.publish()
 	}
+}
+
+// publishGauges stores the engine's running, waiting and KV gauges for /metrics as soon as a
+// step is scheduled (vLLM counts a request as running from the step that admits it); the
+// counters follow when the step's tokens are delivered.
+func (s *Server) publishGauges() {
+	st := s.eng.Stats()
+	s.mu.Lock()
+	s.stats.Running, s.stats.Waiting, s.stats.Frontend, s.stats.UsedBlocks = st.Running, st.Waiting, st.Frontend, st.UsedBlocks
+	s.mu.Unlock()
 }
 
 // publish stores the engine's statistics for /metrics.
