@@ -548,3 +548,30 @@ func TestPromptForms(t *testing.T) {
 		}
 	}
 }
+
+// TestIgnoreEOS checks that without ignore_eos the model stops on its own (the profile's mean
+// answer is 512 tokens) and with it runs to max_tokens.
+func TestIgnoreEOS(t *testing.T) {
+	s := startSim(t, func(c *Config) { c.Speedup = 1000 })
+	finish := func(ignore bool) (string, int) {
+		_, body := post(t, s.URL()+"/v1/completions", map[string]any{"prompt": "tell a story", "max_tokens": 6000, "ignore_eos": ignore})
+		var r struct {
+			Choices []struct {
+				FinishReason string `json:"finish_reason"`
+			} `json:"choices"`
+			Usage struct {
+				CompletionTokens int `json:"completion_tokens"`
+			} `json:"usage"`
+		}
+		if err := json.Unmarshal(body, &r); err != nil {
+			t.Fatalf("%s", body)
+		}
+		return r.Choices[0].FinishReason, r.Usage.CompletionTokens
+	}
+	if fr, n := finish(false); fr != "stop" || n >= 6000 {
+		t.Errorf("without ignore_eos: finish_reason %q after %d tokens, want stop before 6000", fr, n)
+	}
+	if fr, n := finish(true); fr != "length" || n != 6000 {
+		t.Errorf("with ignore_eos: finish_reason %q after %d tokens, want length at 6000", fr, n)
+	}
+}
