@@ -41,8 +41,11 @@ func DefaultFitOptions() FitOptions {
 //     tokens, served model) come from the server facts or the launch command;
 //   - KV cache tokens lie between the largest C·(context+max_tokens) of a measured cell and the
 //     smallest of an over-capacity cell; the profile takes the middle, in whole blocks;
-//   - a running ceiling below max_num_seqs is the median average-active count of queued cells
-//     whose concurrency is at least max_num_seqs, when that median is under 0.95·max_num_seqs;
+//   - a running ceiling below max_num_seqs is the median average-active count of the queued
+//     cells that ran clearly fewer requests than their concurrency, when that median is under
+//     0.95·max_num_seqs;
+//   - a measurement of the built-in simulator is first brought back to model speed (rates
+//     divided, times multiplied by its speedup);
 //   - a least-squares line through the TTFT of the concurrency-1 decode cells (whose prompt
 //     hits the prefix cache) against context gives the frontend's time per request (the
 //     constant) and the engine's work per cached token to take up the prefix (the slope; the
@@ -71,7 +74,14 @@ func Fit(f *results.File, o FitOptions) (*Profile, error) {
 	if p.Name == "" {
 		p.Name = "fitted"
 	}
-	p.EngineVersion = firstNonEmpty(f.Engine.Version, "unknown") + " (simulated)"
+	p.EngineVersion = firstNonEmpty(f.Engine.Version, "unknown")
+	if !strings.Contains(p.EngineVersion, "(simulated)") {
+		p.EngineVersion += " (simulated)"
+	}
+	if sim := simulatorSpeedup(f); sim != 1 {
+		f = atModelSpeed(f, sim)
+		note("the input measured the built-in simulator at %g× speed: its rates are divided and its times multiplied by %g", sim, sim)
+	}
 	maxTokens := f.Run.MaxOutputTokens
 	if maxTokens <= 0 {
 		maxTokens = 4096
@@ -136,10 +146,10 @@ func Fit(f *results.File, o FitOptions) (*Profile, error) {
 	}
 	p.KVCache.NumGPUBlocks = max(1, kv/bs)
 
-	// Running ceiling.
+	// Running ceiling: queued cells that ran clearly fewer requests than their concurrency.
 	var actives []float64
 	for _, c := range f.Decode {
-		if c.Status == results.StatusQueued && c.Concurrency >= p.MaxNumSeqs && c.AvgActiveRequests != nil {
+		if c.Status == results.StatusQueued && c.AvgActiveRequests != nil && float64(c.Concurrency) > 1.05**c.AvgActiveRequests {
 			actives = append(actives, *c.AvgActiveRequests)
 		}
 	}
@@ -148,7 +158,7 @@ func Fit(f *results.File, o FitOptions) (*Profile, error) {
 		med := stat.Quantile(0.5, stat.Empirical, actives, nil)
 		if med < 0.95*float64(p.MaxNumSeqs) {
 			p.MaxRunning = int(math.Round(med))
-			note("queued cells at C ≥ max_num_seqs ran %.1f requests on average (median of %d cells): running ceiling %d", med, len(actives), p.MaxRunning)
+			note("queued cells ran %.1f requests on average (median of %d cells), below max_num_seqs %d: running ceiling %d", med, len(actives), p.MaxNumSeqs, p.MaxRunning)
 		}
 	}
 
@@ -464,4 +474,38 @@ func fixSum(ps []float64) {
 		}
 	}
 	ps[imax] = round(ps[imax]+1-sum, 5)
+}
+
+// simulatorSpeedup returns the speedup of the built-in simulator the results measured, 1 for
+// any other server.
+func simulatorSpeedup(f *results.File) float64 {
+	if f.Run.Settings != nil && f.Run.Settings.Simulator != nil && f.Run.Settings.Simulator.Speedup > 0 {
+		return f.Run.Settings.Simulator.Speedup
+	}
+	return 1
+}
+
+// atModelSpeed returns a copy of f's cell summaries with rates divided and times multiplied by
+// s (trials are dropped: the fit reads summaries only).
+func atModelSpeed(f *results.File, s float64) *results.File {
+	g := *f
+	scale := func(p *float64, k float64) *float64 {
+		if p == nil {
+			return nil
+		}
+		v := *p * k
+		return &v
+	}
+	g.Prefill = make([]results.PrefillCell, len(f.Prefill))
+	for i, c := range f.Prefill {
+		c.PromptTokPerS, c.TTFTMs, c.Trials = scale(c.PromptTokPerS, 1/s), scale(c.TTFTMs, s), nil
+		g.Prefill[i] = c
+	}
+	g.Decode = make([]results.DecodeCell, len(f.Decode))
+	for i, c := range f.Decode {
+		c.TotalTokPerS, c.PerRequestTokPerS = scale(c.TotalTokPerS, 1/s), scale(c.PerRequestTokPerS, 1/s)
+		c.TTFTMs, c.TBTMs, c.Trials = scale(c.TTFTMs, s), scale(c.TBTMs, s), nil
+		g.Decode[i] = c
+	}
+	return &g
 }

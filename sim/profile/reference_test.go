@@ -122,3 +122,72 @@ func deref(p *float64) float64 {
 	}
 	return *p
 }
+
+// TestFitInvertsTheModel measures the shipped profile's reference matrix in virtual time, as if
+// through a simulator at 20× speed, and fits a profile to that measurement: the fit must give
+// back the profile's engine facts exactly and its speeds closely.
+func TestFitInvertsTheModel(t *testing.T) {
+	p, err := profile.Load(profile.Default, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, _ := p.EngineConfig(1, 0)
+	f, err := vmatrix.Run(cfg, vmatrix.ReferenceOptions(p.MaxModelLen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const s = 20.0
+	f.Run.Settings = &results.Settings{Simulator: &results.SimulatorSettings{Profile: p.Name, Speedup: s}}
+	// The engine facts come from Server (KV, max_model_len) and, as for a real server, the
+	// launch command (max_num_seqs, speculative tokens).
+	f.Run.LaunchCommand = `vllm serve m --max-num-seqs 32 --speculative-config '{"num_speculative_tokens":7}'`
+	for i := range f.Decode {
+		c := &f.Decode[i]
+		for _, q := range []**float64{&c.TotalTokPerS, &c.PerRequestTokPerS} {
+			if *q != nil {
+				v := **q * s
+				*q = &v
+			}
+		}
+		for _, q := range []**float64{&c.TTFTMs, &c.TBTMs} {
+			if *q != nil {
+				v := **q / s
+				*q = &v
+			}
+		}
+	}
+	for i := range f.Prefill {
+		c := &f.Prefill[i]
+		v, w := *c.PromptTokPerS*s, *c.TTFTMs/s
+		c.PromptTokPerS, c.TTFTMs = &v, &w
+	}
+	o := referenceFitOptions()
+	got, err := profile.Fit(f, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.KVCache != p.KVCache && got.KVCache.NumGPUBlocks != p.KVCache.NumGPUBlocks {
+		t.Errorf("KV cache %+v, want %+v", got.KVCache, p.KVCache)
+	}
+	if got.MaxRunning != p.MaxRunning {
+		t.Errorf("running ceiling %d, want %d", got.MaxRunning, p.MaxRunning)
+	}
+	near := func(name string, got, want, tol float64) {
+		if math.Abs(got/want-1) > tol {
+			t.Errorf("%s: fitted %.4g, profile %.4g (tolerance %.0f%%)", name, got, want, 100*tol)
+		}
+	}
+	near("frontend base", got.Frontend.BaseMs, p.Frontend.BaseMs, 0.15)
+	near("cached take-up", got.Prefill.USPerCachedToken, p.Prefill.USPerCachedToken, 0.15)
+	// Decode steps by batch: the fit sees the model through windows and restarts.
+	for _, want := range p.Decode.Steps[:5] {
+		for _, g := range got.Decode.Steps {
+			if g.Batch == want.Batch {
+				near(fmt.Sprintf("decode step at batch %g", want.Batch), g.StepMs, want.StepMs, 0.10)
+			}
+		}
+	}
+	for i, want := range p.Prefill.Points[1:] {
+		near(fmt.Sprintf("prefill rate at %d", want.Tokens), got.Prefill.Points[i+1].TokPerS, want.TokPerS, 0.15)
+	}
+}
