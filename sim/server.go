@@ -351,9 +351,9 @@ func (s *Server) loop(ctx context.Context) {
 // step is scheduled (vLLM counts a request as running from the step that admits it); the
 // counters follow when the step's tokens are delivered.
 func (s *Server) publishGauges() {
-	st := s.eng.Stats()
+	r, w, f, u := s.eng.Gauges()
 	s.mu.Lock()
-	s.stats.Running, s.stats.Waiting, s.stats.Frontend, s.stats.UsedBlocks = st.Running, st.Waiting, st.Frontend, st.UsedBlocks
+	s.stats.Running, s.stats.Waiting, s.stats.Frontend, s.stats.UsedBlocks = r, w, f, u
 	s.mu.Unlock()
 }
 

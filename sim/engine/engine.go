@@ -351,6 +351,12 @@ func (e *Engine) Stats() Stats {
 	return s
 }
 
+// Gauges returns the running, waiting and frontend request counts and the KV blocks in use,
+// without copying the counters.
+func (e *Engine) Gauges() (running, waiting, frontend, usedBlocks int) {
+	return len(e.running), len(e.waiting), len(e.frontend), e.pool.used()
+}
+
 // Idle reports whether the engine holds no request at all.
 func (e *Engine) Idle() bool {
 	return len(e.frontend) == 0 && len(e.waiting) == 0 && len(e.running) == 0
