@@ -52,8 +52,8 @@ func DefaultFitOptions() FitOptions {
 //     request counts as running meanwhile, as the reference's running counts show);
 //   - prefill compute time is each prefill cell's TTFT minus the frontend time;
 //   - decode step time per batch size is fitted by least squares, step = a_B + c·B·context,
-//     one a per batch size and one c, from the time between tokens at C ≤ 2 and from total
-//     tok/s at C ≥ 4 (and at steady queued cells, with the average active count as batch).
+//     one a per batch size and one c, from the time between tokens at C = 1 and from total
+//     tok/s at C ≥ 2 (and at steady queued cells, with the average active count as batch).
 func Fit(f *results.File, o FitOptions) (*Profile, error) {
 	if o.BlockSize <= 0 {
 		o.BlockSize = 16
@@ -248,7 +248,7 @@ func fitDecode(cells []results.DecodeCell, m float64) ([]DecodePoint, float64, e
 		}
 		total := *c.TotalTokPerS
 		switch {
-		case c.Status == results.StatusValid && c.Concurrency <= 2:
+		case c.Status == results.StatusValid && c.Concurrency == 1:
 			tbt := 0.0
 			if c.TBTMs != nil {
 				tbt = *c.TBTMs
