@@ -83,15 +83,20 @@ func TestRunSeesErrorFaults(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures the simulator")
 	}
-	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, err := runBench(t, nil, simRun(out, "--sim-fault", "cut=20")...)
-	f := readResults(t, out)
-	if len(f.Decode) != 2 {
-		t.Fatalf("want the 2 decode cells marked, got %d (run error %v)\n%s", len(f.Decode), err, stderr)
-	}
-	for _, c := range f.Decode {
-		if c.Status != results.StatusError || c.Error == "" || c.TotalTokPerS != nil {
-			t.Errorf("decode %s×%d with every stream cut after 20 tokens: status %s, error %q, throughput %v\n%s", c.ContextLabel, c.Concurrency, c.Status, c.Error, c.TotalTokPerS, stderr)
+	for _, tt := range []struct{ fault, reason string }{
+		{"cut=20", ""},             // every stream ends abruptly after 20 tokens
+		{"error=100%", "HTTP 500"}, // every request is answered with a 500
+	} {
+		out := filepath.Join(t.TempDir(), "r.json")
+		_, stderr, err := runBench(t, nil, simRun(out, "--sim-fault", tt.fault)...)
+		f := readResults(t, out)
+		if len(f.Decode) != 2 {
+			t.Fatalf("%s: want the 2 decode cells marked, got %d (run error %v)\n%s", tt.fault, len(f.Decode), err, stderr)
+		}
+		for _, c := range f.Decode {
+			if c.Status != results.StatusError || c.Error == "" || c.TotalTokPerS != nil || !strings.Contains(c.Error, tt.reason) {
+				t.Errorf("%s: decode %s×%d: status %s, error %q, throughput %v\n%s", tt.fault, c.ContextLabel, c.Concurrency, c.Status, c.Error, c.TotalTokPerS, stderr)
+			}
 		}
 	}
 }
