@@ -140,7 +140,7 @@ func newRunCmd(env *Env) *cobra.Command {
 		Use:   "run [--url URL] [flags]",
 		Short: "Measure the speed matrix of an OpenAI-compatible server and write a results file",
 		Long: `run measures the speed test matrix of a live OpenAI-compatible server (vLLM first) as
-docs/measurement.md defines it, and writes everything it did to a results file.
+the README's "What the numbers mean" defines it, and writes everything it did to a results file.
 
 For each context it sends one scout request (max_tokens 1) whose time to first token is the
 prefill measurement and which warms the prefix cache; then, for each concurrency C, C streams
@@ -155,7 +155,7 @@ contexts and at 1024K untrimmed); quick is a smoke matrix (decode at 8K and 32K 
 prefill at 8K and 32K). --contexts, --concurrency and --prefill-contexts replace the matrix's
 lists; --cells measures only the cells named (e.g. those compare found inconclusive).
 
-Without --url, run starts the built-in simulator (issue 4) in-process on a loopback port
+Without --url, run starts the built-in simulator in-process on a loopback port
 and measures it over HTTP like any server: --sim-profile (default the profile fitted to the
 reference report), --sim-speedup (default 10; rates scale by it), --sim-seed, --sim-noise,
 --sim-slowdown and --sim-fault (see speedmatrix sim --help).
