@@ -222,6 +222,7 @@ func (c *Client) Stream(ctx context.Context, req Request, onEvent func(Event)) (
 		return res, readHTTPError(resp)
 	}
 	d := newDecoder(&res, onEvent, c.rep)
+	d.eventsCap = min(max(req.MaxTokens, 0), maxEventsPrealloc) // at most one event per token
 	lr := &lineReader{r: bufio.NewReaderSize(resp.Body, readBufferSize)}
 	var stalled atomic.Bool
 	var idle *time.Timer

@@ -88,7 +88,11 @@ type decoder struct {
 	sawContent  bool
 	tail        []byte // the end of the output text, for the repetition detector
 	textBuf     []byte // reused buffer for a chunk's text
+	eventsCap   int    // capacity of Result.Events when its first event arrives
 }
+
+// maxEventsPrealloc bounds the Events capacity reserved from max_tokens (40 B an event: 2.6 MB).
+const maxEventsPrealloc = 1 << 16
 
 func newDecoder(res *Result, onEvent func(Event), rep RepetitionConfig) *decoder {
 	return &decoder{res: res, onEvent: onEvent, rep: rep, allContUsed: true}
@@ -191,6 +195,13 @@ func (d *decoder) chunk(data []byte, eventName string, at time.Time) error {
 		d.res.FirstToken = at
 	}
 	d.res.Last = at
+	if evs := d.res.Events; len(evs) == cap(evs) {
+		// One allocation for a stream of up to max_tokens events (the first), doubling beyond
+		// that, instead of append's smaller steps that copy the slice more often on the hot
+		// path; Events stays nil for a stream without output.
+		d.res.Events = make([]Event, len(evs), max(2*cap(evs), d.eventsCap, 16))
+		copy(d.res.Events, evs)
+	}
 	d.res.Events = append(d.res.Events, ev)
 	if d.onEvent != nil {
 		d.onEvent(ev)
