@@ -56,7 +56,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		Base:   describe(in.Base[0], in.BasePath),
 		Head:   describe(in.Head[0], in.HeadPath),
 		Settings: results.ComparisonSettings{
-			FDR: th.FDR, Look: th.Look, MinimumEffect: th.MinimumEffect, Level: level, Spending: string(th.Spending),
+			FDR: th.FDR, FalseAlarm: th.FalseAlarm, Look: th.Look, MinimumEffect: th.MinimumEffect, Level: level, Spending: string(th.Spending),
 			EquivalenceAlpha: th.EquivalenceAlpha, Power: th.Power, ConfidenceLevel: th.ConfidenceLevel,
 			HistoryFiles: len(in.History), Forced: in.Force,
 		},
@@ -167,7 +167,13 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	}
 
 	c.Warnings = append(c.Warnings, empiricalNull(tests, th)...)
-	decide(tests, th, level, c)
+	rows := rowTests(tests, th)
+	qs, rowQs := adjust(tests, rows)
+	decide(tests, qs, len(tests)+len(rows), th, level)
+	decideRows(rows, rowQs, th, level)
+	for _, r := range rows {
+		c.Rows = append(c.Rows, *r.out)
+	}
 	for i := range c.Cells {
 		cell := &c.Cells[i]
 		cell.Verdict = cellVerdict(cell.Metrics)
@@ -178,7 +184,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	}
 	c.Summary.Tests = len(tests)
 	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
-	c.Verdict = overall(c.Summary.CellCounts)
+	c.Verdict = overall(c.Summary.CellCounts, c.Rows)
 	c.Rerun = advise(tests, th, plan)
 	return c, nil
 }
@@ -213,31 +219,31 @@ func setupDifferences(a, b *results.File) []string {
 func collect(files []*results.File) (map[results.CellID]*sideData, []results.CellID) {
 	out := map[results.CellID]*sideData{}
 	var order []results.CellID
-	put := func(id results.CellID, st results.Status, d *results.DecodeCell, p *results.PrefillCell) {
+	put := func(file int, id results.CellID, st results.Status, d *results.DecodeCell, p *results.PrefillCell) {
 		s := out[id]
 		if s == nil {
-			out[id] = &sideData{status: st, decode: d, prefill: p}
+			out[id] = &sideData{status: st, decode: d, prefill: p, file: file}
 			order = append(order, id)
 			return
 		}
 		if st.Measured() && s.status.Measured() {
-			s.extra = append(s.extra, sideValueSource{decode: d, prefill: p})
+			s.extra = append(s.extra, sideValueSource{decode: d, prefill: p, file: file})
 			if st == results.StatusQueued {
 				s.status = st
 			}
 		} else if !s.status.Measured() && st.Measured() {
 			// A later file measured what the first could not: keep the measurement.
-			*s = sideData{status: st, decode: d, prefill: p, extra: s.extra}
+			*s = sideData{status: st, decode: d, prefill: p, extra: s.extra, file: file}
 		}
 	}
-	for _, f := range files {
+	for fi, f := range files {
 		for i := range f.Prefill {
 			c := &f.Prefill[i]
-			put(c.ID(), c.Status, nil, c)
+			put(fi, c.ID(), c.Status, nil, c)
 		}
 		for i := range f.Decode {
 			c := &f.Decode[i]
-			put(c.ID(), c.Status, c, nil)
+			put(fi, c.ID(), c.Status, c, nil)
 		}
 	}
 	return out, order
@@ -346,8 +352,16 @@ func cellVerdict(ms []results.MetricComparison) results.Verdict {
 	return best
 }
 
-// overall is the whole matrix's verdict from the cell counts.
-func overall(c results.VerdictCounts) results.Verdict {
+// overall is the whole matrix's verdict from the cell counts and the row tests.
+func overall(c results.VerdictCounts, rows []results.RowComparison) results.Verdict {
+	for _, r := range rows {
+		switch r.Verdict {
+		case results.VerdictRegression:
+			c.Regression++
+		case results.VerdictImprovement:
+			c.Improvement++
+		}
+	}
 	switch {
 	case c.Regression > 0:
 		return results.VerdictRegression

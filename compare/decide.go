@@ -20,12 +20,15 @@ type pending struct {
 	vb, vh float64
 	kb, kh int
 	p      float64
+	// b and h are the two sides' data of the cell (for the row test).
+	b, h *sideData
 }
 
 // estimate fills p.out with the change, interval, p-values and noise of one cell-metric and
 // reports whether it joins the test family.
 func (p *pending) estimate(b, h *sideData, hist []float64, th Thresholds) bool {
 	m, out := p.metric, p.out
+	p.b, p.h = b, h
 	bs, hs := b.sample(m), h.sample(m)
 	out.Base, out.Head = bs.summary, hs.summary
 	if len(bs.logs) == 0 || len(hs.logs) == 0 {
@@ -202,15 +205,21 @@ func empiricalNull(tests []*pending, th Thresholds) []string {
 	return warnings
 }
 
-// decide adjusts the family's p-values with Benjamini–Hochberg and gives each cell-metric its
-// verdict.
-func decide(tests []*pending, th Thresholds, level float64, c *results.Comparison) {
-	ps := make([]float64, len(tests))
-	for i, t := range tests {
-		ps[i] = t.p
+// adjust runs Benjamini–Hochberg over one family: every cell-metric tested and every row test.
+func adjust(tests []*pending, rows []*rowPending) (cells, rowQs []float64) {
+	ps := make([]float64, 0, len(tests)+len(rows))
+	for _, t := range tests {
+		ps = append(ps, t.p)
+	}
+	for _, r := range rows {
+		ps = append(ps, r.p)
 	}
 	qs := stats.AdjustBH(ps)
-	m := len(tests)
+	return qs[:len(tests)], qs[len(tests):]
+}
+
+// decide gives each cell-metric its verdict from its BH-adjusted p-value qs[i] in a family of m.
+func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64) {
 	for i, t := range tests {
 		out := t.out
 		out.Q = ptr(qs[i])
@@ -356,9 +365,32 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 		}
 		listed = next
 	}
+	// Rows that no cell of theirs decides are measured whole for the row test.
+	zFor := func(extraRows int) float64 {
+		family := extraRows
+		for id := range listed {
+			family += len(results.Metrics(id.Phase))
+		}
+		alpha := plan.Level2 / float64(max(1, family))
+		return stats.NormalQuantile(1-alpha/2) + stats.NormalQuantile(th.Power)
+	}
+	rp := planRows(tests, th, func(t *pending) bool {
+		return t.out.Verdict == results.VerdictInconclusive && needed(t, z) == 0
+	}, zFor)
+	inRow := map[results.CellID]bool{}
+	for _, id := range rp.cells {
+		inRow[id] = true
+	}
+	if len(rp.rows) > 0 {
+		adv.Rows, adv.RowCells, adv.RowTrials = rp.rows, cellList(rp.cells), rp.trials
+	}
 	items := map[string]*results.RerunItem{}
 	var order []string
 	for _, t := range inc {
+		if inRow[t.id] {
+			t.out.FurtherTrials = ptr(rp.trials)
+			continue
+		}
 		n := needed(t, z)
 		cell := t.id.String()
 		if n == 0 {
@@ -383,12 +415,19 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 		adv.Trials = max(adv.Trials, it.FurtherTrials)
 	}
 	adv.Cells = strings.Join(cells, ",")
-	adv.Rule.Text = fmt.Sprintf("Measure the listed cells %d more times on base and on head, then compare once more with "+
-		"--look 2 --cells (the same list), giving each side's files comma-separated (BASE,BASE_RERUN HEAD,HEAD_RERUN) so that the trials pool. "+
-		"The second look runs Benjamini–Hochberg at %.3g; with this first look at %.3g the two looks keep the false "+
-		"discovery rate at q = %g (Lan–DeMets %s-type spending at t = %g; the second level assumes independent looks, "+
+	measure := fmt.Sprintf("Measure the listed cells %d more times on base and on head", adv.Trials)
+	switch {
+	case len(rp.rows) > 0 && len(cells) > 0:
+		measure += fmt.Sprintf(", and the cells of row %s (row_cells) %d more times, each run holding all of them", strings.Join(rp.rows, ", "), rp.trials)
+	case len(rp.rows) > 0:
+		measure = fmt.Sprintf("Measure the cells of row %s (row_cells) %d more times on base and on head, each run holding all of them", strings.Join(rp.rows, ", "), rp.trials)
+	}
+	adv.Rule.Text = fmt.Sprintf("%s, then compare once more with "+
+		"--look 2 --cells (every listed cell), giving each side's files comma-separated (BASE,BASE_RERUN HEAD,HEAD_RERUN) so that the trials pool. "+
+		"The second look runs Benjamini–Hochberg at %.3g; with this first look at %.3g the two looks spend %g, "+
+		"which keeps the false discovery rate at q = %g and the whole-matrix false-alarm rate at %g (Lan–DeMets %s-type spending at t = %g; the second level assumes independent looks, "+
 		"which is conservative). Do not look a third time.",
-		adv.Trials, plan.Level2, plan.Level1, th.FDR, th.Spending, th.PlannedFraction)
+		measure, plan.Level2, plan.Level1, th.Budget(), th.FDR, th.FalseAlarm, th.Spending, th.PlannedFraction)
 	return adv
 }
 

@@ -22,6 +22,8 @@ type sideData struct {
 	status  results.Status
 	decode  *results.DecodeCell
 	prefill *results.PrefillCell
+	// file is the index of the first file among its side's files.
+	file int
 	// extra are this cell in further files of the same side, pooled with the first.
 	extra []sideValueSource
 }
@@ -30,6 +32,38 @@ type sideData struct {
 type sideValueSource struct {
 	decode  *results.DecodeCell
 	prefill *results.PrefillCell
+	file    int
+}
+
+// runKey names one run of a side: a file and a trial in it.
+type runKey struct{ file, trial int }
+
+// decodeRuns returns the log values of decode metric m by run (file and trial; trial 0 is the
+// cell's summary when it kept no trials).
+func (s *sideData) decodeRuns(m results.Metric) map[runKey]float64 {
+	out := map[runKey]float64{}
+	add := func(d *results.DecodeCell, file int) {
+		if d == nil {
+			return
+		}
+		n := 0
+		for i := range d.Trials {
+			if l, ok := logOf(decodeTrialValue(&d.Trials[i], m)); ok {
+				out[runKey{file, i}] = l
+				n++
+			}
+		}
+		if n == 0 {
+			if l, ok := logOf(decodeValue(&d.DecodeMetrics, m)); ok {
+				out[runKey{file, 0}] = l
+			}
+		}
+	}
+	add(s.decode, s.file)
+	for _, e := range s.extra {
+		add(e.decode, e.file)
+	}
+	return out
 }
 
 // metricSample is one side's material for one metric.

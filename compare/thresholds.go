@@ -23,6 +23,14 @@ type Thresholds struct {
 	// FDR is the Benjamini–Hochberg false discovery rate q over the whole family of cell-metrics,
 	// both looks together.
 	FDR float64
+	// FalseAlarm is the whole-matrix false-alarm rate the levels must also keep: the share of
+	// comparisons of two runs of the same server (A/A) with any regression verdict. Under that
+	// global null BH rejects anything with probability at most its level (Simes), and a
+	// regression is one of the two directions, so both looks together spend
+	// min(FDR, 2·FalseAlarm) (0 turns the cap off). With noise that is measured (history,
+	// trials) the tests are exact and this cap is what keeps A/A at FalseAlarm; with the
+	// conservative prior it costs a little power.
+	FalseAlarm float64
 	// Spending splits FDR between a first comparison and a second look after reruns.
 	Spending stats.Spending
 	// PlannedFraction is the first look's share of the information the two-look plan assumes
@@ -46,6 +54,9 @@ type Thresholds struct {
 	MinRankTrials int
 	// MaxFurtherTrials caps the rerun advice; cells that need more are called undecidable.
 	MaxFurtherTrials int
+	// MaxRowTrials caps the further runs per side of a whole decode row that no cell of its own
+	// decides (the row test's rerun); 0 turns the row rerun off.
+	MaxRowTrials int
 }
 
 // Prior is the configured run-to-run noise: coefficients of variation of one run's value of a
@@ -96,10 +107,11 @@ func (p Prior) CV(id results.CellID, m results.Metric) float64 {
 }
 
 // DefaultThresholds returns the documented defaults: δ = 3 % for throughput (prompt tok/s,
-// total tok/s, per-request tok/s) and 5 % for latency (TTFT, time between tokens); q = 0.05
-// split over two looks by Pocock-type spending at t = 1/2 (0.031 at the first look); TOST at
+// total tok/s, per-request tok/s) and 5 % for latency (TTFT, time between tokens); q = 0.05 and
+// a whole-matrix false-alarm rate of 1 %, so that both looks spend min(0.05, 0.02) = 0.02, split
+// by Pocock-type spending at t = 1/2 (0.0124 at the first look, 0.0077 at the second); TOST at
 // 5 %; power 80 %; 95 % intervals; the DefaultPrior; history from 3 earlier runs; the rank check
-// from 4 trials a side; at most 20 further trials.
+// from 4 trials a side; at most 20 further trials a cell and 80 further runs of a whole row.
 func DefaultThresholds() Thresholds {
 	return Thresholds{
 		Delta: map[results.Metric]float64{
@@ -110,6 +122,7 @@ func DefaultThresholds() Thresholds {
 			results.MetricTBT:               0.05,
 		},
 		FDR:              0.05,
+		FalseAlarm:       0.01,
 		Spending:         stats.SpendPocock,
 		PlannedFraction:  0.5,
 		Look:             1,
@@ -120,6 +133,7 @@ func DefaultThresholds() Thresholds {
 		MinHistory:       3,
 		MinRankTrials:    4,
 		MaxFurtherTrials: 20,
+		MaxRowTrials:     80,
 	}
 }
 
@@ -134,6 +148,8 @@ func (t Thresholds) check() error {
 	switch {
 	case !(t.FDR > 0 && t.FDR < 1):
 		return fmt.Errorf("FDR q %v is not in (0, 1)", t.FDR)
+	case !(t.FalseAlarm >= 0 && t.FalseAlarm < 0.5):
+		return fmt.Errorf("false-alarm rate %v is not in [0, 0.5)", t.FalseAlarm)
 	case t.Look != 1 && t.Look != 2:
 		return fmt.Errorf("look %d is not 1 or 2", t.Look)
 	case !(t.EquivalenceAlpha > 0 && t.EquivalenceAlpha < 0.5):
@@ -226,12 +242,22 @@ func (t Thresholds) Plan() (stats.TwoLook, error) {
 // look-2 level for independent looks (the conservative case: the second look's pooled data is
 // correlated with the first by √t1, which only lowers the error the second look adds).
 func (t Thresholds) plan() (stats.TwoLook, error) {
-	a1, err := t.Spending.Spent(t.FDR, t.PlannedFraction)
+	total := t.Budget()
+	a1, err := t.Spending.Spent(total, t.PlannedFraction)
 	if err != nil {
 		return stats.TwoLook{}, err
 	}
 	c1 := stats.NormalQuantile(1 - a1/2)
-	// Independent looks: (1 − a1)·level2 = FDR − a1.
-	level2 := (t.FDR - a1) / (1 - a1)
-	return stats.TwoLook{Alpha: t.FDR, C1: c1, C2: stats.NormalQuantile(1 - level2/2), Level1: a1, Level2: level2}, nil
+	// Independent looks: (1 − a1)·level2 = total − a1.
+	level2 := (total - a1) / (1 - a1)
+	return stats.TwoLook{Alpha: total, C1: c1, C2: stats.NormalQuantile(1 - level2/2), Level1: a1, Level2: level2}, nil
+}
+
+// Budget returns the level both looks spend together: min(FDR, 2·FalseAlarm), or FDR when
+// FalseAlarm is 0.
+func (t Thresholds) Budget() float64 {
+	if t.FalseAlarm > 0 && 2*t.FalseAlarm < t.FDR {
+		return 2 * t.FalseAlarm
+	}
+	return t.FDR
 }

@@ -104,6 +104,8 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 	details(fmt.Sprintf("Regressions (%d)", len(reg)), reg)
 	imp := byVerdict(c, results.VerdictImprovement)
 	details(fmt.Sprintf("Improvements (%d)", len(imp)), imp)
+	rows := rowLines(c)
+	details(fmt.Sprintf("Row tests (%d)", len(rows)), rows)
 	if r := c.Rerun; r != nil {
 		var lines []string
 		for _, it := range r.Items {
@@ -115,6 +117,9 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 		}
 		if r.Cells != "" {
 			lines = append(lines, fmt.Sprintf("`speedmatrix run --cells %s --trials %d` on base and on head", r.Cells, r.Trials))
+		}
+		if r.RowCells != "" {
+			lines = append(lines, fmt.Sprintf("decode row %s, no cell of which decides it alone: `speedmatrix run --cells %s --trials %d` on base and on head (row test)", strings.Join(r.Rows, ", "), r.RowCells, r.RowTrials))
 		}
 		if len(r.Undecidable) > 0 {
 			lines = append(lines, "not decidable within the trial limit (noise too large for δ): "+undecidableText(r.Undecidable))

@@ -239,9 +239,9 @@ func headline(c *results.Comparison) string {
 	cc, mc := c.Summary.CellCounts, c.Summary.Counts
 	switch c.Verdict {
 	case results.VerdictRegression:
-		return fmt.Sprintf("%d of %d cells regressed (%d cell-metrics).", cc.Regression, cc.Total(), mc.Regression)
+		return fmt.Sprintf("%d of %d cells regressed (%d cell-metrics)%s.", cc.Regression, cc.Total(), mc.Regression, rowsWith(c, results.VerdictRegression, "regressed"))
 	case results.VerdictImprovement:
-		return fmt.Sprintf("No regression; %d of %d cells improved (%d cell-metrics).", cc.Improvement, cc.Total(), mc.Improvement)
+		return fmt.Sprintf("No regression; %d of %d cells improved (%d cell-metrics)%s.", cc.Improvement, cc.Total(), mc.Improvement, rowsWith(c, results.VerdictImprovement, "improved"))
 	case results.VerdictUnchanged:
 		return fmt.Sprintf("No regression: every compared cell-metric is shown unchanged within ±δ (%d cell-metrics).", mc.Unchanged)
 	case results.VerdictInconclusive:
@@ -251,6 +251,29 @@ func headline(c *results.Comparison) string {
 		return fmt.Sprintf("No regression found, but %d of %d compared cell-metrics are inconclusive: they can neither find nor rule out a change beyond δ.", mc.Inconclusive, c.Summary.Tests)
 	}
 	return "Nothing could be compared: no cell was measured in both files."
+}
+
+// rowsWith names the decode rows whose row test has verdict v, as a clause ("" when none).
+func rowsWith(c *results.Comparison, v results.Verdict, verb string) string {
+	var rows []string
+	for _, r := range c.Rows {
+		if r.Verdict == v {
+			rows = append(rows, r.ContextLabel)
+		}
+	}
+	if len(rows) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; the row test found decode row %s %s as a whole", strings.Join(rows, ", "), verb)
+}
+
+// rowLines describes the row tests, one line each.
+func rowLines(c *results.Comparison) []string {
+	var out []string
+	for _, r := range c.Rows {
+		out = append(out, fmt.Sprintf("decode row %s: %s — %s (cells %s)", r.ContextLabel, verdictWord(r.Verdict), r.Reason, strings.Join(r.Cells, ", ")))
+	}
+	return out
 }
 
 // countsLine lists verdict counts.
@@ -406,6 +429,12 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 			}
 		}
 	}
+	if lines := rowLines(c); len(lines) > 0 {
+		fmt.Fprintf(ew, "\nRow tests (%d; every tested cell-metric of a decode row pooled per run, score in units of δ, positive = worse):\n", len(lines))
+		for _, l := range lines {
+			fmt.Fprintln(ew, "  "+l)
+		}
+	}
 	if nc := noiseCounts(c); len(nc) > 0 {
 		fmt.Fprintln(ew, "\nNoise sources of the compared cell-metrics:")
 		for _, l := range nc {
@@ -445,6 +474,10 @@ func writeRerunText(w io.Writer, r *results.RerunAdvice) {
 		}
 		table(w, "    ", tab)
 		fmt.Fprintf(w, "  Measure them on base and on head:\n    speedmatrix run --cells %s --trials %d\n", r.Cells, r.Trials)
+	}
+	if r.RowCells != "" {
+		fmt.Fprintf(w, "  Decode row %s: no cell of the row decides it alone; measure the whole row %d more times for the row test, on base and on head:\n    speedmatrix run --cells %s --trials %d\n",
+			strings.Join(r.Rows, ", "), r.RowTrials, r.RowCells, r.RowTrials)
 	}
 	if len(r.Undecidable) > 0 {
 		fmt.Fprintf(w, "  Not decidable within the trial limit (noise too large for δ; raise δ or lower the noise): %s\n", undecidableText(r.Undecidable))

@@ -112,7 +112,11 @@ type Comparison struct {
 	Verdict Verdict           `json:"verdict"`
 	Summary ComparisonSummary `json:"summary"`
 	Cells   []CellComparison  `json:"cells"`
-	Rerun   *RerunAdvice      `json:"rerun,omitempty"`
+	// Rows are the pooled tests of whole decode context rows, present when both sides hold at
+	// least two runs of a row's cells (the second look after a row rerun). A row's regression
+	// makes the matrix's verdict a regression like a cell's.
+	Rows  []RowComparison `json:"rows,omitempty"`
+	Rerun *RerunAdvice    `json:"rerun,omitempty"`
 	// Warnings are problems that did not stop the comparison (different models compared with
 	// --force, cells missing from one file, history files that did not match).
 	Warnings []string `json:"warnings,omitempty"`
@@ -136,6 +140,9 @@ type ComparedRun struct {
 type ComparisonSettings struct {
 	// FDR is the Benjamini–Hochberg false discovery rate q over both looks together.
 	FDR float64 `json:"fdr"`
+	// FalseAlarm is the whole-matrix false-alarm rate the levels also keep (both looks spend
+	// min(FDR, 2·FalseAlarm)); 0 when not capped.
+	FalseAlarm float64 `json:"false_alarm,omitempty"`
 	// Look is 1 for a first comparison and 2 for the second look after a rerun.
 	Look int `json:"look"`
 	// Level is the BH level this look used (q's share spent at this look).
@@ -277,6 +284,30 @@ type Noise struct {
 	Scale *float64 `json:"scale,omitempty"`
 }
 
+// RowComparison is the pooled test of one decode context row: per run, every tested
+// cell-metric of the row is combined into one weighted score, and the two sides' scores are
+// compared by Welch's t, so that correlations between the metrics and cells of one run are in
+// the measured variance.
+type RowComparison struct {
+	ContextLabel string   `json:"context_label"`
+	Cells        []string `json:"cells"`
+	// BaseRuns and HeadRuns are the runs (file and trial) that held every cell-metric of the row.
+	BaseRuns int `json:"base_runs"`
+	HeadRuns int `json:"head_runs"`
+	// Effect is the weighted mean change of the row's metrics in units of their δ, positive when
+	// worse (1 = every metric worse by exactly δ); Low and High are its confidence interval.
+	Effect float64 `json:"effect"`
+	Low    float64 `json:"low"`
+	High   float64 `json:"high"`
+	DF     float64 `json:"df"`
+	// P is the two-sided p-value of "no change"; Q its Benjamini–Hochberg adjustment in the same
+	// family as the cell-metrics.
+	P       float64 `json:"p"`
+	Q       float64 `json:"q"`
+	Verdict Verdict `json:"verdict"`
+	Reason  string  `json:"reason,omitempty"`
+}
+
 // RerunAdvice lists the inconclusive cells to measure again and the rule for the second look.
 type RerunAdvice struct {
 	// Cells is the --cells argument of `speedmatrix run`: CellID strings joined by commas.
@@ -288,6 +319,11 @@ type RerunAdvice struct {
 	// Undecidable lists the inconclusive cell-metrics that no reasonable number of trials
 	// decides (more than the advice's limit), by cell.
 	Undecidable []UndecidableItem `json:"undecidable,omitempty"`
+	// Rows are the decode context rows that no cell of theirs decides, to be measured whole
+	// RowTrials more times per side (RowCells is the --cells argument) for the row test.
+	Rows      []string `json:"rows,omitempty"`
+	RowCells  string   `json:"row_cells,omitempty"`
+	RowTrials int      `json:"row_trials,omitempty"`
 }
 
 // UndecidableItem names the metrics of one cell that more trials would not decide.
@@ -416,7 +452,25 @@ func ValidateComparison(c *Comparison) error {
 	if g := c.Summary.DecodeTotalGeomean; g != nil {
 		changeOK(&v, "summary.decode_total_geomean", g)
 	}
+	for i, r := range c.Rows {
+		for _, x := range []float64{r.Effect, r.Low, r.High, r.DF, r.P, r.Q} {
+			finite(&v, fmt.Sprintf("rows[%d]", i), x)
+		}
+		if r.Low > r.High {
+			v.addf("rows[%d]: low %v above high %v", i, r.Low, r.High)
+		}
+	}
 	if r := c.Rerun; r != nil {
+		for _, cells := range []string{r.RowCells} {
+			if cells == "" {
+				continue
+			}
+			for _, s := range strings.Split(cells, ",") {
+				if _, err := ParseCellID(s); err != nil {
+					v.addf("rerun.row_cells: %v", err)
+				}
+			}
+		}
 		for i, it := range r.Items {
 			if _, err := ParseCellID(it.Cell); err != nil {
 				v.addf("rerun.items[%d]: %v", i, err)

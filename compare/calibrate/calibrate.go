@@ -95,6 +95,14 @@ type Report struct {
 	// advised number of further trials when they did.
 	Reruns          Rate
 	MeanRerunTrials float64
+	// RowReruns is the share of comparisons whose advice measured whole rows; MeanRowTrials the
+	// mean advised further runs of those rows when it did.
+	RowReruns     Rate
+	MeanRowTrials float64
+	// MeanWindows is the mean number of measurement windows (both sides) one comparison's rerun
+	// took, and MaxWindows the most; each window is Matrix.Windows seconds of GPU time.
+	MeanWindows float64
+	MaxWindows  int
 }
 
 // RowRate is the detection rate for one slowed row.
@@ -106,6 +114,8 @@ type RowRate struct {
 // outcome is what one simulated comparison (with its optional second look) found.
 type outcome struct {
 	first, second *results.Comparison
+	// windows is the number of measurement windows the rerun took (both sides).
+	windows int
 }
 
 // regressions returns the regression verdicts of c in the row and outside it, and the row's
@@ -133,6 +143,16 @@ func regressions(c *results.Comparison, row string) (in, out, rowCells, rowFlagg
 			}
 		}
 	}
+	for _, r := range c.Rows {
+		if r.Verdict != results.VerdictRegression {
+			continue
+		}
+		if row != "" && r.ContextLabel == row {
+			in++
+		} else {
+			out++
+		}
+	}
 	return
 }
 
@@ -156,22 +176,44 @@ func (s Settings) simulate(m *Matrix, r *rand.Rand, slow *Slowdown) (outcome, er
 		return outcome{}, err
 	}
 	o := outcome{first: first}
-	if !s.TwoLook || first.Rerun == nil || first.Rerun.Cells == "" {
+	adv := first.Rerun
+	if !s.TwoLook || adv == nil || (adv.Cells == "" && adv.RowCells == "") {
 		return o, nil
 	}
-	var cells []results.CellID
-	for _, cs := range strings.Split(first.Rerun.Cells, ",") {
-		id, err := results.ParseCellID(cs)
-		if err != nil {
-			return outcome{}, err
+	parse := func(list string) ([]results.CellID, error) {
+		var ids []results.CellID
+		if list == "" {
+			return nil, nil
 		}
-		cells = append(cells, id)
+		for _, cs := range strings.Split(list, ",") {
+			id, err := results.ParseCellID(cs)
+			if err != nil {
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+		return ids, nil
 	}
-	for t := range first.Rerun.Trials {
+	cells, err := parse(adv.Cells)
+	if err != nil {
+		return outcome{}, err
+	}
+	rowCells, err := parse(adv.RowCells)
+	if err != nil {
+		return outcome{}, err
+	}
+	// As the runner measures them: `run --cells CELLS --trials N` and
+	// `run --cells ROW_CELLS --trials ROW_N`, on base and on head, one file per run.
+	for t := range adv.Trials {
 		in.Base = append(in.Base, m.RunCells(r, fmt.Sprintf("base-rerun-%d", t), nil, cells))
 		in.Head = append(in.Head, m.RunCells(r, fmt.Sprintf("head-rerun-%d", t), slow, cells))
 	}
-	in.Cells = cells
+	for t := range adv.RowTrials {
+		in.Base = append(in.Base, m.RunCells(r, fmt.Sprintf("base-row-rerun-%d", t), nil, rowCells))
+		in.Head = append(in.Head, m.RunCells(r, fmt.Sprintf("head-row-rerun-%d", t), slow, rowCells))
+	}
+	o.windows = 2 * (len(cells)*adv.Trials + len(rowCells)*adv.RowTrials)
+	in.Cells = append(cells, rowCells...)
 	th.Look = 2
 	o.second, err = compare.Compare(in, th)
 	return o, err
@@ -195,6 +237,10 @@ func (t *tally) aa(cs ...*results.Comparison) {
 		}
 		reg = reg || c.Summary.Counts.Regression > 0
 		imp = imp || c.Summary.Counts.Improvement > 0
+		for _, r := range c.Rows {
+			reg = reg || r.Verdict == results.VerdictRegression
+			imp = imp || r.Verdict == results.VerdictImprovement
+		}
 	}
 	if reg {
 		t.aaReg++
@@ -266,11 +312,19 @@ func Run(ctx context.Context, s Settings) (*Report, error) {
 	var first, both tally
 	var reruns, comparisons int
 	var rerunTrials float64
+	var rowReruns, windows int
+	var rowTrials float64
 	note := func(o outcome) {
 		comparisons++
 		if o.second != nil {
 			reruns++
 			rerunTrials += float64(o.first.Rerun.Trials)
+			if o.first.Rerun.RowTrials > 0 {
+				rowReruns++
+				rowTrials += float64(o.first.Rerun.RowTrials)
+			}
+			windows += o.windows
+			rep.MaxWindows = max(rep.MaxWindows, o.windows)
 		}
 	}
 	var unch, inc float64
@@ -317,6 +371,13 @@ func Run(ctx context.Context, s Settings) (*Report, error) {
 	rep.Reruns = rate(reruns, comparisons)
 	if reruns > 0 {
 		rep.MeanRerunTrials = rerunTrials / float64(reruns)
+	}
+	rep.RowReruns = rate(rowReruns, comparisons)
+	if rowReruns > 0 {
+		rep.MeanRowTrials = rowTrials / float64(rowReruns)
+	}
+	if comparisons > 0 {
+		rep.MeanWindows = float64(windows) / float64(comparisons)
 	}
 	return rep, nil
 }

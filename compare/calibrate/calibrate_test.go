@@ -3,10 +3,12 @@ package calibrate
 import (
 	"context"
 	"flag"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -98,5 +100,70 @@ func TestGenerator(t *testing.T) {
 	f := m.Run(rand.New(rand.NewPCG(1, 2)), "x", nil)
 	if err := results.Validate(f); err != nil {
 		t.Fatalf("generated file is not valid: %v", err)
+	}
+}
+
+// rowRuns draws n runs of the cells of one decode row on each side (head slowed by slow) and
+// compares them as the second look after a row rerun does.
+func rowRuns(t *testing.T, seed uint64, row string, n int, slow *Slowdown) *results.Comparison {
+	t.Helper()
+	m := NewMatrix(seed, 1)
+	r := rand.New(rand.NewPCG(seed, 7))
+	var cells []results.CellID
+	for _, c := range m.Cells {
+		if c.ID.Phase == results.PhaseDecode && c.ID.ContextLabel == row && c.Status.Measured() {
+			cells = append(cells, c.ID)
+		}
+	}
+	in := compare.Input{Cells: cells}
+	for i := range n {
+		in.Base = append(in.Base, m.RunCells(r, fmt.Sprintf("b%d", i), nil, cells))
+		in.Head = append(in.Head, m.RunCells(r, fmt.Sprintf("h%d", i), slow, cells))
+	}
+	th := compare.DefaultThresholds()
+	th.Look = 2
+	c, err := compare.Compare(in, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The row test finds a 2δ slowdown of the 1019K row (two cells at concurrency 1 and 2, CVs
+// 5–20 %) from enough runs, which no cell of it can alone.
+func TestRowTestDetects(t *testing.T) {
+	slow := &Slowdown{ContextLabel: "1019K", RateFactor: 0.94, TTFTFactor: 1.10}
+	c := rowRuns(t, 3, "1019K", 60, slow)
+	if len(c.Rows) != 1 {
+		t.Fatalf("rows %+v, want one row test", c.Rows)
+	}
+	r := c.Rows[0]
+	if r.Verdict != results.VerdictRegression || r.Effect <= 1 || r.BaseRuns != 60 || r.HeadRuns != 60 || len(r.Cells) != 2 {
+		t.Errorf("row test %+v, want a regression beyond 1δ from 60+60 runs of 2 cells", r)
+	}
+	if c.Verdict != results.VerdictRegression {
+		t.Errorf("matrix verdict %s, want regression from the row test", c.Verdict)
+	}
+}
+
+// Under A/A the row test's p-value is uniform: its variance is measured across runs, so the
+// near-identical rate metrics of one cell are not counted as independent evidence (counting
+// them so would make small p-values several times too frequent).
+func TestRowTestCalibrated(t *testing.T) {
+	const n = 300
+	small := 0
+	for seed := range uint64(n) {
+		c := rowRuns(t, seed+100, "512K", 6, nil)
+		if len(c.Rows) != 1 {
+			t.Fatalf("seed %d: rows %+v, want one", seed, c.Rows)
+		}
+		if c.Rows[0].P <= 0.05 {
+			small++
+		}
+	}
+	t.Logf("%d of %d A/A row tests had p ≤ 0.05", small, n)
+	// Binomial(300, 0.05): mean 15, 99.9 % range about 4–30.
+	if small < 4 || small > 30 {
+		t.Errorf("%d of %d A/A row tests had p ≤ 0.05, want about 15", small, n)
 	}
 }

@@ -10,6 +10,9 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
+// windowSeconds is the synthetic matrix's measurement window (NewMatrix's Windows × 1 s bins).
+const windowSeconds = 30
+
 // SettingsTable returns the settings of a calibration as rows of (setting, value), for the
 // README and the command's output.
 func (s Settings) SettingsTable() [][2]string {
@@ -43,8 +46,9 @@ func (s Settings) SettingsTable() [][2]string {
 		{"runs per side", strconv.Itoa(max(1, s.Trials))},
 		{"history", history},
 		{"looks", look},
+		{"rerun limits", fmt.Sprintf("%d further trials a cell; %d further runs of a whole row that no cell of its decides", th.MaxFurtherTrials, th.MaxRowTrials)},
 		{"δ throughput / latency", pct(th.Delta[results.MetricTotalTokPerS]) + " / " + pct(th.Delta[results.MetricTTFT])},
-		{"FDR q (both looks)", strconv.FormatFloat(th.FDR, 'g', -1, 64) + fmt.Sprintf(" (BH at %.3g, then %.3g; %s spending)", plan.Level1, plan.Level2, th.Spending)},
+		{"FDR q / false-alarm cap", fmt.Sprintf("%g / %g: both looks spend %g (BH at %.3g, then %.3g; %s spending)", th.FDR, th.FalseAlarm, th.Budget(), plan.Level1, plan.Level2, th.Spending)},
 		{"unchanged", fmt.Sprintf("TOST at %g", th.EquivalenceAlpha)},
 		{"prior CV", fmt.Sprintf("decode rates %s; decode TTFT %s; prefill %s", strings.Join(rates, ", "), pct(p.DecodeTTFT), pct(p.Prefill))},
 	}
@@ -84,6 +88,9 @@ func (r *Report) Write(w io.Writer) error {
 	if r.Settings.TwoLook {
 		fig("After the advised second look (either look counts)", r.Both)
 		fmt.Fprintf(&b, "  comparisons with a rerun: %s; mean advised further trials: %.1f\n", r.Reruns, r.MeanRerunTrials)
+		fmt.Fprintf(&b, "  comparisons with a whole-row rerun: %s; mean advised further runs of the rows: %.1f\n", r.RowReruns, r.MeanRowTrials)
+		fmt.Fprintf(&b, "  rerun cost per comparison: mean %.0f windows (%.1f GPU-hours at %d s a window), at most %d (%.1f h)\n",
+			r.MeanWindows, r.MeanWindows*windowSeconds/3600, windowSeconds, r.MaxWindows, float64(r.MaxWindows)*windowSeconds/3600)
 	}
 	fmt.Fprintf(&b, "\nA/A first comparisons: %.1f %% of cell-metrics unchanged, %.1f %% inconclusive (of %d tested).\n", r.AAUnchanged*100, r.AAInconclusive*100, r.Tests)
 	_, err := io.WriteString(w, b.String())

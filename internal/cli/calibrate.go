@@ -37,6 +37,12 @@ The full run (1000 A/A, 400 A/B) takes a minute or two; the figures are reproduc
 			if s.Trials < 1 || s.History < 0 {
 				return usagef("--trials must be at least 1 and --history at least 0")
 			}
+			if !(s.Thresholds.FalseAlarm >= 0 && s.Thresholds.FalseAlarm < 0.5) {
+				return usagef("--false-alarm %v: want a rate between 0 and 0.5 (0 turns the cap off)", s.Thresholds.FalseAlarm)
+			}
+			if s.Thresholds.MaxFurtherTrials < 1 || s.Thresholds.MaxRowTrials < 0 {
+				return usagef("--max-further-trials must be at least 1 and --max-row-trials at least 0")
+			}
 			if !(s.Thresholds.FDR > 0 && s.Thresholds.FDR < 1) {
 				return usagef("--fdr %v: want a false discovery rate between 0 and 1", s.Thresholds.FDR)
 			}
@@ -63,6 +69,9 @@ The full run (1000 A/A, 400 A/B) takes a minute or two; the figures are reproduc
 	f.BoolVar(&singleLook, "single-look", false, "do not follow the rerun advice with a second look")
 	f.Float64Var(&s.Thresholds.FDR, "fdr", s.Thresholds.FDR, "false discovery rate q of the comparisons")
 	f.BoolVar(&s.Thresholds.MinimumEffect, "minimum-effect", false, "calibrate the minimum-effect test (as compare --minimum-effect)")
+	f.Float64Var(&s.Thresholds.FalseAlarm, "false-alarm", s.Thresholds.FalseAlarm, "whole-matrix false-alarm rate compare keeps besides the FDR (as compare --false-alarm; 0: off)")
+	f.IntVar(&s.Thresholds.MaxFurtherTrials, "max-further-trials", s.Thresholds.MaxFurtherTrials, "most further trials the rerun advice asks of one cell (as compare)")
+	f.IntVar(&s.Thresholds.MaxRowTrials, "max-row-trials", s.Thresholds.MaxRowTrials, "most further runs the rerun advice asks of a whole decode row that no cell of its decides; 0 turns the row rerun off")
 	f.StringArrayVar(&thresholds, "threshold", nil, "practical floor δ as METRIC=PERCENT, repeatable, as for compare")
 	return cmd
 }
