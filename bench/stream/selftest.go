@@ -23,8 +23,8 @@ type SelfTestOptions struct {
 	// Duration is how long each phase of the latency test streams [3s]; the test takes about
 	// 2 × Duration (a bare phase and a client phase).
 	Duration time.Duration
-	// Rounds splits Duration into this many alternations of a bare and a client phase, so that a
-	// change of the machine's load hits both alike [2].
+	// Rounds splits Duration into this many alternations of a bare and a client phase (their
+	// order swapped every round), so that a change of the machine's load hits both alike [2].
 	Rounds int
 	// Interval is the gap between two chunks of one stream [20ms, i.e. 50 tok/s per stream].
 	Interval time.Duration
@@ -107,9 +107,15 @@ type SelfTestReport struct {
 	// AddedMatched is EndToEnd − Bare at matched quantiles: Added plus the client's indirect
 	// cost (its garbage and CPU time delaying wake-ups) plus the noise between two runs.
 	AddedMatched Quantiles
-	Errors       int
-	FirstErr     string
-	WallClock    time.Duration
+	// BareCPUPerChunk and ClientCPUPerChunk are the whole process's CPU time during each kind
+	// of phase over its chunks (Linux; 0 elsewhere). Both include the in-process server's
+	// share, which is the same in both; the difference is the client's CPU cost per chunk over
+	// a bare reader's, the cost that delays other streams when the CPUs are busy.
+	BareCPUPerChunk   time.Duration
+	ClientCPUPerChunk time.Duration
+	Errors            int
+	FirstErr          string
+	WallClock         time.Duration
 }
 
 // Targets of the issue: ≥ 200,000 token events/s per core, p99 added latency < 100 µs.
@@ -163,28 +169,37 @@ func SelfTest(ctx context.Context, opts SelfTestOptions) (SelfTestReport, error)
 	rep.EndToEnd = quantilesOf(cl.endToEnd)
 	rep.Added = quantilesOf(cl.added)
 	rep.AddedMatched = rep.EndToEnd.Minus(rep.Bare)
+	rep.BareCPUPerChunk = bare.cpu / time.Duration(len(bare.endToEnd))
+	rep.ClientCPUPerChunk = cl.cpu / time.Duration(len(cl.endToEnd))
 	rep.WallClock = time.Since(start)
 	return rep, nil
 }
 
 // measureLatency does alternate opts.Rounds bare and client phases of opts.Duration/Rounds each
-// and return the samples of each kind.
+// (bare first in even rounds, client first in odd ones) and return the samples of each kind.
 func measureLatency(ctx context.Context, opts SelfTestOptions) (bare, cl latencySamples, err error) {
 	phase := opts
 	phase.Duration = max(opts.Duration/time.Duration(opts.Rounds), opts.Interval)
-	for range opts.Rounds {
-		b, err := measureBare(ctx, phase)
-		if err != nil {
-			return bare, cl, err
+	lines := streamLines(phase)
+	for r := range opts.Rounds {
+		// Bare first in even rounds, client first in odd ones: a drift in load, or whatever the
+		// first phase leaves behind, favours neither.
+		for _, clientPhase := range []bool{r%2 == 1, r%2 == 0} {
+			runtime.GC() // start each phase with no garbage of the one before
+			if clientPhase {
+				c, err := measureClient(ctx, phase, lines)
+				if err != nil {
+					return bare, cl, err
+				}
+				cl.merge(c)
+				continue
+			}
+			b, err := measureBare(ctx, phase, lines)
+			if err != nil {
+				return bare, cl, err
+			}
+			bare.merge(b)
 		}
-		bare.merge(b)
-		runtime.GC()
-		c, err := measureClient(ctx, phase)
-		if err != nil {
-			return bare, cl, err
-		}
-		cl.merge(c)
-		runtime.GC()
 	}
 	if len(bare.endToEnd) == 0 {
 		return bare, cl, errors.New("no bare stream completed: " + bare.firstErr)

@@ -43,27 +43,47 @@ type dataLineCounter struct {
 
 var dataPrefix = []byte("data:")
 
-// feed does return how many data lines end in b.
+// feed does return how many data lines end in b. It searches with bytes.Index and
+// bytes.IndexByte, so that the scan adds little to the reader it measures.
 func (c *dataLineCounter) feed(b []byte) int {
 	n := 0
-	for _, x := range b {
-		if c.inData {
-			if x == '\n' {
-				c.inData = false
-				n++
-			}
-			continue
-		}
+	for len(b) > 0 {
 		switch {
-		case x == dataPrefix[c.match]:
-			c.match++
-			if c.match == len(dataPrefix) {
-				c.match, c.inData = 0, true
+		case c.inData:
+			j := bytes.IndexByte(b, '\n')
+			if j < 0 {
+				return n
 			}
-		case x == dataPrefix[0]:
-			c.match = 1
+			c.inData = false
+			n++
+			b = b[j+1:]
+		case c.match > 0: // a "data:" begun in the previous Read
+			switch x := b[0]; {
+			case x == dataPrefix[c.match]:
+				c.match++
+				if c.match == len(dataPrefix) {
+					c.match, c.inData = 0, true
+				}
+			case x == dataPrefix[0]: // "data:" overlaps itself only in its "d"
+				c.match = 1
+			default:
+				c.match = 0
+			}
+			b = b[1:]
 		default:
-			c.match = 0
+			if j := bytes.Index(b, dataPrefix); j >= 0 {
+				c.inData = true
+				b = b[j+len(dataPrefix):]
+				continue
+			}
+			// Keep a prefix of "data:" that the end of b starts.
+			for k := len(dataPrefix) - 1; k > 0; k-- {
+				if bytes.HasSuffix(b, dataPrefix[:k]) {
+					c.match = k
+					break
+				}
+			}
+			return n
 		}
 	}
 	return n
@@ -105,6 +125,7 @@ type latencyServer struct {
 	opts  SelfTestOptions
 	start time.Time
 	chunk int
+	lines [][][]byte // the SSE events of each stream, built before the phase so that serving allocates little
 	mu    sync.Mutex
 	sent  map[int][]time.Time
 	peer  map[int]string
@@ -119,7 +140,7 @@ func (ls *latencyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	id, err := strconv.Atoi(in.Prompt)
-	if err != nil {
+	if err != nil || id < 0 || id >= len(ls.lines) {
 		http.Error(w, "prompt: want the stream number", http.StatusBadRequest)
 		return
 	}
@@ -135,8 +156,7 @@ func (ls *latencyServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		offset = ls.opts.Interval * time.Duration(id) / time.Duration(ls.opts.Streams)
 	}
 	sent := make([]time.Time, 0, ls.chunk)
-	body := syntheticStream(ls.chunk, uint64(id))
-	lines := bytes.SplitAfter(body, []byte("\n\n"))
+	lines := ls.lines[id]
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	for i := 0; i < ls.chunk; i++ {
@@ -168,6 +188,7 @@ type latencySamples struct {
 	endToEnd []time.Duration // stamp − send: the bare reader's read stamp, or the Client's event stamp
 	osPath   []time.Duration // read − send
 	added    []time.Duration // event − read (client phase only)
+	cpu      time.Duration   // CPU time of the whole process while the phase streamed (0: unknown)
 	errs     int
 	firstErr string
 }
@@ -183,16 +204,29 @@ func (s *latencySamples) merge(o latencySamples) {
 	s.endToEnd = append(s.endToEnd, o.endToEnd...)
 	s.osPath = append(s.osPath, o.osPath...)
 	s.added = append(s.added, o.added...)
+	s.cpu += o.cpu
 	s.errs += o.errs
 	if s.firstErr == "" {
 		s.firstErr = o.firstErr
 	}
 }
 
-// startLatencyServer does start a loopback latencyServer whose streams begin lead from now.
-func startLatencyServer(opts SelfTestOptions, lead time.Duration) (*latencyServer, *httptest.Server, error) {
-	chunks := max(int(opts.Duration/opts.Interval), 1)
-	ls := &latencyServer{opts: opts, chunk: chunks, sent: map[int][]time.Time{}, peer: map[int]string{}}
+// phaseChunks does return the number of chunks each stream of a phase sends.
+func phaseChunks(opts SelfTestOptions) int { return max(int(opts.Duration/opts.Interval), 1) }
+
+// streamLines does build the SSE events of opts.Streams streams, each a different random text.
+func streamLines(opts SelfTestOptions) [][][]byte {
+	lines := make([][][]byte, opts.Streams)
+	for id := range lines {
+		lines[id] = bytes.SplitAfter(syntheticStream(phaseChunks(opts), uint64(id)), []byte("\n\n"))
+	}
+	return lines
+}
+
+// startLatencyServer does start a loopback latencyServer that serves lines and whose streams
+// begin lead from now.
+func startLatencyServer(opts SelfTestOptions, lines [][][]byte, lead time.Duration) (*latencyServer, *httptest.Server, error) {
+	ls := &latencyServer{opts: opts, chunk: phaseChunks(opts), lines: lines, sent: map[int][]time.Time{}, peer: map[int]string{}}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, nil, fmt.Errorf("listen on loopback: %w", err)
@@ -203,14 +237,47 @@ func startLatencyServer(opts SelfTestOptions, lead time.Duration) (*latencyServe
 	return ls, srv, nil
 }
 
+// cpuWindow does measure the process's CPU time while ls streams: from its first chunk's due
+// time to one interval after its last one's, leaving out the connecting before and the closing
+// after. The function it returns waits for the window's end and reports the time (0 where the
+// OS does not say, or when ctx ended first).
+func cpuWindow(ctx context.Context, ls *latencyServer) func() time.Duration {
+	done := make(chan time.Duration, 1)
+	begin := ls.start.Add(ls.opts.Interval)
+	end := ls.start.Add(time.Duration(ls.chunk+1) * ls.opts.Interval)
+	go func() {
+		sleep := func(until time.Time) bool {
+			t := time.NewTimer(time.Until(until))
+			defer t.Stop()
+			select {
+			case <-t.C:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		var d time.Duration
+		if sleep(begin) {
+			c0, ok0 := processCPU()
+			if sleep(end) {
+				if c1, ok1 := processCPU(); ok0 && ok1 {
+					d = c1 - c0
+				}
+			}
+		}
+		done <- d
+	}()
+	return func() time.Duration { return <-done }
+}
+
 // streamLead is the time every phase gives its streams to connect before the first chunk.
 const streamLead = 200 * time.Millisecond
 
 // measureBare does run opts.Streams bare readers against a fresh latencyServer: one goroutine per
 // stream writes a minimal HTTP/1.1 request on a plain TCP connection and reads the raw response
 // with a 64 KiB buffer until the server closes it, stamping every Read; it parses nothing.
-func measureBare(ctx context.Context, opts SelfTestOptions) (latencySamples, error) {
-	ls, srv, err := startLatencyServer(opts, streamLead)
+func measureBare(ctx context.Context, opts SelfTestOptions, lines [][][]byte) (latencySamples, error) {
+	ls, srv, err := startLatencyServer(opts, lines, streamLead)
 	if err != nil {
 		return latencySamples{}, err
 	}
@@ -219,13 +286,14 @@ func measureBare(ctx context.Context, opts SelfTestOptions) (latencySamples, err
 	conns := make([]*stampConn, opts.Streams)
 	errList := make([]error, opts.Streams)
 	var wg sync.WaitGroup
+	cpu := cpuWindow(ctx, ls)
 	for id := range opts.Streams {
 		wg.Go(func() {
 			conns[id], errList[id] = bareRead(ctx, addr, id)
 		})
 	}
 	wg.Wait()
-	var s latencySamples
+	s := latencySamples{cpu: cpu()}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	for id, sc := range conns {
@@ -277,8 +345,8 @@ func bareRead(ctx context.Context, addr string, id int) (*stampConn, error) {
 
 // measureClient does run opts.Streams streams of one Client against a fresh latencyServer, with
 // its own transport (as New builds it) whose connections are stampConns.
-func measureClient(ctx context.Context, opts SelfTestOptions) (latencySamples, error) {
-	ls, srv, err := startLatencyServer(opts, streamLead)
+func measureClient(ctx context.Context, opts SelfTestOptions, lines [][][]byte) (latencySamples, error) {
+	ls, srv, err := startLatencyServer(opts, lines, streamLead)
 	if err != nil {
 		return latencySamples{}, err
 	}
@@ -305,13 +373,14 @@ func measureClient(ctx context.Context, opts SelfTestOptions) (latencySamples, e
 	results := make([]Result, opts.Streams)
 	errList := make([]error, opts.Streams)
 	var wg sync.WaitGroup
+	cpu := cpuWindow(ctx, ls)
 	for id := range opts.Streams {
 		wg.Go(func() {
 			results[id], errList[id] = c.Stream(ctx, Request{Model: "m", Prompt: strconv.Itoa(id), MaxTokens: chunks}, nil)
 		})
 	}
 	wg.Wait()
-	var s latencySamples
+	s := latencySamples{cpu: cpu()}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	connMu.Lock()

@@ -53,7 +53,12 @@ It prints the quantiles (p50, p90, p99, max over all chunks) of:
   matched      end to end − bare os path at each quantile: the added time plus the client's
                indirect cost (its garbage and CPU time delaying wake-ups), plus the noise
                between two runs; it is shown, not checked.
-On a loaded or small machine the os path dominates; it delays a bare reader just as much.`,
+  cpu          the process's CPU time per chunk in each kind of phase (the in-process server's
+               share is in both): what the client's work costs that could delay other streams.
+On a loaded or small machine the os path dominates; it delays a bare reader just as much. With
+more runnable threads than CPUs (load average above the CPU count) the kernel also preempts the
+reading thread between a Read and the client's stamp, which shows in the added figure's tail:
+run it on an idle machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Streams < 1 || opts.IngestEvents < 1 || opts.Duration <= 0 || opts.Interval <= 0 || opts.Rounds < 1 {
@@ -126,6 +131,10 @@ func writeSelftest(w io.Writer, rep stream.SelfTestReport, opts stream.SelfTestO
 		quantileLine("added (paired)", rep.Added) + fmt.Sprintf("   target p99 < %v   %s", us(stream.TargetAddedP99), verdict(addedOK)),
 		quantileLine("matched (e2e − bare)", rep.AddedMatched),
 	}
+	if rep.BareCPUPerChunk > 0 && rep.ClientCPUPerChunk > 0 {
+		lines = append(lines, fmt.Sprintf("cpu:     %.1fµs per chunk bare, %.1fµs client (whole process, in-process server included): the client costs %.1fµs more",
+			micro(rep.BareCPUPerChunk), micro(rep.ClientCPUPerChunk), micro(rep.ClientCPUPerChunk-rep.BareCPUPerChunk)))
+	}
 	if load != "" {
 		lines = append(lines, fmt.Sprintf("load:    %s (1, 5, 15 min) on %d CPUs: the os path is the kernel's and the scheduler's, and grows with the load", load, runtime.NumCPU()))
 	}
@@ -148,6 +157,9 @@ func loadAverage() string {
 	}
 	return strings.Join(f[:3], " ")
 }
+
+// micro does return d in microseconds.
+func micro(d time.Duration) float64 { return float64(d) / 1e3 }
 
 // us does round a duration to microseconds for printing.
 func us(d time.Duration) time.Duration { return d.Round(time.Microsecond) }
@@ -182,6 +194,8 @@ func selftestJSON(rep stream.SelfTestReport, opts stream.SelfTestOptions, load s
 		"client_end_to_end":       quantilesJSON(rep.EndToEnd),
 		"added":                   quantilesJSON(rep.Added),
 		"added_matched":           quantilesJSON(rep.AddedMatched),
+		"bare_cpu_per_chunk_us":   micro(rep.BareCPUPerChunk),
+		"client_cpu_per_chunk_us": micro(rep.ClientCPUPerChunk),
 		"errors":                  rep.Errors,
 		"first_error":             rep.FirstErr,
 		"target_events_per_s":     stream.TargetEventsPerSec,
