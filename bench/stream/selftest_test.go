@@ -191,3 +191,38 @@ func TestSelfTestReportMet(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDataLineCounter checks the counter against a byte-by-byte reference, with the input cut
+// into Reads at arbitrary places.
+func FuzzDataLineCounter(f *testing.F) {
+	f.Add([]byte("1e\r\ndata: {\"a\":1}\n\n\r\n"), uint8(3), uint8(7))
+	f.Add([]byte("dadata:x\ndata:\ndatdata:\n"), uint8(2), uint8(9))
+	f.Fuzz(func(t *testing.T, b []byte, c1, c2 uint8) {
+		want, match, inData := 0, 0, false
+		for _, x := range b {
+			switch {
+			case inData:
+				if x == '\n' {
+					inData = false
+					want++
+				}
+			case x == "data:"[match]:
+				if match++; match == 5 {
+					match, inData = 0, true
+				}
+			case x == 'd':
+				match = 1
+			default:
+				match = 0
+			}
+		}
+		i, j := min(int(c1), len(b)), min(int(c1)+int(c2), len(b))
+		var c dataLineCounter
+		if got := c.feed(b[:i]) + c.feed(b[i:j]) + c.feed(b[j:]); got != want {
+			t.Errorf("%q cut at %d and %d: %d data lines, want %d", b, i, j, got, want)
+		}
+		if c.inData != inData || c.match != match {
+			t.Errorf("%q: state %+v, want match %d inData %v", b, c, match, inData)
+		}
+	})
+}
