@@ -107,6 +107,12 @@ type SelfTestReport struct {
 	// AddedMatched is EndToEnd − Bare at matched quantiles: Added plus the client's indirect
 	// cost (its garbage and CPU time delaying wake-ups) plus the noise between two runs.
 	AddedMatched Quantiles
+	// BareBusy and ClientBusy are each reader's work between the return of a socket Read that
+	// delivered data and its next Read call (about one per chunk): a bare reader's against the
+	// Client's. While all CPUs are busy — many chunks at once on few cores — other streams'
+	// chunks wait for it, which shows in AddedMatched, not in Added.
+	BareBusy   Quantiles
+	ClientBusy Quantiles
 	// BareCPUPerChunk and ClientCPUPerChunk are the whole process's CPU time during each kind
 	// of phase over its chunks (Linux; 0 elsewhere). Both include the in-process server's
 	// share, which is the same in both; the difference is the client's CPU cost per chunk over
@@ -169,6 +175,7 @@ func SelfTest(ctx context.Context, opts SelfTestOptions) (SelfTestReport, error)
 	rep.EndToEnd = quantilesOf(cl.endToEnd)
 	rep.Added = quantilesOf(cl.added)
 	rep.AddedMatched = rep.EndToEnd.Minus(rep.Bare)
+	rep.BareBusy, rep.ClientBusy = quantilesOf(bare.busy), quantilesOf(cl.busy)
 	rep.BareCPUPerChunk = bare.cpu / time.Duration(len(bare.endToEnd))
 	rep.ClientCPUPerChunk = cl.cpu / time.Duration(len(cl.endToEnd))
 	rep.WallClock = time.Since(start)

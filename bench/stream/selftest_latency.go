@@ -91,14 +91,27 @@ func (c *dataLineCounter) feed(b []byte) int {
 
 // stampConn is a net.Conn that records, for every data line that arrives, when the socket Read
 // that delivered its end returned.
+//
+// It also records how long the reader was busy between two Reads: from the return of one that
+// delivered data to the call of the next, the reader's own work per Read (this scan included),
+// during which other streams' chunks wait for a CPU when all are busy.
 type stampConn struct {
 	net.Conn
-	mu     sync.Mutex
-	count  dataLineCounter
-	stamps []time.Time
+	mu      sync.Mutex
+	count   dataLineCounter
+	stamps  []time.Time
+	busy    []time.Duration
+	lastRet time.Time // return of the last Read that delivered data; zero before the first
 }
 
 func (c *stampConn) Read(p []byte) (int, error) {
+	called := time.Now()
+	c.mu.Lock()
+	if !c.lastRet.IsZero() {
+		c.busy = append(c.busy, called.Sub(c.lastRet))
+		c.lastRet = time.Time{}
+	}
+	c.mu.Unlock()
 	n, err := c.Conn.Read(p)
 	at := time.Now() // first: the scan below is the reader's cost, not the OS path's
 	if n > 0 {
@@ -106,9 +119,17 @@ func (c *stampConn) Read(p []byte) (int, error) {
 		for k := c.count.feed(p[:n]); k > 0; k-- {
 			c.stamps = append(c.stamps, at)
 		}
+		c.lastRet = at
 		c.mu.Unlock()
 	}
 	return n, err
+}
+
+// busyTimes does return a copy of the busy times recorded so far.
+func (c *stampConn) busyTimes() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]time.Duration(nil), c.busy...)
 }
 
 // lineStamps does return a copy of the stamps recorded so far.
@@ -188,6 +209,7 @@ type latencySamples struct {
 	endToEnd []time.Duration // stamp − send: the bare reader's read stamp, or the Client's event stamp
 	osPath   []time.Duration // read − send
 	added    []time.Duration // event − read (client phase only)
+	busy     []time.Duration // the reader's work from a Read's return to its next Read call
 	cpu      time.Duration   // CPU time of the whole process while the phase streamed (0: unknown)
 	errs     int
 	firstErr string
@@ -204,6 +226,7 @@ func (s *latencySamples) merge(o latencySamples) {
 	s.endToEnd = append(s.endToEnd, o.endToEnd...)
 	s.osPath = append(s.osPath, o.osPath...)
 	s.added = append(s.added, o.added...)
+	s.busy = append(s.busy, o.busy...)
 	s.cpu += o.cpu
 	s.errs += o.errs
 	if s.firstErr == "" {
@@ -311,6 +334,7 @@ func measureBare(ctx context.Context, opts SelfTestOptions, lines [][][]byte) (l
 			s.endToEnd = append(s.endToEnd, d)
 			s.osPath = append(s.osPath, d)
 		}
+		s.busy = append(s.busy, sc.busyTimes()...)
 	}
 	return s, ctx.Err()
 }
@@ -406,6 +430,7 @@ func measureClient(ctx context.Context, opts SelfTestOptions, lines [][][]byte) 
 			s.osPath = append(s.osPath, reads[i].Sub(sent[i]))
 			s.added = append(s.added, ev.At.Sub(reads[i]))
 		}
+		s.busy = append(s.busy, sc.busyTimes()...)
 	}
 	return s, ctx.Err()
 }

@@ -34,6 +34,12 @@ func TestSelfTestSmall(t *testing.T) {
 	if rep.EndToEnd.P50 < rep.ClientOS.P50 || rep.EndToEnd.Max < rep.ClientOS.Max {
 		t.Errorf("end to end %+v below its OS path %+v", rep.EndToEnd, rep.ClientOS)
 	}
+	// About one busy time per chunk and reader (a Read may deliver more than one chunk).
+	for name, q := range map[string]Quantiles{"bare busy": rep.BareBusy, "client busy": rep.ClientBusy} {
+		if q.N < 128*2 || q.N > 128*8 || q.P50 <= 0 || q.Max < q.P50 {
+			t.Errorf("%s: implausible %+v for 640 chunks", name, q)
+		}
+	}
 	if rep.IngestEventsPerSec <= 0 || rep.AddedMatched != rep.EndToEnd.Minus(rep.Bare) {
 		t.Errorf("implausible report %+v", rep)
 	}

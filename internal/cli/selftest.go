@@ -53,6 +53,10 @@ It prints the quantiles (p50, p90, p99, max over all chunks) of:
   matched      end to end − bare os path at each quantile: the added time plus the client's
                indirect cost (its garbage and CPU time delaying wake-ups), plus the noise
                between two runs; it is shown, not checked.
+  busy         each reader's work from a socket Read's return to its next Read call (about
+               one per chunk), bare against client: while all CPUs are busy (many chunks at
+               once on few cores, see --burst) other streams' chunks wait for it, which shows in
+               matched, not in added.
   cpu          the process's CPU time per chunk in each kind of phase (the in-process server's
                share is in both): what the client's work costs that could delay other streams.
 On a loaded or small machine the os path dominates; it delays a bare reader just as much. With
@@ -130,6 +134,8 @@ func writeSelftest(w io.Writer, rep stream.SelfTestReport, opts stream.SelfTestO
 		quantileLine("client end to end", rep.EndToEnd),
 		quantileLine("added (paired)", rep.Added) + fmt.Sprintf("   target p99 < %v   %s", us(stream.TargetAddedP99), verdict(addedOK)),
 		quantileLine("matched (e2e − bare)", rep.AddedMatched),
+		quantileLine("busy per read, bare", rep.BareBusy),
+		quantileLine("busy per read, client", rep.ClientBusy),
 	}
 	if rep.BareCPUPerChunk > 0 && rep.ClientCPUPerChunk > 0 {
 		lines = append(lines, fmt.Sprintf("cpu:     %.1fµs per chunk bare, %.1fµs client (whole process, in-process server included): the client costs %.1fµs more",
@@ -194,6 +200,8 @@ func selftestJSON(rep stream.SelfTestReport, opts stream.SelfTestOptions, load s
 		"client_end_to_end":       quantilesJSON(rep.EndToEnd),
 		"added":                   quantilesJSON(rep.Added),
 		"added_matched":           quantilesJSON(rep.AddedMatched),
+		"bare_busy_per_read":      quantilesJSON(rep.BareBusy),
+		"client_busy_per_read":    quantilesJSON(rep.ClientBusy),
 		"bare_cpu_per_chunk_us":   micro(rep.BareCPUPerChunk),
 		"client_cpu_per_chunk_us": micro(rep.ClientCPUPerChunk),
 		"errors":                  rep.Errors,
