@@ -522,3 +522,39 @@ func TestOneSidedTrials(t *testing.T) {
 		t.Errorf("noise %+v, want trials of the base with 3 df", mc.Noise)
 	}
 }
+
+// The looks spend min(q, FalseAlarm): 0.01 by default (the whole-matrix false-alarm target), q
+// when the cap is off or looser than q.
+func TestLevelsKeepFalseAlarm(t *testing.T) {
+	pocock := math.Log(1 + (math.E-1)/2)
+	for _, tc := range []struct {
+		name       string
+		fdr, alarm float64
+		budget     float64
+	}{
+		{"default", 0.05, 0.01, 0.01},
+		{"cap off", 0.05, 0, 0.05},
+		{"q below the cap", 0.005, 0.01, 0.005},
+	} {
+		th := compare.DefaultThresholds()
+		th.FDR, th.FalseAlarm = tc.fdr, tc.alarm
+		plan, err := th.Plan()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if th.Budget() != tc.budget {
+			t.Errorf("%s: budget %g, want %g", tc.name, th.Budget(), tc.budget)
+		}
+		if l1 := tc.budget * pocock; math.Abs(plan.Level1-l1) > 1e-12 {
+			t.Errorf("%s: level1 %g, want %g", tc.name, plan.Level1, l1)
+		}
+		if l2 := (tc.budget - plan.Level1) / (1 - plan.Level1); math.Abs(plan.Level2-l2) > 1e-12 {
+			t.Errorf("%s: level2 %g, want %g", tc.name, plan.Level2, l2)
+		}
+	}
+	th := compare.DefaultThresholds()
+	th.FalseAlarm = 0.6
+	if _, err := compare.Compare(compare.Input{Base: []*results.File{summaryFile("m", map[int]float64{1: 100}, nil)}, Head: []*results.File{summaryFile("m", map[int]float64{1: 100}, nil)}}, th); err == nil {
+		t.Error("false-alarm rate 0.6 accepted")
+	}
+}

@@ -3,6 +3,7 @@ package compare
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/compare/stats"
@@ -374,21 +375,29 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 		alpha := plan.Level2 / float64(max(1, family))
 		return stats.NormalQuantile(1-alpha/2) + stats.NormalQuantile(th.Power)
 	}
-	rp := planRows(tests, th, func(t *pending) bool {
+	plans := planRows(tests, th, func(t *pending) bool {
 		return t.out.Verdict == results.VerdictInconclusive && needed(t, z) == 0
 	}, zFor)
-	inRow := map[results.CellID]bool{}
-	for _, id := range rp.cells {
-		inRow[id] = true
-	}
-	if len(rp.rows) > 0 {
-		adv.Rows, adv.RowCells, adv.RowTrials = rp.rows, cellList(rp.cells), rp.trials
+	inRow := map[results.CellID]int{}
+	var rowTexts []string
+	for _, rp := range plans {
+		// A row is measured at least as often as its cells would have been one by one.
+		for _, t := range inc {
+			if slices.Contains(rp.cells, t.id) {
+				rp.trials = max(rp.trials, needed(t, z))
+			}
+		}
+		for _, id := range rp.cells {
+			inRow[id] = rp.trials
+		}
+		adv.Rows = append(adv.Rows, results.RowRerun{ContextLabel: rp.row, Cells: cellList(rp.cells), FurtherTrials: rp.trials})
+		rowTexts = append(rowTexts, fmt.Sprintf("row %s %d more times", rp.row, rp.trials))
 	}
 	items := map[string]*results.RerunItem{}
 	var order []string
 	for _, t := range inc {
-		if inRow[t.id] {
-			t.out.FurtherTrials = ptr(rp.trials)
+		if n, ok := inRow[t.id]; ok {
+			t.out.FurtherTrials = ptr(n)
 			continue
 		}
 		n := needed(t, z)
@@ -417,10 +426,10 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 	adv.Cells = strings.Join(cells, ",")
 	measure := fmt.Sprintf("Measure the listed cells %d more times on base and on head", adv.Trials)
 	switch {
-	case len(rp.rows) > 0 && len(cells) > 0:
-		measure += fmt.Sprintf(", and the cells of row %s (row_cells) %d more times, each run holding all of them", strings.Join(rp.rows, ", "), rp.trials)
-	case len(rp.rows) > 0:
-		measure = fmt.Sprintf("Measure the cells of row %s (row_cells) %d more times on base and on head, each run holding all of them", strings.Join(rp.rows, ", "), rp.trials)
+	case len(plans) > 0 && len(cells) > 0:
+		measure += fmt.Sprintf(", and the cells of %s, each run holding all of a row's cells", strings.Join(rowTexts, ", "))
+	case len(plans) > 0:
+		measure = fmt.Sprintf("Measure the cells of %s on base and on head, each run holding all of a row's cells", strings.Join(rowTexts, ", "))
 	}
 	adv.Rule.Text = fmt.Sprintf("%s, then compare once more with "+
 		"--look 2 --cells (every listed cell), giving each side's files comma-separated (BASE,BASE_RERUN HEAD,HEAD_RERUN) so that the trials pool. "+

@@ -42,17 +42,52 @@
 // scale at the Bonferroni share α = level/m, the strictest threshold BH can apply, never below δ).
 // A status change valid → queued → over capacity or error is a regression by itself (the reverse
 // an improvement), and is not part of the BH family. The cell's verdict is its worst metric's; the
-// matrix's verdict is regression when any cell is one.
+// matrix's verdict is regression when any cell or any row test is one.
 //
-// Two looks: q is spent over at most two looks by Lan–DeMets alpha spending (Pocock-type by
+// Row tests: a decode context row whose tested cell-metrics are all present in at least two runs
+// (a file and a trial in it) of each side also gets one pooled test, which joins the same BH
+// family as one member (in addition to its cells). Each run gets the score Σ w·log(value) over
+// the row's cell-metrics, with w ∝ log(1 + δ)/σ² (σ² the cell-metric's per-run variance; fixed
+// from variances only, never from the changes), oriented so that worse raises the score, and
+// scaled so that every metric worse by exactly δ moves it by 1. The two sides' scores are compared
+// by Welch's t. Because the variance is measured across runs, the correlation of the metrics of a
+// cell (total tok/s, per-request tok/s and time between tokens are nearly one measurement) and of
+// the cells of one run are in it; nothing is assumed independent. A row is a regression
+// (improvement) when its q is at most the look's level and the score moved worse (better) by more
+// than 1, unchanged when the TOST shows the score within ±1.
+//
+// Level: two error budgets bind. BH at level L controls the FDR at L; and when nothing changed
+// (an A/A comparison, the global null) BH rejects anything at all with probability at most L
+// (Simes' inequality, which holds for the positively dependent metrics of a cell too). The
+// whole-matrix false-alarm target (Thresholds.FalseAlarm, 1 %: the share of A/A comparisons with
+// any regression verdict) is such a global-null probability, so it needs L ≤ 1 % over both
+// looks, stricter than q = 0.05: both looks together spend B = min(q, FalseAlarm) = 0.01 by
+// default. With the conservative prior this costs little power; with measured noise (history,
+// trials) the tests are exact and the level is what the A/A rate comes to: with --history 10, BH
+// spending q = 0.05 flagged a regression in 1.7–2.1 % of A/A comparisons, and spending 0.02 in
+// 1.0–1.1 % (a regression is only one direction of a rejection, but that halving is not a bound).
+//
+// Two looks: B is spent over at most two looks by Lan–DeMets alpha spending (Pocock-type by
 // default, at the planned information fraction 1/2): the first comparison runs BH at
-// q·ln(1 + (e − 1)/2) ≈ 0.031 for q = 0.05; the second look, on the pooled trials of the
-// re-measured cells, runs BH at (q − level1)/(1 − level1) ≈ 0.0196, the level that keeps the two
-// looks at q when they are independent (pooled data are positively correlated with the first look,
+// B·ln(1 + (e − 1)/2) ≈ 0.0062 for B = 0.01; the second look, on the pooled trials of the
+// re-measured cells, runs BH at (B − level1)/(1 − level1) ≈ 0.0038, the level that keeps the two
+// looks at B when they are independent (pooled data are positively correlated with the first look,
 // which only lowers the true error, so the rule is conservative). There is no third look. The
 // rerun advice asks for the fewest further trials per side that make the MDC at most 2δ with the
 // configured power at the second look's Bonferroni share over every metric of the re-measured
-// cells; cells needing more than MaxFurtherTrials are listed as undecidable.
+// cells; cells needing more than MaxFurtherTrials (20) are listed as undecidable. A decode row
+// none of whose cell-metrics was decided at the first look, and some of which are undecidable
+// cell by cell (in practice the long-context rows whose only cells run at concurrency ≤ 4, with
+// 2–20 % run-to-run noise), is instead measured whole: the advice asks, per such row, for the
+// fewest further runs of all its cells (one `run --cells ROW_CELLS --trials N` per row, so that
+// every run holds the whole row), and never fewer than its cells would get one by one, that let
+// the row test detect a 2δ change of every metric with the configured power at the second look's
+// Bonferroni share, predicting the score's variance as if the metrics of one cell
+// were perfectly correlated (the largest it can be) and cells independent, from each noise
+// estimate's upper confidence bound at the level of the power (df/χ²_{df,1−power}; a history of
+// 10 runs is not trusted to be as quiet as it looked); at most MaxRowTrials (80), which a row
+// that needs more still gets while its predicted power there is at least 1/2. Each run is one 30 s window per cell, so a row of two cells at 60 runs costs
+// 2 cells × 60 × 2 sides × 30 s = 2 GPU-hours; `speedmatrix calibrate` reports the mean cost.
 //
 // Calibration: package calibrate measures the false-alarm and detection rates of all this on
 // synthetic matrices with realistic noise (`speedmatrix calibrate`).

@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/speedmatrix/speedmatrix/compare/stats"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -166,9 +168,9 @@ func decideRows(rows []*rowPending, qs []float64, th Thresholds, level float64) 
 	}
 }
 
-// rowPlan is the rerun of whole rows that no cell of theirs decides.
+// rowPlan is the rerun of one whole row that no cell of its decides.
 type rowPlan struct {
-	rows   []string
+	row    string
 	cells  []results.CellID
 	trials int
 }
@@ -178,8 +180,10 @@ type rowPlan struct {
 // further runs of the whole row per side make the row test detect a 2δ change in every metric
 // with the configured power at the Bonferroni share α of the second look's level: the run
 // score's variance is predicted as if the metrics of one cell were perfectly correlated (the
-// largest it can be) and cells independent. Rows that need more than MaxRowTrials are left out.
-func planRows(tests []*pending, th Thresholds, undecidable func(*pending) bool, zFor func(extraRows int) float64) rowPlan {
+// largest it can be) and cells independent, from each noise estimate's upper confidence bound at
+// the level of the configured power. A row that needs more than MaxRowTrials gets MaxRowTrials
+// when that still gives it a predicted power of at least 1/2, and is left out otherwise.
+func planRows(tests []*pending, th Thresholds, undecidable func(*pending) bool, zFor func(extraRows int) float64) []rowPlan {
 	byRow, order := decodeRows(tests)
 	type cand struct {
 		label  string
@@ -209,8 +213,9 @@ func planRows(tests []*pending, th Thresholds, undecidable func(*pending) bool, 
 		c := cand{label: label, ts: ts, kb: math.MaxInt, kh: math.MaxInt}
 		sb, sh := map[results.CellID]float64{}, map[results.CellID]float64{}
 		for i, t := range ts {
-			sb[t.id] += math.Abs(w[i]) * math.Sqrt(t.vb)
-			sh[t.id] += math.Abs(w[i]) * math.Sqrt(t.vh)
+			f := math.Sqrt(upperVarianceFactor(t.est.DF, th.Power))
+			sb[t.id] += math.Abs(w[i]) * math.Sqrt(t.vb) * f
+			sh[t.id] += math.Abs(w[i]) * math.Sqrt(t.vh) * f
 			c.kb, c.kh = min(c.kb, t.kb), min(c.kh, t.kh)
 		}
 		for id := range sb {
@@ -220,7 +225,7 @@ func planRows(tests []*pending, th Thresholds, undecidable func(*pending) bool, 
 		cands = append(cands, c)
 	}
 	if th.MaxRowTrials <= 0 || len(cands) == 0 {
-		return rowPlan{}
+		return nil
 	}
 	target := 2.0
 	if th.MinimumEffect {
@@ -234,15 +239,21 @@ func planRows(tests []*pending, th Thresholds, undecidable func(*pending) bool, 
 		}
 		return 0
 	}
-	var plan rowPlan
+	var plans []rowPlan
 	z := zFor(len(cands))
+	zHalf := z - stats.NormalQuantile(th.Power)
 	for _, c := range cands {
 		n := needed(c, z)
+		if n == 0 && needed(c, zHalf) > 0 {
+			// The configured power needs more runs than allowed, but at the limit the row test
+			// still detects 2δ more often than not (by the conservative prediction): measure
+			// up to the limit.
+			n = th.MaxRowTrials
+		}
 		if n == 0 {
 			continue
 		}
-		plan.rows = append(plan.rows, c.label)
-		plan.trials = max(plan.trials, n)
+		plan := rowPlan{row: c.label, trials: n}
 		seen := map[results.CellID]bool{}
 		for _, t := range c.ts {
 			if !seen[t.id] {
@@ -250,8 +261,19 @@ func planRows(tests []*pending, th Thresholds, undecidable func(*pending) bool, 
 				plan.cells = append(plan.cells, t.id)
 			}
 		}
+		plans = append(plans, plan)
 	}
-	return plan
+	return plans
+}
+
+// upperVarianceFactor returns df/χ²_{df, 1−conf}: the factor that takes a variance estimated
+// with df degrees of freedom to its one-sided upper confidence bound at level conf (1 for a
+// known variance), so that a plan does not rest on a noise estimate that came out low by chance.
+func upperVarianceFactor(df, conf float64) float64 {
+	if math.IsInf(df, 1) || !(df >= 1) {
+		return 1
+	}
+	return df / distuv.ChiSquared{K: df}.Quantile(1-conf)
 }
 
 // cellList joins cell IDs as the --cells argument.

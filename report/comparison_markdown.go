@@ -118,8 +118,8 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 		if r.Cells != "" {
 			lines = append(lines, fmt.Sprintf("`speedmatrix run --cells %s --trials %d` on base and on head", r.Cells, r.Trials))
 		}
-		if r.RowCells != "" {
-			lines = append(lines, fmt.Sprintf("decode row %s, no cell of which decides it alone: `speedmatrix run --cells %s --trials %d` on base and on head (row test)", strings.Join(r.Rows, ", "), r.RowCells, r.RowTrials))
+		for _, row := range r.Rows {
+			lines = append(lines, fmt.Sprintf("decode row %s, no cell of which decides it alone: `speedmatrix run --cells %s --trials %d` on base and on head (row test)", row.ContextLabel, row.Cells, row.FurtherTrials))
 		}
 		if len(r.Undecidable) > 0 {
 			lines = append(lines, "not decidable within the trial limit (noise too large for δ): "+undecidableText(r.Undecidable))
@@ -138,7 +138,7 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 		settings = append(settings, fmt.Sprintf("%s: δ = %s, %s", s.Metric, pctPlain(s.Delta), dir))
 	}
 	settings = append(settings,
-		fmt.Sprintf("Benjamini–Hochberg over %d cell-metrics at %s (look %d of 2, FDR q = %s, %s spending)", c.Summary.Tests, strconv.FormatFloat(c.Settings.Level, 'g', 3, 64), c.Settings.Look, strconv.FormatFloat(c.Settings.FDR, 'g', -1, 64), c.Settings.Spending),
+		fmt.Sprintf("Benjamini–Hochberg over %d cell-metrics%s at %s (look %d of 2, FDR q = %s%s, %s spending)", c.Summary.Tests, rowsInFamily(c), strconv.FormatFloat(c.Settings.Level, 'g', 3, 64), c.Settings.Look, strconv.FormatFloat(c.Settings.FDR, 'g', -1, 64), falseAlarmText(c), c.Settings.Spending),
 		fmt.Sprintf("unchanged: TOST at %s; intervals at %s%%; power %s%%", strconv.FormatFloat(c.Settings.EquivalenceAlpha, 'g', -1, 64), strconv.FormatFloat(c.Settings.ConfidenceLevel*100, 'g', -1, 64), strconv.FormatFloat(c.Settings.Power*100, 'g', -1, 64)))
 	prefill, grid := noiseGrid(c)
 	if prefill != "" {

@@ -253,6 +253,22 @@ func headline(c *results.Comparison) string {
 	return "Nothing could be compared: no cell was measured in both files."
 }
 
+// rowsInFamily says how many row tests joined the family ("" when none).
+func rowsInFamily(c *results.Comparison) string {
+	if len(c.Rows) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" and %d row tests", len(c.Rows))
+}
+
+// falseAlarmText names the whole-matrix false-alarm cap when it binds ("" otherwise).
+func falseAlarmText(c *results.Comparison) string {
+	if fa := c.Settings.FalseAlarm; fa > 0 && fa < c.Settings.FDR {
+		return fmt.Sprintf(", capped at the whole-matrix false-alarm rate %g", fa)
+	}
+	return ""
+}
+
 // rowsWith names the decode rows whose row test has verdict v, as a clause ("" when none).
 func rowsWith(c *results.Comparison, v results.Verdict, verb string) string {
 	var rows []string
@@ -374,8 +390,8 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 	if g := c.Summary.DecodeTotalGeomean; g != nil {
 		fmt.Fprintf(ew, "Decode total tok/s, geometric mean over %d cells: %s\n", g.Cells, intervalText(g, c.Settings.ConfidenceLevel))
 	}
-	fmt.Fprintf(ew, "Family: %d cell-metrics under Benjamini–Hochberg at %.3g (look %d of 2; FDR q = %g over both looks)\n",
-		c.Summary.Tests, c.Settings.Level, c.Settings.Look, c.Settings.FDR)
+	fmt.Fprintf(ew, "Family: %d cell-metrics%s under Benjamini–Hochberg at %.3g (look %d of 2; FDR q = %g%s over both looks)\n",
+		c.Summary.Tests, rowsInFamily(c), c.Settings.Level, c.Settings.Look, c.Settings.FDR, falseAlarmText(c))
 
 	if rows := prefillRows(c); len(rows) > 0 {
 		fmt.Fprintf(ew, "\nPrefill (prompt tok/s: higher is better, δ = %s; TTFT: lower is better, δ = %s)\n",
@@ -475,9 +491,9 @@ func writeRerunText(w io.Writer, r *results.RerunAdvice) {
 		table(w, "    ", tab)
 		fmt.Fprintf(w, "  Measure them on base and on head:\n    speedmatrix run --cells %s --trials %d\n", r.Cells, r.Trials)
 	}
-	if r.RowCells != "" {
+	for _, row := range r.Rows {
 		fmt.Fprintf(w, "  Decode row %s: no cell of the row decides it alone; measure the whole row %d more times for the row test, on base and on head:\n    speedmatrix run --cells %s --trials %d\n",
-			strings.Join(r.Rows, ", "), r.RowTrials, r.RowCells, r.RowTrials)
+			row.ContextLabel, row.FurtherTrials, row.Cells, row.FurtherTrials)
 	}
 	if len(r.Undecidable) > 0 {
 		fmt.Fprintf(w, "  Not decidable within the trial limit (noise too large for δ; raise δ or lower the noise): %s\n", undecidableText(r.Undecidable))

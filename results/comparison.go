@@ -141,7 +141,7 @@ type ComparisonSettings struct {
 	// FDR is the Benjamini–Hochberg false discovery rate q over both looks together.
 	FDR float64 `json:"fdr"`
 	// FalseAlarm is the whole-matrix false-alarm rate the levels also keep (both looks spend
-	// min(FDR, 2·FalseAlarm)); 0 when not capped.
+	// min(FDR, FalseAlarm)); 0 when not capped.
 	FalseAlarm float64 `json:"false_alarm,omitempty"`
 	// Look is 1 for a first comparison and 2 for the second look after a rerun.
 	Look int `json:"look"`
@@ -319,11 +319,18 @@ type RerunAdvice struct {
 	// Undecidable lists the inconclusive cell-metrics that no reasonable number of trials
 	// decides (more than the advice's limit), by cell.
 	Undecidable []UndecidableItem `json:"undecidable,omitempty"`
-	// Rows are the decode context rows that no cell of theirs decides, to be measured whole
-	// RowTrials more times per side (RowCells is the --cells argument) for the row test.
-	Rows      []string `json:"rows,omitempty"`
-	RowCells  string   `json:"row_cells,omitempty"`
-	RowTrials int      `json:"row_trials,omitempty"`
+	// Rows are the decode context rows that no cell of theirs decides, each to be measured whole
+	// (all its cells in every run) for the row test.
+	Rows []RowRerun `json:"rows,omitempty"`
+}
+
+// RowRerun is one decode context row to measure whole again.
+type RowRerun struct {
+	ContextLabel string `json:"context_label"`
+	// Cells is the --cells argument of `speedmatrix run`: the row's compared cells.
+	Cells string `json:"cells"`
+	// FurtherTrials is the number of further runs per side (--trials).
+	FurtherTrials int `json:"further_trials"`
 }
 
 // UndecidableItem names the metrics of one cell that more trials would not decide.
@@ -461,13 +468,10 @@ func ValidateComparison(c *Comparison) error {
 		}
 	}
 	if r := c.Rerun; r != nil {
-		for _, cells := range []string{r.RowCells} {
-			if cells == "" {
-				continue
-			}
-			for _, s := range strings.Split(cells, ",") {
+		for i, row := range r.Rows {
+			for _, s := range strings.Split(row.Cells, ",") {
 				if _, err := ParseCellID(s); err != nil {
-					v.addf("rerun.row_cells: %v", err)
+					v.addf("rerun.rows[%d].cells: %v", i, err)
 				}
 			}
 		}

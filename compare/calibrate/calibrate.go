@@ -95,14 +95,16 @@ type Report struct {
 	// advised number of further trials when they did.
 	Reruns          Rate
 	MeanRerunTrials float64
-	// RowReruns is the share of comparisons whose advice measured whole rows; MeanRowTrials the
-	// mean advised further runs of those rows when it did.
-	RowReruns     Rate
+	// RowReruns is the mean number of whole rows measured again per comparison; MeanRowTrials
+	// the mean advised further runs of such a row.
+	RowReruns     float64
 	MeanRowTrials float64
 	// MeanWindows is the mean number of measurement windows (both sides) one comparison's rerun
 	// took, and MaxWindows the most; each window is Matrix.Windows seconds of GPU time.
 	MeanWindows float64
 	MaxWindows  int
+	// MeanRowWindows is the part of MeanWindows that measured whole rows.
+	MeanRowWindows float64
 }
 
 // RowRate is the detection rate for one slowed row.
@@ -114,8 +116,9 @@ type RowRate struct {
 // outcome is what one simulated comparison (with its optional second look) found.
 type outcome struct {
 	first, second *results.Comparison
-	// windows is the number of measurement windows the rerun took (both sides).
-	windows int
+	// windows is the number of measurement windows the rerun took (both sides); rowWindows the
+	// part of them that measured whole rows.
+	windows, rowWindows int
 }
 
 // regressions returns the regression verdicts of c in the row and outside it, and the row's
@@ -177,7 +180,7 @@ func (s Settings) simulate(m *Matrix, r *rand.Rand, slow *Slowdown) (outcome, er
 	}
 	o := outcome{first: first}
 	adv := first.Rerun
-	if !s.TwoLook || adv == nil || (adv.Cells == "" && adv.RowCells == "") {
+	if !s.TwoLook || adv == nil || (adv.Cells == "" && len(adv.Rows) == 0) {
 		return o, nil
 	}
 	parse := func(list string) ([]results.CellID, error) {
@@ -198,22 +201,27 @@ func (s Settings) simulate(m *Matrix, r *rand.Rand, slow *Slowdown) (outcome, er
 	if err != nil {
 		return outcome{}, err
 	}
-	rowCells, err := parse(adv.RowCells)
-	if err != nil {
-		return outcome{}, err
-	}
 	// As the runner measures them: `run --cells CELLS --trials N` and
 	// `run --cells ROW_CELLS --trials ROW_N`, on base and on head, one file per run.
 	for t := range adv.Trials {
 		in.Base = append(in.Base, m.RunCells(r, fmt.Sprintf("base-rerun-%d", t), nil, cells))
 		in.Head = append(in.Head, m.RunCells(r, fmt.Sprintf("head-rerun-%d", t), slow, cells))
 	}
-	for t := range adv.RowTrials {
-		in.Base = append(in.Base, m.RunCells(r, fmt.Sprintf("base-row-rerun-%d", t), nil, rowCells))
-		in.Head = append(in.Head, m.RunCells(r, fmt.Sprintf("head-row-rerun-%d", t), slow, rowCells))
+	o.windows = 2 * len(cells) * adv.Trials
+	in.Cells = cells
+	for _, row := range adv.Rows {
+		rowCells, err := parse(row.Cells)
+		if err != nil {
+			return outcome{}, err
+		}
+		for t := range row.FurtherTrials {
+			in.Base = append(in.Base, m.RunCells(r, fmt.Sprintf("base-%s-rerun-%d", row.ContextLabel, t), nil, rowCells))
+			in.Head = append(in.Head, m.RunCells(r, fmt.Sprintf("head-%s-rerun-%d", row.ContextLabel, t), slow, rowCells))
+		}
+		o.rowWindows += 2 * len(rowCells) * row.FurtherTrials
+		in.Cells = append(in.Cells, rowCells...)
 	}
-	o.windows = 2 * (len(cells)*adv.Trials + len(rowCells)*adv.RowTrials)
-	in.Cells = append(cells, rowCells...)
+	o.windows += o.rowWindows
 	th.Look = 2
 	o.second, err = compare.Compare(in, th)
 	return o, err
@@ -312,18 +320,19 @@ func Run(ctx context.Context, s Settings) (*Report, error) {
 	var first, both tally
 	var reruns, comparisons int
 	var rerunTrials float64
-	var rowReruns, windows int
+	var rowReruns, windows, rowWindows int
 	var rowTrials float64
 	note := func(o outcome) {
 		comparisons++
 		if o.second != nil {
 			reruns++
 			rerunTrials += float64(o.first.Rerun.Trials)
-			if o.first.Rerun.RowTrials > 0 {
+			for _, row := range o.first.Rerun.Rows {
 				rowReruns++
-				rowTrials += float64(o.first.Rerun.RowTrials)
+				rowTrials += float64(row.FurtherTrials)
 			}
 			windows += o.windows
+			rowWindows += o.rowWindows
 			rep.MaxWindows = max(rep.MaxWindows, o.windows)
 		}
 	}
@@ -372,12 +381,15 @@ func Run(ctx context.Context, s Settings) (*Report, error) {
 	if reruns > 0 {
 		rep.MeanRerunTrials = rerunTrials / float64(reruns)
 	}
-	rep.RowReruns = rate(rowReruns, comparisons)
+	if comparisons > 0 {
+		rep.RowReruns = float64(rowReruns) / float64(comparisons)
+	}
 	if rowReruns > 0 {
 		rep.MeanRowTrials = rowTrials / float64(rowReruns)
 	}
 	if comparisons > 0 {
 		rep.MeanWindows = float64(windows) / float64(comparisons)
+		rep.MeanRowWindows = float64(rowWindows) / float64(comparisons)
 	}
 	return rep, nil
 }

@@ -88,9 +88,11 @@ func (r *Report) Write(w io.Writer) error {
 	if r.Settings.TwoLook {
 		fig("After the advised second look (either look counts)", r.Both)
 		fmt.Fprintf(&b, "  comparisons with a rerun: %s; mean advised further trials: %.1f\n", r.Reruns, r.MeanRerunTrials)
-		fmt.Fprintf(&b, "  comparisons with a whole-row rerun: %s; mean advised further runs of the rows: %.1f\n", r.RowReruns, r.MeanRowTrials)
+		fmt.Fprintf(&b, "  whole rows measured again: %.2f per comparison; mean advised further runs of such a row: %.1f\n", r.RowReruns, r.MeanRowTrials)
 		fmt.Fprintf(&b, "  rerun cost per comparison: mean %.0f windows (%.1f GPU-hours at %d s a window), at most %d (%.1f h)\n",
 			r.MeanWindows, r.MeanWindows*windowSeconds/3600, windowSeconds, r.MaxWindows, float64(r.MaxWindows)*windowSeconds/3600)
+		fmt.Fprintf(&b, "    of which whole rows: mean %.0f windows (%.1f GPU-hours); single cells: %.0f windows (%.1f GPU-hours)\n",
+			r.MeanRowWindows, r.MeanRowWindows*windowSeconds/3600, r.MeanWindows-r.MeanRowWindows, (r.MeanWindows-r.MeanRowWindows)*windowSeconds/3600)
 	}
 	fmt.Fprintf(&b, "\nA/A first comparisons: %.1f %% of cell-metrics unchanged, %.1f %% inconclusive (of %d tested).\n", r.AAUnchanged*100, r.AAInconclusive*100, r.Tests)
 	_, err := io.WriteString(w, b.String())
