@@ -108,7 +108,7 @@ type SelfTestReport struct {
 	// cost (its garbage and CPU time delaying wake-ups) plus the noise between two runs.
 	AddedMatched Quantiles
 	// BareBusy and ClientBusy are each reader's work between the return of a socket Read that
-	// delivered data and its next Read call (about one per chunk): a bare reader's against the
+	// completed a data line and its next Read call (about one per chunk): a bare reader's against the
 	// Client's. While all CPUs are busy — many chunks at once on few cores — other streams'
 	// chunks wait for it, which shows in AddedMatched, not in Added.
 	BareBusy   Quantiles

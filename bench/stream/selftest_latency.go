@@ -93,15 +93,16 @@ func (c *dataLineCounter) feed(b []byte) int {
 // that delivered its end returned.
 //
 // It also records how long the reader was busy between two Reads: from the return of one that
-// delivered data to the call of the next, the reader's own work per Read (this scan included),
-// during which other streams' chunks wait for a CPU when all are busy.
+// completed a data line to the call of the next, the reader's own work on a chunk (this scan
+// included), during which other streams' chunks wait for a CPU when all are busy. The response
+// headers, read before any data line, are left out.
 type stampConn struct {
 	net.Conn
 	mu      sync.Mutex
 	count   dataLineCounter
 	stamps  []time.Time
 	busy    []time.Duration
-	lastRet time.Time // return of the last Read that delivered data; zero before the first
+	lastRet time.Time // return of the last Read that completed a data line; zero when none is pending
 }
 
 func (c *stampConn) Read(p []byte) (int, error) {
@@ -116,10 +117,13 @@ func (c *stampConn) Read(p []byte) (int, error) {
 	at := time.Now() // first: the scan below is the reader's cost, not the OS path's
 	if n > 0 {
 		c.mu.Lock()
-		for k := c.count.feed(p[:n]); k > 0; k-- {
+		k := c.count.feed(p[:n])
+		for range k {
 			c.stamps = append(c.stamps, at)
 		}
-		c.lastRet = at
+		if k > 0 {
+			c.lastRet = at
+		}
 		c.mu.Unlock()
 	}
 	return n, err

@@ -37,7 +37,7 @@ of that thread's CPU time where the OS reports it. Target: at least 200,000.
 
 latency: a loopback server in this process streams to --streams concurrent streams, one chunk
 per --interval, and stamps each chunk just before writing it (send). The same schedule runs
-twice per round, --rounds times alternating:
+once for each kind of reader per round, --rounds times, the order swapped every round:
   bare reader  one goroutine per stream on a plain TCP connection, reading with a 64 KiB buffer
                and stamping the moment each Read returns; it parses nothing.
   client       the speedmatrix client, whose connections stamp every socket Read the same way
@@ -53,10 +53,10 @@ It prints the quantiles (p50, p90, p99, max over all chunks) of:
   matched      end to end − bare os path at each quantile: the added time plus the client's
                indirect cost (its garbage and CPU time delaying wake-ups), plus the noise
                between two runs; it is shown, not checked.
-  busy         each reader's work from a socket Read's return to its next Read call (about
-               one per chunk), bare against client: while all CPUs are busy (many chunks at
-               once on few cores, see --burst) other streams' chunks wait for it, which shows in
-               matched, not in added.
+  busy         each reader's work from the return of a socket Read that completed a data line
+               to its next Read call (about one per chunk), bare against client: while all
+               CPUs are busy (many chunks at once on few cores, see --burst) other streams'
+               chunks wait for it, which shows in matched, not in added.
   cpu          the process's CPU time per chunk in each kind of phase (the in-process server's
                share is in both): what the client's work costs that could delay other streams.
 On a loaded or small machine the os path dominates; it delays a bare reader just as much. With
@@ -134,8 +134,8 @@ func writeSelftest(w io.Writer, rep stream.SelfTestReport, opts stream.SelfTestO
 		quantileLine("client end to end", rep.EndToEnd),
 		quantileLine("added (paired)", rep.Added) + fmt.Sprintf("   target p99 < %v   %s", us(stream.TargetAddedP99), verdict(addedOK)),
 		quantileLine("matched (e2e − bare)", rep.AddedMatched),
-		quantileLine("busy per read, bare", rep.BareBusy),
-		quantileLine("busy per read, client", rep.ClientBusy),
+		quantileLine("busy per chunk, bare", rep.BareBusy),
+		quantileLine("busy per chunk, client", rep.ClientBusy),
 	}
 	if rep.BareCPUPerChunk > 0 && rep.ClientCPUPerChunk > 0 {
 		lines = append(lines, fmt.Sprintf("cpu:     %.1fµs per chunk bare, %.1fµs client (whole process, in-process server included): the client costs %.1fµs more",
@@ -200,8 +200,8 @@ func selftestJSON(rep stream.SelfTestReport, opts stream.SelfTestOptions, load s
 		"client_end_to_end":       quantilesJSON(rep.EndToEnd),
 		"added":                   quantilesJSON(rep.Added),
 		"added_matched":           quantilesJSON(rep.AddedMatched),
-		"bare_busy_per_read":      quantilesJSON(rep.BareBusy),
-		"client_busy_per_read":    quantilesJSON(rep.ClientBusy),
+		"bare_busy_per_chunk":     quantilesJSON(rep.BareBusy),
+		"client_busy_per_chunk":   quantilesJSON(rep.ClientBusy),
 		"bare_cpu_per_chunk_us":   micro(rep.BareCPUPerChunk),
 		"client_cpu_per_chunk_us": micro(rep.ClientCPUPerChunk),
 		"errors":                  rep.Errors,

@@ -15,7 +15,7 @@ func TestSelftestCommand(t *testing.T) {
 		t.Fatalf("selftest: %v\n%s", err, errOut.String())
 	}
 	for _, want := range []string{"token events/s per core", "4 streams, a chunk every 20ms", "1 rounds; 20 chunks bare, 20 chunks client",
-		"bare os path", "client os path", "client end to end", "added (paired)", "matched (e2e − bare)", "busy per read, bare", "busy per read, client", "target p99 < 100µs"} {
+		"bare os path", "client os path", "client end to end", "added (paired)", "matched (e2e − bare)", "busy per chunk, bare", "busy per chunk, client", "target p99 < 100µs"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
@@ -31,7 +31,7 @@ func TestSelftestCommand(t *testing.T) {
 	if got["burst"] != true || got["errors"] != 0.0 || got["rounds"] != 1.0 || got["target_added_p99_us"] != 100.0 {
 		t.Errorf("--json: %v", got)
 	}
-	for _, k := range []string{"bare_os_path", "client_os_path", "client_end_to_end", "added", "added_matched", "bare_busy_per_read", "client_busy_per_read"} {
+	for _, k := range []string{"bare_os_path", "client_os_path", "client_end_to_end", "added", "added_matched", "bare_busy_per_chunk", "client_busy_per_chunk"} {
 		q, _ := got[k].(map[string]any)
 		n, _ := q["n"].(float64)
 		if n < 8 || (!strings.Contains(k, "busy") && n != 20) || q["p99_us"] == nil || q["max_us"] == nil {
