@@ -112,7 +112,7 @@ func verdict(ok bool) string {
 
 // quantileLine does format one row of latency quantiles.
 func quantileLine(name string, q stream.Quantiles) string {
-	return fmt.Sprintf("  %-22s p50 %9v  p90 %9v  p99 %9v  max %9v", name, us(q.P50), us(q.P90), us(q.P99), us(q.Max))
+	return fmt.Sprintf("  %-23s p50 %9v  p90 %9v  p99 %9v  max %9v", name, us(q.P50), us(q.P90), us(q.P99), us(q.Max))
 }
 
 // writeSelftest does print the report for people.
@@ -138,7 +138,7 @@ func writeSelftest(w io.Writer, rep stream.SelfTestReport, opts stream.SelfTestO
 		quantileLine("busy per chunk, client", rep.ClientBusy),
 	}
 	if rep.BareCPUPerChunk > 0 && rep.ClientCPUPerChunk > 0 {
-		lines = append(lines, fmt.Sprintf("cpu:     %.1fµs per chunk bare, %.1fµs client (whole process, in-process server included): the client costs %.1fµs more",
+		lines = append(lines, fmt.Sprintf("cpu:     %.1fµs per chunk bare, %.1fµs client (whole process, in-process server included): difference %+.1fµs, noisy",
 			micro(rep.BareCPUPerChunk), micro(rep.ClientCPUPerChunk), micro(rep.ClientCPUPerChunk-rep.BareCPUPerChunk)))
 	}
 	if load != "" {
