@@ -24,8 +24,10 @@ between runs as well as within), then runs
   A/B comparisons (one decode row slowed by 2δ): the share in which that row is flagged
   (target ≥ 90 %), and the regressions reported outside it (false discoveries, target ≤ q).
 
-By default each comparison also follows its own rerun advice (the second look), as a user would.
-The full run (1000 A/A, 400 A/B) takes a minute or two; the figures are reproducible by --seed.`,
+By default each comparison also follows its own rerun advice (the second look), as a user would:
+the listed cells measured again, and decode rows that no cell of theirs decides measured whole
+for the row test; the output gives the GPU time those reruns cost (30 s windows). The full run
+(1000 A/A, 400 A/B) takes a minute or two; the figures are reproducible by --seed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if s.AA < 0 || s.AB < 0 || s.AA+s.AB == 0 {
