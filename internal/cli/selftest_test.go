@@ -34,7 +34,7 @@ func TestSelftestCommand(t *testing.T) {
 	for _, k := range []string{"bare_os_path", "client_os_path", "client_end_to_end", "added", "added_matched", "bare_busy_per_chunk", "client_busy_per_chunk"} {
 		q, _ := got[k].(map[string]any)
 		n, _ := q["n"].(float64)
-		if n < 8 || (!strings.Contains(k, "busy") && n != 20) || q["p99_us"] == nil || q["max_us"] == nil {
+		if n < 4 || (!strings.Contains(k, "busy") && n != 20) || q["p99_us"] == nil || q["max_us"] == nil {
 			t.Errorf("--json %s: %v", k, got[k])
 		}
 	}
