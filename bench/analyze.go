@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -47,13 +48,7 @@ func median(xs []float64) (float64, bool) {
 	if len(xs) == 0 {
 		return 0, false
 	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2], true
-	}
-	return (s[n/2-1] + s[n/2]) / 2, true
+	return quantile.Median(xs), true
 }
 
 // medianPtr returns the median of xs, or nil for none.

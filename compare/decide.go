@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/compare/stats"
+	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -184,12 +185,12 @@ func empiricalNull(tests []*pending, th Thresholds) []string {
 		for i, t := range g {
 			z[i] = t.est.Diff / t.est.SE
 		}
-		med := median(z)
+		med := quantile.Median(z)
 		dev := make([]float64, len(z))
 		for i, v := range z {
 			dev[i] = math.Abs(v - med)
 		}
-		scale := 1.4826 * median(dev)
+		scale := 1.4826 * quantile.Median(dev)
 		if !(scale > 1) {
 			continue
 		}

@@ -2,9 +2,9 @@ package compare
 
 import (
 	"math"
-	"slices"
 
 	"github.com/speedmatrix/speedmatrix/compare/stats"
+	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -131,7 +131,7 @@ func decodeTrialValue(t *results.DecodeTrial, m results.Metric) *float64 {
 		}
 	default:
 		if xs := requestValues(t, m); len(xs) > 0 {
-			v := median(xs)
+			v := quantile.Median(xs)
 			return &v
 		}
 	}
@@ -158,16 +158,6 @@ func requestValues(t *results.DecodeTrial, m results.Metric) []float64 {
 		}
 	}
 	return xs
-}
-
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sortFloats(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // within returns the within-run variance of the log value of metric m of one trial, from batch
@@ -288,5 +278,3 @@ func varianceOf(xs []float64) float64 {
 	}
 	return s / float64(len(xs)-1)
 }
-
-func sortFloats(s []float64) { slices.Sort(s) }

@@ -9,8 +9,8 @@ package calibrate
 import (
 	"math"
 	"math/rand/v2"
-	"slices"
 
+	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -219,9 +219,9 @@ func (m *Matrix) decode(r *rand.Rand, tc TrueCell, rate, ttft float64) results.D
 		}
 	}
 	totalRate := float64(total) / float64(n)
-	tbtMed := median(tbts)
+	tbtMed := quantile.Median(tbts)
 	prRate := 1000 / tbtMed
-	ttftMed := median(ttfts)
+	ttftMed := quantile.Median(ttfts)
 	win := float64(n)
 	active := float64(c)
 	completed := nReq - c
@@ -234,14 +234,4 @@ func (m *Matrix) decode(r *rand.Rand, tc TrueCell, rate, ttft float64) results.D
 		DecodeMetrics: met, BinSeconds: 1, WindowSeconds: win, BinOutputTokens: bins, Requests: reqs,
 	}}
 	return cell
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	k := len(s)
-	if k%2 == 1 {
-		return s[k/2]
-	}
-	return (s[k/2-1] + s[k/2]) / 2
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim/engine"
 )
@@ -346,9 +347,9 @@ func (r *runner) decode(ctx, c int) (results.DecodeCell, error) {
 	tps := float64(total) / winS
 	avg := mean(running)
 	cell.TotalTokPerS = &tps
-	cell.PerRequestTokPerS = opt(median(rates))
-	cell.TTFTMs = opt(median(ttfts))
-	cell.TBTMs = opt(median(tbts))
+	cell.PerRequestTokPerS = opt(quantile.Median(rates))
+	cell.TTFTMs = opt(quantile.Median(ttfts))
+	cell.TBTMs = opt(quantile.Median(tbts))
 	cell.AvgActiveRequests = &avg
 	cell.CompletedRequests = &completed
 	cell.OutputTokens = &total
@@ -380,17 +381,4 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
-}
-
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
