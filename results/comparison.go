@@ -1,12 +1,9 @@
 package results
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strings"
 	"time"
 )
@@ -520,78 +517,27 @@ func changeOK(v *validator, name string, c *Change) {
 // DecodeComparison reads one comparison document from data, strictly (unknown fields and
 // trailing data are errors), and validates it.
 func DecodeComparison(data []byte) (*Comparison, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var c Comparison
-	if err := dec.Decode(&c); err != nil {
-		return nil, jsonError(data, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("line %d: data after the comparison document; a comparison file holds one JSON object", lineOf(data, dec.InputOffset()))
-	}
-	if err := ValidateComparison(&c); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return decodeDoc(data, "comparison", ValidateComparison)
 }
 
 // ReadComparison reads and validates a comparison from r.
 func ReadComparison(r io.Reader) (*Comparison, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > maxFileSize {
-		return nil, fmt.Errorf("larger than %d bytes; is this a comparison file?", maxFileSize)
-	}
-	return DecodeComparison(data)
+	return readDoc(r, "comparison", DecodeComparison)
 }
 
 // ReadComparisonFile reads and validates the comparison file at path.
 func ReadComparisonFile(path string) (*Comparison, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	c, err := ReadComparison(fh)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return c, nil
+	return readDocFile(path, ReadComparison)
 }
 
 // EncodeComparison validates c and returns its canonical JSON (two-space indent, a final
 // newline).
-func EncodeComparison(c *Comparison) ([]byte, error) {
-	if err := ValidateComparison(c); err != nil {
-		return nil, err
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(c); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
-}
+func EncodeComparison(c *Comparison) ([]byte, error) { return encodeDoc(c, ValidateComparison) }
 
 // WriteComparison writes c's canonical JSON to w.
-func WriteComparison(w io.Writer, c *Comparison) error {
-	data, err := EncodeComparison(c)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(data)
-	return err
-}
+func WriteComparison(w io.Writer, c *Comparison) error { return writeDoc(w, c, EncodeComparison) }
 
 // WriteComparisonFile writes c to path atomically (temporary file, sync, rename).
 func WriteComparisonFile(path string, c *Comparison) error {
-	data, err := EncodeComparison(c)
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(path, data)
+	return writeDocFile(path, c, EncodeComparison)
 }

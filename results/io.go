@@ -15,68 +15,87 @@ const maxFileSize = 1 << 30
 
 // Decode reads one results document from data, strictly: unknown fields, trailing data and
 // invalid values are errors that say where they are.
-func Decode(data []byte) (*File, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	var f File
-	if err := dec.Decode(&f); err != nil {
-		return nil, jsonError(data, err)
-	}
-	if dec.More() {
-		off := dec.InputOffset()
-		return nil, fmt.Errorf("line %d: data after the results document; a results file holds one JSON object", lineOf(data, off))
-	}
-	if err := Validate(&f); err != nil {
-		return nil, err
-	}
-	return &f, nil
-}
+func Decode(data []byte) (*File, error) { return decodeDoc(data, "results", Validate) }
 
 // Read reads and validates a results file from r.
-func Read(r io.Reader) (*File, error) {
+func Read(r io.Reader) (*File, error) { return readDoc(r, "results", Decode) }
+
+// ReadFile reads and validates the results file at path.
+func ReadFile(path string) (*File, error) { return readDocFile(path, Read) }
+
+// Encode validates f and returns its canonical JSON: two-space indented, fields in declaration
+// order, ending in a newline. Encoding what Decode read gives the same bytes back.
+func Encode(f *File) ([]byte, error) { return encodeDoc(f, Validate) }
+
+// Write writes f's canonical JSON to w.
+func Write(w io.Writer, f *File) error { return writeDoc(w, f, Encode) }
+
+// WriteFile writes f to path atomically: a temporary file in the same folder, synced, then
+// renamed over path, so a reader never sees half a file and a failure leaves path as it was.
+func WriteFile(path string, f *File) error { return writeDocFile(path, f, Encode) }
+
+// decodeDoc reads one JSON document of this package's formats (what names it in errors)
+// strictly and validates it.
+func decodeDoc[T any](data []byte, what string, validate func(*T) error) (*T, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var v T
+	if err := dec.Decode(&v); err != nil {
+		return nil, jsonError(data, err, what)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("line %d: data after the %s document; a %s file holds one JSON object", lineOf(data, dec.InputOffset()), what, what)
+	}
+	if err := validate(&v); err != nil {
+		return nil, err
+	}
+	return &v, nil
+}
+
+// readDoc reads all of r, bounded, and decodes it.
+func readDoc[T any](r io.Reader, what string, decode func([]byte) (*T, error)) (*T, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxFileSize+1))
 	if err != nil {
 		return nil, err
 	}
 	if len(data) > maxFileSize {
-		return nil, fmt.Errorf("larger than %d bytes; is this a results file?", maxFileSize)
+		return nil, fmt.Errorf("larger than %d bytes; is this a %s file?", maxFileSize, what)
 	}
-	return Decode(data)
+	return decode(data)
 }
 
-// ReadFile reads and validates the results file at path.
-func ReadFile(path string) (*File, error) {
+// readDocFile opens path and reads it, naming the path in errors.
+func readDocFile[T any](path string, read func(io.Reader) (*T, error)) (*T, error) {
 	fh, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer fh.Close()
-	f, err := Read(fh)
+	v, err := read(fh)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return f, nil
+	return v, nil
 }
 
-// Encode validates f and returns its canonical JSON: two-space indented, fields in declaration
-// order, ending in a newline. Encoding what Decode read gives the same bytes back.
-func Encode(f *File) ([]byte, error) {
-	if err := Validate(f); err != nil {
+// encodeDoc validates v and returns its canonical JSON.
+func encodeDoc[T any](v *T, validate func(*T) error) ([]byte, error) {
+	if err := validate(v); err != nil {
 		return nil, err
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(f); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return buf.Bytes(), nil
 }
 
-// Write writes f's canonical JSON to w.
-func Write(w io.Writer, f *File) error {
-	data, err := Encode(f)
+// writeDoc writes v's canonical JSON to w.
+func writeDoc[T any](w io.Writer, v *T, encode func(*T) ([]byte, error)) error {
+	data, err := encode(v)
 	if err != nil {
 		return err
 	}
@@ -84,10 +103,9 @@ func Write(w io.Writer, f *File) error {
 	return err
 }
 
-// WriteFile writes f to path atomically: a temporary file in the same folder, synced, then
-// renamed over path, so a reader never sees half a file and a failure leaves path as it was.
-func WriteFile(path string, f *File) error {
-	data, err := Encode(f)
+// writeDocFile writes v's canonical JSON to path atomically.
+func writeDocFile[T any](path string, v *T, encode func(*T) ([]byte, error)) error {
+	data, err := encode(v)
 	if err != nil {
 		return err
 	}
@@ -124,24 +142,24 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 
 // jsonError turns a decoding error into one that names the line and, for a wrong type, the
 // field.
-func jsonError(data []byte, err error) error {
+func jsonError(data []byte, err error, what string) error {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
 		hint := ""
-		if t := bytes.TrimSpace(data); len(t) > 0 && t[0] != '{' {
+		if t := bytes.TrimSpace(data); what == "results" && len(t) > 0 && t[0] != '{' {
 			hint = " (a results file is JSON; to read a speed-matrix report, convert it with speedmatrix import)"
 		}
 		return fmt.Errorf("line %d: not valid JSON: %v%s", lineOf(data, syn.Offset), syn, hint)
 	case errors.As(err, &typ):
 		return fmt.Errorf("line %d: field %s: got a JSON %s, want %s", lineOf(data, typ.Offset), typ.Field, typ.Value, typ.Type)
 	case errors.Is(err, io.EOF):
-		return errors.New("empty input; a results file holds one JSON object")
+		return fmt.Errorf("empty input; a %s file holds one JSON object", what)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("the JSON ends early; the file is truncated")
 	}
-	return fmt.Errorf("not a results file: %w", err)
+	return fmt.Errorf("not a %s file: %w", what, err)
 }
 
 // lineOf returns the 1-based line number of byte offset off in data.
