@@ -120,7 +120,10 @@ func TestValidate(t *testing.T) {
 		{"queued without numbers", func(f *results.File) { f.Decode[0].Status = results.StatusQueued; f.Decode[0].OutputTokens = nil }, "status queued without output_tokens"},
 		{"error without reason", func(f *results.File) { f.Decode[1].Error = "" }, "status error without its reason"},
 		{"error with throughput", func(f *results.File) { f.Decode[1].TotalTokPerS = f64(3) }, "status error carries total_tok_per_s"},
-		{"over capacity with numbers", func(f *results.File) { f.Decode[1].Status = results.StatusOverCapacity; f.Decode[1].MeasuredSeconds = f64(30) }, "status over_capacity carries measured_seconds"},
+		{"over capacity with numbers", func(f *results.File) {
+			f.Decode[1].Status = results.StatusOverCapacity
+			f.Decode[1].MeasuredSeconds = f64(30)
+		}, "status over_capacity carries measured_seconds"},
 		{"unknown status", func(f *results.File) { f.Prefill[0].Status = "great" }, `status "great" unknown`},
 		{"label mismatch", func(f *results.File) { f.Decode[0].ContextLabel = "16K" }, `context_label "16K" does not match context 8192 (want "8K")`},
 		{"zero concurrency", func(f *results.File) { f.Decode[0].Concurrency = 0 }, "concurrency must be at least 1"},
