@@ -116,3 +116,35 @@ func TestRunSurvivesCrash(t *testing.T) {
 	}
 	t.Logf("run error: %v; partial reason: %s", err, f.Run.PartialReason)
 }
+
+// TestRunSeesNoise checks that --sim-noise makes two runs of the same engine differ as A/A runs
+// do: with a 20 % CV and different seeds, some decode cell moves by more than 3 %, where
+// noise-free runs agree far closer.
+func TestRunSeesNoise(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the simulator twice")
+	}
+	dir := t.TempDir()
+	var files []*results.File
+	for _, seed := range []string{"1", "2"} {
+		out := filepath.Join(dir, "r"+seed+".json")
+		if _, stderr, err := runBench(t, nil, simRun(out, "--sim-noise", "0.2", "--sim-seed", seed)...); err != nil {
+			t.Fatalf("run: %v\n%s", err, stderr)
+		}
+		files = append(files, readResults(t, out))
+	}
+	if got := files[0].Run.Settings.Simulator; got.Noise != 0.2 || got.Seed != 1 {
+		t.Errorf("simulator settings recorded %+v, want noise 0.2 and seed 1", got)
+	}
+	var moved float64
+	for i, c := range files[0].Decode {
+		if c.TotalTokPerS == nil || files[1].Decode[i].TotalTokPerS == nil {
+			t.Fatalf("decode cell %d not measured: %s / %s", i, c.Status, files[1].Decode[i].Status)
+		}
+		r := *files[1].Decode[i].TotalTokPerS / *c.TotalTokPerS
+		moved = max(moved, max(r-1, 1-r))
+	}
+	if moved < 0.03 {
+		t.Errorf("with --sim-noise 0.2 and two seeds the decode cells moved by at most %.1f %%, want some beyond 3 %%", moved*100)
+	}
+}
