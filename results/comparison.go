@@ -356,18 +356,6 @@ type SequentialRule struct {
 	Text                string  `json:"text"`
 }
 
-// ComparisonError lists every problem found in a comparison file.
-type ComparisonError struct {
-	Problems []string
-}
-
-func (e *ComparisonError) Error() string {
-	if len(e.Problems) == 1 {
-		return "invalid comparison file: " + e.Problems[0]
-	}
-	return fmt.Sprintf("invalid comparison file (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
-}
-
 // ValidateComparison checks c: the schema, the verdicts, the cell identities and metrics, and
 // that every number is finite.
 func ValidateComparison(c *Comparison) error {
@@ -491,7 +479,7 @@ func ValidateComparison(c *Comparison) error {
 		}
 	}
 	if len(v.problems) > 0 {
-		return &ComparisonError{Problems: v.problems}
+		return &ValidationError{File: "comparison", Problems: v.problems}
 	}
 	return nil
 }

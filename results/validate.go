@@ -10,16 +10,23 @@ import (
 // maxErrors bounds how many problems Validate lists before it stops.
 const maxErrors = 20
 
-// ValidationError lists every problem found in a results file, each naming the field and cell.
+// ValidationError lists every problem found in a results or comparison file, each naming the
+// field and cell.
 type ValidationError struct {
+	// File names the format: "results" or "comparison" (empty means results).
+	File     string
 	Problems []string
 }
 
 func (e *ValidationError) Error() string {
-	if len(e.Problems) == 1 {
-		return "invalid results file: " + e.Problems[0]
+	what := e.File
+	if what == "" {
+		what = "results"
 	}
-	return fmt.Sprintf("invalid results file (%d problems):\n  %s", len(e.Problems), strings.Join(e.Problems, "\n  "))
+	if len(e.Problems) == 1 {
+		return "invalid " + what + " file: " + e.Problems[0]
+	}
+	return fmt.Sprintf("invalid %s file (%d problems):\n  %s", what, len(e.Problems), strings.Join(e.Problems, "\n  "))
 }
 
 // validator collects problems.
