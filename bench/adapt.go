@@ -11,37 +11,17 @@ import (
 	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 )
 
-// StreamClient adapts a *stream.Client to Streamer.
+// StreamClient adapts a *stream.Client to Streamer: it marks a repeating-output error as
+// ErrBadOutput, so that it fails the cell even for a stream the window's end cancelled.
 type StreamClient struct{ C *stream.Client }
 
-// Stream sends req through the stream client, converting its types.
+// Stream sends req through the stream client.
 func (s StreamClient) Stream(ctx context.Context, req StreamRequest, onEvent func(StreamEvent)) (StreamResult, error) {
-	var cb func(stream.Event)
-	if onEvent != nil {
-		cb = func(ev stream.Event) { onEvent(StreamEvent{At: ev.At, Tokens: ev.Tokens, CumTokens: ev.CumTokens}) }
-	}
-	res, err := s.C.Stream(ctx, stream.Request{Endpoint: req.Endpoint, Model: req.Model, Prompt: req.Prompt, MaxTokens: req.MaxTokens}, cb)
-	out := StreamResult{
-		Queued:       res.Queued,
-		Sent:         res.Sent,
-		FirstToken:   res.FirstToken,
-		Last:         res.Last,
-		PromptTokens: res.PromptTokens,
-		OutputTokens: res.OutputTokens,
-		Chunks:       res.Chunks,
-		FinishReason: res.FinishReason,
-		UsageSource:  res.UsageSource,
-	}
-	if len(res.Events) > 0 {
-		out.Events = make([]StreamEvent, len(res.Events))
-		for i, ev := range res.Events {
-			out.Events[i] = StreamEvent{At: ev.At, Tokens: ev.Tokens, CumTokens: ev.CumTokens}
-		}
-	}
+	res, err := s.C.Stream(ctx, req, onEvent)
 	if errors.Is(err, stream.ErrRepetition) {
 		err = fmt.Errorf("%w: %w", ErrBadOutput, err)
 	}
-	return out, err
+	return res, err
 }
 
 // ServerClient adapts a *server.Client to ServerInfo. A model without max_model_len takes

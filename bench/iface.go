@@ -5,48 +5,28 @@ import (
 	"errors"
 	"time"
 
+	"github.com/speedmatrix/speedmatrix/bench/stream"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // The endpoints a Streamer can send to.
 const (
-	EndpointCompletions = "completions"
-	EndpointChat        = "chat"
+	EndpointCompletions = stream.EndpointCompletions
+	EndpointChat        = stream.EndpointChat
 )
 
-// StreamRequest is one streaming completion request.
-type StreamRequest struct {
-	Endpoint  string // EndpointCompletions or EndpointChat
-	Model     string
-	Prompt    string
-	MaxTokens int
-}
+// StreamRequest is one streaming completion request; the stream client's own type, so that
+// requests and results pass between the layers without copying.
+type StreamRequest = stream.Request
 
 // StreamEvent is one chunk that added output tokens, time-stamped at arrival.
-type StreamEvent struct {
-	At        time.Time
-	Tokens    int // tokens this chunk added
-	CumTokens int // tokens so far in this request
-}
+type StreamEvent = stream.Event
 
-// StreamResult is what one request produced, filled as far as the stream got.
-type StreamResult struct {
-	// Queued is the time the request spent inside the client before it was sent.
-	Queued     time.Duration
-	Sent       time.Time // the request was fully written
-	FirstToken time.Time // zero when no token arrived
-	Last       time.Time // the last token chunk arrived
-	// Events holds every token-bearing chunk; their Tokens sum to OutputTokens.
-	Events       []StreamEvent
-	PromptTokens int
-	OutputTokens int
-	Chunks       int
-	FinishReason string
-	// UsageSource says how tokens were counted: "continuous" (usage on every chunk), "final"
-	// (usage at the end only, spread over the chunks), "chunks" (no usage: one per chunk); ""
-	// when unknown.
-	UsageSource string
-}
+// StreamResult is what one request produced, filled as far as the stream got: Queued (time
+// inside the client before sending), Sent, FirstToken, Last, Events (every token-bearing chunk,
+// their Tokens summing to OutputTokens), PromptTokens, OutputTokens, Chunks, FinishReason and
+// UsageSource.
+type StreamResult = stream.Result
 
 // ErrBadOutput marks a Streamer error about the output itself (a repeating loop): it
 // invalidates the cell even when it is reported for a stream that the window's end cancelled.
