@@ -86,6 +86,21 @@ type Client struct {
 	rep       RepetitionConfig
 	userAgent string
 	idle      time.Duration
+	bodies    bodyCache
+}
+
+// bodyCache holds the last request body the client encoded. The C streams of a decode cell
+// send the same request, whose prompt may be megabytes of JSON at long contexts: encoding it
+// once instead of once a request keeps that work out of the time between requests.
+type bodyCache struct {
+	mu       sync.Mutex
+	endpoint string
+	model    string
+	prompt   string
+	max      int
+	path     string
+	body     []byte // shared by concurrent requests, never modified
+	encodes  int    // bodies encoded, for tests
 }
 
 // Option configures a Client.
@@ -168,6 +183,27 @@ func (c *Client) Close() {
 	}
 }
 
+// cachedBody does return req's path and body, from the cache when the last request without
+// extra body fields was the same.
+func (c *Client) cachedBody(req Request) (string, []byte, error) {
+	if req.ExtraBody != nil {
+		return c.body(req)
+	}
+	b := &c.bodies
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.body != nil && b.endpoint == req.Endpoint && b.model == req.Model && b.max == req.MaxTokens && b.prompt == req.Prompt {
+		return b.path, b.body, nil
+	}
+	path, body, err := c.body(req)
+	if err != nil {
+		return "", nil, err
+	}
+	b.endpoint, b.model, b.max, b.prompt, b.path, b.body = req.Endpoint, req.Model, req.MaxTokens, req.Prompt, path, body
+	b.encodes++
+	return path, body, nil
+}
+
 // body does encode the JSON request body.
 func (c *Client) body(req Request) (path string, body []byte, err error) {
 	m := map[string]any{
@@ -208,7 +244,7 @@ func (c *Client) body(req Request) (path string, body []byte, err error) {
 // every chunk that added output. The Result is filled as far as the stream got, also on error.
 func (c *Client) Stream(ctx context.Context, req Request, onEvent func(Event)) (Result, error) {
 	res := Result{Start: c.now()}
-	path, body, err := c.body(req)
+	path, body, err := c.cachedBody(req)
 	if err != nil {
 		return res, err
 	}

@@ -524,3 +524,54 @@ func TestRepetitionWhenCutOff(t *testing.T) {
 		})
 	}
 }
+
+// TestBodyEncodedOncePerRequest checks that the streams of one cell (the same request) share one
+// encoded body, that the server receives the same bytes each time, and that a different request
+// is encoded anew.
+func TestBodyEncodedOncePerRequest(t *testing.T) {
+	var mu sync.Mutex
+	var bodies []string
+	srv, cc := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		bodies = append(bodies, string(b))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"choices":[{"text":"hello "}]}`+"\n\n"+`data: {"choices":[{"text":"","finish_reason":"length"}],"usage":{"completion_tokens":1}}`+"\n\ndata: [DONE]\n\n")
+	}))
+	c := New(srv.URL)
+	prompt := strings.Repeat("a long prompt \"with quotes\" and é ", 1000)
+	req := Request{Model: "m", Prompt: prompt, MaxTokens: 16}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.Stream(context.Background(), req, nil); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if c.bodies.encodes != 1 {
+		t.Errorf("4 identical requests encoded %d bodies, want 1", c.bodies.encodes)
+	}
+	for _, b := range bodies[1:] {
+		if b != bodies[0] {
+			t.Fatal("the server received different bodies for the same request")
+		}
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(bodies[0]), &got); err != nil || got["prompt"] != prompt {
+		t.Fatalf("body does not carry the prompt: %v", err)
+	}
+	req.MaxTokens = 1
+	if _, err := c.Stream(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.bodies.encodes != 2 || !strings.Contains(bodies[4], `"max_tokens":1,`) {
+		t.Errorf("a changed request: %d encodes, body %.80q", c.bodies.encodes, bodies[4])
+	}
+	c.Close()
+	waitNoConns(t, cc)
+}
