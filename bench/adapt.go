@@ -78,24 +78,16 @@ func (t TelemetryScraper) Scrape(ctx context.Context) (Sample, error) {
 		return Sample{}, ErrNoMetrics
 	}
 	sm := Sample{
-		At:              snap.At,
-		Kind:            snap.Flavor,
-		HasQueue:        snap.Running.OK && snap.Waiting.OK,
-		Running:         snap.Running.V,
-		Waiting:         snap.Waiting.V,
-		HasKVUsage:      snap.KVUsage.OK,
-		KVUsage:         snap.KVUsage.V,
-		HasPreemptions:  snap.Preemptions.OK,
-		Preemptions:     snap.Preemptions.V,
-		HasPrefixCache:  snap.PrefixQueries.OK && snap.PrefixHits.OK,
-		PrefixQueries:   snap.PrefixQueries.V,
-		PrefixHits:      snap.PrefixHits.V,
-		HasSpecDecode:   snap.SpecDrafts.OK && snap.SpecDraftTokens.OK && snap.SpecAccepted.OK,
-		SpecDrafts:      snap.SpecDrafts.V,
-		SpecDraftTokens: snap.SpecDraftTokens.V,
-		SpecAccepted:    snap.SpecAccepted.V,
-		BlockSize:       snap.BlockSize,
-		NumGPUBlocks:    snap.NumGPUBlocks,
+		At:           snap.At,
+		Kind:         snap.Flavor,
+		HasQueue:     snap.Running.OK && snap.Waiting.OK,
+		Running:      snap.Running.V,
+		Waiting:      snap.Waiting.V,
+		HasKVUsage:   snap.KVUsage.OK,
+		KVUsage:      snap.KVUsage.V,
+		Counters:     snap,
+		BlockSize:    snap.BlockSize,
+		NumGPUBlocks: snap.NumGPUBlocks,
 	}
 	if snap.KVCapacityTokens.OK {
 		sm.KVCacheTokens = int(snap.KVCapacityTokens.V)

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -235,23 +236,11 @@ func windowTelemetry(w window) *results.Telemetry {
 		t.MaxKVCacheUsage = ptr(slices.Max(w.KVUsage))
 	}
 	if f, l := w.First, w.Last; f != nil && l != nil {
-		if f.HasPreemptions && l.HasPreemptions {
-			t.Preemptions = ptr(math.Max(0, l.Preemptions-f.Preemptions))
-		}
-		if f.HasPrefixCache && l.HasPrefixCache {
-			if q := l.PrefixQueries - f.PrefixQueries; q > 0 {
-				t.PrefixCacheHitPct = ptr(math.Max(0, 100*(l.PrefixHits-f.PrefixHits)/q))
-			}
-		}
-		if f.HasSpecDecode && l.HasSpecDecode {
-			acc := l.SpecAccepted - f.SpecAccepted
-			if dt := l.SpecDraftTokens - f.SpecDraftTokens; dt > 0 && acc >= 0 {
-				t.SpecAcceptancePct = ptr(100 * acc / dt)
-			}
-			if d := l.SpecDrafts - f.SpecDrafts; d > 0 && acc >= 0 {
-				t.SpecAcceptanceLength = ptr(1 + acc/d)
-			}
-		}
+		d := telemetry.Delta(f.Counters, l.Counters)
+		t.Preemptions = d.Preemptions.Ptr()
+		t.PrefixCacheHitPct = d.PrefixHitPct.Ptr()
+		t.SpecAcceptancePct = d.SpecAcceptancePct.Ptr()
+		t.SpecAcceptanceLength = d.SpecAcceptanceLength.Ptr()
 	}
 	return t
 }

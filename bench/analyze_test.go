@@ -4,6 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -106,4 +109,24 @@ func every(first, end, step, n float64) [][2]float64 {
 		out = append(out, [2]float64{x, n})
 	}
 	return out
+}
+
+// TestWindowTelemetryCounters checks that a window's counter figures are the difference of its
+// first and last scrape, and absent where the server lacks a counter.
+func TestWindowTelemetryCounters(t *testing.T) {
+	v := func(x float64) telemetry.Value { return telemetry.Value{V: x, OK: true} }
+	first := &Sample{Counters: telemetry.Snapshot{Preemptions: v(2), PrefixQueries: v(1000), PrefixHits: v(900),
+		SpecDrafts: v(100), SpecDraftTokens: v(700), SpecAccepted: v(300)}}
+	last := &Sample{Counters: telemetry.Snapshot{Preemptions: v(5), PrefixQueries: v(3000), PrefixHits: v(2800),
+		SpecDrafts: v(200), SpecDraftTokens: v(1400), SpecAccepted: v(500)}}
+	got := windowTelemetry(window{Running: []float64{4, 4}, First: first, Last: last})
+	want := &results.Telemetry{MaxRunning: ptr(4.0), Preemptions: ptr(3.0), PrefixCacheHitPct: ptr(95.0),
+		SpecAcceptancePct: ptr(100 * 200 / 700.0), SpecAcceptanceLength: ptr(3.0), Source: "server"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("telemetry (-want +got):\n%s", diff)
+	}
+	noCounters := windowTelemetry(window{Running: []float64{4}, First: &Sample{}, Last: &Sample{}})
+	if noCounters.Preemptions != nil || noCounters.PrefixCacheHitPct != nil || noCounters.SpecAcceptancePct != nil {
+		t.Errorf("figures without counters: %+v", noCounters)
+	}
 }

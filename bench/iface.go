@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bench/stream"
+	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -73,17 +74,9 @@ type Sample struct {
 	HasKVUsage bool
 	KVUsage    float64 // 0..1
 
-	HasPreemptions bool
-	Preemptions    float64 // counter
-
-	HasPrefixCache bool
-	PrefixQueries  float64 // counter, tokens
-	PrefixHits     float64 // counter, tokens
-
-	HasSpecDecode   bool
-	SpecDrafts      float64 // counter
-	SpecDraftTokens float64 // counter
-	SpecAccepted    float64 // counter
+	// Counters is the whole scrape: a window's preemptions, prefix-cache hits and speculative
+	// acceptance are telemetry.Delta of its first and last scrape.
+	Counters telemetry.Snapshot
 
 	// KVCacheTokens is the KV-cache capacity in tokens (block size × blocks), 0 when unknown.
 	KVCacheTokens int
