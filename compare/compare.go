@@ -195,7 +195,17 @@ func describe(f *results.File, path string) results.ComparedRun {
 		Path: path, RunID: f.Run.ID, ServedModel: f.Run.ServedModel, Engine: f.Engine.Name,
 		EngineVersion: f.Engine.Version, Commit: f.Engine.Commit, GPU: f.Hardware.GPU,
 		GPUCount: f.Hardware.GPUCount, Source: f.Run.Source, Start: f.Run.Start,
+		TimeScale: timeScale(f),
 	}
+}
+
+// timeScale returns f's time scale for its ComparedRun: the simulator's speedup, 0 (absent)
+// for a real server.
+func timeScale(f *results.File) float64 {
+	if s := f.TimeScale(); s != 1 {
+		return s
+	}
+	return 0
 }
 
 // setupDifferences lists how two files' model and hardware differ (fields empty on either side
@@ -211,6 +221,11 @@ func setupDifferences(a, b *results.File) []string {
 	diff("GPU", a.Hardware.GPU, b.Hardware.GPU)
 	if a.Hardware.GPUCount > 0 && b.Hardware.GPUCount > 0 && a.Hardware.GPUCount != b.Hardware.GPUCount {
 		d = append(d, fmt.Sprintf("GPU count %d vs %d", a.Hardware.GPUCount, b.Hardware.GPUCount))
+	}
+	// A simulator's numbers are its profile's sped up: sides at different speeds (or a simulator
+	// against a real server) measured different things, whatever the model's name.
+	if x, y := a.TimeScale(), b.TimeScale(); x != y {
+		d = append(d, fmt.Sprintf("time scale %g× vs %g× (simulator speedup)", x, y))
 	}
 	return d
 }

@@ -131,6 +131,10 @@ type ComparedRun struct {
 	GPUCount      int       `json:"gpu_count,omitempty"`
 	Source        string    `json:"source,omitempty"`
 	Start         time.Time `json:"start,omitzero"`
+	// TimeScale is how many times faster than its profile the side's server ran (the built-in
+	// simulator's speedup); absent for a real server. Base and Head are as measured; reports
+	// show them in the profile's time (rates ÷ TimeScale, times × TimeScale).
+	TimeScale float64 `json:"time_scale,omitempty"`
 }
 
 // ComparisonSettings are the thresholds a comparison used, so that it can be repeated.
@@ -384,6 +388,14 @@ func ValidateComparison(c *Comparison) error {
 		x    float64
 	}{{"settings.level", s.Level}, {"settings.equivalence_alpha", s.EquivalenceAlpha}, {"settings.power", s.Power}, {"settings.confidence_level", s.ConfidenceLevel}} {
 		finite(&v, f.name, f.x)
+	}
+	for _, side := range []struct {
+		name string
+		r    ComparedRun
+	}{{"base", c.Base}, {"head", c.Head}} {
+		if !validTimeScale(side.r.TimeScale) {
+			v.addf("%s.time_scale is %v; want a positive number", side.name, side.r.TimeScale)
+		}
 	}
 	seen := map[string]bool{}
 	for i, cell := range c.Cells {

@@ -116,13 +116,18 @@ type Settings struct {
 	ReadinessTimeoutSeconds float64 `json:"readiness_timeout_seconds,omitempty"`
 	DrainTimeoutSeconds     float64 `json:"drain_timeout_seconds,omitempty"`
 	WarmupRequests          int     `json:"warmup_requests,omitempty"`
-	// Simulator describes the built-in simulator when the run measured it.
+	// Simulator describes the built-in simulator when the run measured it: in-process (run
+	// without --url, demo) or a `speedmatrix sim` that said so in its /version.
 	Simulator *SimulatorSettings `json:"simulator,omitempty"`
 }
 
-// SimulatorSettings describe an in-process simulator run.
+// SimulatorSettings describe the built-in simulator a run measured. Noise, Slowdown, Fault and
+// Seed are known only for an in-process simulator.
 type SimulatorSettings struct {
-	Profile  string  `json:"profile"`
+	Profile string `json:"profile"`
+	// Speedup is how many times faster than its profile the simulator ran: the file's numbers
+	// are as measured (rates Speedup× the profile's, times 1/Speedup), and reports show them in
+	// the profile's time (File.TimeScale).
 	Speedup  float64 `json:"speedup,omitempty"`
 	Noise    float64 `json:"noise,omitempty"`
 	Slowdown string  `json:"slowdown,omitempty"`

@@ -86,6 +86,7 @@ func Validate(f *File) error {
 		v.addf("run.tool.name: missing; name the program that measured the run")
 	}
 	v.value("run", "seconds_per_measurement", f.Run.SecondsPerMeasurement)
+	validateTimeScale(v, f)
 	if f.Run.MaxOutputTokens < 0 {
 		v.addf("run: max_output_tokens is negative (%d)", f.Run.MaxOutputTokens)
 	}

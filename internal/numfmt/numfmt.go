@@ -1,6 +1,8 @@
 // Package numfmt formats numbers exactly as the reference "Speed test matrix" report prints
 // them ("12.2K", "9,819.0", "1,645 ms"). Both the renderer and the importer use it, so what one
-// writes the other reads. It is a leaf: it imports nothing of this module.
+// writes the other reads. The Precise formats, for comparisons, add the decimals that the
+// reference's forms would drop below three significant digits ("0.700 ms", not "0.7 ms"). It is
+// a leaf: it imports nothing of this module.
 package numfmt
 
 import (
@@ -78,6 +80,41 @@ func FormatPercent(frac float64) string {
 		s = "+" + s
 	}
 	return s + "%"
+}
+
+// MinSignificant is how many significant digits the precise formats show at least.
+const MinSignificant = 3
+
+// decimals returns how many decimals show v with at least MinSignificant significant digits,
+// and never fewer than least.
+func decimals(v float64, least int) int {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return least
+	}
+	return max(least, MinSignificant-1-int(math.Floor(math.Log10(math.Abs(v)))))
+}
+
+// FormatTokPerSPrecise formats a rate for a comparison: as FormatTokPerS where that shows
+// three significant digits ("153.9", "12.2K"), with more decimals where it would not ("8.23",
+// "12.0K"), so that a change of a few percent shows in the numbers themselves.
+func FormatTokPerSPrecise(v float64) string {
+	if v >= 10000 {
+		return strconv.FormatFloat(v/1000, 'f', decimals(v/1000, 1), 64) + "K"
+	}
+	return Group(strconv.FormatFloat(v, 'f', decimals(v, 1), 64))
+}
+
+// FormatTTFTPrecise formats a time to first token for a comparison: whole milliseconds from
+// 100 ms up as FormatTTFT does ("671 ms"), three significant digits below ("45.6 ms", "2.35 ms").
+func FormatTTFTPrecise(v float64) string {
+	return Group(strconv.FormatFloat(v, 'f', decimals(v, 0), 64)) + " ms"
+}
+
+// FormatTBTPrecise formats a time between tokens for a comparison: one decimal from 10 ms up as
+// FormatTBT does ("45.4 ms"), three significant digits below ("6.14 ms", "0.700 ms"), so that
+// "0.700 ms → 0.770 ms" shows a 10 % change that "0.7 ms → 0.8 ms" would misstate.
+func FormatTBTPrecise(v float64) string {
+	return Group(strconv.FormatFloat(v, 'f', decimals(v, 1), 64)) + " ms"
 }
 
 // Group inserts thousands separators into the integer part of a decimal number written by

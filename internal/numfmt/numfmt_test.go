@@ -51,3 +51,40 @@ func TestGroup(t *testing.T) {
 		t.Errorf("FormatInt(4616) = %q", got)
 	}
 }
+
+// TestPreciseFormats checks the comparison formats: the reference's form where it already shows
+// three significant digits, more decimals where it would not, so that a change of a few percent
+// is visible in the numbers themselves.
+func TestPreciseFormats(t *testing.T) {
+	tests := []struct {
+		name string
+		f    func(float64) string
+		in   float64
+		want string
+	}{
+		{"tbt tiny", FormatTBTPrecise, 0.7, "0.700 ms"},
+		{"tbt tiny +10%", FormatTBTPrecise, 0.77, "0.770 ms"},
+		{"tbt small", FormatTBTPrecise, 6.14, "6.14 ms"},
+		{"tbt as reference", FormatTBTPrecise, 45.44, "45.4 ms"},
+		{"tbt big", FormatTBTPrecise, 1204.46, "1,204.5 ms"},
+		{"ttft small", FormatTTFTPrecise, 45.64, "45.6 ms"},
+		{"ttft tiny", FormatTTFTPrecise, 2.345, "2.35 ms"},
+		{"ttft as reference", FormatTTFTPrecise, 671.4, "671 ms"},
+		{"ttft big", FormatTTFTPrecise, 104385, "104,385 ms"},
+		{"rate as reference", FormatTokPerSPrecise, 153.94, "153.9"},
+		{"rate tiny", FormatTokPerSPrecise, 8.234, "8.23"},
+		{"rate K keeps three digits", FormatTokPerSPrecise, 12000, "12.0K"},
+		{"rate K", FormatTokPerSPrecise, 12240, "12.2K"},
+		{"rate large K", FormatTokPerSPrecise, 123456, "123.5K"},
+		{"zero", FormatTBTPrecise, 0, "0.0 ms"},
+	}
+	for _, tt := range tests {
+		if got := tt.f(tt.in); got != tt.want {
+			t.Errorf("%s: %v → %q, want %q", tt.name, tt.in, got, tt.want)
+		}
+	}
+	// A 10 % change of a tiny time must show in the numbers.
+	if a, b := FormatTBTPrecise(0.7), FormatTBTPrecise(0.77); a == b {
+		t.Errorf("0.7 ms and 0.77 ms both format as %q", a)
+	}
+}
