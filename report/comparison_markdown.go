@@ -47,6 +47,9 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 		fmt.Fprintf(ew, "Decode total tok/s, geometric mean over %d cells: **%s**\n\n", g.Cells, intervalText(g, c.Settings.ConfidenceLevel))
 	}
 	fmt.Fprintf(ew, "Base: %s  \nHead: %s\n", mdEscape(runLine(c.Base)), mdEscape(runLine(c.Head)))
+	if l := comparisonTimeScaleLine(c); l != "" {
+		fmt.Fprintf(ew, "\n%s\n", l)
+	}
 	if len(c.Warnings) > 0 {
 		fmt.Fprintln(ew)
 		for _, w := range c.Warnings {

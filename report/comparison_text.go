@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/speedmatrix/speedmatrix/internal/numfmt"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -91,18 +92,20 @@ func statusShort(s results.Status) string {
 	return strings.ReplaceAll(string(s), "_", " ")
 }
 
-// formatValue formats a metric's value as the speed-matrix page does.
-func formatValue(m results.Metric, v *float64) string {
+// formatValue formats a metric's value measured at time scale s in the profile's time, with at
+// least three significant digits so that a change of a few percent shows in the numbers.
+func formatValue(m results.Metric, v *float64, s float64) string {
+	v = scaledMetric(m, v, s)
 	if v == nil {
 		return Dash
 	}
 	switch m {
 	case results.MetricTTFT:
-		return FormatTTFT(*v)
+		return numfmt.FormatTTFTPrecise(*v)
 	case results.MetricTBT:
-		return FormatTBT(*v)
+		return numfmt.FormatTBTPrecise(*v)
 	}
-	return FormatTokPerS(*v) + " tok/s"
+	return numfmt.FormatTokPerSPrecise(*v) + " tok/s"
 }
 
 // grid is one metric's decode matrix: rows are contexts, columns concurrency levels.
@@ -325,7 +328,7 @@ func noiseCounts(c *results.Comparison) []string {
 
 // detail is one line about a decided or failed cell-metric.
 func detail(c *results.Comparison, cell *results.CellComparison, m *results.MetricComparison) string {
-	s := fmt.Sprintf("%s %s: %s → %s", cell.Cell, m.Metric.Title(), formatValue(m.Metric, m.Base), formatValue(m.Metric, m.Head))
+	s := fmt.Sprintf("%s %s: %s → %s", cell.Cell, m.Metric.Title(), formatValue(m.Metric, m.Base, c.Base.Scale()), formatValue(m.Metric, m.Head, c.Head.Scale()))
 	if m.Change == nil {
 		return s + ", " + m.Reason
 	}
@@ -383,7 +386,11 @@ func table(w io.Writer, indent string, rows [][]string) {
 // warnings.
 func ComparisonText(w io.Writer, c *results.Comparison) error {
 	ew := &errWriter{w: w}
-	fmt.Fprintf(ew, "speedmatrix compare\nbase: %s\nhead: %s\n\n", runLine(c.Base), runLine(c.Head))
+	fmt.Fprintf(ew, "speedmatrix compare\nbase: %s\nhead: %s\n", runLine(c.Base), runLine(c.Head))
+	if l := comparisonTimeScaleLine(c); l != "" {
+		fmt.Fprintln(ew, l)
+	}
+	fmt.Fprintln(ew)
 	fmt.Fprintf(ew, "Verdict: %s. %s\n", verdictWord(c.Verdict), headline(c))
 	fmt.Fprintf(ew, "Cells:        %s\n", countsLine(c.Summary.CellCounts))
 	fmt.Fprintf(ew, "Cell-metrics: %s\n", countsLine(c.Summary.Counts))

@@ -35,6 +35,10 @@ func (p *Page) Markdown(w io.Writer) error {
 		line(p.MatrixLine)
 		line()
 	}
+	if p.TimeScale != "" {
+		line(p.TimeScale)
+		line()
+	}
 	if p.Partial != "" {
 		line("> **Partial results:** ", p.Partial)
 		line()
@@ -159,11 +163,12 @@ func separator(n int) string {
 var csvColumns = []string{
 	"phase", "context", "context_label", "concurrency", "status", "error", "total_tok_per_s",
 	"per_request_tok_per_s", "ttft_ms", "tbt_ms", "avg_active_requests", "completed_requests",
-	"output_tokens", "measured_seconds",
+	"output_tokens", "measured_seconds", "time_scale",
 }
 
 // CSV writes every cell of f as one CSV row with unformatted numbers (empty where null), for
-// spreadsheets and scripts.
+// spreadsheets and scripts. The numbers are as measured; time_scale is the simulator's speedup
+// (1 for a real server): divide rates and multiply times by it for the profile's time.
 func CSV(w io.Writer, f *results.File) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(csvColumns); err != nil {
@@ -181,14 +186,15 @@ func CSV(w io.Writer, f *results.File) error {
 		}
 		return strconv.Itoa(*p)
 	}
+	scale := strconv.FormatFloat(f.TimeScale(), 'f', -1, 64)
 	for _, c := range f.Prefill {
 		cw.Write([]string{string(results.PhasePrefill), strconv.Itoa(c.Context), c.ContextLabel, "1", string(c.Status), c.Error,
-			num(c.PromptTokPerS), "", num(c.TTFTMs), "", "", count(c.CompletedRequests), "", ""})
+			num(c.PromptTokPerS), "", num(c.TTFTMs), "", "", count(c.CompletedRequests), "", "", scale})
 	}
 	for _, c := range f.Decode {
 		cw.Write([]string{string(results.PhaseDecode), strconv.Itoa(c.Context), c.ContextLabel, strconv.Itoa(c.Concurrency), string(c.Status), c.Error,
 			num(c.TotalTokPerS), num(c.PerRequestTokPerS), num(c.TTFTMs), num(c.TBTMs), num(c.AvgActiveRequests),
-			count(c.CompletedRequests), count(c.OutputTokens), num(c.MeasuredSeconds)})
+			count(c.CompletedRequests), count(c.OutputTokens), num(c.MeasuredSeconds), scale})
 	}
 	cw.Flush()
 	return cw.Error()

@@ -23,10 +23,13 @@ const (
 // Page is the speed-matrix page of one results file with every number already formatted: the
 // model that the markdown, JSON and terminal renderings share.
 type Page struct {
-	Title         string       `json:"title"`
-	Subtitle      string       `json:"subtitle,omitempty"`
-	EngineLine    string       `json:"engine_line,omitempty"`
-	MatrixLine    string       `json:"matrix_line,omitempty"`
+	Title      string `json:"title"`
+	Subtitle   string `json:"subtitle,omitempty"`
+	EngineLine string `json:"engine_line,omitempty"`
+	MatrixLine string `json:"matrix_line,omitempty"`
+	// TimeScale says, for a results file measured against the simulator at a speedup, that the
+	// figures are in the profile's time; "" for a real server.
+	TimeScale     string       `json:"time_scale,omitempty"`
 	Partial       string       `json:"partial,omitempty"`
 	Hardware      []results.KV `json:"hardware"`
 	Engine        []results.KV `json:"engine"`
@@ -61,9 +64,13 @@ type DecodeRow struct {
 	Cells   [][]string `json:"cells"`
 }
 
-// NewPage builds the page of f.
+// NewPage builds the page of f. A file measured against the simulator at a speedup is shown in
+// the profile's time (rates ÷ speedup, times × speedup), with a line that says so.
 func NewPage(f *results.File) *Page {
+	scale := f.TimeScale()
+	f = inProfileTime(f, scale)
 	p := &Page{
+		TimeScale:     pageTimeScaleLine(scale),
 		Title:         TitleText,
 		Subtitle:      subtitle(f),
 		EngineLine:    joinNonEmpty(" · ", f.Engine.Name, f.Engine.Version, f.Engine.Quantization),
