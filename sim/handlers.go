@@ -70,8 +70,14 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusOK)
 }
 
+// handleVersion answers vLLM's {"version": …} and says who answers: "simulator" names the
+// simulator, its profile and its speedup, so that a client measuring it over HTTP records the
+// time scale and shows the numbers in the profile's time (bench/server reads it).
 func (s *Server) handleVersion(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"version": s.prof.EngineVersion})
+	writeJSON(w, http.StatusOK, map[string]any{
+		"version":   s.prof.EngineVersion,
+		"simulator": map[string]any{"name": "speedmatrix sim", "profile": s.prof.Name, "speedup": s.speedup},
+	})
 }
 
 func (s *Server) handleModels(w http.ResponseWriter, _ *http.Request) {

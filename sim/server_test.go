@@ -575,3 +575,28 @@ func TestIgnoreEOS(t *testing.T) {
 		t.Errorf("with ignore_eos: finish_reason %q after %d tokens, want length at 6000", fr, n)
 	}
 }
+
+// TestVersionSaysSpeedup: /version names the simulator, its profile and its speedup, so that a
+// client measuring it over HTTP can show its numbers in the profile's time.
+func TestVersionSaysSpeedup(t *testing.T) {
+	s := startSim(t, func(c *Config) { c.Speedup = 20 })
+	resp, err := http.Get(s.URL() + "/version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var v struct {
+		Version   string `json:"version"`
+		Simulator struct {
+			Name    string  `json:"name"`
+			Profile string  `json:"profile"`
+			Speedup float64 `json:"speedup"`
+		} `json:"simulator"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Version == "" || v.Simulator.Name != "speedmatrix sim" || v.Simulator.Profile != profile.Default || v.Simulator.Speedup != 20 {
+		t.Errorf("/version = %+v, want the engine version and simulator speedmatrix sim, profile %s, speedup 20", v, profile.Default)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -196,17 +197,55 @@ func (c *Client) Health(ctx context.Context) error {
 // Version does return the engine version from GET /version (vLLM) or GET /api/version (Ollama);
 // ErrNotSupported when neither exists.
 func (c *Client) Version(ctx context.Context) (string, error) {
+	v, err := c.VersionInfo(ctx)
+	return v.Version, err
+}
+
+// SimulatorName is what the built-in simulator calls itself in /version.
+const SimulatorName = "speedmatrix sim"
+
+// VersionInfo is what a server's version endpoint says.
+type VersionInfo struct {
+	Version string
+	// Simulator is set when the server is the built-in simulator (`speedmatrix sim`).
+	Simulator *SimulatorInfo
+}
+
+// SimulatorInfo is how the built-in simulator describes itself in /version.
+type SimulatorInfo struct {
+	Profile string
+	// Speedup is how many times faster than its profile the simulator runs (1 when it did not
+	// say a positive number).
+	Speedup float64
+}
+
+// VersionInfo does read GET /version (vLLM, and the built-in simulator, which adds
+// "simulator": {"name": "speedmatrix sim", "profile", "speedup"}) or GET /api/version (Ollama);
+// ErrNotSupported when neither exists.
+func (c *Client) VersionInfo(ctx context.Context) (VersionInfo, error) {
 	var out struct {
-		Version string `json:"version"`
+		Version   string `json:"version"`
+		Simulator *struct {
+			Name    string  `json:"name"`
+			Profile string  `json:"profile"`
+			Speedup float64 `json:"speedup"`
+		} `json:"simulator"`
 	}
 	err := c.call(ctx, http.MethodGet, "/version", nil, &out)
 	if errors.Is(err, ErrNotSupported) {
 		err = c.call(ctx, http.MethodGet, "/api/version", nil, &out)
 	}
 	if err != nil {
-		return "", err
+		return VersionInfo{}, err
 	}
-	return out.Version, nil
+	v := VersionInfo{Version: out.Version}
+	if sim := out.Simulator; sim != nil && sim.Name == SimulatorName {
+		v.Simulator = &SimulatorInfo{Profile: sim.Profile, Speedup: sim.Speedup}
+		if !(sim.Speedup > 0) || math.IsInf(sim.Speedup, 0) {
+			v.Simulator.Speedup = 1
+		}
+	}
+	return v, nil
 }
 
 // Props are llama.cpp's server properties (GET /props).

@@ -210,3 +210,34 @@ func FuzzDecodeTokenize(f *testing.F) {
 		}
 	})
 }
+
+// TestVersionInfoReadsSimulator: the built-in simulator's /version says its speedup; vLLM's
+// says only its version.
+func TestVersionInfoReadsSimulator(t *testing.T) {
+	tests := []struct {
+		name string
+		body string
+		want VersionInfo
+	}{
+		{"vllm", `{"version":"0.11.1"}`, VersionInfo{Version: "0.11.1"}},
+		{"simulator", `{"version":"0.11.1","simulator":{"name":"speedmatrix sim","profile":"glm-5.3-flash-nvfp4-h200x2","speedup":20}}`,
+			VersionInfo{Version: "0.11.1", Simulator: &SimulatorInfo{Profile: "glm-5.3-flash-nvfp4-h200x2", Speedup: 20}}},
+		{"simulator at no speedup", `{"version":"x","simulator":{"name":"speedmatrix sim","profile":"p","speedup":0}}`,
+			VersionInfo{Version: "x", Simulator: &SimulatorInfo{Profile: "p", Speedup: 1}}},
+		{"another simulator", `{"version":"x","simulator":{"name":"other","speedup":20}}`, VersionInfo{Version: "x"}},
+	}
+	for _, tt := range tests {
+		c, mux := setup(t)
+		mux.HandleFunc("GET /version", func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, tt.body) })
+		got, err := c.VersionInfo(context.Background())
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if d := cmp.Diff(tt.want, got); d != "" {
+			t.Errorf("%s: (-want +got)\n%s", tt.name, d)
+		}
+		if v, err := c.Version(context.Background()); err != nil || v != tt.want.Version {
+			t.Errorf("%s: Version() = %q, %v", tt.name, v, err)
+		}
+	}
+}
