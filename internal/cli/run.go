@@ -342,7 +342,7 @@ func runCommand(ctx context.Context, env *Env, o runOptions) error {
 	if o.URL == "" {
 		return runSimulated(ctx, env, o)
 	}
-	return measureURL(ctx, env, o, o.URL, nil)
+	return measureURL(ctx, env, o, o.URL, simulatorAtURL(ctx, env, o)) // a `speedmatrix sim` says its speedup (runsim.go)
 }
 
 // measureURL measures the server at baseURL with the options o and writes the results file.

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/speedmatrix/speedmatrix/bench"
+	"github.com/speedmatrix/speedmatrix/bench/server"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
 	"github.com/speedmatrix/speedmatrix/sim/profile"
@@ -137,17 +138,47 @@ func runSimulated(ctx context.Context, env *Env, o runOptions) error {
 	} else {
 		settings.Noise = p.Noise.CV
 	}
-	return measureURL(ctx, env, o, srv.URL(), func(f *results.File) {
+	return measureURL(ctx, env, o, srv.URL(), recordSimulator(settings))
+}
+
+// recordSimulator returns the finish of measureURL that records the simulator a run measured:
+// its settings (the speedup is the file's time scale) and a note saying that the file's numbers
+// are as measured while reports show them in the profile's time.
+func recordSimulator(settings *results.SimulatorSettings) func(*results.File) {
+	return func(f *results.File) {
 		if f.Run.Settings == nil {
 			f.Run.Settings = &results.Settings{}
 		}
 		f.Run.Settings.Simulator = settings
-		note := fmt.Sprintf("measured against the built-in simulator (profile %s) at %g× its speed: rates are %g× and times 1/%g of the profile's", p.Name, so.Speedup, so.Speedup, so.Speedup)
+		x := strconv.FormatFloat(settings.Speedup, 'g', -1, 64)
+		note := fmt.Sprintf("measured against the built-in simulator (profile %s) at %s× its profile's speed: this file holds the numbers as measured (rates %s× the profile's, times 1/%s); reports show them in the profile's time", settings.Profile, x, x, x)
 		for _, n := range f.Notes {
 			if n == note {
 				return
 			}
 		}
 		f.Notes = append(f.Notes, note)
-	})
+	}
+}
+
+// simulatorAtURL asks the server of `run --url` whether it is the built-in simulator (its
+// /version says so, with its speedup). When it is, the returned finish records it, as for the
+// in-process simulator; for any other server, or when /version does not answer (the runner
+// reports that itself), it returns nil.
+func simulatorAtURL(ctx context.Context, env *Env, o runOptions) func(*results.File) {
+	if strings.Contains(o.URL, "@") {
+		return nil // measureURL refuses it
+	}
+	var opts []server.Option
+	if o.APIKeyEnv != "" {
+		opts = append(opts, server.WithAPIKey(env.Getenv(o.APIKeyEnv)))
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	v, err := server.New(o.URL, opts...).VersionInfo(ctx)
+	if err != nil || v.Simulator == nil {
+		return nil
+	}
+	env.Log.Info("the server is the built-in simulator: reports will show its numbers in the profile's time", "profile", v.Simulator.Profile, "speedup", v.Simulator.Speedup)
+	return recordSimulator(&results.SimulatorSettings{Profile: v.Simulator.Profile, Speedup: v.Simulator.Speedup})
 }
