@@ -53,7 +53,7 @@ func (so simRunOptions) scale(t bench.Timeouts) bench.Timeouts {
 // addSimRunFlags declares the --sim-* flags of `speedmatrix run`.
 func addSimRunFlags(f *pflag.FlagSet, o *simRunOptions) {
 	f.StringVar(&o.Profile, "sim-profile", profile.Default, "without --url: the built-in simulator's profile, a built-in name ("+strings.Join(profile.Names(), ", ")+") or a YAML file")
-	f.Float64Var(&o.Speedup, "sim-speedup", DefaultSimSpeedup, "without --url: run the simulator this many times faster than its profile; rates scale by it, and --duration and --readiness-timeout left at their defaults shrink by it (30 s of model time per window)")
+	f.Float64Var(&o.Speedup, "sim-speedup", DefaultSimSpeedup, "without --url: run the simulator this many times faster than its profile; the results file records it and keeps the numbers as measured, reports show them in the profile's time, and --duration and --readiness-timeout left at their defaults shrink by it (30 s of model time per window)")
 	f.Uint64Var(&o.Seed, "sim-seed", 0, "without --url: the simulator's seed (noise, acceptance draws, faults)")
 	o.Noise = new(float64)
 	f.Float64Var(o.Noise, "sim-noise", 0, "without --url: the simulator's noise CV (default: the profile's)")

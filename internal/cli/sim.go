@@ -81,7 +81,7 @@ Injection, repeatable under --seed:
 	f.Float64Var(&noise, "noise", 0, "coefficient of variation of injected noise (default: the profile's)")
 	f.StringVar(&slowdown, "slowdown", "", "slow-down rules, e.g. decode=1.10@ctx>=64K,prefill=1.2")
 	f.StringVar(&fault, "fault", "", "faults to inject, e.g. error=5%,cut=100@0.1,crash=60s")
-	f.Float64Var(&speedup, "speedup", 1, "run the model this many times faster than the profile")
+	f.Float64Var(&speedup, "speedup", 1, "run the model this many times faster than the profile; /version says it, so that speedmatrix run --url records it and reports show the profile's time")
 	cmd.AddCommand(newSimFitCmd(env), newSimProfilesCmd(env))
 	return cmd
 }
