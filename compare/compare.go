@@ -15,14 +15,15 @@ type Input struct {
 	Base, Head         []*results.File
 	BasePath, HeadPath string
 	History            []*results.File
-	// Force compares files of different models or hardware, with a warning.
+	// Force compares files of different models, hardware or time scales (simulator speedups),
+	// with a warning.
 	Force bool
 	// Cells, when not empty, limits the comparison to these cells (the second look compares
 	// only the cells it re-measured).
 	Cells []results.CellID
 }
 
-// MismatchError says that the two sides measured different models or hardware.
+// MismatchError says that the two sides measured different models, hardware or time scales.
 type MismatchError struct {
 	Differences []string
 }
@@ -208,8 +209,8 @@ func timeScale(f *results.File) float64 {
 	return 0
 }
 
-// setupDifferences lists how two files' model and hardware differ (fields empty on either side
-// are not compared).
+// setupDifferences lists how two files' model, hardware and time scale differ (model and
+// hardware fields empty on either side are not compared).
 func setupDifferences(a, b *results.File) []string {
 	var d []string
 	diff := func(what, x, y string) {

@@ -128,7 +128,7 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 	f.StringArrayVar(&thresholds, "threshold", nil, "practical floor δ as METRIC=PERCENT, repeatable (metrics: "+strings.Join(compare.MetricNames(), ", ")+"), e.g. --threshold ttft=10")
 	f.Float64Var(&fdr, "fdr", def.FDR, "false discovery rate q over all tested cell-metrics (both looks together)")
 	f.Float64Var(&falseAlarm, "false-alarm", def.FalseAlarm, "whole-matrix false-alarm rate to keep besides the FDR: both looks together spend min(fdr, false-alarm); 0 turns this cap off")
-	f.BoolVar(&force, "force", false, "compare files of different models or hardware (the output warns)")
+	f.BoolVar(&force, "force", false, "compare files of different models, hardware or simulator speedups (the output warns)")
 	f.StringVarP(&out, "output", "o", "", "also write the comparison file (speedmatrix/comparison/v1 JSON) to this path")
 	f.StringVar(&format, "format", "text", "output on stdout: text (benchstat-like), markdown (pull-request comment) or json (the comparison file)")
 	f.IntVar(&look, "look", 1, "1 for a first comparison; 2 for the comparison of pooled trials after the advised rerun (stricter level, no third look)")
