@@ -175,53 +175,36 @@ func fitShapes() []fitShape {
 		{
 			// (d) Decode throughput not monotone in concurrency (noise): at every context the
 			// streams of C = 2 run faster than the single stream of C = 1, C = 4 reads 30 % high
-			// and C = 8 20 % low (below C = 4); the 16K prefill is faster than the 8K one.
-			name: "decode throughput not monotone in concurrency",
-			input: func(t *testing.T) *results.File {
-				truth := truthProfile(t, func(p *profile.Profile) { p.Frontend.BaseMs = 150 })
-				o := referenceLikeOptions()
-				o.Contexts = []int{8 * k, 32 * k, 128 * k}
-				o.PrefillContexts = []int{8 * k, 16 * k, 32 * k, 128 * k}
-				o.Concurrency = []int{1, 2, 4, 8, 16}
-				return syntheticReport(t, truth, o, launchFull, func(f *results.File) {
-					scale := func(ctx, c int, by float64) {
-						for i := range f.Decode {
-							d := &f.Decode[i]
-							if d.Context == ctx && d.Concurrency == c {
-								for _, q := range []*float64{d.TotalTokPerS, d.PerRequestTokPerS} {
-									*q *= by
-								}
-								*d.TBTMs /= by
-								*d.OutputTokens = int(float64(*d.OutputTokens) * by)
-							}
-						}
-					}
-					for _, ctx := range []int{8 * k, 32 * k, 128 * k} {
-						scale(ctx, 1, 0.7)
-						scale(ctx, 2, 1.25)
-						scale(ctx, 4, 1.3)
-						scale(ctx, 8, 0.8)
-					}
-					// A prefill TTFT that falls with length (16K faster than 8K).
-					var ttft8K float64
-					for _, c := range f.Prefill {
-						if c.Context == 8*k {
-							ttft8K = *c.TTFTMs
-						}
-					}
-					for i := range f.Prefill {
-						if c := &f.Prefill[i]; c.Context == 16*k {
-							*c.TTFTMs = 0.9 * ttft8K
-							*c.PromptTokPerS = float64(16*k) / (*c.TTFTMs / 1e3)
-						}
-					}
-				})
-			},
+			// and C = 8 20 % low (below C = 4).
+			name:       "decode throughput not monotone in concurrency",
+			input:      func(t *testing.T) *results.File { return noisyReport(t, true, false) },
 			blockSizes: []int{1, 16, 256, 4096},
-			notes: []string{
-				"prefill compute time fell with prompt length (noise) among 8K, 16K: pooled",
-				"decode step time fell with batch size (noise: 25.1 ms at batch 1, 18.9 ms at batch 2): pooled",
+			notes:      []string{"decode step time fell with batch size (noise: 25.1 ms at batch 1, 18.9 ms at batch 2): pooled"},
+		},
+		{
+			// (d') The 16K prefill cell's TTFT below the 8K one's (noise).
+			name:       "prefill time falling with length",
+			input:      func(t *testing.T) *results.File { return noisyReport(t, false, true) },
+			blockSizes: []int{16},
+			notes:      []string{"prefill compute time fell with prompt length (noise) among 8K, 16K: pooled"},
+		},
+		{
+			// (f) Queued only by max_num_seqs: the C = 64 cells run 32 requests, as many as
+			// the valid C = 32 cells (the queued cells' batch is the valid cells' batch).
+			name: "queued at max_num_seqs",
+			input: func(t *testing.T) *results.File {
+				truth := truthProfile(t, func(p *profile.Profile) {
+					p.MaxNumSeqs, p.MaxRunning = 32, 0
+					p.Frontend.BaseMs = 100
+				})
+				o := referenceLikeOptions()
+				o.Contexts = []int{8 * k, 32 * k}
+				o.PrefillContexts = slices.Clone(o.Contexts)
+				o.Concurrency = []int{1, 8, 32, 64}
+				o.Window = 20 * time.Second
+				return syntheticReport(t, truth, o, strings.Replace(launchFull, "256", "32", 1), nil)
 			},
+			blockSizes: []int{16},
 		},
 		{
 			name:       "reference report",
@@ -232,6 +215,54 @@ func fitShapes() []fitShape {
 			// (sim/PROFILES.md, known differences); its status (queued) still follows.
 		},
 	}
+}
+
+// noisyReport is a report of three contexts and C = 1 … 16 whose decode throughput is not
+// monotone in concurrency (decodeNoise: at every context the streams of C = 2 run faster than
+// the single stream of C = 1, C = 4 reads 30 % high and C = 8 20 % low, below C = 4) or whose
+// 16K prefill is faster than its 8K prefill (prefillNoise).
+func noisyReport(t *testing.T, decodeNoise, prefillNoise bool) *results.File {
+	truth := truthProfile(t, func(p *profile.Profile) { p.Frontend.BaseMs = 150 })
+	o := referenceLikeOptions()
+	o.Contexts = []int{8 * k, 32 * k, 128 * k}
+	o.PrefillContexts = []int{8 * k, 16 * k, 32 * k, 128 * k}
+	o.Concurrency = []int{1, 2, 4, 8, 16}
+	return syntheticReport(t, truth, o, launchFull, func(f *results.File) {
+		scale := func(ctx, c int, by float64) {
+			for i := range f.Decode {
+				d := &f.Decode[i]
+				if d.Context == ctx && d.Concurrency == c {
+					for _, q := range []*float64{d.TotalTokPerS, d.PerRequestTokPerS} {
+						*q *= by
+					}
+					*d.TBTMs /= by
+					*d.OutputTokens = int(float64(*d.OutputTokens) * by)
+				}
+			}
+		}
+		if decodeNoise {
+			for _, ctx := range o.Contexts {
+				scale(ctx, 1, 0.7)
+				scale(ctx, 2, 1.25)
+				scale(ctx, 4, 1.3)
+				scale(ctx, 8, 0.8)
+			}
+		}
+		if prefillNoise {
+			var ttft8K float64
+			for _, c := range f.Prefill {
+				if c.Context == 8*k {
+					ttft8K = *c.TTFTMs
+				}
+			}
+			for i := range f.Prefill {
+				if c := &f.Prefill[i]; c.Context == 16*k {
+					*c.TTFTMs = 0.9 * ttft8K
+					*c.PromptTokPerS = float64(16*k) / (*c.TTFTMs / 1e3)
+				}
+			}
+		}
+	})
 }
 
 // TestFitShapes fits reports of several shapes with several block sizes: each fitted profile
