@@ -3,6 +3,7 @@ package profile_test
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -330,4 +331,98 @@ func TestFitShapes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFitErrors checks that a report the fit cannot use gets an error that says what is
+// missing.
+func TestFitErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(f *results.File)
+		want string
+	}{
+		{"no prefill cell", func(f *results.File) { f.Prefill = nil }, "needs at least one measured prefill cell"},
+		{"no decode cell", func(f *results.File) { f.Decode = nil }, "nothing bounds the KV cache"},
+		{"every decode cell failed", func(f *results.File) {
+			for i := range f.Decode {
+				f.Decode[i].Status = results.StatusError
+			}
+		}, "nothing bounds the KV cache"},
+		{"decode cells without rates", func(f *results.File) {
+			for i := range f.Decode {
+				f.Decode[i].TotalTokPerS = nil
+			}
+		}, "no measured decode cell to time a decode step"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := readReference(t)
+			tt.edit(f)
+			_, err := profile.Fit(f, profile.DefaultFitOptions())
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %v, want one containing %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzFit perturbs the reference report's numbers and statuses: the fit must either return an
+// error or a profile that passes its own validation and makes an engine configuration.
+func FuzzFit(f *testing.F) {
+	ref := readReference(f)
+	f.Add([]byte{})
+	f.Add([]byte{3, 200, 10, 0, 40, 7})
+	f.Add([]byte{70, 1, 70, 2, 71, 1, 71, 2})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		g := *ref
+		g.Prefill = slices.Clone(ref.Prefill)
+		g.Decode = slices.Clone(ref.Decode)
+		statuses := []results.Status{results.StatusValid, results.StatusQueued, results.StatusOverCapacity, results.StatusError}
+		for i := 0; i+1 < len(ops); i += 2 {
+			cell, op := int(ops[i]), ops[i+1]
+			factor := math.Pow(2, float64(int(op%16)-8)/2) // 1/16 … 11.3
+			num := func(p *float64) *float64 {
+				if p == nil {
+					v := 1.0
+					return &v
+				}
+				v := *p * factor
+				return &v
+			}
+			if cell < len(g.Prefill) {
+				c := &g.Prefill[cell]
+				c.TTFTMs = num(c.TTFTMs)
+				continue
+			}
+			cell -= len(g.Prefill)
+			if cell >= len(g.Decode) {
+				continue
+			}
+			c := &g.Decode[cell]
+			switch op / 16 % 6 {
+			case 0:
+				c.TotalTokPerS = num(c.TotalTokPerS)
+			case 1:
+				c.PerRequestTokPerS = num(c.PerRequestTokPerS)
+			case 2:
+				c.TTFTMs = num(c.TTFTMs)
+			case 3:
+				c.TBTMs = num(c.TBTMs)
+			case 4:
+				c.AvgActiveRequests = num(c.AvgActiveRequests)
+			case 5:
+				c.Status = statuses[int(op)%len(statuses)]
+			}
+		}
+		p, err := profile.Fit(&g, profile.DefaultFitOptions())
+		if err != nil {
+			if strings.Contains(err.Error(), "not usable") {
+				t.Fatalf("the fit made a profile that fails its own validation: %v", err)
+			}
+			return
+		}
+		if _, err := p.EngineConfig(1, 0); err != nil {
+			t.Fatalf("fitted profile: %v", err)
+		}
+	})
 }
