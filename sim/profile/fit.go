@@ -41,10 +41,12 @@ func DefaultFitOptions() FitOptions {
 //   - engine arguments (max_model_len, max_num_seqs, max_num_batched_tokens, speculative
 //     tokens, served model) come from the server facts or the launch command;
 //   - KV cache tokens lie between the largest C·(context+max_tokens) of a measured cell and the
-//     smallest of an over-capacity cell; the profile takes the middle, in whole blocks;
+//     smallest of an over-capacity cell; the profile takes the middle, in whole blocks, or the
+//     lower bound when no cell was over capacity (the block size doubles while the count would
+//     pass engine.MaxBlocks);
 //   - a running ceiling below max_num_seqs is the median average-active count of the queued
 //     cells that ran clearly fewer requests than their concurrency, when that median is under
-//     0.95·max_num_seqs;
+//     0.95·max_num_seqs and not below the concurrency of a valid cell;
 //   - a measurement of the built-in simulator is first brought back to model speed (rates
 //     divided, times multiplied by its speedup);
 //   - a least-squares line through the TTFT of the concurrency-1 decode cells (whose prompt
@@ -54,7 +56,13 @@ func DefaultFitOptions() FitOptions {
 //   - prefill compute time is each prefill cell's TTFT minus the frontend time;
 //   - decode step time per batch size is fitted by least squares, step = a_B + c·B·context,
 //     one a per batch size and one c, from the time between tokens at C = 1 and from total
-//     tok/s at C ≥ 2 (and at steady queued cells, with the average active count as batch).
+//     tok/s at C ≥ 2 (and at queued cells running at the seat limit, with the average active
+//     count as batch); prefill compute time and decode step time are pooled where noise makes
+//     them fall with length or batch.
+//
+// Whatever the input does not bound or give, Fit assumes and says so in the profile's
+// fit.notes; it returns an error only when the input lacks what no assumption can replace
+// (a measured prefill cell, a measured decode cell), and never a profile that fails Validate.
 func Fit(f *results.File, o FitOptions) (*Profile, error) {
 	if o.BlockSize <= 0 {
 		o.BlockSize = 16
