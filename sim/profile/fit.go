@@ -138,6 +138,10 @@ func Fit(f *results.File, o FitOptions) (*Profile, error) {
 		note("max_num_batched_tokens unknown: 8192")
 	}
 	p.SpecDecode.NumSpeculativeTokens = specTokens(args["--speculative-config"])
+	if step := 1 + p.SpecDecode.NumSpeculativeTokens; p.MaxNumBatchedTokens < step {
+		note("max_num_batched_tokens %d cannot hold one decode step of %d tokens (1 + %d speculative): raised to %d", p.MaxNumBatchedTokens, step, p.SpecDecode.NumSpeculativeTokens, step)
+		p.MaxNumBatchedTokens = step
+	}
 	p.KVCache.Dtype = firstNonEmpty(args["--kv-cache-dtype"], "auto")
 
 	// KV cache.
@@ -145,21 +149,33 @@ func Fit(f *results.File, o FitOptions) (*Profile, error) {
 	kv, lo := srv.KVCacheTokens, 0
 	var kvNote func(tokens int) string
 	if kv == 0 {
-		hi := math.MaxInt
+		need := func(c results.DecodeCell) int { return c.Concurrency * (c.Context + maxTokens) }
+		label := func(c results.DecodeCell) string { return fmt.Sprintf("%s×%d", c.ContextLabel, c.Concurrency) }
+		loCell := ""
 		for _, c := range f.Decode {
-			need := c.Concurrency * (c.Context + maxTokens)
-			switch {
-			case c.Status.Measured():
-				lo = max(lo, need)
-			case c.Status == results.StatusOverCapacity:
-				hi = min(hi, need-1)
+			if c.Status.Measured() && need(c) > lo {
+				lo, loCell = need(c), label(c)
 			}
+		}
+		// An over-capacity cell that needs no more than a measured cell contradicts it (labels
+		// round contexts to whole K; max_tokens may be assumed): the measured cell wins.
+		hi := math.MaxInt
+		var contradicted []string
+		for _, c := range f.Decode {
+			switch {
+			case c.Status != results.StatusOverCapacity:
+			case need(c) <= lo:
+				contradicted = append(contradicted, fmt.Sprintf("%s %d", label(c), need(c)))
+			default:
+				hi = min(hi, need(c)-1)
+			}
+		}
+		if len(contradicted) > 0 {
+			note("over capacity although a measured cell needs more (%s needs %d tokens): %s; no KV cache size fits both, so the fit keeps every measured cell and the simulator runs %s", loCell, lo, strings.Join(contradicted, ", "), strings.Join(contradictedCells(contradicted), ", "))
 		}
 		switch {
 		case lo == 0 && hi == math.MaxInt:
 			return nil, errors.New("fit: nothing bounds the KV cache: no decode cell was measured or over capacity; the input needs sustained-decode cells")
-		case lo > hi:
-			return nil, fmt.Errorf("fit: the over-capacity pattern is inconsistent: a measured cell needs %d KV tokens but an over-capacity cell needs only %d", lo, hi+1)
 		case hi == math.MaxInt:
 			// Only bounded from below: the smallest cache consistent with every measured cell.
 			kv = lo
@@ -624,6 +640,15 @@ func specTokens(js string) int {
 		return 0
 	}
 	return max(sc.N, 0)
+}
+
+// contradictedCells returns the cell names of "label×C need" entries.
+func contradictedCells(entries []string) []string {
+	out := make([]string, len(entries))
+	for i, e := range entries {
+		out[i], _, _ = strings.Cut(e, " ")
+	}
+	return out
 }
 
 // seatsAssumed says which max_num_seqs the fit assumed.

@@ -208,6 +208,27 @@ func fitShapes() []fitShape {
 			blockSizes: []int{16},
 		},
 		{
+			// (g) An over-capacity cell that needs less KV cache than a measured one (labels
+			// round contexts to whole K, and max_tokens may be unknown): no cache size fits
+			// both. The fit keeps every measured cell and says which cell it cannot follow.
+			name: "inconsistent over-capacity cell",
+			input: func(t *testing.T) *results.File {
+				f := readReference(t)
+				for i := range f.Decode {
+					if d := &f.Decode[i]; d.ContextLabel == "8K" && d.Concurrency == 128 {
+						*d = results.DecodeCell{Context: d.Context, ContextLabel: d.ContextLabel, Concurrency: d.Concurrency, Status: results.StatusOverCapacity}
+					}
+				}
+				return f
+			},
+			blockSizes: []int{64},
+			notes: []string{
+				"over capacity although a measured cell needs more (16K×128 needs 2621440 tokens): 8K×128 1572864; no KV cache size fits both, so the fit keeps every measured cell and the simulator runs 8K×128",
+				"KV cache tokens between 2621440 (largest measured C·(context+max_tokens)) and 4190207 (smallest over capacity): 3405823",
+			},
+			statusFree: []string{"8K×128"},
+		},
+		{
 			name:       "reference report",
 			input:      func(t *testing.T) *results.File { return readReference(t) },
 			blockSizes: []int{16, 64, 256},
@@ -334,7 +355,7 @@ func TestFitShapes(t *testing.T) {
 }
 
 // TestFitErrors checks that a report the fit cannot use gets an error that says what is
-// missing.
+// missing, and that one it can use despite a contradiction (want "") gets a profile.
 func TestFitErrors(t *testing.T) {
 	tests := []struct {
 		name string
@@ -348,6 +369,9 @@ func TestFitErrors(t *testing.T) {
 				f.Decode[i].Status = results.StatusError
 			}
 		}, "nothing bounds the KV cache"},
+		{"a speculative step that does not fit the token budget", func(f *results.File) {
+			f.Run.LaunchCommand = strings.Replace(f.Run.LaunchCommand, "--max-num-batched-tokens 8192", "--max-num-batched-tokens 4", 1)
+		}, ""},
 		{"decode cells without rates", func(f *results.File) {
 			for i := range f.Decode {
 				f.Decode[i].TotalTokPerS = nil
@@ -359,6 +383,12 @@ func TestFitErrors(t *testing.T) {
 			f := readReference(t)
 			tt.edit(f)
 			_, err := profile.Fit(f, profile.DefaultFitOptions())
+			if tt.want == "" {
+				if err != nil {
+					t.Errorf("error %v, want a usable profile", err)
+				}
+				return
+			}
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("error %v, want one containing %q", err, tt.want)
 			}
