@@ -100,7 +100,10 @@ func newSimFitCmd(env *Env) *cobra.Command {
 or an llm-inference-bench "Speed test matrix" report (page text or markdown). It writes the
 profile as YAML to stdout (or --out) and, with --check (the default), measures the fitted
 profile on the same matrix in virtual time and prints the simulated cells next to the
-measured ones on stderr. The method is described in sim/PROFILES.md.`,
+measured ones on stderr. It says on stderr (and in the profile's fit.notes) what it derived
+and what the input did not determine and it had to assume: a KV cache or max_num_seqs that
+no cell bounds from above, an unknown block size or frontend time, noisy cells it smoothed.
+The method is described in sim/PROFILES.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := readMatrix(args[0])
@@ -122,6 +125,12 @@ measured ones on stderr. The method is described in sim/PROFILES.md.`,
 				}
 			} else if _, err := env.Stdout.Write(data); err != nil {
 				return err
+			}
+			if p.Fit != nil && len(p.Fit.Notes) > 0 {
+				fmt.Fprintln(env.Stderr, "What the fit derived and assumed (also the profile's fit.notes):")
+				for _, n := range p.Fit.Notes {
+					fmt.Fprintln(env.Stderr, "  - "+n)
+				}
 			}
 			if !check {
 				return nil
