@@ -18,6 +18,11 @@ type Config struct {
 	Compare Compare `yaml:"compare"`
 	// Store holds where results are kept between runs.
 	Store Store `yaml:"store"`
+
+	// file and where are the file Parse read and the position of each setting it gave, so
+	// that Validate can point at the line of a bad value.
+	file  string
+	where map[string]position
 }
 
 // Run is the settings of `speedmatrix run` (a flag of the same name with dashes overrides each).
