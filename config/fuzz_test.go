@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// FuzzLoad feeds arbitrary YAML to the reader: it must return a configuration or an error
+// FuzzLoad feeds arbitrary YAML to the reader (it replaces internal/cli's FuzzRunConfig): it must return a configuration or an error
 // naming where, never panic; an accepted file gives lists without empty items and validates
 // without panicking. Seeds: the examples of testdata and the README's.
 func FuzzLoad(f *testing.F) {
@@ -19,6 +19,8 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add("url: http://x\ncontexts: [8K, 16K]\nconcurrency: \"1,2\"\n")
 	f.Add("engine:\n  build: {command: make}\n  serve: {command: [a, \"${PORT}\"], env: {A: \"$$\"}}\n")
+	f.Add("engine:\n  name: vllm\nhardware:\n  gpu_count: 2\n")
+	f.Add("cells: decode/8K/32\nduration: 30s\n")
 	f.Add("contexts: {a: b}\n")
 	f.Add("a: &a [1]\nb: *a\n")
 	f.Add("- 1\n- 2\n")

@@ -99,10 +99,20 @@ func (c Config) Validate() error {
 			v.fail(p, "%g: want a fraction from 0 to below 1 (0.03 is 3 %%)", d)
 		}
 	}
-	if len(v.errs) > 0 {
-		return v.errs
+	if len(v.errs) == 0 {
+		return nil
 	}
-	return nil
+	// In file order; settings not from the file (defaults, flags) after.
+	slices.SortStableFunc(v.errs, func(a, b *Error) int {
+		switch {
+		case (a.Line == 0) != (b.Line == 0):
+			return map[bool]int{true: 1, false: -1}[a.Line == 0]
+		case a.Line != b.Line:
+			return a.Line - b.Line
+		}
+		return a.Column - b.Column
+	})
+	return v.errs
 }
 
 func (v *validator) engine(e Engine) {
