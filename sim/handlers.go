@@ -2,6 +2,8 @@ package sim
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,7 +33,51 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /detokenize", s.handleDetokenize)
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.handleGenerate(w, r, false) })
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.handleGenerate(w, r, true) })
-	return mux
+	if !s.keyed {
+		return mux
+	}
+	return s.requireKey(mux)
+}
+
+// publicPaths stay open with an API key, as in vLLM (PUBLIC_ENDPOINTS of its authentication
+// middleware): health probes, the version and metrics scraping.
+var publicPaths = []string{"/health", "/ping", "/load", "/version", "/metrics"}
+
+// requireKey wraps next in vLLM's --api-key check: every request but OPTIONS (CORS preflight)
+// and those to a public path needs "Authorization: Bearer KEY" (scheme in any case), else
+// 401 with vLLM's body {"error": "Unauthorized"}. The key is compared by its hash in constant
+// time, as vLLM does.
+func (s *Server) requireKey(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodOptions || isPublicPath(r.URL.Path) || s.validKey(r.Header.Get("Authorization")) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = io.WriteString(w, `{"error":"Unauthorized"}`)
+	})
+}
+
+// isPublicPath reports whether path is a public path or lies under one (on a segment
+// boundary: /healthcheck is not /health).
+func isPublicPath(path string) bool {
+	for _, p := range publicPaths {
+		if path == p || strings.HasPrefix(path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// validKey reports whether an Authorization header carries the server's key.
+func (s *Server) validKey(header string) bool {
+	scheme, param, _ := strings.Cut(header, " ")
+	if !strings.EqualFold(scheme, "bearer") {
+		return false
+	}
+	h := sha256.Sum256([]byte(param))
+	return subtle.ConstantTimeCompare(h[:], s.apiKey[:]) == 1
 }
 
 // apiError writes vLLM's error shape.

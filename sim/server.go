@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,8 +64,11 @@ type Config struct {
 	Fault    string
 	// Speedup runs the model this many times faster than the profile; 0 means 1.
 	Speedup float64
-	Clock   Clock
-	Log     *slog.Logger
+	// APIKey, when set, is required as "Authorization: Bearer KEY" on every route but the
+	// public ones (/health, /version, /metrics), as vLLM's --api-key; it is never logged.
+	APIKey string
+	Clock  Clock
+	Log    *slog.Logger
 }
 
 // Server is a running simulator.
@@ -77,6 +81,8 @@ type Server struct {
 	faults  *inject.Faults
 	seed    uint64
 	speedup float64
+	apiKey  [sha256.Size]byte // the hash of Config.APIKey; zero when there is none
+	keyed   bool
 	clock   Clock
 	log     *slog.Logger
 	start   time.Time
@@ -161,6 +167,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		start: cfg.Clock.Now(), ln: ln,
 		wake: make(chan struct{}, 1), deadCh: make(chan struct{}), done: make(chan struct{}),
 	}
+	if cfg.APIKey != "" {
+		s.apiKey, s.keyed = sha256.Sum256([]byte(cfg.APIKey)), true
+	}
 	s.prompts = newPromptCache(s.tok, cfg.Profile.KVCache.BlockSize)
 	s.stats = eng.Stats()
 	lctx, cancel := context.WithCancel(ctx)
@@ -179,7 +188,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.shutdown()
 	}()
 	s.scheduleFaults(lctx)
-	s.log.Info("simulator serving", "url", s.URL(), "profile", s.prof.Name, "speedup", s.speedup, "seed", s.seed)
+	s.log.Info("simulator serving", "url", s.URL(), "profile", s.prof.Name, "speedup", s.speedup, "seed", s.seed, "api_key", s.keyed)
 	return s, nil
 }
 

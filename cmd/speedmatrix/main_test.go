@@ -1,9 +1,13 @@
 package main
 
 import (
+	"fmt"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/rogpeppe/go-internal/testscript"
 )
@@ -28,5 +32,45 @@ func TestScripts(t *testing.T) {
 			env.Setenv("REPO_TESTDATA", repoTestdata)
 			return nil
 		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"freeport": cmdFreeport,
+			"waithttp": cmdWaitHTTP,
+		},
 	})
+}
+
+// cmdFreeport is the script command `freeport NAME`: it sets $NAME to a loopback port that was
+// free a moment ago, for a server started in the background (whose printed URL a script
+// cannot read before it exits).
+func cmdFreeport(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: freeport NAME")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ts.Check(err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	ts.Check(ln.Close())
+	ts.Setenv(args[0], fmt.Sprint(port))
+}
+
+// cmdWaitHTTP is the script command `waithttp URL`: it waits up to 30 s for URL to answer
+// HTTP 200.
+func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waithttp URL")
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(args[0])
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("%s did not answer 200 within 30 s (last: %v)", args[0], err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }

@@ -1,133 +1,47 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/bench/server"
 	"github.com/speedmatrix/speedmatrix/bench/stream"
 	"github.com/speedmatrix/speedmatrix/bench/telemetry"
+	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// runOptions are the settings of `speedmatrix run`, from flags or a YAML file (same names,
-// with underscores in YAML).
+// runOptions are the settings of `speedmatrix run`: the configuration file's (config.Config,
+// whose keys are the flag names with underscores) and the state of a run in progress.
 type runOptions struct {
-	URL             string        `yaml:"url"`
-	APIKeyEnv       string        `yaml:"api_key_env"`
-	Model           string        `yaml:"model"`
-	Endpoint        string        `yaml:"endpoint"`
-	Matrix          string        `yaml:"matrix"`
-	Contexts        listValue     `yaml:"contexts"`
-	Concurrency     listValue     `yaml:"concurrency"`
-	PrefillContexts listValue     `yaml:"prefill_contexts"`
-	Cells           listValue     `yaml:"cells"`
-	Duration        time.Duration `yaml:"duration"`
-	MaxTokens       int           `yaml:"max_tokens"`
-	Trials          int           `yaml:"trials"`
-	Warmup          int           `yaml:"warmup"`
-	ReadyTimeout    time.Duration `yaml:"readiness_timeout"`
-	DrainTimeout    time.Duration `yaml:"drain_timeout"`
-	Output          string        `yaml:"output"`
-	Quiet           bool          `yaml:"quiet"`
-	LaunchCommand   string        `yaml:"launch_command"`
-	Revision        string        `yaml:"revision"`
-	Engine          struct {
-		Name         string `yaml:"name"`
-		Version      string `yaml:"version"`
-		Commit       string `yaml:"commit"`
-		Quantization string `yaml:"quantization"`
-		Backend      string `yaml:"backend"`
-		Repository   string `yaml:"repository"`
-		Build        string `yaml:"build"`
-	} `yaml:"engine"`
-	Hardware struct {
-		Type     string  `yaml:"type"`
-		GPU      string  `yaml:"gpu"`
-		GPUCount int     `yaml:"gpu_count"`
-		VRAMGB   float64 `yaml:"vram_per_gpu_gb"`
-		Driver   string  `yaml:"driver"`
-		Clocks   string  `yaml:"clocks"`
-		OS       string  `yaml:"os"`
-	} `yaml:"hardware"`
-	// Sim configures the built-in simulator measured when there is no URL (runsim.go).
-	Sim simRunOptions `yaml:"sim"`
-}
-
-// listValue is a list given as "a,b,c" (a flag, or a YAML string) or as a YAML sequence.
-type listValue []string
-
-// UnmarshalYAML reads a sequence or a comma-separated string.
-func (l *listValue) UnmarshalYAML(n *yaml.Node) error {
-	switch n.Kind {
-	case yaml.ScalarNode:
-		*l = splitList(n.Value)
-		return nil
-	case yaml.SequenceNode:
-		var out []string
-		for _, c := range n.Content {
-			if c.Kind != yaml.ScalarNode {
-				return fmt.Errorf("line %d: want a list of values", c.Line)
-			}
-			out = append(out, strings.TrimSpace(c.Value))
-		}
-		*l = out
-		return nil
-	}
-	return fmt.Errorf("line %d: want a list like [8K, 16K] or \"8K,16K\"", n.Line)
-}
-
-// splitList splits "a, b,c" into its non-empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
+	config.Config
+	// simSpeedup is set while the in-process simulator runs: the client then samples in model
+	// time (runsim.go).
+	simSpeedup float64
 }
 
 // defaultRunOptions returns the defaults of `speedmatrix run`.
 func defaultRunOptions() runOptions {
-	return runOptions{
-		Endpoint:     bench.EndpointCompletions,
-		Matrix:       bench.MatrixFull,
-		Duration:     30 * time.Second,
-		MaxTokens:    4096,
-		Trials:       1,
-		Warmup:       2,
-		ReadyTimeout: bench.DefaultTimeouts().Readiness,
-		DrainTimeout: bench.DefaultTimeouts().Drain,
-		Output:       "results.json",
-	}
+	return runOptions{Config: config.Default()}
 }
 
-// readRunConfig reads a YAML settings file strictly: an unknown key is an error naming it.
+// readRunConfig reads a speedmatrix.yaml strictly (config.Load): an unknown key or a bad value
+// is an error naming its line, column and dotted path.
 func readRunConfig(path string, o *runOptions) error {
-	data, err := os.ReadFile(path)
+	c, err := config.Load(path)
 	if err != nil {
 		return err
 	}
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(o); err != nil && !errors.Is(err, io.EOF) {
-		return fmt.Errorf("%s: %w (the keys are the flag names with underscores, e.g. max_tokens)", path, err)
-	}
+	o.Config = c
 	return nil
 }
 
@@ -161,9 +75,11 @@ reference report), --sim-speedup (default 10; rates scale by it), --sim-seed, --
 --sim-slowdown and --sim-fault (see speedmatrix sim --help).
 
 The API key is read from the environment variable named by --api-key-env, never from a flag,
-and is never printed or written. --config reads the same settings from YAML (keys are the flag
-names with underscores: max_tokens, prefill_contexts, engine: {name, version, ...},
-hardware: {gpu, gpu_count, vram_per_gpu_gb, ...}); flags given on the command line win.`,
+and is never printed or written. --config reads the same settings from speedmatrix.yaml (keys
+are the flag names with underscores: max_tokens, prefill_contexts, engine: {name, version, ...},
+hardware: {gpu, gpu_count, vram_per_gpu_gb, ...}; every key is in the README's Configuration
+section); flags given on the command line win. An unknown key or a bad value is an error naming
+its line, column and dotted path.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			final := defaultRunOptions()
@@ -221,10 +137,10 @@ func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concur
 	set("model", func() { final.Model = o.Model })
 	set("endpoint", func() { final.Endpoint = o.Endpoint })
 	set("matrix", func() { final.Matrix = o.Matrix })
-	set("contexts", func() { final.Contexts = splitList(contexts) })
-	set("concurrency", func() { final.Concurrency = splitList(concurrency) })
-	set("prefill-contexts", func() { final.PrefillContexts = splitList(prefill) })
-	set("cells", func() { final.Cells = splitList(cells) })
+	set("contexts", func() { final.Contexts = config.SplitList(contexts) })
+	set("concurrency", func() { final.Concurrency = config.SplitList(concurrency) })
+	set("prefill-contexts", func() { final.PrefillContexts = config.SplitList(prefill) })
+	set("cells", func() { final.Cells = config.SplitList(cells) })
 	set("duration", func() { final.Duration = o.Duration })
 	set("max-tokens", func() { final.MaxTokens = o.MaxTokens })
 	set("trials", func() { final.Trials = o.Trials })
@@ -314,13 +230,13 @@ func benchConfig(o runOptions, baseURL, runID string) (bench.Config, error) {
 	cfg.Warmup = o.Warmup
 	cfg.Timeouts.Readiness = o.ReadyTimeout
 	cfg.Timeouts.Drain = o.DrainTimeout
-	cfg.Timeouts = o.Sim.scale(cfg.Timeouts) // model-time sampling against the simulator (runsim.go)
+	cfg.Timeouts = o.scaleSim(cfg.Timeouts) // model-time sampling against the simulator (runsim.go)
 	cfg.RunID = runID
 	cfg.LaunchCommand = RedactCommand(o.LaunchCommand)
 	cfg.Revision = o.Revision
 	cfg.ToolVersion = Version()
 	cfg.Engine = results.Engine{Name: o.Engine.Name, Version: o.Engine.Version, Commit: o.Engine.Commit,
-		Quantization: o.Engine.Quantization, Backend: o.Engine.Backend, Repository: o.Engine.Repository, Build: o.Engine.Build}
+		Quantization: o.Engine.Quantization, Backend: o.Engine.Backend, Repository: o.Engine.Repository, Build: o.Engine.Build.String()}
 	cfg.Hardware = results.Hardware{Type: o.Hardware.Type, GPU: o.Hardware.GPU, GPUCount: o.Hardware.GPUCount,
 		VRAMPerGPUGB: o.Hardware.VRAMGB, Driver: o.Hardware.Driver, Clocks: o.Hardware.Clocks, OS: o.Hardware.OS}
 	if err := cfg.Check(); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/bench/server"
+	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
 	"github.com/speedmatrix/speedmatrix/sim/profile"
@@ -23,26 +24,17 @@ const DefaultSimSpeedup = 10
 
 // simRunOptions are the settings of the in-process simulator of `speedmatrix run` without
 // --url (YAML: sim: {profile, speedup, seed, noise, slowdown, fault}).
-type simRunOptions struct {
-	Profile  string   `yaml:"profile"`
-	Speedup  float64  `yaml:"speedup"`
-	Seed     uint64   `yaml:"seed"`
-	Noise    *float64 `yaml:"noise"`
-	Slowdown string   `yaml:"slowdown"`
-	Fault    string   `yaml:"fault"`
-	// speedup is set while the simulator runs: the client then samples in model time.
-	speedup float64
-}
+type simRunOptions = config.Sim
 
-// scale returns the run's sampling periods in model time when the simulator runs faster than
+// scaleSim returns the run's sampling periods in model time when the simulator runs faster than
 // its profile: the ~1 s running/waiting samples, the 1 s token bins and the readiness and
 // drain polls shrink by the speedup, so a 30 s model window still gets ~30 samples.
-func (so simRunOptions) scale(t bench.Timeouts) bench.Timeouts {
-	if so.speedup <= 1 {
+func (o runOptions) scaleSim(t bench.Timeouts) bench.Timeouts {
+	if o.simSpeedup <= 1 {
 		return t
 	}
 	shrink := func(d, floor time.Duration) time.Duration {
-		return max(time.Duration(float64(d)/so.speedup), floor)
+		return max(time.Duration(float64(d)/o.simSpeedup), floor)
 	}
 	t.Sample = shrink(t.Sample, 20*time.Millisecond)
 	t.Bin = shrink(t.Bin, 20*time.Millisecond)
@@ -114,7 +106,7 @@ func runSimulated(ctx context.Context, env *Env, o runOptions) error {
 		return usagef("%v", err)
 	}
 	defer srv.Close()
-	o.Sim.speedup = so.Speedup
+	o.simSpeedup = so.Speedup
 	cmd := []string{"speedmatrix", "sim", "--profile", so.Profile, "--speedup", strconv.FormatFloat(so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(so.Seed, 10)}
 	if noise >= 0 {
 		cmd = append(cmd, "--noise", strconv.FormatFloat(noise, 'g', -1, 64))

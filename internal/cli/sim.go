@@ -19,6 +19,7 @@ import (
 func newSimCmd(env *Env) *cobra.Command {
 	var (
 		listen, prof, slowdown, fault string
+		apiKey                        string
 		seed                          uint64
 		noise, speedup                float64
 	)
@@ -38,7 +39,12 @@ Injection, repeatable under --seed:
   --fault error=5%,cut=100@0.1       error=RATE (HTTP 500), cut=N[@RATE] (streams end after N
                                      tokens), crash=DUR (connections refused), dead=DUR (/health
                                      503, requests 500), hang=DUR (streams stall),
-                                     slow-health=DUR; durations are wall-clock since start`,
+                                     slow-health=DUR; durations are wall-clock since start
+
+--api-key KEY (or VLLM_API_KEY in the environment when the flag is absent, as vLLM reads it)
+requires "Authorization: Bearer KEY" on every route but /health, /version and /metrics, which
+vLLM also leaves open; other requests get 401 {"error": "Unauthorized"}. The key is never
+logged.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := profile.Load(prof, nil)
@@ -54,11 +60,14 @@ Injection, repeatable under --seed:
 			if !cmd.Flags().Changed("noise") {
 				noise = -1
 			}
+			if !cmd.Flags().Changed("api-key") {
+				apiKey = env.Getenv("VLLM_API_KEY")
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			srv, err := sim.Start(ctx, sim.Config{
 				Profile: p, Addr: listen, Seed: seed, NoiseCV: noise,
-				Slowdown: slowdown, Fault: fault, Speedup: speedup, Log: env.Log,
+				Slowdown: slowdown, Fault: fault, Speedup: speedup, APIKey: apiKey, Log: env.Log,
 			})
 			if err != nil {
 				if strings.Contains(err.Error(), "slowdown") || strings.Contains(err.Error(), "fault") {
@@ -82,6 +91,7 @@ Injection, repeatable under --seed:
 	f.StringVar(&slowdown, "slowdown", "", "slow-down rules, e.g. decode=1.10@ctx>=64K,prefill=1.2")
 	f.StringVar(&fault, "fault", "", "faults to inject, e.g. error=5%,cut=100@0.1,crash=60s")
 	f.Float64Var(&speedup, "speedup", 1, "run the model this many times faster than the profile; /version says it, so that speedmatrix run --url records it and reports show the profile's time")
+	f.StringVar(&apiKey, "api-key", "", "require this key as \"Authorization: Bearer KEY\" as vLLM's --api-key does (default: $VLLM_API_KEY)")
 	cmd.AddCommand(newSimFitCmd(env), newSimProfilesCmd(env))
 	return cmd
 }

@@ -1,0 +1,60 @@
+package config
+
+import (
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/bench"
+)
+
+// Default returns the defaults of every setting; they are set here and nowhere else.
+func Default() Config {
+	t := bench.DefaultTimeouts()
+	return Config{
+		Run: Run{
+			Endpoint:     bench.EndpointCompletions,
+			Matrix:       bench.MatrixFull,
+			Duration:     30 * time.Second,
+			MaxTokens:    4096,
+			Trials:       1,
+			Warmup:       2,
+			ReadyTimeout: t.Readiness,
+			DrainTimeout: t.Drain,
+			Output:       "results.json",
+			Engine:       Engine{Keep: 3},
+		},
+		GitHub: GitHub{CheckName: "speedmatrix", Comment: CommentAlways},
+		Store:  Store{Branch: "speedmatrix-results", Dir: "results"},
+	}
+}
+
+// DefaultServe returns the defaults of engine.serve, used when the file has that section.
+func DefaultServe() Serve {
+	return Serve{ReadyTimeout: 20 * time.Minute, StopGrace: 30 * time.Second}
+}
+
+// When the bot comments on a pull request (github.comment).
+const (
+	CommentAlways     = "always"
+	CommentRegression = "regression"
+	CommentNever      = "never"
+)
+
+// BuildMode returns the build mode in effect: Build.Mode, or when it is empty, auto for an
+// engine with a source and none for one without.
+func (e Engine) BuildMode() string {
+	switch {
+	case e.Build.Mode != "":
+		return e.Build.Mode
+	case e.Source != "":
+		return BuildAuto
+	}
+	return BuildNone
+}
+
+// String returns the build as written: the mode, or "command: ..." for a command.
+func (b Build) String() string {
+	if b.Mode == BuildCommand {
+		return "command: " + b.Command
+	}
+	return b.Mode
+}

@@ -1,0 +1,174 @@
+package config
+
+import "time"
+
+// Duration is a Go duration, written in the file as a Go duration string ("30s", "60m",
+// "1h30m"). It is time.Duration itself, so a flag can point at it.
+type Duration = time.Duration
+
+// Config is the whole speedmatrix.yaml: the settings of `speedmatrix run` at its top level,
+// then one section per later stage.
+type Config struct {
+	Run `yaml:",inline"`
+	// GPU holds what is done to the GPUs around a run.
+	GPU GPU `yaml:"gpu"`
+	// GitHub holds the bot's settings (check run, comment, label).
+	GitHub GitHub `yaml:"github"`
+	// Compare holds the comparison's error budget and practical thresholds.
+	Compare Compare `yaml:"compare"`
+	// Store holds where results are kept between runs.
+	Store Store `yaml:"store"`
+
+	// file and where are the file Parse read and the position of each setting it gave, so
+	// that Validate can point at the line of a bad value.
+	file  string
+	where map[string]position
+}
+
+// Run is the settings of `speedmatrix run` (a flag of the same name with dashes overrides each).
+type Run struct {
+	URL             string   `yaml:"url"`
+	APIKeyEnv       string   `yaml:"api_key_env"`
+	Model           string   `yaml:"model"`
+	Endpoint        string   `yaml:"endpoint"`
+	Matrix          string   `yaml:"matrix"`
+	Contexts        List     `yaml:"contexts"`
+	Concurrency     List     `yaml:"concurrency"`
+	PrefillContexts List     `yaml:"prefill_contexts"`
+	Cells           List     `yaml:"cells"`
+	Duration        Duration `yaml:"duration"`
+	MaxTokens       int      `yaml:"max_tokens"`
+	Trials          int      `yaml:"trials"`
+	Warmup          int      `yaml:"warmup"`
+	ReadyTimeout    Duration `yaml:"readiness_timeout"`
+	DrainTimeout    Duration `yaml:"drain_timeout"`
+	Output          string   `yaml:"output"`
+	Quiet           bool     `yaml:"quiet"`
+	LaunchCommand   string   `yaml:"launch_command"`
+	Revision        string   `yaml:"revision"`
+	Engine          Engine   `yaml:"engine"`
+	Hardware        Hardware `yaml:"hardware"`
+	// Sim configures the built-in simulator measured when there is no URL and no engine.serve.
+	Sim Sim `yaml:"sim"`
+}
+
+// List is a list given as a YAML sequence ([8K, 16K]) or as one comma-separated string
+// ("8K,16K"); a flag gives the string form. Items are trimmed and never empty.
+type List []string
+
+// Engine is the inference engine under test: its provenance (recorded in the results) and,
+// when measured from a commit, how to build and serve it.
+type Engine struct {
+	// Provenance, recorded in the results file.
+	Name         string `yaml:"name"`
+	Version      string `yaml:"version"`
+	Commit       string `yaml:"commit"`
+	Quantization string `yaml:"quantization"`
+	Backend      string `yaml:"backend"`
+	Repository   string `yaml:"repository"`
+	// Lifecycle.
+	// Source is the engine's checkout (a directory), built at its checked-out commit.
+	Source string `yaml:"source"`
+	// Build says how to build Source (empty: auto when Source is set, else none).
+	Build Build `yaml:"build"`
+	// Serve, when set, is how to start the server that run measures when no URL is given.
+	Serve *Serve `yaml:"serve"`
+	// Keep is how many built environments (one per commit) the cache keeps.
+	Keep int `yaml:"keep"`
+	// CacheDir is where built environments are kept (empty: the user's cache directory).
+	CacheDir string `yaml:"cache_dir"`
+}
+
+// Build modes of engine.build.
+const (
+	BuildAuto        = "auto"        // precompiled when no compiled source changed, else full
+	BuildPrecompiled = "precompiled" // editable install on the nearest main commit's kernels
+	BuildFull        = "full"        // compile everything
+	BuildDocker      = "docker"      // the repository's Dockerfile, served with docker run
+	BuildNone        = "none"        // use what is installed
+	BuildCommand     = "command"     // a shell command of the user's (Command)
+)
+
+// BuildModes lists the modes engine.build accepts as a string.
+var BuildModes = []string{BuildAuto, BuildPrecompiled, BuildFull, BuildDocker, BuildNone}
+
+// Build is engine.build: a mode ("auto", "precompiled", "full", "docker", "none") or a mapping
+// {command: "..."}, a shell command run in the source directory (Mode is then "command").
+type Build struct {
+	Mode    string
+	Command string
+}
+
+// Serve is engine.serve: the server's launch command, run without a shell. ${NAME} in Command
+// and Env is expanded (Expand) from the environment and PORT when the server starts, not when
+// the file is read, so a secret never enters the configuration.
+type Serve struct {
+	// Command is the program and its arguments.
+	Command []string `yaml:"command"`
+	// Env is added to the server's environment.
+	Env map[string]string `yaml:"env"`
+	// Port is the port the server listens on; 0 picks a free one. ${PORT} is replaced by it.
+	Port int `yaml:"port"`
+	// ReadyTimeout is how long the server may take to answer /health and list its model.
+	ReadyTimeout Duration `yaml:"ready_timeout"`
+	// StopGrace is how long the server has to exit after SIGTERM before SIGKILL.
+	StopGrace Duration `yaml:"stop_grace"`
+}
+
+// Hardware is the machine under test, recorded in the results file.
+type Hardware struct {
+	Type     string  `yaml:"type"`
+	GPU      string  `yaml:"gpu"`
+	GPUCount int     `yaml:"gpu_count"`
+	VRAMGB   float64 `yaml:"vram_per_gpu_gb"`
+	Driver   string  `yaml:"driver"`
+	Clocks   string  `yaml:"clocks"`
+	OS       string  `yaml:"os"`
+}
+
+// Sim is the built-in simulator that run measures when there is no URL (sim: {profile,
+// speedup, seed, noise, slowdown, fault}; see speedmatrix sim --help).
+type Sim struct {
+	Profile  string   `yaml:"profile"`
+	Speedup  float64  `yaml:"speedup"`
+	Seed     uint64   `yaml:"seed"`
+	Noise    *float64 `yaml:"noise"`
+	Slowdown string   `yaml:"slowdown"`
+	Fault    string   `yaml:"fault"`
+}
+
+// GPU is what is done to the GPUs around a run.
+type GPU struct {
+	// LockClocks locks SM and memory clocks for the run and restores them afterwards.
+	LockClocks bool `yaml:"lock_clocks"`
+}
+
+// GitHub is the bot's settings.
+type GitHub struct {
+	// CheckName is the name of the check run.
+	CheckName string `yaml:"check_name"`
+	// Comment is when to comment on the pull request: always, regression or never.
+	Comment string `yaml:"comment"`
+	// Label, when set, is the pull-request label that asks for a benchmark.
+	Label string `yaml:"label"`
+	// FailOnRegression fails the check when a regression is found.
+	FailOnRegression bool `yaml:"fail_on_regression"`
+}
+
+// Compare is the comparison's error budget and practical thresholds.
+type Compare struct {
+	// FDR is the false discovery rate over all cell-metrics.
+	FDR float64 `yaml:"fdr"`
+	// FalseAlarm is the whole-matrix false-alarm rate of two runs of the same server.
+	FalseAlarm float64 `yaml:"false_alarm"`
+	// Thresholds is the practical floor per metric as a fraction (decode_tps: 0.03).
+	Thresholds map[string]float64 `yaml:"thresholds"`
+}
+
+// Store is where results are kept between runs.
+type Store struct {
+	// Branch is the git branch results are committed to.
+	Branch string `yaml:"branch"`
+	// Dir is the directory in that branch.
+	Dir string `yaml:"dir"`
+}
