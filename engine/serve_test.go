@@ -133,6 +133,10 @@ func TestServeSimLifecycle(t *testing.T) {
 		t.Fatalf("/health: %v %v", resp, err)
 	}
 	resp.Body.Close()
+	prov := srv.Provenance(ctx, &engine.Build{Engine: "vllm", Commit: "abc", Mode: engine.ModeNone})
+	if prov.Version != p.EngineVersion || prov.Version == "" || prov.Commit != "abc" || len(prov.Command) != len(cmd)+1 {
+		t.Errorf("provenance %+v, want version %q", prov, p.EngineVersion)
+	}
 	apps, err := engine.ComputeApps(ctx, gpu.SMI)
 	if err != nil || len(apps) != 1 {
 		t.Fatalf("GPU processes while serving %v %v, want the server", apps, err)
