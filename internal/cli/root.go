@@ -125,6 +125,7 @@ matrix with regression verdicts.`,
 		newSimCmd(env),
 		newRunCmd(env),
 		newSelftestCmd(env),
+		newEngineCmd(env),
 	)
 	return root
 }

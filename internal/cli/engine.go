@@ -1,0 +1,191 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/speedmatrix/speedmatrix/engine"
+)
+
+// engineFlags are the build flags shared by engine build and engine serve.
+type engineFlags struct {
+	source, mode, command, cacheDir, logDir string
+	keep                                    int
+}
+
+func (f *engineFlags) register(cmd *cobra.Command, defaultMode string) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.source, "source", ".", "the engine's git checkout")
+	fl.StringVar(&f.mode, "build", defaultMode, "build mode: auto, precompiled, full, docker or none")
+	fl.StringVar(&f.command, "build-command", "", "build with this command instead (run by bash -c in the commit's checkout)")
+	fl.StringVar(&f.cacheDir, "cache-dir", "", "directory of the built environments, one per commit (default $XDG_CACHE_HOME/speedmatrix/engines)")
+	fl.IntVar(&f.keep, "keep", 3, "how many built environments to keep (least recently used pruned)")
+	fl.StringVar(&f.logDir, "log-dir", "", "directory for the build and server logs (default: the cache's logs/ and a temporary file)")
+}
+
+// spec turns the flags into a build spec.
+func (f *engineFlags) spec() (engine.BuildSpec, error) {
+	mode, err := engine.ParseMode(f.mode)
+	if err != nil {
+		return engine.BuildSpec{}, usagef("--build: %v", err)
+	}
+	if f.command != "" {
+		mode = engine.ModeCommand
+	}
+	if f.keep < 1 {
+		return engine.BuildSpec{}, usagef("--keep %d: want at least 1", f.keep)
+	}
+	return engine.BuildSpec{Source: f.source, Mode: mode, Command: f.command, CacheDir: f.cacheDir,
+		Keep: f.keep, LogDir: f.logDir}, nil
+}
+
+func (f *engineFlags) build(ctx context.Context, env *Env) (*engine.Build, error) {
+	spec, err := f.spec()
+	if err != nil {
+		return nil, err
+	}
+	b := &engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log}
+	return b.Build(ctx, spec)
+}
+
+// newEngineCmd builds `speedmatrix engine` and its subcommands.
+func newEngineCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "engine",
+		Short: "Build the inference engine at a commit, and serve it",
+		Long: `engine builds the inference engine (vLLM) at the checked-out commit into a cached
+environment, and serves it with a launch command, stopping it cleanly. The package doc of
+engine describes the build modes, the cache and the process handling.`,
+	}
+	cmd.AddCommand(newEngineBuildCmd(env), newEngineServeCmd(env))
+	return cmd
+}
+
+// newEngineBuildCmd builds `speedmatrix engine build`.
+func newEngineBuildCmd(env *Env) *cobra.Command {
+	var f engineFlags
+	cmd := &cobra.Command{
+		Use:   "build",
+		Short: "Build the engine at the checkout's commit (reused when built before)",
+		Long: `build builds the engine of --source at its HEAD commit, once per commit: a commit built
+before is reused. auto picks precompiled (VLLM_USE_PRECOMPILED=1 uv pip install --editable .,
+the kernels of the merge-base with main) unless the change touches compiled sources, then
+full (compiling, MAX_JOBS, TORCH_CUDA_ARCH_LIST=9.0, ccache). docker builds docker/Dockerfile's
+vllm-openai target. It prints the environment built, as "key: value" lines.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			bd, err := f.build(cmd.Context(), env)
+			if err != nil {
+				return err
+			}
+			printBuild(env, bd)
+			return nil
+		},
+	}
+	f.register(cmd, string(engine.ModeAuto))
+	return cmd
+}
+
+func printBuild(env *Env, bd *engine.Build) {
+	w := env.Stdout
+	fmt.Fprintf(w, "engine: %s\n", bd.Engine)
+	if bd.Commit != "" {
+		fmt.Fprintf(w, "commit: %s\n", bd.Commit)
+	}
+	fmt.Fprintf(w, "mode: %s\n", bd.Mode)
+	if bd.Reason != "" {
+		fmt.Fprintf(w, "reason: %s\n", bd.Reason)
+	}
+	if bd.Venv != "" {
+		fmt.Fprintf(w, "venv: %s\n", bd.Venv)
+	}
+	if bd.Image != "" {
+		fmt.Fprintf(w, "image: %s\n", bd.Image)
+	}
+	if bd.Dir != "" {
+		fmt.Fprintf(w, "dir: %s\n", bd.Dir)
+	}
+	if bd.Mode != engine.ModeNone {
+		fmt.Fprintf(w, "cached: %v\n", bd.Cached)
+	}
+}
+
+// newEngineServeCmd builds `speedmatrix engine serve`.
+func newEngineServeCmd(env *Env) *cobra.Command {
+	var (
+		f                       engineFlags
+		port                    int
+		readyTimeout, stopGrace time.Duration
+		model                   string
+		envs                    []string
+	)
+	cmd := &cobra.Command{
+		Use:   "serve [flags] -- COMMAND [ARG...]",
+		Short: "Start the engine's server, print its URL when ready, stop it on Ctrl-C",
+		Long: `serve starts the launch command (no shell; ${PORT} and ${NAME} from the environment
+are replaced) in its own process group, waits until GET /health answers and GET /v1/models
+lists the model, prints the URL on stdout, and runs until Ctrl-C, which stops the whole group
+(SIGTERM, SIGKILL after --stop-grace). The GPUs must be free of other compute processes first
+(nvidia-smi), and after the stop it waits for their memory to be released. --build (none by
+default) builds the engine at the commit first and serves from that environment.`,
+		Example: `  speedmatrix engine serve --port 0 -- vllm serve Qwen/Qwen3-0.6B --port '${PORT}'
+  speedmatrix engine serve -- speedmatrix sim --listen '127.0.0.1:${PORT}'`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 || cmd.ArgsLenAtDash() != 0 {
+				return usagef("serve: give the server's command after --, e.g. speedmatrix engine serve -- vllm serve MODEL --port '${PORT}'")
+			}
+			extra := map[string]string{}
+			for _, kv := range envs {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok || k == "" {
+					return usagef("--env %q: want NAME=VALUE", kv)
+				}
+				extra[k] = v
+			}
+			if port < 0 || port > 65535 {
+				return usagef("--port %d: want 0 (a free port) to 65535", port)
+			}
+			ctx := cmd.Context()
+			bd, err := f.build(ctx, env)
+			if err != nil {
+				return err
+			}
+			spec := engine.ServeSpec{
+				Command: args, Env: extra, Port: port, Model: model,
+				ReadyTimeout: readyTimeout, StopGrace: stopGrace, Log: env.Log,
+				Expand: func(name string) (string, bool) { v := env.Getenv(name); return v, v != "" },
+			}
+			if f.logDir != "" {
+				spec.LogPath = filepath.Join(f.logDir, "server.log")
+			}
+			srv, err := engine.StartServer(ctx, bd.ServeSpec(spec))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(env.Stdout, srv.URL())
+			env.Log.Info("serving; Ctrl-C stops the server", "model", srv.Model(), "log", srv.LogPath())
+			select {
+			case <-ctx.Done():
+				env.Log.Info("stopping the server")
+				return srv.Stop(context.WithoutCancel(ctx))
+			case <-srv.Exited():
+				err := srv.Err()
+				return errors.Join(err, srv.Stop(context.WithoutCancel(ctx)))
+			}
+		},
+	}
+	f.register(cmd, string(engine.ModeNone))
+	fl := cmd.Flags()
+	fl.IntVar(&port, "port", 0, "port of the server; 0 picks a free one (the command's ${PORT})")
+	fl.DurationVar(&readyTimeout, "ready-timeout", 10*time.Minute, "how long the model may take to load")
+	fl.DurationVar(&stopGrace, "stop-grace", 30*time.Second, "time between SIGTERM and SIGKILL at the stop")
+	fl.StringVar(&model, "model", "", "the model /v1/models must list (default: the one the command names)")
+	fl.StringArrayVar(&envs, "env", nil, "NAME=VALUE added to the server's environment (repeatable)")
+	return cmd
+}
