@@ -200,25 +200,6 @@ func TestRunServerDies(t *testing.T) {
 	}
 }
 
-func TestRedactCommand(t *testing.T) {
-	cases := []struct{ in, want string }{
-		{"vllm serve m --api-key abc --port 8000", "vllm serve m --api-key <redacted> --port 8000"},
-		{"vllm serve m --api-key=abc", "vllm serve m --api-key=<redacted>"},
-		{"env HF_TOKEN=hf_x VLLM_USE_V2_MODEL_RUNNER=1 vllm serve m", "env HF_TOKEN=<redacted> VLLM_USE_V2_MODEL_RUNNER=1 vllm serve m"},
-		{"server --hf-token tok --secret-file /x --password p", "server --hf-token <redacted> --secret-file <redacted> --password <redacted>"},
-		{"vllm serve m --max-num-seqs 32 --kv-cache-dtype fp8", "vllm serve m --max-num-seqs 32 --kv-cache-dtype fp8"},
-		{"vllm serve m --api-key", "vllm serve m --api-key"},
-		{"vllm serve m --tokenizer org/tok --max-num-batched-tokens 8192", "vllm serve m --tokenizer org/tok --max-num-batched-tokens 8192"},
-		{"OPENAI_API_KEY=sk-1 server", "OPENAI_API_KEY=<redacted> server"},
-		{"", ""},
-	}
-	for _, c := range cases {
-		if got := RedactCommand(c.in); got != c.want {
-			t.Errorf("RedactCommand(%q) = %q, want %q", c.in, got, c.want)
-		}
-	}
-}
-
 // FuzzRunConfig feeds arbitrary YAML to the settings reader: it must return settings or an
 // error, never panic, and an accepted file must give lists without empty items.
 func FuzzRunConfig(f *testing.F) {
@@ -240,26 +221,6 @@ func FuzzRunConfig(f *testing.F) {
 			for _, s := range l {
 				if strings.TrimSpace(s) == "" && len(l) > 1 {
 					t.Errorf("empty item in %q", l)
-				}
-			}
-		}
-	})
-}
-
-// FuzzRedactCommand checks that the value after --api-key never survives redaction.
-func FuzzRedactCommand(f *testing.F) {
-	f.Add("vllm serve m --port 8000", "s3cret")
-	f.Add("env A=1 vllm serve", "tok")
-	f.Fuzz(func(t *testing.T, cmd, secret string) {
-		secret = strings.Join(strings.Fields(secret), "")
-		if secret == "" || strings.HasPrefix(secret, "-") || strings.Contains(cmd, secret) {
-			return
-		}
-		for _, full := range []string{cmd + " --api-key " + secret, cmd + " --api-key=" + secret, "HF_TOKEN=" + secret + " " + cmd} {
-			got := RedactCommand(full)
-			for _, w := range strings.Fields(got) {
-				if w == secret || strings.HasSuffix(w, "="+secret) {
-					t.Errorf("RedactCommand(%q) = %q keeps the secret", full, got)
 				}
 			}
 		}
