@@ -15,8 +15,9 @@ type lchar struct {
 // logical is a word (or a stretch of text) as the shell sees it, mapped back to the source.
 type logical struct {
 	chars []lchar
-	end   int // source offset where the word ends (after any closing quote)
-	parts int // quoted parts numbered so far
+	end     int  // source offset where the word ends (after any closing quote)
+	parts   int  // quoted parts numbered so far
+	literal bool // taken literally (identity): $NAME is text, not a placeholder
 }
 
 // placeholder stands in for an expansion or substitution in a logical string.
@@ -24,7 +25,7 @@ const placeholder = 0
 
 // identity returns text taken literally, starting at source offset base.
 func identity(s string, base int) logical {
-	l := logical{chars: make([]lchar, len(s)), end: base + len(s)}
+	l := logical{chars: make([]lchar, len(s)), end: base + len(s), literal: true}
 	for i := 0; i < len(s); i++ {
 		l.chars[i] = lchar{b: s[i], start: base + i, end: base + i + 1, part: -1}
 	}
@@ -49,8 +50,11 @@ func (l logical) cut(i, j int, toEnd bool) span {
 }
 
 // isParamValue reports whether logical bytes [i, end) are exactly one simple parameter
-// expansion.
+// expansion (in a literal text, its text: $NAME, ${NAME}, "$NAME").
 func (l logical) isParamValue(i int) bool {
+	if l.literal {
+		return isParamRef(l.String()[i:])
+	}
 	return i == len(l.chars)-1 && l.chars[i].param
 }
 

@@ -22,13 +22,14 @@ func shellSpans(cmd string) ([]span, []quoted, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	w := walker{src: cmd}
+	w := walker{src: cmd, hdocs: map[*syntax.Word]bool{}}
 	syntax.Walk(f, w.visit)
 	return w.spans, w.quotes, nil
 }
 
 type walker struct {
 	src    string
+	hdocs  map[*syntax.Word]bool // heredoc bodies: text, scanned only
 	spans  []span
 	quotes []quoted
 }
@@ -40,9 +41,15 @@ func (w *walker) visit(n syntax.Node) bool {
 	case *syntax.Comment:
 		start := off(n.Hash) + 1
 		w.spans = append(w.spans, scanSpans(identity(n.Text, start), true)...)
+	case *syntax.Redirect:
+		if n.Hdoc != nil {
+			w.hdocs[n.Hdoc] = true
+		}
 	case *syntax.Word:
 		l := w.logical(n)
-		w.spans = append(w.spans, l.wordSpans()...)
+		if !w.hdocs[n] {
+			w.spans = append(w.spans, l.wordSpans()...)
+		}
 		if strings.ContainsAny(l.String(), " \t\n\r") {
 			w.spans = append(w.spans, scanSpans(l, false)...)
 		}
