@@ -71,6 +71,12 @@ func TestCommand(t *testing.T) {
 		{"default of a secret variable elsewhere", "echo ${HF_TOKEN:-hf_abc}", "echo ${HF_TOKEN:-<redacted>}"},
 		{"pipeline and list", "HF_TOKEN=abc vllm serve m --api-key k1 2>&1 | tee log && echo --password p2", "HF_TOKEN=<redacted> vllm serve m --api-key <redacted> 2>&1 | tee log && echo --password <redacted>"},
 
+		{"flag as a redirection's file", "cat < --api-key sk-abc", "cat < --api-key <redacted>"},
+		{"key on the next line without a continuation", "vllm serve m --api-key\nsk-abc\n", "vllm serve m --api-key\n<redacted>\n"},
+		{"flag before an assignment", "> --api-key A=b", "> --api-key <redacted>"},
+		{"comment with NUL bytes", "#\x00\x00 --api-key sk-abc", "#\x00\x00 --api-key <redacted>"},
+		{"escaped space before the flag", `echo \ --api-key sk-abc`, `echo \ --api-key <redacted>`},
+
 		// References reveal nothing and stay; anything more is redacted.
 		{"reference", `vllm serve m --api-key "$VLLM_API_KEY" --port 1`, `vllm serve m --api-key "$VLLM_API_KEY" --port 1`},
 		{"braced reference", `vllm serve m --api-key ${VLLM_API_KEY} --hf-token=$HF_TOKEN`, `vllm serve m --api-key ${VLLM_API_KEY} --hf-token=$HF_TOKEN`},

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -24,12 +25,20 @@ func shellSpans(cmd string) ([]span, []quoted, error) {
 	}
 	w := walker{src: cmd, hdocs: map[*syntax.Word]bool{}}
 	syntax.Walk(f, w.visit)
+	w.flagValues()
 	return w.spans, w.quotes, nil
+}
+
+// item is a word, or an assignment (word nil), at [start, end) of the source.
+type item struct {
+	start, end int
+	word       *syntax.Word
 }
 
 type walker struct {
 	src    string
 	hdocs  map[*syntax.Word]bool // heredoc bodies: text, scanned only
+	words  []item                // every word but heredoc bodies, and every assignment
 	spans  []span
 	quotes []quoted
 }
@@ -39,8 +48,13 @@ func off(p syntax.Pos) int { return int(p.Offset()) }
 func (w *walker) visit(n syntax.Node) bool {
 	switch n := n.(type) {
 	case *syntax.Comment:
-		start := off(n.Hash) + 1
-		w.spans = append(w.spans, scanSpans(identity(n.Text, start), true)...)
+		// The comment's source, to the end of its line: n.Text can differ from it (NUL bytes).
+		start := min(off(n.Hash)+1, len(w.src))
+		end := strings.IndexByte(w.src[start:], '\n')
+		if end < 0 {
+			end = len(w.src) - start
+		}
+		w.spans = append(w.spans, scanSpans(identity(w.src[start:start+end], start), true)...)
 	case *syntax.Redirect:
 		if n.Hdoc != nil {
 			w.hdocs[n.Hdoc] = true
@@ -49,18 +63,15 @@ func (w *walker) visit(n syntax.Node) bool {
 		l := w.logical(n)
 		if !w.hdocs[n] {
 			w.spans = append(w.spans, l.wordSpans()...)
+			w.words = append(w.words, item{off(n.Pos()), off(n.End()), n})
 		}
 		if strings.ContainsAny(l.String(), " \t\n\r") {
 			w.spans = append(w.spans, scanSpans(l, false)...)
 		}
-	case *syntax.CallExpr:
-		for i := 0; i+1 < len(n.Args); i++ {
-			if !isSecretFlag(w.logical(n.Args[i]).String()) {
-				continue
-			}
-			w.redactWord(n.Args[i+1], true)
-		}
 	case *syntax.Assign:
+		if !n.Naked && n.Name != nil {
+			w.words = append(w.words, item{off(n.Pos()), off(n.End()), nil})
+		}
 		if n.Name == nil || !IsSecretVar(n.Name.Value) {
 			break
 		}
@@ -90,6 +101,43 @@ func (w *walker) visit(n syntax.Node) bool {
 		}
 	}
 	return true
+}
+
+// flagValues redacts the word after each secret-looking flag: the next word of the text,
+// whatever the syntax between them, so that a flag that ends a statement or names a
+// redirection's file (< --api-key sk) still takes the word after it, as a person reading the
+// command would.
+func (w *walker) flagValues() {
+	sort.SliceStable(w.words, func(i, j int) bool { return w.words[i].start < w.words[j].start })
+	for i := 0; i+1 < len(w.words); i++ {
+		it := w.words[i]
+		if it.word == nil || !isSecretFlag(lastField(w.logical(it.word).String())) &&
+			!isSecretFlag(strings.Trim(lastField(w.src[it.start:it.end]), `'"`)) {
+			continue
+		}
+		for j := i + 1; j < len(w.words); j++ {
+			next := w.words[j]
+			if next.start < it.end {
+				continue
+			}
+			if next.word != nil {
+				w.redactWord(next.word, true)
+			} else if next.end > next.start {
+				w.spans = append(w.spans, span{next.start, next.end}) // --api-key A=…: an assignment
+			}
+			break
+		}
+	}
+}
+
+// lastField returns the last word of s split at white space and escaped newlines: a word
+// that ends in a flag (x\ --api-key, "a --api-key") counts as that flag.
+func lastField(s string) string {
+	f := plainWords(s)
+	if len(f) == 0 {
+		return ""
+	}
+	return s[f[len(f)-1].s:f[len(f)-1].e]
 }
 
 // redactWord redacts a whole word (a secret flag's or variable's value) unless it is exactly a
