@@ -22,9 +22,10 @@
 //   - The value of a secret-looking flag: one whose name has a word (split at - _ .) key,
 //     apikey, token, secret, password, passwd, credential or credentials ([IsSecretName]): the
 //     next word of --api-key X and --hf-token X, and the part after = of --api-key=X. So
-//     --max-num-batched-tokens 8192 and --tokenizer x stay. The next word counts as the value
-//     unless it starts with "--" (vLLM's --hf-token may stand alone); a value that starts with a
-//     single dash is taken as the value.
+//     --max-num-batched-tokens 8192 and --tokenizer x stay. The value is the next word of the
+//     text whatever the syntax between (a continuation line, a newline, a redirection), as a
+//     person would read it, unless it starts with "--" (vLLM's --hf-token may stand alone); a
+//     word that starts with a single dash is taken as the value.
 //   - The value of a secret-looking variable, wherever it is assigned: export HF_TOKEN=…,
 //     HF_TOKEN=… vllm serve, env VLLM_API_KEY=… cmd, docker's -e HF_TOKEN=…, --env=VLLM_API_KEY=…,
 //     and the default of ${HF_TOKEN:-…}. A variable is secret-looking when its name holds TOKEN,
@@ -53,7 +54,7 @@
 // range removes, the closing quote is put back after the marker (--api-key '<redacted>'), so
 // the result is still valid shell. Quoted strings that hold white space (bash -c "…",
 // ARGS="--api-key …") are also scanned as text by the fallback's scanner below, since they are
-// often commands themselves; comments are scanned the same way.
+// often commands themselves; comments and here-documents are scanned the same way.
 //
 // When the text does not parse as shell (an unbalanced quote, a stray parenthesis), a
 // conservative scanner runs instead ([Result].Parsed is false): it splits the text into words
@@ -62,6 +63,15 @@
 // a quoting mistake can cost some of the command but not the key. Known values are replaced
 // on both paths.
 //
-// Unquoted markers (--api-key <redacted>) read as redirections to a shell; that is deliberate:
-// the recorded command is not meant to run with a marker in place of a key.
+// Unquoted markers (--api-key <redacted>) read as redirections to a shell; that is deliberate
+// (it is the form the reference report records) and the command is not meant to run with a
+// marker in place of a key: put the key back and it runs as written.
+//
+// # Tests
+//
+// TestCommand holds a case for every layout; FuzzRedact plants an API-key-like value in each of
+// them (and in layouts only a known value finds) at random places of a launch script and of the
+// reference report's one-line command, and checks that it never survives, that the lines stay
+// and that the result still parses; FuzzRedactCommand puts a secret after --api-key behind
+// arbitrary text, shell or not. Both run in .ci/run.
 package redact

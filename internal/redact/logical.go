@@ -14,7 +14,7 @@ type lchar struct {
 
 // logical is a word (or a stretch of text) as the shell sees it, mapped back to the source.
 type logical struct {
-	chars []lchar
+	chars   []lchar
 	end     int  // source offset where the word ends (after any closing quote)
 	parts   int  // quoted parts numbered so far
 	literal bool // taken literally (identity): $NAME is text, not a placeholder
