@@ -17,6 +17,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/bench/stream"
 	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/internal/redact"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -232,7 +233,7 @@ func benchConfig(o runOptions, baseURL, runID string) (bench.Config, error) {
 	cfg.Timeouts.Drain = o.DrainTimeout
 	cfg.Timeouts = o.scaleSim(cfg.Timeouts) // model-time sampling against the simulator (runsim.go)
 	cfg.RunID = runID
-	cfg.LaunchCommand = RedactCommand(o.LaunchCommand)
+	cfg.LaunchCommand = redact.Command(o.LaunchCommand)
 	cfg.Revision = o.Revision
 	cfg.ToolVersion = Version()
 	cfg.Engine = results.Engine{Name: o.Engine.Name, Version: o.Engine.Version, Commit: o.Engine.Commit,
@@ -279,6 +280,7 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 	if err != nil {
 		return err
 	}
+	cfg.LaunchCommand = redact.Command(o.LaunchCommand, redact.WithValues(key)) // the key wherever it appears
 	sc := stream.New(baseURL, stream.WithAPIKey(key))
 	defer sc.Close()
 	info := server.New(baseURL, server.WithAPIKey(key))
@@ -318,55 +320,4 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 	}
 	env.Log.Info("run complete", "results", o.Output, "decode_cells_measured", measured, "decode_cells_failed", failed, "prefill_cells", len(f.Prefill))
 	return nil
-}
-
-// isSecretName reports whether a flag or variable name names a secret: one of its words
-// (split at - and _) is key, token, secret, password, passwd or credentials. So --api-key and
-// HF_TOKEN are secrets, --max-num-batched-tokens and --tokenizer are not.
-func isSecretName(name string) bool {
-	words := strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '-' || r == '_' })
-	for _, w := range words {
-		switch w {
-		case "key", "apikey", "token", "secret", "password", "passwd", "credentials":
-			return true
-		}
-	}
-	return false
-}
-
-// RedactCommand returns a launch command with secrets replaced by <redacted>: the value of any
-// flag whose name holds key, token, secret or password (--api-key X, --hf-token=X) and of any
-// such environment assignment (HF_TOKEN=X). Words are rejoined with single spaces.
-func RedactCommand(cmd string) string {
-	if strings.TrimSpace(cmd) == "" {
-		return ""
-	}
-	words := strings.Fields(cmd)
-	for i := 0; i < len(words); i++ {
-		w := words[i]
-		name, _, hasEq := strings.Cut(w, "=")
-		switch {
-		case strings.HasPrefix(w, "-") && hasEq && isSecretName(name):
-			words[i] = name + "=<redacted>"
-		case strings.HasPrefix(w, "-") && isSecretName(name) && i+1 < len(words) && !strings.HasPrefix(words[i+1], "-"):
-			words[i+1] = "<redacted>"
-			i++
-		case !strings.HasPrefix(w, "-") && hasEq && isSecretName(name) && isEnvName(name):
-			words[i] = name + "=<redacted>"
-		}
-	}
-	return strings.Join(words, " ")
-}
-
-// isEnvName reports whether s looks like an environment variable name.
-func isEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, r := range s {
-		if !(r == '_' || r >= 'A' && r <= 'Z' || r >= 'a' && r <= 'z' || i > 0 && r >= '0' && r <= '9') {
-			return false
-		}
-	}
-	return true
 }
