@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/speedmatrix/speedmatrix/internal/numfmt"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -53,12 +54,12 @@ func verdictWord(v results.Verdict) string {
 // changeText formats a change as "+4.1% (±1.2%)".
 func changeText(ch *results.Change) string {
 	half := (ch.High - ch.Low) / 2 * 100
-	return fmt.Sprintf("%s (±%s%%)", FormatPercent(ch.Change), strconv.FormatFloat(half, 'f', 1, 64))
+	return fmt.Sprintf("%s (±%s%%)", FormatPercent(ch.Change), numfmt.Fixed(half, 1))
 }
 
 // intervalText formats "-6.1% (95% CI -7.2% … -5.0%)".
 func intervalText(ch *results.Change, level float64) string {
-	return fmt.Sprintf("%s (%s%% CI %s … %s)", FormatPercent(ch.Change), strconv.FormatFloat(level*100, 'f', -1, 64), FormatPercent(ch.Low), FormatPercent(ch.High))
+	return fmt.Sprintf("%s (%s%% CI %s … %s)", FormatPercent(ch.Change), numfmt.Plain(level*100), FormatPercent(ch.Low), FormatPercent(ch.High))
 }
 
 // cellMetricText is the text of one cell-metric in a matrix: the change and the mark, or the
@@ -202,7 +203,7 @@ func metricHeading(c *results.Comparison, phase results.Phase, m results.Metric)
 
 // pctPlain formats a fraction as "3%" or "2.5%".
 func pctPlain(f float64) string {
-	return strconv.FormatFloat(f*100, 'f', -1, 64) + "%"
+	return numfmt.Plain(f*100) + "%"
 }
 
 // runLine describes one side.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/speedmatrix/speedmatrix/internal/numfmt"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -173,7 +174,7 @@ func CSV(w io.Writer, f *results.File) error {
 		if p == nil {
 			return ""
 		}
-		return strconv.FormatFloat(*p, 'f', -1, 64)
+		return numfmt.Plain(*p)
 	}
 	count := func(p *int) string {
 		if p == nil {

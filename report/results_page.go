@@ -183,7 +183,7 @@ func subtitle(f *results.File) string {
 }
 
 // gb formats gigabytes without needless decimals ("141", "80.5").
-func gb(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+func gb(v float64) string { return numfmt.Plain(v) }
 
 func joinNonEmpty(sep string, parts ...string) string {
 	var out []string
@@ -244,7 +244,7 @@ func runKV(r *results.Run) []results.KV {
 	l.add("Decode test", results.ModeDisplay(r.DecodeTest))
 	l.add("Prefill mode", results.ModeDisplay(r.PrefillMode))
 	if r.SecondsPerMeasurement > 0 {
-		l.add("Time per measurement", strconv.FormatFloat(r.SecondsPerMeasurement, 'f', -1, 64)+" s")
+		l.add("Time per measurement", numfmt.Plain(r.SecondsPerMeasurement)+" s")
 	}
 	if r.MaxOutputTokens > 0 {
 		l.add("Max output", numfmt.FormatInt(r.MaxOutputTokens)+" tokens")

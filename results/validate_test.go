@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -139,5 +140,28 @@ func TestValidateRealRunRoundTrips(t *testing.T) {
 	}
 	if string(data) != string(orig) {
 		t.Error("the real run does not write back byte for byte")
+	}
+}
+
+// TestSchemaBoundsImplausibleValues checks that the JSON Schema rejects the implausible values
+// Validate rejects: a rate above 10^7 tok/s and a latency above a day.
+func TestSchemaBoundsImplausibleValues(t *testing.T) {
+	sch := compileSchema(t)
+	good, err := results.Encode(measured())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range [][2]string{
+		{`"total_tok_per_s": 301.5`, `"total_tok_per_s": 1e308`},
+		{`"ttft_ms": 671.2`, `"ttft_ms": 1e9`},
+		{`"prompt_tok_per_s": 12210.5`, `"prompt_tok_per_s": 2e7`},
+	} {
+		var doc any
+		if err := json.Unmarshal([]byte(strings.Replace(string(good), edit[0], edit[1], 1)), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if err := sch.Validate(doc); err == nil {
+			t.Errorf("the schema accepts %s", edit[1])
+		}
 	}
 }
