@@ -249,6 +249,9 @@ func (s *sideData) sample(m results.Metric) metricSample {
 			out.summary = prefillValue(s.prefill, m)
 		}
 	}
+	if out.summary != nil && (math.IsNaN(*out.summary) || math.IsInf(*out.summary, 0)) {
+		out.summary = nil // not a number a comparison file can hold
+	}
 	if out.summary == nil && len(out.logs) > 0 {
 		v := math.Exp(meanOf(out.logs))
 		out.summary = &v
