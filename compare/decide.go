@@ -132,6 +132,10 @@ func (p *pending) estimate(b, h *sideData, hist []float64, th Thresholds) bool {
 		df = math.Inf(1)
 		noise.Source = results.NoisePrior
 		noise.CV = prior
+		noise.PriorReason, noise.Samples = priorReason(b, h, kb, kh, m)
+		if noise.PriorReason == results.PriorFewSamples {
+			noise.SamplesNeeded = withinNeeded
+		}
 	}
 	if !math.IsInf(df, 1) {
 		noise.DF = ptr(df)
