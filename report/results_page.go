@@ -80,22 +80,39 @@ func NewPage(f *results.File) *Page {
 			p.Partial = "the run ended before every cell was measured"
 		}
 	}
+	// Cells the run planned but did not reach (a partial run) show as not measured.
+	var missingPrefill, missingDecode []results.CellID
+	for _, id := range f.NotMeasured() {
+		if id.Phase == results.PhasePrefill {
+			missingPrefill = append(missingPrefill, id)
+		} else {
+			missingDecode = append(missingDecode, id)
+		}
+	}
 	for i := range f.Prefill {
 		c := &f.Prefill[i]
 		rate, ttft := c.ListText()
 		p.Prefill = append(p.Prefill, PrefillRow{Context: c.ContextLabel, TokPerS: rate, TTFT: ttft, Measured: c.Status.Measured()})
 		p.Measurements = append(p.Measurements, c.MeasurementRow())
 	}
-	p.Decode = decodeMatrix(f.Decode)
+	for _, id := range missingPrefill {
+		p.Prefill = append(p.Prefill, PrefillRow{Context: id.ContextLabel, TokPerS: results.NotMeasuredDisplay, TTFT: numfmt.Dash})
+		p.Measurements = append(p.Measurements, results.NotMeasuredRow(id))
+	}
+	p.Decode = decodeMatrix(f.Decode, missingDecode)
 	for i := range f.Decode {
 		p.Measurements = append(p.Measurements, f.Decode[i].MeasurementRow())
 	}
-	p.MatrixLine = matrixLine(f)
+	for _, id := range missingDecode {
+		p.Measurements = append(p.Measurements, results.NotMeasuredRow(id))
+	}
+	p.MatrixLine = matrixLine(p.Decode, p.Prefill)
 	return p
 }
 
-// decodeMatrix lays the decode cells out by context (in order of size) and concurrency.
-func decodeMatrix(cells []results.DecodeCell) DecodeMatrix {
+// decodeMatrix lays the decode cells out by context (in order of size) and concurrency, with the
+// planned cells missing from the file as not measured.
+func decodeMatrix(cells []results.DecodeCell, missing []results.CellID) DecodeMatrix {
 	type ctx struct {
 		tokens int
 		label  string
@@ -113,14 +130,28 @@ func decodeMatrix(cells []results.DecodeCell) DecodeMatrix {
 		}
 		at[c.ID()] = c
 	}
+	notMeasured := map[results.CellID]bool{}
+	for _, id := range missing {
+		n, _ := results.ParseContext(id.ContextLabel)
+		if !slices.ContainsFunc(ctxs, func(x ctx) bool { return x.label == id.ContextLabel }) {
+			ctxs = append(ctxs, ctx{n, id.ContextLabel})
+		}
+		if !slices.Contains(conc, id.Concurrency) {
+			conc = append(conc, id.Concurrency)
+		}
+		notMeasured[id] = true
+	}
 	slices.SortStableFunc(ctxs, func(a, b ctx) int { return a.tokens - b.tokens })
 	slices.Sort(conc)
 	m := DecodeMatrix{Concurrency: conc}
 	for _, x := range ctxs {
 		row := DecodeRow{Context: x.label, Cells: make([][]string, len(conc))}
 		for j, n := range conc {
-			if c := at[results.CellID{Phase: results.PhaseDecode, ContextLabel: x.label, Concurrency: n}]; c != nil {
+			id := results.CellID{Phase: results.PhaseDecode, ContextLabel: x.label, Concurrency: n}
+			if c := at[id]; c != nil {
 				row.Cells[j] = c.MatrixText()
+			} else if notMeasured[id] {
+				row.Cells[j] = []string{results.NotMeasuredDisplay}
 			}
 		}
 		m.Rows = append(m.Rows, row)
@@ -130,18 +161,18 @@ func decodeMatrix(cells []results.DecodeCell) DecodeMatrix {
 
 // matrixLine says what the matrix covers: "8 contexts (8K–1019K) × 8 concurrency levels
 // (1–128) · prefill at 8K, 16K, …".
-func matrixLine(f *results.File) string {
+func matrixLine(m DecodeMatrix, prefill []PrefillRow) string {
 	var parts []string
-	if m := decodeMatrix(f.Decode); len(m.Rows) > 0 {
+	if len(m.Rows) > 0 {
 		first, last := m.Rows[0].Context, m.Rows[len(m.Rows)-1].Context
 		parts = append(parts, plural(len(m.Rows), "context", "contexts")+" ("+span(first, last)+") × "+
 			plural(len(m.Concurrency), "concurrency level", "concurrency levels")+" ("+
 			span(strconv.Itoa(m.Concurrency[0]), strconv.Itoa(m.Concurrency[len(m.Concurrency)-1]))+")")
 	}
-	if len(f.Prefill) > 0 {
-		labels := make([]string, len(f.Prefill))
-		for i := range f.Prefill {
-			labels[i] = f.Prefill[i].ContextLabel
+	if len(prefill) > 0 {
+		labels := make([]string, len(prefill))
+		for i := range prefill {
+			labels[i] = prefill[i].Context
 		}
 		parts = append(parts, "prefill at "+strings.Join(labels, ", "))
 	}
