@@ -29,7 +29,14 @@
 //   - prior: the configured CV (DefaultPrior: published run-to-run noise at the upper end of its
 //     range), taken as known.
 //
-// The output names the source of every cell-metric.
+// The output names the source of every cell-metric and, where it is the prior, why nothing better
+// was there (results.Noise.PriorReason): no raw samples (summary only); raw samples too few for
+// batch means (fewer than 25 requests, or full 1 s bins for total tok/s, in the window — the
+// count is given; at concurrency 1 a 30 s window holds two or three requests); one request per
+// prefill run; or repeated trials that all agree exactly.
+//
+// Comparing a run with itself (one file on both sides, files of one run id, or identical
+// contents) is allowed but warned about: it measures nothing.
 //
 // Verdicts: the two-sided p-value of "no change" enters one Benjamini–Hochberg family with every
 // other cell-metric tested. A cell-metric is a regression (improvement) when its BH-adjusted
