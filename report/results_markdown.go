@@ -95,6 +95,10 @@ func (p *Page) Markdown(w io.Writer) error {
 		line()
 		line(legendStatus)
 		line()
+		if p.NotMeasured != "" {
+			line(p.NotMeasured)
+			line()
+		}
 		line(legendTTFT)
 		line()
 	}
@@ -111,6 +115,10 @@ func (p *Page) Markdown(w io.Writer) error {
 		line()
 		line(legendStatus)
 		line()
+		if p.NotMeasured != "" {
+			line(p.NotMeasured)
+			line()
+		}
 	}
 	if len(p.Notes) > 0 {
 		line("## Notes")

@@ -18,6 +18,8 @@ const (
 	legendStatus   = "Requests queued: the server could not run all requests at once, so some waited in a queue. Over capacity: not run because this many requests at this context would exceed the server's KV cache."
 	legendTTFT     = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill."
 	allCaption     = "Latencies are medians. Total tok/s is output across all simultaneous requests."
+	// legendNotMeasured explains the cells a partial run planned but did not reach.
+	legendNotMeasured = "Not measured: planned, but the run ended before it reached this cell."
 )
 
 // Page is the speed-matrix page of one results file with every number already formatted: the
@@ -38,6 +40,9 @@ type Page struct {
 	Columns      []string   `json:"columns"`
 	Measurements [][]string `json:"measurements"`
 	Notes        []string   `json:"notes,omitempty"`
+	// NotMeasured is the legend of the cells the run planned but did not reach; empty when
+	// there are none.
+	NotMeasured string `json:"not_measured,omitempty"`
 }
 
 // PrefillRow is one entry of the prefill list.
@@ -107,6 +112,9 @@ func NewPage(f *results.File) *Page {
 		p.Measurements = append(p.Measurements, results.NotMeasuredRow(id))
 	}
 	p.MatrixLine = matrixLine(p.Decode, p.Prefill)
+	if len(missingPrefill)+len(missingDecode) > 0 {
+		p.NotMeasured = legendNotMeasured
+	}
 	return p
 }
 
