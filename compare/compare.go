@@ -3,6 +3,8 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"reflect"
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/results"
@@ -70,6 +72,9 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 			return nil, &MismatchError{Differences: diffs}
 		}
 		c.Warnings = append(c.Warnings, "compared with --force although the files measured different setups: "+strings.Join(diffs, "; "))
+	}
+	if w := sameRun(in); w != "" {
+		c.Warnings = append(c.Warnings, w)
 	}
 	for _, side := range [][]*results.File{in.Base[1:], in.Head[1:]} {
 		for _, f := range side {
@@ -198,6 +203,29 @@ func describe(f *results.File, path string) results.ComparedRun {
 		GPUCount: f.Hardware.GPUCount, Source: f.Run.Source, Start: f.Run.Start,
 		TimeScale: timeScale(f),
 	}
+}
+
+// sameRun returns a warning when base and head are one run: the same file named twice, files of
+// the same run id, or files with identical contents. Such a comparison measures nothing but
+// itself; it is empty otherwise.
+func sameRun(in Input) string {
+	const tail = ": both sides are one run, so the comparison measures nothing; compare a run of the base with a run of the head"
+	if in.BasePath != "" && filepath.Clean(in.BasePath) == filepath.Clean(in.HeadPath) {
+		return fmt.Sprintf("base and head are the same file (%s)%s", filepath.Clean(in.BasePath), tail)
+	}
+	for _, b := range in.Base {
+		for _, h := range in.Head {
+			switch {
+			case b == h:
+				return "base and head are the same results" + tail
+			case b.Run.ID != "" && b.Run.ID == h.Run.ID:
+				return fmt.Sprintf("base and head are the same run (run id %s)%s", b.Run.ID, tail)
+			case reflect.DeepEqual(b, h):
+				return "base and head hold identical results" + tail
+			}
+		}
+	}
+	return ""
 }
 
 // timeScale returns f's time scale for its ComparedRun: the simulator's speedup, 0 (absent)

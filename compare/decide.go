@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/compare/stats"
@@ -26,6 +27,31 @@ type pending struct {
 	b, h *sideData
 }
 
+// lostReason says what a head cell holds for metric m instead of a usable value, and what the
+// base had (its geometric mean).
+func lostReason(h *sideData, m results.Metric, base float64) string {
+	unit := "ms"
+	if m.HigherIsBetter() {
+		unit = "tok/s"
+	}
+	var v *float64
+	switch {
+	case h.decode != nil:
+		v = decodeValue(&h.decode.DecodeMetrics, m)
+	case h.prefill != nil:
+		v = prefillValue(h.prefill, m)
+	}
+	had := fmt.Sprintf("base had %s %s", strconv.FormatFloat(base, 'g', 4, 64), unit)
+	if v == nil {
+		return fmt.Sprintf("head has no %s where %s: the measured cell lost its number", m.Title(), had)
+	}
+	s := fmt.Sprintf("head reads %s %s where %s", strconv.FormatFloat(*v, 'g', 4, 64), unit, had)
+	if *v == 0 && m.HigherIsBetter() {
+		return s + ": a 100 % drop"
+	}
+	return s + ": not a usable value"
+}
+
 // estimate fills p.out with the change, interval, p-values and noise of one cell-metric and
 // reports whether it joins the test family.
 func (p *pending) estimate(b, h *sideData, hist []float64, th Thresholds) bool {
@@ -41,7 +67,11 @@ func (p *pending) estimate(b, h *sideData, hist []float64, th Thresholds) bool {
 		case len(bs.logs) == 0:
 			out.Reason = "no value in base"
 		default:
-			out.Reason = "no value in head"
+			// Both cells were measured (a status change is decided before), the base has the
+			// number and the head has none it could be compared by: a 100 % drop (or an
+			// unbounded rise of a latency) is a regression, never a pass.
+			out.Verdict = results.VerdictRegression
+			out.Reason = lostReason(h, m, math.Exp(meanOf(bs.logs)))
 		}
 		return false
 	}
@@ -102,6 +132,10 @@ func (p *pending) estimate(b, h *sideData, hist []float64, th Thresholds) bool {
 		df = math.Inf(1)
 		noise.Source = results.NoisePrior
 		noise.CV = prior
+		noise.PriorReason, noise.Samples = priorReason(b, h, kb, kh, m)
+		if noise.PriorReason == results.PriorFewSamples {
+			noise.SamplesNeeded = withinNeeded
+		}
 	}
 	if !math.IsInf(df, 1) {
 		noise.DF = ptr(df)

@@ -29,7 +29,14 @@
 //   - prior: the configured CV (DefaultPrior: published run-to-run noise at the upper end of its
 //     range), taken as known.
 //
-// The output names the source of every cell-metric.
+// The output names the source of every cell-metric and, where it is the prior, why nothing better
+// was there (results.Noise.PriorReason): no raw samples (summary only); raw samples too few for
+// batch means (fewer than 25 requests, or full 1 s bins for total tok/s, in the window — the
+// count is given; at concurrency 1 a 30 s window holds two or three requests); one request per
+// prefill run; or repeated trials that all agree exactly.
+//
+// Comparing a run with itself (one file on both sides, files of one run id, or identical
+// contents) is allowed but warned about: it measures nothing.
 //
 // Verdicts: the two-sided p-value of "no change" enters one Benjamini–Hochberg family with every
 // other cell-metric tested. A cell-metric is a regression (improvement) when its BH-adjusted
@@ -41,8 +48,16 @@
 // was and the smallest change the cell could detect (MDC: (t_{1−α/2} + t_{power})·SE on the log
 // scale at the Bonferroni share α = level/m, the strictest threshold BH can apply, never below δ).
 // A status change valid → queued → over capacity or error is a regression by itself (the reverse
-// an improvement), and is not part of the BH family. The cell's verdict is its worst metric's; the
-// matrix's verdict is regression when any cell or any row test is one.
+// an improvement), and is not part of the BH family. So is a lost number: a metric of a cell
+// measured in both runs whose head value is missing, zero, negative or not finite where the base
+// has a usable one is a regression by itself (a rate of 0 tok/s is a 100 % drop; a latency without
+// a value cannot be bounded), never a pass; the reverse, a base without a usable value, is not
+// comparable (nothing bounds how much better the head is). Results files rarely carry such a cell:
+// results.Validate rejects a valid or queued window without an output token, a summary that
+// disagrees with its trials or raw samples, and non-finite numbers; what remains are imported
+// reports (summary numbers only, such as a "Valid" row of 0.0 tok/s) and files built in memory.
+// The cell's verdict is its worst metric's; the matrix's verdict is regression when any cell or
+// any row test is one.
 //
 // Row tests: a decode context row whose tested cell-metrics are all present in at least two runs
 // (a file and a trial in it) of each side also gets one pooled test, which joins the same BH

@@ -160,21 +160,84 @@ func requestValues(t *results.DecodeTrial, m results.Metric) []float64 {
 	return xs
 }
 
-// within returns the within-run variance of the log value of metric m of one trial, from batch
-// means: over the full output-token bins for total tok/s, over the requests (in the order the
-// file lists them) for the per-request metrics.
-func within(t *results.DecodeTrial, m results.Metric) (v, df float64, ok bool) {
+// withinNeeded is how many samples (requests, or full bins) a within-run estimate takes: five
+// batches of five, minWithinDF + 1 batches.
+const withinNeeded = (minWithinDF + 1) * (minWithinDF + 1)
+
+// withinSamples returns how many samples of metric m one trial holds for a within-run estimate:
+// its full output-token bins for total tok/s, its requests with a value for the others.
+func withinSamples(t *results.DecodeTrial, m results.Metric) int {
 	if m == results.MetricTotalTokPerS {
 		if t.BinSeconds <= 0 {
-			return 0, 0, false
+			return 0
 		}
 		full := len(t.BinOutputTokens)
 		if t.WindowSeconds > 0 {
 			full = min(full, int(math.Floor(t.WindowSeconds/t.BinSeconds+1e-9)))
 		}
-		if full < (minWithinDF+1)*(minWithinDF+1) {
-			return 0, 0, false
+		return full
+	}
+	return len(requestValues(t, m))
+}
+
+// priorReason says why this side offered nothing better than the prior for metric m (one of
+// the results.Prior* constants), and for PriorFewSamples how many samples its window held. It is
+// empty for a side whose own repetitions would have served had the other side had them too.
+func (s *sideData) priorReason(m results.Metric) (string, int) {
+	switch {
+	case s.prefill != nil:
+		if s.prefill.SummaryOnly || len(s.prefill.Trials) == 0 {
+			return results.PriorSummaryOnly, 0
 		}
+		return results.PriorPrefill, 0
+	case s.decode != nil:
+		d := s.decode
+		if d.SummaryOnly || len(d.Trials) == 0 {
+			return results.PriorSummaryOnly, 0
+		}
+		if len(d.Trials) == 1 && len(s.extra) == 0 {
+			if n := withinSamples(&d.Trials[0], m); n < withinNeeded {
+				return results.PriorFewSamples, n
+			}
+			return results.PriorNoWithin, 0
+		}
+	}
+	return "", 0
+}
+
+// priorReason says why the prior alone set the noise of metric m of a cell (kb and kh runs on
+// the two sides): identical repetitions, or the most telling reason of either side (too few raw
+// samples before no estimate from them, before a prefill request, before no raw samples).
+func priorReason(b, h *sideData, kb, kh int, m results.Metric) (string, *int) {
+	if kb >= 2 && kh >= 2 {
+		return results.PriorNoSpread, nil
+	}
+	rank := map[string]int{results.PriorSummaryOnly: 1, results.PriorPrefill: 2, results.PriorNoWithin: 3, results.PriorFewSamples: 4}
+	reason, most := "", 0
+	for _, s := range []*sideData{b, h} {
+		r, n := s.priorReason(m)
+		if r == results.PriorFewSamples {
+			most = max(most, n)
+		}
+		if rank[r] > rank[reason] {
+			reason = r
+		}
+	}
+	if reason == results.PriorFewSamples {
+		return reason, &most
+	}
+	return reason, nil
+}
+
+// within returns the within-run variance of the log value of metric m of one trial, from batch
+// means: over the full output-token bins for total tok/s, over the requests (in the order the
+// file lists them) for the per-request metrics.
+func within(t *results.DecodeTrial, m results.Metric) (v, df float64, ok bool) {
+	if withinSamples(t, m) < withinNeeded {
+		return 0, 0, false
+	}
+	if m == results.MetricTotalTokPerS {
+		full := withinSamples(t, m)
 		rates := make([]float64, full)
 		for i := range full {
 			rates[i] = float64(t.BinOutputTokens[i]) / t.BinSeconds
@@ -186,9 +249,6 @@ func within(t *results.DecodeTrial, m results.Metric) (v, df float64, ok bool) {
 		return vm / (mean * mean), float64(d), true
 	}
 	xs := requestValues(t, m)
-	if len(xs) < (minWithinDF+1)*(minWithinDF+1) {
-		return 0, 0, false
-	}
 	logs := make([]float64, len(xs))
 	for i, x := range xs {
 		logs[i] = math.Log(x)
@@ -248,6 +308,9 @@ func (s *sideData) sample(m results.Metric) metricSample {
 		} else if s.prefill != nil {
 			out.summary = prefillValue(s.prefill, m)
 		}
+	}
+	if out.summary != nil && (math.IsNaN(*out.summary) || math.IsInf(*out.summary, 0)) {
+		out.summary = nil // not a number a comparison file can hold
 	}
 	if out.summary == nil && len(out.logs) > 0 {
 		v := math.Exp(meanOf(out.logs))

@@ -54,12 +54,12 @@ func verdictWord(v results.Verdict) string {
 // changeText formats a change as "+4.1% (±1.2%)".
 func changeText(ch *results.Change) string {
 	half := (ch.High - ch.Low) / 2 * 100
-	return fmt.Sprintf("%s (±%s%%)", FormatPercent(ch.Change), strconv.FormatFloat(half, 'f', 1, 64))
+	return fmt.Sprintf("%s (±%s%%)", FormatPercent(ch.Change), numfmt.Fixed(half, 1))
 }
 
 // intervalText formats "-6.1% (95% CI -7.2% … -5.0%)".
 func intervalText(ch *results.Change, level float64) string {
-	return fmt.Sprintf("%s (%s%% CI %s … %s)", FormatPercent(ch.Change), strconv.FormatFloat(level*100, 'f', -1, 64), FormatPercent(ch.Low), FormatPercent(ch.High))
+	return fmt.Sprintf("%s (%s%% CI %s … %s)", FormatPercent(ch.Change), numfmt.Plain(level*100), FormatPercent(ch.Low), FormatPercent(ch.High))
 }
 
 // cellMetricText is the text of one cell-metric in a matrix: the change and the mark, or the
@@ -205,7 +205,7 @@ func metricHeading(c *results.Comparison, phase results.Phase, m results.Metric)
 
 // pctPlain formats a fraction as "3%" or "2.5%".
 func pctPlain(f float64) string {
-	return strconv.FormatFloat(f*100, 'f', -1, 64) + "%"
+	return numfmt.Plain(f*100) + "%"
 }
 
 // runLine describes one side.
@@ -304,10 +304,14 @@ func countsLine(v results.VerdictCounts) string {
 // noiseCounts counts the noise sources of the tested cell-metrics, in a fixed order.
 func noiseCounts(c *results.Comparison) []string {
 	counts := map[string]int{}
+	var why priorGroups
 	for _, cell := range c.Cells {
 		for _, m := range cell.Metrics {
 			if m.Noise != nil {
 				counts[m.Noise.Source]++
+				if m.Noise.Source == results.NoisePrior {
+					why.add(m.Metric, m.Noise)
+				}
 			}
 		}
 	}
@@ -315,7 +319,7 @@ func noiseCounts(c *results.Comparison) []string {
 		results.NoiseTrials:  "spread of repeated trials in both files",
 		results.NoiseHistory: "spread of the cell across the base's history",
 		results.NoiseWithin:  "within-run batch means, at least the prior",
-		results.NoisePrior:   "configured prior only (no raw samples)",
+		results.NoisePrior:   why.text(),
 	}
 	var out []string
 	for _, s := range []string{results.NoiseTrials, results.NoiseHistory, results.NoiseWithin, results.NoisePrior} {
@@ -324,6 +328,95 @@ func noiseCounts(c *results.Comparison) []string {
 		}
 	}
 	return out
+}
+
+// priorGroup is the cell-metrics whose noise is the prior alone for one reason (and, for too few
+// raw samples, one kind of sample).
+type priorGroup struct {
+	reason string
+	unit   string // "requests" or "1 s bins", for PriorFewSamples
+	needed int
+	n      int
+	lo, hi int // the range of samples, for PriorFewSamples
+}
+
+// label says the reason, with the range of samples lo–hi for too few raw samples.
+func (g *priorGroup) label(lo, hi int) string {
+	switch g.reason {
+	case results.PriorSummaryOnly:
+		return "no raw samples (summary only)"
+	case results.PriorFewSamples:
+		r := strconv.Itoa(lo)
+		if hi != lo {
+			r += "–" + strconv.Itoa(hi)
+		}
+		return fmt.Sprintf("raw samples too few: %s %s (%d needed)", r, g.unit, g.needed)
+	case results.PriorNoWithin:
+		return "raw samples gave no within-run estimate"
+	case results.PriorPrefill:
+		return "one request per prefill run"
+	case results.PriorNoSpread:
+		return "repeated trials identical"
+	}
+	return "no better source"
+}
+
+// priorGroupOf returns the group of one cell-metric whose noise is the prior; ok is false when
+// the comparison does not say why (a file written before the reason was recorded).
+func priorGroupOf(m results.Metric, n *results.Noise) (priorGroup, bool) {
+	if n.PriorReason == "" {
+		return priorGroup{}, false
+	}
+	g := priorGroup{reason: n.PriorReason, needed: n.SamplesNeeded}
+	if n.PriorReason == results.PriorFewSamples {
+		g.unit = "requests"
+		if m == results.MetricTotalTokPerS {
+			g.unit = "1 s bins"
+		}
+		if n.Samples != nil {
+			g.lo, g.hi = *n.Samples, *n.Samples
+		}
+	}
+	return g, true
+}
+
+// priorGroups collects the reasons of the cell-metrics whose noise is the prior, in the order
+// first seen.
+type priorGroups struct {
+	groups []*priorGroup
+}
+
+func (gs *priorGroups) add(m results.Metric, n *results.Noise) {
+	g, ok := priorGroupOf(m, n)
+	if !ok {
+		g = priorGroup{}
+	}
+	for _, have := range gs.groups {
+		if have.reason == g.reason && have.unit == g.unit && have.needed == g.needed {
+			have.n++
+			have.lo, have.hi = min(have.lo, g.lo), max(have.hi, g.hi)
+			return
+		}
+	}
+	g.n = 1
+	gs.groups = append(gs.groups, &g)
+}
+
+// text describes the prior's cell-metrics: "configured prior only: REASON", or with several
+// reasons "configured prior only — N with REASON; …".
+func (gs *priorGroups) text() string {
+	const head = "configured prior only"
+	switch len(gs.groups) {
+	case 0:
+		return head
+	case 1:
+		return head + ": " + gs.groups[0].label(gs.groups[0].lo, gs.groups[0].hi)
+	}
+	parts := make([]string, len(gs.groups))
+	for i, g := range gs.groups {
+		parts[i] = fmt.Sprintf("%d with %s", g.n, g.label(g.lo, g.hi))
+	}
+	return head + " — " + strings.Join(parts, "; ")
 }
 
 // detail is one line about a decided or failed cell-metric.
@@ -337,7 +430,13 @@ func detail(c *results.Comparison, cell *results.CellComparison, m *results.Metr
 		s += ", " + qText(*m.Q)
 	}
 	if m.Noise != nil {
-		s += fmt.Sprintf(", noise: %s (CV %.1f%%)", m.Noise.Source, m.Noise.CV*100)
+		why := ""
+		if m.Noise.Source == results.NoisePrior {
+			if g, ok := priorGroupOf(m.Metric, m.Noise); ok {
+				why = "; " + g.label(g.lo, g.hi)
+			}
+		}
+		s += fmt.Sprintf(", noise: %s (CV %.1f%%%s)", m.Noise.Source, m.Noise.CV*100, why)
 	}
 	return s
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/speedmatrix/speedmatrix/internal/numfmt"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -98,6 +99,10 @@ func (p *Page) Markdown(w io.Writer) error {
 		line()
 		line(legendStatus)
 		line()
+		if p.NotMeasured != "" {
+			line(p.NotMeasured)
+			line()
+		}
 		line(legendTTFT)
 		line()
 	}
@@ -114,6 +119,10 @@ func (p *Page) Markdown(w io.Writer) error {
 		line()
 		line(legendStatus)
 		line()
+		if p.NotMeasured != "" {
+			line(p.NotMeasured)
+			line()
+		}
 	}
 	if len(p.Notes) > 0 {
 		line("## Notes")
@@ -178,7 +187,7 @@ func CSV(w io.Writer, f *results.File) error {
 		if p == nil {
 			return ""
 		}
-		return strconv.FormatFloat(*p, 'f', -1, 64)
+		return numfmt.Plain(*p)
 	}
 	count := func(p *int) string {
 		if p == nil {

@@ -18,6 +18,8 @@ const (
 	legendStatus   = "Requests queued: the server could not run all requests at once, so some waited in a queue. Over capacity: not run because this many requests at this context would exceed the server's KV cache."
 	legendTTFT     = "TTFT is measured after the benchmark warms the server's prompt cache, so it mostly excludes prefill."
 	allCaption     = "Latencies are medians. Total tok/s is output across all simultaneous requests."
+	// legendNotMeasured explains the cells a partial run planned but did not reach.
+	legendNotMeasured = "Not measured: planned, but the run ended before it reached this cell."
 )
 
 // Page is the speed-matrix page of one results file with every number already formatted: the
@@ -41,6 +43,9 @@ type Page struct {
 	Columns      []string   `json:"columns"`
 	Measurements [][]string `json:"measurements"`
 	Notes        []string   `json:"notes,omitempty"`
+	// NotMeasured is the legend of the cells the run planned but did not reach; empty when
+	// there are none.
+	NotMeasured string `json:"not_measured,omitempty"`
 }
 
 // PrefillRow is one entry of the prefill list.
@@ -87,22 +92,42 @@ func NewPage(f *results.File) *Page {
 			p.Partial = "the run ended before every cell was measured"
 		}
 	}
+	// Cells the run planned but did not reach (a partial run) show as not measured.
+	var missingPrefill, missingDecode []results.CellID
+	for _, id := range f.NotMeasured() {
+		if id.Phase == results.PhasePrefill {
+			missingPrefill = append(missingPrefill, id)
+		} else {
+			missingDecode = append(missingDecode, id)
+		}
+	}
 	for i := range f.Prefill {
 		c := &f.Prefill[i]
 		rate, ttft := c.ListText()
 		p.Prefill = append(p.Prefill, PrefillRow{Context: c.ContextLabel, TokPerS: rate, TTFT: ttft, Measured: c.Status.Measured()})
 		p.Measurements = append(p.Measurements, c.MeasurementRow())
 	}
-	p.Decode = decodeMatrix(f.Decode)
+	for _, id := range missingPrefill {
+		p.Prefill = append(p.Prefill, PrefillRow{Context: id.ContextLabel, TokPerS: results.NotMeasuredDisplay, TTFT: numfmt.Dash})
+		p.Measurements = append(p.Measurements, results.NotMeasuredRow(id))
+	}
+	p.Decode = decodeMatrix(f.Decode, missingDecode)
 	for i := range f.Decode {
 		p.Measurements = append(p.Measurements, f.Decode[i].MeasurementRow())
 	}
-	p.MatrixLine = matrixLine(f)
+	for _, id := range missingDecode {
+		p.Measurements = append(p.Measurements, results.NotMeasuredRow(id))
+	}
+	p.MatrixLine = matrixLine(p.Decode, p.Prefill)
+	if len(missingPrefill)+len(missingDecode) > 0 {
+		p.NotMeasured = legendNotMeasured
+	}
 	return p
 }
 
-// decodeMatrix lays the decode cells out by context (in order of size) and concurrency.
-func decodeMatrix(cells []results.DecodeCell) DecodeMatrix {
+// decodeMatrix lays the decode cells out by context (in order of size) and concurrency, with the
+// planned cells missing from the file as not measured.
+func decodeMatrix(cells []results.DecodeCell, missing []results.CellID) DecodeMatrix {
 	type ctx struct {
 		tokens int
 		label  string
@@ -120,14 +145,28 @@ func decodeMatrix(cells []results.DecodeCell) DecodeMatrix {
 		}
 		at[c.ID()] = c
 	}
+	notMeasured := map[results.CellID]bool{}
+	for _, id := range missing {
+		n, _ := results.ParseContext(id.ContextLabel)
+		if !slices.ContainsFunc(ctxs, func(x ctx) bool { return x.label == id.ContextLabel }) {
+			ctxs = append(ctxs, ctx{n, id.ContextLabel})
+		}
+		if !slices.Contains(conc, id.Concurrency) {
+			conc = append(conc, id.Concurrency)
+		}
+		notMeasured[id] = true
+	}
 	slices.SortStableFunc(ctxs, func(a, b ctx) int { return a.tokens - b.tokens })
 	slices.Sort(conc)
 	m := DecodeMatrix{Concurrency: conc}
 	for _, x := range ctxs {
 		row := DecodeRow{Context: x.label, Cells: make([][]string, len(conc))}
 		for j, n := range conc {
-			if c := at[results.CellID{Phase: results.PhaseDecode, ContextLabel: x.label, Concurrency: n}]; c != nil {
+			id := results.CellID{Phase: results.PhaseDecode, ContextLabel: x.label, Concurrency: n}
+			if c := at[id]; c != nil {
 				row.Cells[j] = c.MatrixText()
+			} else if notMeasured[id] {
+				row.Cells[j] = []string{results.NotMeasuredDisplay}
 			}
 		}
 		m.Rows = append(m.Rows, row)
@@ -137,18 +176,18 @@ func decodeMatrix(cells []results.DecodeCell) DecodeMatrix {
 
 // matrixLine says what the matrix covers: "8 contexts (8K–1019K) × 8 concurrency levels
 // (1–128) · prefill at 8K, 16K, …".
-func matrixLine(f *results.File) string {
+func matrixLine(m DecodeMatrix, prefill []PrefillRow) string {
 	var parts []string
-	if m := decodeMatrix(f.Decode); len(m.Rows) > 0 {
+	if len(m.Rows) > 0 {
 		first, last := m.Rows[0].Context, m.Rows[len(m.Rows)-1].Context
 		parts = append(parts, plural(len(m.Rows), "context", "contexts")+" ("+span(first, last)+") × "+
 			plural(len(m.Concurrency), "concurrency level", "concurrency levels")+" ("+
 			span(strconv.Itoa(m.Concurrency[0]), strconv.Itoa(m.Concurrency[len(m.Concurrency)-1]))+")")
 	}
-	if len(f.Prefill) > 0 {
-		labels := make([]string, len(f.Prefill))
-		for i := range f.Prefill {
-			labels[i] = f.Prefill[i].ContextLabel
+	if len(prefill) > 0 {
+		labels := make([]string, len(prefill))
+		for i := range prefill {
+			labels[i] = prefill[i].Context
 		}
 		parts = append(parts, "prefill at "+strings.Join(labels, ", "))
 	}
@@ -190,7 +229,7 @@ func subtitle(f *results.File) string {
 }
 
 // gb formats gigabytes without needless decimals ("141", "80.5").
-func gb(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+func gb(v float64) string { return numfmt.Plain(v) }
 
 func joinNonEmpty(sep string, parts ...string) string {
 	var out []string
@@ -251,7 +290,7 @@ func runKV(r *results.Run) []results.KV {
 	l.add("Decode test", results.ModeDisplay(r.DecodeTest))
 	l.add("Prefill mode", results.ModeDisplay(r.PrefillMode))
 	if r.SecondsPerMeasurement > 0 {
-		l.add("Time per measurement", strconv.FormatFloat(r.SecondsPerMeasurement, 'f', -1, 64)+" s")
+		l.add("Time per measurement", numfmt.Plain(r.SecondsPerMeasurement)+" s")
 	}
 	if r.MaxOutputTokens > 0 {
 		l.add("Max output", numfmt.FormatInt(r.MaxOutputTokens)+" tokens")

@@ -93,7 +93,23 @@ const (
 	NoiseTrials  = "trials"       // repeated trials in both files (Welch)
 	NoiseHistory = "history"      // the spread of the same cell across earlier results of the base
 	NoiseWithin  = "within+prior" // within-run batch means, floored by the configured prior
-	NoisePrior   = "prior"        // the configured prior alone (summary-only input)
+	NoisePrior   = "prior"        // the configured prior alone: Noise.PriorReason says why
+)
+
+// Why the configured prior alone set the noise (Noise.PriorReason).
+const (
+	// PriorSummaryOnly: a side kept no raw samples (an imported report, summary numbers only).
+	PriorSummaryOnly = "summary_only"
+	// PriorFewSamples: the raw samples exist but the window held too few of them to estimate the
+	// within-run noise (Noise.Samples says how many, Noise.SamplesNeeded how many it takes).
+	PriorFewSamples = "few_samples"
+	// PriorNoWithin: the window's raw samples were enough in number but gave no estimate (every
+	// value equal, or a rate of zero).
+	PriorNoWithin = "no_within_estimate"
+	// PriorPrefill: a prefill trial is one request, so one run has no within-run spread.
+	PriorPrefill = "prefill_one_request"
+	// PriorNoSpread: both sides repeated the cell, and every repetition gave the same value.
+	PriorNoSpread = "trials_identical"
 )
 
 // Comparison is the outcome of comparing a head results file with a base results file.
@@ -283,6 +299,14 @@ type Noise struct {
 	// Scale is the factor by which the matrix's own spread of changes scaled a guessed noise up
 	// (empirical null); CV already includes it.
 	Scale *float64 `json:"scale,omitempty"`
+	// PriorReason says, for Source NoisePrior, why nothing better was available: one of the
+	// Prior* constants.
+	PriorReason string `json:"prior_reason,omitempty"`
+	// Samples is, for PriorFewSamples, the most raw samples a side's window held for this metric:
+	// requests for the per-request metrics, full 1 s bins for total tok/s; SamplesNeeded is how
+	// many a within-run estimate takes.
+	Samples       *int `json:"samples,omitempty"`
+	SamplesNeeded int  `json:"samples_needed,omitempty"`
 }
 
 // RowComparison is the pooled test of one decode context row: per run, every tested
@@ -445,6 +469,12 @@ func ValidateComparison(c *Comparison) error {
 				case NoiseTrials, NoiseHistory, NoiseWithin, NoisePrior:
 				default:
 					v.addf("%s.noise.source %q is not trials, history, within+prior or prior", mw, m.Noise.Source)
+				}
+				switch m.Noise.PriorReason {
+				case "", PriorSummaryOnly, PriorFewSamples, PriorNoWithin, PriorPrefill, PriorNoSpread:
+				default:
+					v.addf("%s.noise.prior_reason %q is not one of %s, %s, %s, %s, %s", mw, m.Noise.PriorReason,
+						PriorSummaryOnly, PriorFewSamples, PriorNoWithin, PriorPrefill, PriorNoSpread)
 				}
 				finite(&v, mw+".noise.cv", m.Noise.CV)
 				if m.Noise.Scale != nil {

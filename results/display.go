@@ -26,6 +26,23 @@ var (
 	}
 )
 
+// NotMeasuredDisplay is what a page shows for a cell the run planned but did not reach (a
+// partial run). It is no status: the importer reads such a row as no cell.
+const NotMeasuredDisplay = "Not measured"
+
+// NotMeasuredRow returns the "All measurements" row of a planned cell the run did not reach.
+func NotMeasuredRow(id CellID) []string {
+	row := make([]string, len(measurementColumns))
+	for i := range row {
+		row[i] = numfmt.Dash
+	}
+	row[0], row[1], row[2], row[3] = phaseDecodeDisplay, id.ContextLabel, strconv.Itoa(id.Concurrency), NotMeasuredDisplay
+	if id.Phase == PhasePrefill {
+		row[0], row[2] = phasePrefillDisplay, "1"
+	}
+	return row
+}
+
 // StatusDisplay returns the status as a report prints it ("Requests queued").
 func StatusDisplay(s Status) string {
 	for _, n := range statusNames {

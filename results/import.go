@@ -585,6 +585,9 @@ func importMeasurements(lines []srcLine, f *File) error {
 		if err != nil || conc < 1 {
 			return errAt(line, "requests at once %q: expected a positive whole number", get("requests at once"))
 		}
+		if strings.EqualFold(strings.TrimSpace(get("status")), NotMeasuredDisplay) {
+			continue // a cell a partial run planned but did not reach: no cell
+		}
 		status, reason, err := parseStatusCell(get("status"))
 		if err != nil {
 			return errAt(line, "%v", err)
@@ -689,6 +692,9 @@ func checkPrefillList(lines []srcLine, cells []PrefillCell) error {
 		}
 		m := leadingLabelRE.FindString(entry)
 		c := byLabel[m]
+		if c == nil && notMeasuredEntry(entry, m) {
+			continue
+		}
 		if c == nil {
 			return errAt(l.n, "the prefill list has %q, which the All measurements table lacks", clip(t))
 		}
@@ -705,6 +711,15 @@ func checkPrefillList(lines []srcLine, cells []PrefillCell) error {
 		}
 	}
 	return nil
+}
+
+// notMeasuredEntry reports whether a squashed prefill-list entry of label says the cell was not
+// measured ("32KNotmeasured—", "32KcontextNotmeasured").
+func notMeasuredEntry(entry, label string) bool {
+	rest := strings.TrimPrefix(strings.TrimPrefix(entry, label), "context")
+	want := strings.ToLower(squash(NotMeasuredDisplay))
+	rest = strings.ToLower(rest)
+	return label != "" && strings.HasPrefix(rest, want) && (len(rest) == len(want) || isDash(rest[len(want):]))
 }
 
 // checkDecodeMatrix checks every cell of the sustained-decode matrix against the table.
@@ -731,7 +746,7 @@ func checkDecodeMatrix(lines []srcLine, cells []DecodeCell) error {
 			id := CellID{Phase: PhaseDecode, ContextLabel: row[0], Concurrency: conc[i]}
 			c := byID[id]
 			if c == nil {
-				if squash(row[i]) == "" || isDash(row[i]) {
+				if squash(row[i]) == "" || isDash(row[i]) || strings.EqualFold(squash(row[i]), squash(NotMeasuredDisplay)) {
 					continue
 				}
 				return errAt(t.rowLines[r], "the decode matrix has %s×%d, which the All measurements table lacks", row[0], conc[i])

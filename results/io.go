@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // maxFileSize bounds what Read accepts, so a wrong path cannot exhaust memory.
@@ -34,13 +35,43 @@ func Write(w io.Writer, f *File) error { return writeDoc(w, f, Encode) }
 // renamed over path, so a reader never sees half a file and a failure leaves path as it was.
 func WriteFile(path string, f *File) error { return writeDocFile(path, f, Encode) }
 
+// WrongFileError says that a document is one of this package's formats, but not the one asked
+// for: a comparison file given where a results file belongs, or the reverse.
+type WrongFileError struct {
+	// Want and Got name the formats: "results" or "comparison".
+	Want, Got string
+	// Schema is the document's schema field.
+	Schema string
+}
+
+func (e *WrongFileError) Error() string {
+	return fmt.Sprintf("this is %s %s file (schema %s), not %s %s file", article(e.Got), e.Got, e.Schema, article(e.Want), e.Want)
+}
+
+// article returns "a" or "an" for a format name.
+func article(what string) string {
+	if what == "" {
+		return "a"
+	}
+	switch what[0] {
+	case 'a', 'e', 'i', 'o', 'u':
+		return "an"
+	}
+	return "a"
+}
+
 // decodeDoc reads one JSON document of this package's formats (what names it in errors)
 // strictly and validates it.
 func decodeDoc[T any](data []byte, what string, validate func(*T) error) (*T, error) {
+	// A byte order mark (some Windows editors write one) is not part of the JSON.
+	data = bytes.TrimPrefix(data, []byte(utf8BOM))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var v T
 	if err := dec.Decode(&v); err != nil {
+		if wf := otherFormat(data, what); wf != nil {
+			return nil, wf
+		}
 		return nil, jsonError(data, err, what)
 	}
 	if dec.More() {
@@ -50,6 +81,39 @@ func decodeDoc[T any](data []byte, what string, validate func(*T) error) (*T, er
 		return nil, err
 	}
 	return &v, nil
+}
+
+// utf8BOM is the UTF-8 byte order mark.
+const utf8BOM = "\xef\xbb\xbf"
+
+// formats maps each of this package's formats to its schema.
+var formats = []struct{ what, schema string }{{"results", SchemaV1}, {"comparison", ComparisonSchemaV1}}
+
+// schemaOf returns the schema of format what.
+func schemaOf(what string) string {
+	for _, f := range formats {
+		if f.what == what {
+			return f.schema
+		}
+	}
+	return ""
+}
+
+// otherFormat returns a *WrongFileError when data, which did not decode as format what, is a
+// JSON object whose schema names another of this package's formats; nil otherwise.
+func otherFormat(data []byte, what string) error {
+	var doc struct {
+		Schema string `json:"schema"`
+	}
+	if json.Unmarshal(data, &doc) != nil {
+		return nil
+	}
+	for _, f := range formats {
+		if f.what != what && strings.HasPrefix(doc.Schema, strings.TrimSuffix(f.schema, "v1")) {
+			return &WrongFileError{Want: what, Got: f.what, Schema: doc.Schema}
+		}
+	}
+	return nil
 }
 
 // readDoc reads all of r, bounded, and decodes it.
@@ -152,6 +216,8 @@ func jsonError(data []byte, err error, what string) error {
 			hint = " (a results file is JSON; to read a speed-matrix report, convert it with speedmatrix import)"
 		}
 		return fmt.Errorf("line %d: not valid JSON: %v%s", lineOf(data, syn.Offset), syn, hint)
+	case errors.As(err, &typ) && typ.Field == "":
+		return fmt.Errorf("the file holds a JSON %s; %s %s file is one JSON object, {\"schema\": %q, …}, as speedmatrix writes it", typ.Value, article(what), what, schemaOf(what))
 	case errors.As(err, &typ):
 		return fmt.Errorf("line %d: field %s: got a JSON %s, want %s", lineOf(data, typ.Offset), typ.Field, typ.Value, typ.Type)
 	case errors.Is(err, io.EOF):

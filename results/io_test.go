@@ -24,7 +24,7 @@ func measured() *results.File {
 	trial := results.DecodeTrial{
 		Start: start.Add(time.Minute),
 		DecodeMetrics: results.DecodeMetrics{
-			TotalTokPerS: f64(301.5), PerRequestTokPerS: f64(152.25), TTFTMs: f64(45.5), TBTMs: f64(6.56),
+			TotalTokPerS: f64(301.5), PerRequestTokPerS: f64(152.45), TTFTMs: f64(45.5), TBTMs: f64(6.56),
 			AvgActiveRequests: f64(2), CompletedRequests: intp(1), OutputTokens: intp(603), MeasuredSeconds: f64(2),
 		},
 		BinSeconds: 1, WindowSeconds: 2, BinOutputTokens: []int{300, 303},

@@ -59,6 +59,46 @@ func (v *validator) value(where, field string, x float64) {
 	}
 }
 
+// Plausibility bounds. A number beyond them is a mistake (a unit or an edit), not a
+// measurement: every stage would have to render or compare it as if it were one.
+const (
+	// maxTokPerS bounds every rate: ten million tokens a second is far beyond any server of
+	// today (the reference's fastest prefill is 17K tok/s per request, its fastest decode cell
+	// 10K tok/s).
+	maxTokPerS = 1e7
+	// maxMillis bounds every latency: a day.
+	maxMillis = 24 * 60 * 60 * 1000
+	// maxSeconds bounds every window and measurement length: a day.
+	maxSeconds = 24 * 60 * 60
+)
+
+// bounded checks one number like value and that it is at most limit (unit names the unit).
+func (v *validator) bounded(where, field string, x, limit float64, unit string) {
+	v.value(where, field, x)
+	if x > limit {
+		v.addf("%s: %s is %.6g %s, above the plausible maximum %.6g %s; is it in the wrong unit?", where, field, x, unit, limit, unit)
+	}
+}
+
+// rate, millis and seconds check an optional rate, latency or duration.
+func (v *validator) rate(where, field string, p *float64) {
+	if p != nil {
+		v.bounded(where, field, *p, maxTokPerS, "tok/s")
+	}
+}
+
+func (v *validator) millis(where, field string, p *float64) {
+	if p != nil {
+		v.bounded(where, field, *p, maxMillis, "ms")
+	}
+}
+
+func (v *validator) seconds(where, field string, p *float64) {
+	if p != nil {
+		v.bounded(where, field, *p, maxSeconds, "s")
+	}
+}
+
 // count checks one optional count.
 func (v *validator) count(where, field string, p *int) {
 	if p != nil && *p < 0 {
@@ -85,7 +125,7 @@ func Validate(f *File) error {
 	if f.Run.Tool.Name == "" {
 		v.addf("run.tool.name: missing; name the program that measured the run")
 	}
-	v.value("run", "seconds_per_measurement", f.Run.SecondsPerMeasurement)
+	v.bounded("run", "seconds_per_measurement", f.Run.SecondsPerMeasurement, maxSeconds, "s")
 	validateTimeScale(v, f)
 	if f.Run.MaxOutputTokens < 0 {
 		v.addf("run: max_output_tokens is negative (%d)", f.Run.MaxOutputTokens)
@@ -169,8 +209,8 @@ func (v *validator) presence(where string, s Status, fields []string, present []
 func (v *validator) prefill(where string, c *PrefillCell) {
 	v.status(where, c.Status, c.Error)
 	v.presence(where, c.Status, []string{"prompt_tok_per_s", "ttft_ms"}, []bool{c.PromptTokPerS != nil, c.TTFTMs != nil})
-	v.number(where, "prompt_tok_per_s", c.PromptTokPerS)
-	v.number(where, "ttft_ms", c.TTFTMs)
+	v.rate(where, "prompt_tok_per_s", c.PromptTokPerS)
+	v.millis(where, "ttft_ms", c.TTFTMs)
 	v.count(where, "prompt_tokens", c.PromptTokens)
 	v.count(where, "completed_requests", c.CompletedRequests)
 	if c.SummaryOnly && len(c.Trials) > 0 {
@@ -178,13 +218,14 @@ func (v *validator) prefill(where string, c *PrefillCell) {
 	}
 	for i, t := range c.Trials {
 		tw := fmt.Sprintf("%s trial %d", where, i+1)
-		v.value(tw, "ttft_ms", t.TTFTMs)
-		v.value(tw, "prompt_tok_per_s", t.PromptTokPerS)
-		v.value(tw, "client_queue_ms", t.ClientQueueMs)
+		v.bounded(tw, "ttft_ms", t.TTFTMs, maxMillis, "ms")
+		v.bounded(tw, "prompt_tok_per_s", t.PromptTokPerS, maxTokPerS, "tok/s")
+		v.bounded(tw, "client_queue_ms", t.ClientQueueMs, maxMillis, "ms")
 		if t.PromptTokens < 0 {
 			v.addf("%s: prompt_tokens is negative (%d)", tw, t.PromptTokens)
 		}
 	}
+	v.prefillAgrees(where, c)
 }
 
 func (v *validator) decode(where string, c *DecodeCell) {
@@ -204,7 +245,7 @@ func (v *validator) decode(where string, c *DecodeCell) {
 		t := &c.Trials[i]
 		tw := fmt.Sprintf("%s trial %d", where, i+1)
 		v.metrics(tw, &t.DecodeMetrics)
-		v.value(tw, "window_seconds", t.WindowSeconds)
+		v.bounded(tw, "window_seconds", t.WindowSeconds, maxSeconds, "s")
 		if t.BinSeconds <= 0 || math.IsNaN(t.BinSeconds) || math.IsInf(t.BinSeconds, 0) {
 			v.addf("%s: bin_seconds must be positive, not %v", tw, t.BinSeconds)
 		} else if want := int(math.Ceil(t.WindowSeconds/t.BinSeconds - 1e-9)); len(t.BinOutputTokens) != want {
@@ -217,9 +258,9 @@ func (v *validator) decode(where string, c *DecodeCell) {
 		}
 		for j, r := range t.Requests {
 			rw := fmt.Sprintf("%s request %d", tw, j+1)
-			v.number(rw, "ttft_ms", r.TTFTMs)
-			v.number(rw, "tbt_ms", r.TBTMs)
-			v.value(rw, "client_queue_ms", r.ClientQueueMs)
+			v.millis(rw, "ttft_ms", r.TTFTMs)
+			v.millis(rw, "tbt_ms", r.TBTMs)
+			v.bounded(rw, "client_queue_ms", r.ClientQueueMs, maxMillis, "ms")
 			if r.OutputTokens < 0 || r.Chunks < 0 {
 				v.addf("%s: output_tokens and chunks must not be negative", rw)
 			}
@@ -231,17 +272,18 @@ func (v *validator) decode(where string, c *DecodeCell) {
 			v.value(tw, fmt.Sprintf("waiting_samples[%d]", j), x)
 		}
 	}
+	v.decodeAgrees(where, c)
 }
 
 func (v *validator) metrics(where string, m *DecodeMetrics) {
-	v.number(where, "total_tok_per_s", m.TotalTokPerS)
-	v.number(where, "per_request_tok_per_s", m.PerRequestTokPerS)
-	v.number(where, "ttft_ms", m.TTFTMs)
-	v.number(where, "tbt_ms", m.TBTMs)
+	v.rate(where, "total_tok_per_s", m.TotalTokPerS)
+	v.rate(where, "per_request_tok_per_s", m.PerRequestTokPerS)
+	v.millis(where, "ttft_ms", m.TTFTMs)
+	v.millis(where, "tbt_ms", m.TBTMs)
 	v.number(where, "avg_active_requests", m.AvgActiveRequests)
-	v.number(where, "measured_seconds", m.MeasuredSeconds)
-	v.number(where, "inter_chunk_ms", m.InterChunkMs)
-	v.number(where, "client_queue_ms", m.ClientQueueMs)
+	v.seconds(where, "measured_seconds", m.MeasuredSeconds)
+	v.millis(where, "inter_chunk_ms", m.InterChunkMs)
+	v.millis(where, "client_queue_ms", m.ClientQueueMs)
 	v.count(where, "completed_requests", m.CompletedRequests)
 	v.count(where, "output_tokens", m.OutputTokens)
 	if t := m.Telemetry; t != nil {

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -35,6 +38,7 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"freeport": cmdFreeport,
 			"waithttp": cmdWaitHTTP,
+			"exitcode": exitCode,
 		},
 	})
 }
@@ -72,5 +76,29 @@ func cmdWaitHTTP(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("%s did not answer 200 within 30 s (last: %v)", args[0], err)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// exitCode is the script command `exitcode N PROGRAM ARGS...`: it runs PROGRAM like exec, keeping
+// its stdout and stderr for the next stdout and stderr checks, and fails unless it exited with N
+// (0 ok, 1 error, 2 usage, 3 regression).
+func exitCode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N PROGRAM [ARGS...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: %q is not a number", args[0])
+	}
+	got := 0
+	if err := ts.Exec(args[1], args[2:]...); err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("%s exited with %d, want %d", args[1], got, want)
 	}
 }

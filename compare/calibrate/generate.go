@@ -207,11 +207,12 @@ func (m *Matrix) decode(r *rand.Rand, tc TrueCell, rate, ttft float64) results.D
 	started := max(1, nReq-c)
 	sTTFT := tww * math.Sqrt(float64(started)/(math.Pi/2))
 	reqs := make([]results.RequestSample, nReq)
-	var tbts, ttfts []float64
+	var tbts, rates, ttfts []float64
 	for i := range reqs {
 		tbt := tbtCenter * math.Exp(sReq*r.NormFloat64())
 		reqs[i] = results.RequestSample{TBTMs: &tbt, OutputTokens: int(float64(n) * 1000 / tbt / 2), Chunks: 1}
 		tbts = append(tbts, tbt)
+		rates = append(rates, 1000/tbt)
 		if i >= c {
 			v := ttft * level * math.Exp(sTTFT*r.NormFloat64())
 			reqs[i].TTFTMs = &v
@@ -220,7 +221,7 @@ func (m *Matrix) decode(r *rand.Rand, tc TrueCell, rate, ttft float64) results.D
 	}
 	totalRate := float64(total) / float64(n)
 	tbtMed := quantile.Median(tbts)
-	prRate := 1000 / tbtMed
+	prRate := quantile.Median(rates) // the median of the requests' rates, as the runner takes it
 	ttftMed := quantile.Median(ttfts)
 	win := float64(n)
 	active := float64(c)

@@ -101,6 +101,9 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 				return err
 			}
 			c.Warnings = append(c.Warnings, histWarnings...)
+			for _, w := range c.Warnings {
+				env.Log.Warn("compare: "+w, "base", args[0], "head", args[1])
+			}
 			if out != "" {
 				if err := results.WriteComparisonFile(out, c); err != nil {
 					return fmt.Errorf("writing %s: %w", out, err)

@@ -1,6 +1,10 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"strings"
+
 	"github.com/spf13/cobra"
 
 	"github.com/speedmatrix/speedmatrix/report"
@@ -29,7 +33,7 @@ Formats:
 			}
 			f, err := results.ReadFile(args[0])
 			if err != nil {
-				return err
+				return reportReadError(args[0], err)
 			}
 			switch format {
 			case "json":
@@ -42,4 +46,31 @@ Formats:
 	}
 	cmd.Flags().StringVar(&format, "format", "markdown", "output format: markdown, json or csv")
 	return cmd
+}
+
+// reportReadError explains a results file that could not be read; a comparison file gets the
+// command that renders comparisons.
+func reportReadError(path string, err error) error {
+	var wf *results.WrongFileError
+	if !errors.As(err, &wf) || wf.Got != "comparison" {
+		return err
+	}
+	base, head := "BASE", "HEAD"
+	if c, cerr := results.ReadComparisonFile(path); cerr == nil && c.Base.Path != "" && c.Head.Path != "" {
+		base, head = c.Base.Path, c.Head.Path
+	}
+	return fmt.Errorf("%s is a comparison file, not a results file: speedmatrix report renders results files. "+
+		"A comparison is rendered by the compare that makes it; run it again with the format you want: "+
+		"speedmatrix compare --format markdown %s %s (or --format text)", path, shellQuote(base), shellQuote(head))
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
+func shellQuote(s string) string {
+	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:+=@%", r))
+	}) < 0
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -19,6 +19,9 @@ const Dash = "—"
 // separators below 10,000 ("9,819.0", "153.9"), else thousands with one decimal and a trailing
 // ".0" dropped ("12.2K", "12K").
 func FormatTokPerS(v float64) string {
+	if e, ok := huge(v); ok {
+		return e
+	}
 	if v >= 10000 {
 		s := strconv.FormatFloat(v/1000, 'f', 1, 64)
 		return strings.TrimSuffix(s, ".0") + "K"
@@ -32,36 +35,36 @@ func FormatTokPerSShort(v float64) string {
 	if v >= 10000 {
 		return FormatTokPerS(v)
 	}
-	return Group(strconv.FormatFloat(v, 'f', 0, 64))
+	return grouped(v, 0)
 }
 
 // FormatMs formats a latency in milliseconds: whole milliseconds from 100 ms up ("1,645 ms",
 // "657 ms"), one decimal below ("6.1 ms").
 func FormatMs(v float64) string {
 	if v >= 100 {
-		return Group(strconv.FormatFloat(v, 'f', 0, 64)) + " ms"
+		return grouped(v, 0) + " ms"
 	}
-	return strconv.FormatFloat(v, 'f', 1, 64) + " ms"
+	return grouped(v, 1) + " ms"
 }
 
 // FormatTTFT formats a time to first token: always whole milliseconds ("671 ms", "104,385 ms").
 func FormatTTFT(v float64) string {
-	return Group(strconv.FormatFloat(v, 'f', 0, 64)) + " ms"
+	return grouped(v, 0) + " ms"
 }
 
 // FormatTBT formats a time between tokens: one decimal ("6.1 ms", "45.4 ms", "1,204.5 ms").
 func FormatTBT(v float64) string {
-	return Group(strconv.FormatFloat(v, 'f', 1, 64)) + " ms"
+	return grouped(v, 1) + " ms"
 }
 
 // FormatSeconds formats a duration in seconds with one decimal ("30.0 s").
 func FormatSeconds(v float64) string {
-	return Group(strconv.FormatFloat(v, 'f', 1, 64)) + " s"
+	return grouped(v, 1) + " s"
 }
 
 // FormatOne formats a number with one decimal and thousands separators ("23.1", "1.0").
 func FormatOne(v float64) string {
-	return Group(strconv.FormatFloat(v, 'f', 1, 64))
+	return grouped(v, 1)
 }
 
 // FormatInt formats a count with thousands separators ("4,616").
@@ -72,6 +75,12 @@ func FormatInt(v int) string {
 // FormatPercent formats a signed relative change given as a fraction: +0.041 → "+4.1%".
 func FormatPercent(frac float64) string {
 	p := frac * 100
+	if e, ok := huge(p); ok {
+		if p >= 0 {
+			e = "+" + e
+		}
+		return e + "%"
+	}
 	if math.Abs(p) < 0.05 {
 		p = 0
 	}
@@ -98,6 +107,9 @@ func decimals(v float64, least int) int {
 // three significant digits ("153.9", "12.2K"), with more decimals where it would not ("8.23",
 // "12.0K"), so that a change of a few percent shows in the numbers themselves.
 func FormatTokPerSPrecise(v float64) string {
+	if e, ok := huge(v); ok {
+		return e
+	}
 	if v >= 10000 {
 		return strconv.FormatFloat(v/1000, 'f', decimals(v/1000, 1), 64) + "K"
 	}
@@ -107,6 +119,9 @@ func FormatTokPerSPrecise(v float64) string {
 // FormatTTFTPrecise formats a time to first token for a comparison: whole milliseconds from
 // 100 ms up as FormatTTFT does ("671 ms"), three significant digits below ("45.6 ms", "2.35 ms").
 func FormatTTFTPrecise(v float64) string {
+	if e, ok := huge(v); ok {
+		return e + " ms"
+	}
 	return Group(strconv.FormatFloat(v, 'f', decimals(v, 0), 64)) + " ms"
 }
 
@@ -114,7 +129,50 @@ func FormatTTFTPrecise(v float64) string {
 // FormatTBT does ("45.4 ms"), three significant digits below ("6.14 ms", "0.700 ms"), so that
 // "0.700 ms → 0.770 ms" shows a 10 % change that "0.7 ms → 0.8 ms" would misstate.
 func FormatTBTPrecise(v float64) string {
+	if e, ok := huge(v); ok {
+		return e + " ms"
+	}
 	return Group(strconv.FormatFloat(v, 'f', decimals(v, 1), 64)) + " ms"
+}
+
+// hugeAt is the magnitude from which a number prints in exponent form ("1.235e+20"): no
+// measurement has sixteen digits, and a corrupt 1e308 must not print as 309 of them.
+const hugeAt = 1e15
+
+// huge returns the exponent form of v (four significant digits) when v is not finite or its
+// magnitude is at least hugeAt; ok is false otherwise.
+func huge(v float64) (string, bool) {
+	if math.IsNaN(v) || math.IsInf(v, 0) || math.Abs(v) >= hugeAt {
+		return strconv.FormatFloat(v, 'g', 4, 64), true
+	}
+	return "", false
+}
+
+// grouped formats v with prec decimals and thousands separators, or in exponent form when it is
+// huge.
+func grouped(v float64, prec int) string {
+	if e, ok := huge(v); ok {
+		return e
+	}
+	return Group(strconv.FormatFloat(v, 'f', prec, 64))
+}
+
+// Fixed formats v with prec decimals and no separators ("0.5", "141.0"), or in exponent form when
+// it is not finite or its magnitude is at least 10^15.
+func Fixed(v float64, prec int) string {
+	if e, ok := huge(v); ok {
+		return e
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// Plain formats v with the fewest digits that read back to it ("0.05", "141", "29.74"), or in
+// exponent form when it is not finite or its magnitude is at least 10^15.
+func Plain(v float64) string {
+	if _, ok := huge(v); ok {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(v, 'f', -1, 64)
 }
 
 // Group inserts thousands separators into the integer part of a decimal number written by

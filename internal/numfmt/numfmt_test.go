@@ -1,6 +1,10 @@
 package numfmt
 
-import "testing"
+import (
+	"math"
+	"strings"
+	"testing"
+)
 
 func TestFormats(t *testing.T) {
 	tests := []struct {
@@ -86,5 +90,32 @@ func TestPreciseFormats(t *testing.T) {
 	// A 10 % change of a tiny time must show in the numbers.
 	if a, b := FormatTBTPrecise(0.7), FormatTBTPrecise(0.77); a == b {
 		t.Errorf("0.7 ms and 0.77 ms both format as %q", a)
+	}
+}
+
+// TestHugeNumbers checks that no formatter prints a corrupt huge number in full (1e308 has 309
+// digits) or a non-finite one as a broken number ("+InfK").
+func TestHugeNumbers(t *testing.T) {
+	formats := map[string]func(float64) string{
+		"FormatTokPerS": FormatTokPerS, "FormatTokPerSShort": FormatTokPerSShort, "FormatMs": FormatMs,
+		"FormatTTFT": FormatTTFT, "FormatTBT": FormatTBT, "FormatSeconds": FormatSeconds, "FormatOne": FormatOne,
+		"FormatPercent": FormatPercent, "Plain": Plain, "Fixed1": func(v float64) string { return Fixed(v, 1) },
+	}
+	for name, f := range formats {
+		for _, v := range []float64{1e308, -1e308, 1e15, math.Inf(1), math.NaN()} {
+			if got := f(v); len(got) > 16 || strings.Contains(got, "InfK") {
+				t.Errorf("%s(%g) = %q: want a short exponent form", name, v, got)
+			}
+		}
+	}
+	for _, tt := range []struct {
+		got, want string
+	}{
+		{FormatTTFT(1e308), "1e+308 ms"}, {FormatTokPerS(1e308), "1e+308"}, {FormatPercent(1e306), "+1e+308%"},
+		{Plain(1e308), "1e+308"}, {Plain(29.74), "29.74"}, {Fixed(141, 1), "141.0"}, {FormatTTFT(86_400_000), "86,400,000 ms"},
+	} {
+		if tt.got != tt.want {
+			t.Errorf("got %q, want %q", tt.got, tt.want)
+		}
 	}
 }
