@@ -59,28 +59,49 @@ func (c *fakeClock) Sleeps() []time.Duration {
 
 // env is a fake GitHub with the Hello-World repository and a client on it.
 type env struct {
-	srv    *ghtest.Server
-	c      *Client
-	clock  *fakeClock
-	output *bytes.Buffer // what the client wrote as workflow commands (::add-mask::)
+	enterprise bool
+	srv        *ghtest.Server
+	c          *Client
+	clock      *fakeClock
+	output     *bytes.Buffer // what the client wrote as workflow commands (::add-mask::)
 }
 
 // newEnv starts a fake GitHub seeded with the Hello-World repository (pushed long ago) and
 // PR #2 at shaA, and a client with GITHUB_TOKEN on it.
-func newEnv(t *testing.T, opts ...ghtest.Option) *env {
+func newEnv(t *testing.T) *env { return newEnvAt(t, false) }
+
+// newEnvAt is newEnv with an Enterprise fake (API under /api/v3) when enterprise is set.
+func newEnvAt(t *testing.T, enterprise bool) *env {
 	t.Helper()
 	clock := &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
-	srv := ghtest.New(t, append([]ghtest.Option{ghtest.WithClock(clock.Now)}, opts...)...)
+	opts := []ghtest.Option{ghtest.WithClock(clock.Now)}
+	if enterprise {
+		opts = append(opts, ghtest.Enterprise())
+	}
+	srv := ghtest.New(t, opts...)
 	srv.AddToken(testToken, ghtest.ActionsLogin)
 	srv.AddRepo(ghtest.Repo{Owner: "Codertocat", Name: "Hello-World", DefaultBranch: "master", PushedAt: time.Date(2019, 5, 15, 15, 0, 0, 0, time.UTC)})
 	srv.AddPull(ghtest.Pull{Repo: testRepo, Number: 2, Author: "Codertocat", HeadSHA: shaA, HeadRef: "changes", BaseSHA: shaB, BaseRef: "master"})
-	e := &env{srv: srv, clock: clock, output: &bytes.Buffer{}}
-	e.c = e.client(t, Auth{Token: testToken}, srv.URL)
+	e := &env{enterprise: enterprise, srv: srv, clock: clock, output: &bytes.Buffer{}}
+	e.c = e.client(t, Auth{Token: testToken}, e.apiURL())
 	return e
 }
 
+// apiURL is the API URL to give a client: "" (github.com, reached through the fake's
+// transport) or, for an Enterprise fake, its host.
+func (e *env) apiURL() string {
+	if e.enterprise {
+		return e.srv.URL
+	}
+	return ""
+}
+
+// client returns a client on the fake; baseURL "" is github.com, through the fake's transport.
 func (e *env) client(t *testing.T, auth Auth, baseURL string, opts ...Option) *Client {
 	t.Helper()
+	if baseURL == "" {
+		opts = append([]Option{WithTransport(e.srv.Transport())}, opts...)
+	}
 	action := githubactions.New(githubactions.WithWriter(e.output), githubactions.WithGetenv(func(string) string { return "" }))
 	all := append([]Option{
 		WithActions(action), WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))),

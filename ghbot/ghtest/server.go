@@ -3,7 +3,8 @@
 // requests, repositories, permissions) and records every call, so a test asserts what GitHub
 // ended up holding rather than which functions ran.
 //
-//	s := ghtest.New(t)                       // or ghtest.New(t, ghtest.Enterprise())
+//	s := ghtest.New(t)                       // github.com paths: give the client s.Transport()
+//	                                         // or ghtest.New(t, ghtest.Enterprise()): /api/v3 at s.URL
 //	s.AddToken("tok", ghtest.ActionsLogin)   // a GITHUB_TOKEN; or s.AddApp(app)
 //	s.AddRepo(ghtest.Repo{Owner: "o", Name: "r", DefaultBranch: "main"})
 //	s.AddPull(ghtest.Pull{Repo: "o/r", Number: 1, HeadSHA: sha, …})
@@ -214,7 +215,8 @@ type Option func(*Server)
 // Enterprise serves the API under /api/v3 only, as GitHub Enterprise Server does.
 func Enterprise() Option { return func(s *Server) { s.prefix = "/api/v3" } }
 
-// WithClock sets the server's clock (comment and check times, token expiry).
+// WithClock sets the server's clock (comment, push and check times; installation tokens expire
+// an hour after the real time).
 func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = now } }
 
 // New starts a fake GitHub API, closed when the test ends.
@@ -234,6 +236,25 @@ func New(t testing.TB, opts ...Option) *Server {
 	s.URL = s.srv.URL
 	t.Cleanup(s.srv.Close)
 	return s
+}
+
+// Transport returns a transport that sends every request, whatever its host, to the server:
+// a client for github.com (https://api.github.com) then reaches the fake with github.com's
+// paths. A client given s.URL as an Enterprise URL instead talks to /api/v3 (use Enterprise()).
+func (s *Server) Transport() http.RoundTripper {
+	target, _ := url.Parse(s.URL)
+	return redirect{host: target.Host, next: s.srv.Client().Transport}
+}
+
+type redirect struct {
+	host string
+	next http.RoundTripper
+}
+
+func (r redirect) RoundTrip(req *http.Request) (*http.Response, error) {
+	out := req.Clone(req.Context())
+	out.URL.Scheme, out.URL.Host, out.Host = "http", r.host, r.host
+	return r.next.RoundTrip(out)
 }
 
 // AddToken makes token act as login (ActionsLogin for a GITHUB_TOKEN).
@@ -534,7 +555,8 @@ func (h *handler) mintToken(inst string) {
 			h.s.minted++
 			tok := fmt.Sprintf("ghs_fake%d_%d", a.ID, h.s.minted)
 			h.s.tokens[tok] = principal{login: a.Slug + "[bot]", appID: a.ID}
-			h.json(http.StatusCreated, map[string]any{"token": tok, "expires_at": h.s.now().Add(time.Hour).UTC().Format(time.RFC3339)})
+			// Real time: ghinstallation judges expiry by time.Now, whatever the test's clock.
+			h.json(http.StatusCreated, map[string]any{"token": tok, "expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
 			return
 		}
 	}
