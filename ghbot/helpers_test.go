@@ -68,10 +68,10 @@ type env struct {
 
 // newEnv starts a fake GitHub seeded with the Hello-World repository (pushed long ago) and
 // PR #2 at shaA, and a client with GITHUB_TOKEN on it.
-func newEnv(t *testing.T) *env { return newEnvAt(t, false) }
+func newEnv(t testing.TB) *env { return newEnvAt(t, false) }
 
 // newEnvAt is newEnv with an Enterprise fake (API under /api/v3) when enterprise is set.
-func newEnvAt(t *testing.T, enterprise bool) *env {
+func newEnvAt(t testing.TB, enterprise bool) *env {
 	t.Helper()
 	clock := &fakeClock{t: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
 	opts := []ghtest.Option{ghtest.WithClock(clock.Now)}
@@ -97,7 +97,7 @@ func (e *env) apiURL() string {
 }
 
 // client returns a client on the fake; baseURL "" is github.com, through the fake's transport.
-func (e *env) client(t *testing.T, auth Auth, baseURL string, opts ...Option) *Client {
+func (e *env) client(t testing.TB, auth Auth, baseURL string, opts ...Option) *Client {
 	t.Helper()
 	if baseURL == "" {
 		opts = append([]Option{WithTransport(e.srv.Transport())}, opts...)
@@ -120,7 +120,7 @@ var (
 )
 
 // appKey returns an RSA key (made once) and its PEM.
-func appKey(t *testing.T) (*rsa.PrivateKey, []byte) {
+func appKey(t testing.TB) (*rsa.PrivateKey, []byte) {
 	t.Helper()
 	keyOnce.Do(func() {
 		k, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -133,7 +133,7 @@ func appKey(t *testing.T) (*rsa.PrivateKey, []byte) {
 }
 
 // appClient registers the App "speedbot" (id 77, installation 99) and returns a client for it.
-func (e *env) appClient(t *testing.T, baseURL string) *Client {
+func (e *env) appClient(t testing.TB, baseURL string) *Client {
 	t.Helper()
 	key, pemBytes := appKey(t)
 	e.srv.AddApp(ghtest.App{ID: 77, Slug: "speedbot", InstallationID: 99, PublicKey: &key.PublicKey})

@@ -328,6 +328,25 @@ func (s *Server) AddComment(repo string, issue int, user, body string) int64 {
 	return s.nextID
 }
 
+// PutComment seeds a comment as given (e.g. with the id and time of an event payload's comment);
+// a zero ID gets a fresh one, a zero CreatedAt now. It returns the id.
+func (s *Server) PutComment(c Comment) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if c.ID == 0 {
+		s.nextID++
+		c.ID = s.nextID
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = s.now()
+	}
+	if c.UpdatedAt.IsZero() {
+		c.UpdatedAt = c.CreatedAt
+	}
+	s.comments = append(s.comments, &c)
+	return c.ID
+}
+
 // AddCheckRun seeds a check run (e.g. one left in_progress) and returns its id.
 func (s *Server) AddCheckRun(c CheckRun) int64 {
 	s.mu.Lock()
