@@ -142,7 +142,7 @@ func parseLine(line string) (Command, error) {
 		}
 		return Command{Kind: CommandAccept, Reason: reason}, nil
 	}
-	return bad("Unknown command %q.", truncateRunes("/bench "+sub, 40))
+	return bad("Unknown command %s.", codeSpan("/bench "+sub))
 }
 
 // parseCells reads cells separated by commas and/or blanks.
@@ -153,7 +153,8 @@ func parseCells(s string) ([]results.CellID, error) {
 	for _, f := range fields {
 		id, err := results.ParseCellID(f)
 		if err != nil {
-			return nil, err
+			// ParseCellID's detail quotes the text outside a code span: not for a reply.
+			return nil, fmt.Errorf("%s is not a cell (want prefill/CTX or decode/CTX/CONCURRENCY, e.g. prefill/8K or decode/8K/32)", codeSpan(f))
 		}
 		if !seen[id] {
 			seen[id] = true
@@ -174,9 +175,17 @@ func unquote(s string) string {
 	return s
 }
 
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
+// codeSpan quotes text from a comment for the reply: at most 40 characters in a code span, its
+// backticks and control characters removed, so that no mention, link or HTML in it takes effect.
+func codeSpan(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '`' || unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+	if utf8.RuneCountInString(s) > 40 {
+		s = string([]rune(s)[:40]) + "…"
 	}
-	return string([]rune(s)[:n]) + "…"
+	return "`" + s + "`"
 }

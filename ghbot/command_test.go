@@ -44,12 +44,17 @@ func TestParseCommand(t *testing.T) {
 		{name: "inside a code block", body: "Use it like this:\n```\n/bench rerun decode/8K/32\n```\n", notCmd: true},
 		{name: "inside a tilde block", body: "~~~text\n/bench\n~~~", notCmd: true},
 
-		{name: "unknown", body: "/bench please", wantErr: `Unknown command "/bench please"`},
+		{name: "unknown", body: "/bench please", wantErr: "Unknown command `/bench please`"},
+		// The reply quotes the word in a code span, so a mention or HTML in it does nothing.
+		{name: "unknown mention stays in code", body: "/bench @org/team", wantErr: "Unknown command `/bench @org/team`."},
+		{name: "backticks cannot end the code span", body: "/bench a`@org/team`<b>", wantErr: "Unknown command `/bench a@org/team<b>`."},
 		{name: "accept without reason", body: "/bench accept", wantErr: "needs a reason"},
 		{name: "accept empty quotes", body: `/bench accept ""`, wantErr: "needs a reason"},
 		{name: "accept too long", body: "/bench accept " + strings.Repeat("x", MaxReasonLen+1), wantErr: "keep it under"},
-		{name: "bad cell", body: "/bench rerun decode/8K", wantErr: "`/bench rerun`: cell"},
-		{name: "bad concurrency", body: "/bench rerun decode/8K/0", wantErr: "concurrency"},
+		{name: "bad cell", body: "/bench rerun decode/8K", wantErr: "`/bench rerun`: `decode/8K` is not a cell (want prefill/CTX or decode/CTX/CONCURRENCY"},
+		{name: "a mention as a cell stays in code", body: "/bench rerun @org/team", wantErr: "`/bench rerun`: `@org/team` is not a cell"},
+		{name: "bad concurrency", body: "/bench rerun decode/8K/0", wantErr: "`decode/8K/0` is not a cell"},
+		{name: "a mention as a context stays in code", body: "/bench rerun @team/1", wantErr: "`/bench rerun`: `@team/1` is not a cell (want"},
 		{name: "help with args", body: "/bench help me", wantErr: "takes no arguments"},
 		{name: "two commands", body: "/bench\n/bench accept x", wantErr: "2 /bench lines"},
 		{name: "command after a closed fence", body: "```\nx\n```\n/bench nope", wantErr: "Unknown command"},
@@ -96,6 +101,12 @@ func FuzzParseCommand(f *testing.F) {
 		case errors.As(err, &ce):
 			if !strings.HasSuffix(err.Error(), HelpText) {
 				t.Fatalf("error without the help: %q", err)
+			}
+			// Comment text reaches the reply only inside code spans: no mention, link or HTML.
+			for i, part := range strings.Split(ce.Problem, "`") {
+				if i%2 == 0 && strings.ContainsAny(part, "@<[") {
+					t.Fatalf("problem %q quotes text outside a code span", ce.Problem)
+				}
 			}
 			return
 		case err != nil:

@@ -355,7 +355,7 @@ func TestDecideVariants(t *testing.T) {
 			name: "a malformed command gets help, from anyone", event: "issue_comment",
 			payload: comment("/bench faster please", nil),
 			want:    Decision{Do: DoHelp, PR: 2, By: "Codertocat", CommentID: 492700400},
-			reason:  `Unknown command "/bench faster"`, reply: HelpText, replies: 1,
+			reason:  "Unknown command `/bench faster`", reply: HelpText, replies: 1,
 		},
 		{
 			name: "/bench help", event: "issue_comment", payload: comment("/bench help", nil),
