@@ -1,0 +1,191 @@
+package ghbot
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// CommandKind names what a /bench comment asks for.
+type CommandKind string
+
+// The commands a PR comment can give.
+const (
+	CommandRun    CommandKind = "run"    // /bench
+	CommandRerun  CommandKind = "rerun"  // /bench rerun [cells]
+	CommandAccept CommandKind = "accept" // /bench accept <reason>
+	CommandHelp   CommandKind = "help"   // /bench help
+)
+
+// MaxReasonLen is the longest reason /bench accept takes, in characters; the reason is quoted in
+// the PR comment and the check run, so it must stay short.
+const MaxReasonLen = 500
+
+// Command is a parsed /bench comment.
+type Command struct {
+	Kind CommandKind
+	// Cells are the cells /bench rerun names, in the order given, without duplicates; empty means
+	// the cells the last comparison could not decide.
+	Cells []results.CellID
+	// Reason is the text of /bench accept, without surrounding quotes.
+	Reason string
+}
+
+// ErrNotCommand is returned by ParseCommand for a comment without a /bench line: such comments
+// are ignored, never answered.
+var ErrNotCommand = errors.New("not a /bench command")
+
+// CommandError is a /bench line that is unknown or malformed. Its Error text explains the problem
+// and carries the help, so it can be posted as the reply.
+type CommandError struct {
+	Problem string
+}
+
+// Error returns the problem followed by the help.
+func (e *CommandError) Error() string {
+	return e.Problem + "\n\n" + HelpText
+}
+
+// HelpText lists the commands; it is the reply to /bench help and to any malformed command.
+const HelpText = "speedmatrix commands (post one as a comment on the pull request; only users with write or admin permission may run them):\n" +
+	"- `/bench` measures the pull request's current head against its base.\n" +
+	"- `/bench rerun` measures again the cells the last comparison could not decide; `/bench rerun decode/8K/32,prefill/16K` measures the cells named.\n" +
+	"- `/bench accept <reason>` accepts the current regression at this head: the check turns green and the comment records who, when and why; a new push voids it.\n" +
+	"- `/bench help` shows this list."
+
+// ParseCommand reads the /bench command of a comment body. Only a line whose first word is
+// "/bench" (after leading blanks, outside fenced code blocks, any letter case) counts; a comment
+// without one returns ErrNotCommand ("/benchmark" is not ours). A second /bench line, an unknown
+// subcommand, a malformed cell or an empty reason return a *CommandError whose text is the help.
+func ParseCommand(body string) (Command, error) {
+	var lines []string
+	fence := ""
+	for _, line := range strings.Split(body, "\n") {
+		line = strings.TrimRight(line, "\r")
+		trimmed := strings.TrimLeft(line, " \t")
+		if f := fenceOf(trimmed); f != "" {
+			switch {
+			case fence == "":
+				fence = f
+			case strings.HasPrefix(f, fence) && strings.TrimSpace(strings.TrimLeft(trimmed, f[:1])) == "":
+				fence = ""
+			}
+			continue
+		}
+		if fence != "" {
+			continue
+		}
+		word, _, _ := strings.Cut(trimmed, " ")
+		word, _, _ = strings.Cut(word, "\t")
+		if strings.EqualFold(word, "/bench") {
+			lines = append(lines, trimmed)
+		}
+	}
+	switch len(lines) {
+	case 0:
+		return Command{}, ErrNotCommand
+	case 1:
+	default:
+		return Command{}, &CommandError{Problem: fmt.Sprintf("The comment holds %d /bench lines; post one command per comment.", len(lines))}
+	}
+	return parseLine(lines[0])
+}
+
+// fenceOf returns the fence that opens or closes a fenced code block at the start of a line, or "".
+func fenceOf(line string) string {
+	for _, c := range []string{"`", "~"} {
+		n := len(line) - len(strings.TrimLeft(line, c))
+		if n >= 3 {
+			return line[:n]
+		}
+	}
+	return ""
+}
+
+func parseLine(line string) (Command, error) {
+	rest := strings.TrimSpace(line[len("/bench"):])
+	sub, args, _ := strings.Cut(rest, " ")
+	args = strings.TrimSpace(args)
+	if i := strings.IndexAny(sub, "\t"); i >= 0 {
+		sub, args = sub[:i], strings.TrimSpace(sub[i+1:]+" "+args)
+	}
+	bad := func(format string, a ...any) (Command, error) {
+		return Command{}, &CommandError{Problem: fmt.Sprintf(format, a...)}
+	}
+	switch strings.ToLower(sub) {
+	case "":
+		return Command{Kind: CommandRun}, nil
+	case "help":
+		if args != "" {
+			return bad("`/bench help` takes no arguments.")
+		}
+		return Command{Kind: CommandHelp}, nil
+	case "rerun":
+		cells, err := parseCells(args)
+		if err != nil {
+			return bad("`/bench rerun`: %v.", err)
+		}
+		return Command{Kind: CommandRerun, Cells: cells}, nil
+	case "accept":
+		reason := unquote(args)
+		switch {
+		case reason == "":
+			return bad("`/bench accept` needs a reason, e.g. `/bench accept \"the slowdown buys correctness, see #123\"`.")
+		case utf8.RuneCountInString(reason) > MaxReasonLen:
+			return bad("`/bench accept`: the reason has %d characters; keep it under %d.", utf8.RuneCountInString(reason), MaxReasonLen)
+		case strings.ContainsFunc(reason, func(r rune) bool { return unicode.IsControl(r) }):
+			return bad("`/bench accept`: the reason holds control characters.")
+		}
+		return Command{Kind: CommandAccept, Reason: reason}, nil
+	}
+	return bad("Unknown command %s.", codeSpan("/bench "+sub))
+}
+
+// parseCells reads cells separated by commas and/or blanks.
+func parseCells(s string) ([]results.CellID, error) {
+	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+	var cells []results.CellID
+	seen := map[results.CellID]bool{}
+	for _, f := range fields {
+		id, err := results.ParseCellID(f)
+		if err != nil {
+			// ParseCellID's detail quotes the text outside a code span: not for a reply.
+			return nil, fmt.Errorf("%s is not a cell (want prefill/CTX or decode/CTX/CONCURRENCY, e.g. prefill/8K or decode/8K/32)", codeSpan(f))
+		}
+		if !seen[id] {
+			seen[id] = true
+			cells = append(cells, id)
+		}
+	}
+	return cells, nil
+}
+
+// unquote trims s and removes one pair of matching quotes around it.
+func unquote(s string) string {
+	s = strings.TrimSpace(s)
+	for _, q := range [][2]string{{`"`, `"`}, {`'`, `'`}, {"“", "”"}, {"`", "`"}} {
+		if len(s) >= len(q[0])+len(q[1]) && strings.HasPrefix(s, q[0]) && strings.HasSuffix(s, q[1]) {
+			return strings.TrimSpace(s[len(q[0]) : len(s)-len(q[1])])
+		}
+	}
+	return s
+}
+
+// codeSpan quotes text from a comment for the reply: at most 40 characters in a code span, its
+// backticks and control characters removed, so that no mention, link or HTML in it takes effect.
+func codeSpan(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '`' || unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+	if utf8.RuneCountInString(s) > 40 {
+		s = string([]rune(s)[:40]) + "…"
+	}
+	return "`" + s + "`"
+}
