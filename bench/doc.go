@@ -1,5 +1,5 @@
 // Package bench is the matrix runner: it measures the speed matrix of an OpenAI-compatible
-// server as ../shared/docs/measurement.md defines it and returns a results file
+// server as the README's "What the numbers mean" defines it and returns a results file
 // (package results). It plans the cells (contexts trimmed to max_model_len, over-capacity cells
 // skipped before any request), sends one scout request per context that measures prefill and
 // warms the prefix cache, keeps C streams in flight for each decode window, opens the window at
