@@ -145,14 +145,22 @@ func DefaultConfig() Config {
 	}
 }
 
+// MinDuration is the shortest decode window Check accepts: enough for a few samples even when
+// the simulator runs many times faster than real time (its 30 s of model time at 100× is 300 ms).
+const MinDuration = 100 * time.Millisecond
+
+// MinContext is the shortest context Check accepts, in tokens: a prompt must hold its run prefix
+// ("run <id> context <label>: ", a few dozen tokens) and some prose after it.
+const MinContext = 256
+
 // Check returns an error naming every setting that cannot work.
 func (c *Config) Check() error {
 	var errs []string
 	if c.Endpoint != EndpointCompletions && c.Endpoint != EndpointChat {
 		errs = append(errs, fmt.Sprintf("endpoint %q: want %s or %s", c.Endpoint, EndpointCompletions, EndpointChat))
 	}
-	if c.Duration <= 0 {
-		errs = append(errs, fmt.Sprintf("duration %v: must be positive", c.Duration))
+	if c.Duration < MinDuration {
+		errs = append(errs, fmt.Sprintf("duration %v: must be at least %v (30s measures a real server)", c.Duration, MinDuration))
 	}
 	if c.MaxTokens < 2 {
 		errs = append(errs, fmt.Sprintf("max tokens %d: must be at least 2 (a request needs two tokens for a time between tokens)", c.MaxTokens))
@@ -169,8 +177,8 @@ func (c *Config) Check() error {
 		}
 	}
 	for _, n := range append(append([]int(nil), c.Matrix.Contexts...), c.Matrix.PrefillContexts...) {
-		if n < 1 {
-			errs = append(errs, fmt.Sprintf("context %d: must be at least 1 token", n))
+		if n < MinContext {
+			errs = append(errs, fmt.Sprintf("context %d: must be at least %d tokens (e.g. 1K, 8K, 32K)", n, MinContext))
 		}
 	}
 	if len(c.Cells) == 0 && len(c.Matrix.PrefillContexts) == 0 && (len(c.Matrix.Contexts) == 0 || (len(c.Matrix.Concurrency) == 0 && !c.PrefillFromDecode)) {
