@@ -69,8 +69,11 @@ type Timeouts struct {
 	Scout time.Duration
 	// Stop bounds how long workers may take to stop after a window closes.
 	Stop time.Duration
-	// Health bounds one health check.
+	// Health bounds one health check (each check tries three times).
 	Health time.Duration
+	// Probe bounds the one short request (max_tokens 2) sent after a cell in which no token
+	// arrived, to tell a hung server from a slow cell; 0 is three times Health.
+	Probe time.Duration
 	// Setup bounds each start-up call (models, version, first scrape, prompt building).
 	Setup time.Duration
 	// Sample is the period of the running/waiting samples inside a window (~1 s).
@@ -192,6 +195,9 @@ func (c *Config) Check() error {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Sprintf("%s timeout %v: must be positive", d.name, d.v))
 		}
+	}
+	if t.Probe < 0 {
+		errs = append(errs, fmt.Sprintf("probe timeout %v: must not be negative (0: three times the health timeout)", t.Probe))
 	}
 	if strings.ContainsAny(c.URL, "@") {
 		errs = append(errs, "url holds credentials (user:password@); pass the key with --api-key-env instead")

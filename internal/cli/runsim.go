@@ -35,7 +35,8 @@ type simRunOptions struct {
 
 // scale returns the run's sampling periods in model time when the simulator runs faster than
 // its profile: the ~1 s running/waiting samples, the 1 s token bins and the readiness and
-// drain polls shrink by the speedup, so a 30 s model window still gets ~30 samples.
+// drain polls shrink by the speedup, so a 30 s model window still gets ~30 samples; so does the
+// probe request sent after a stall.
 func (so simRunOptions) scale(t bench.Timeouts) bench.Timeouts {
 	if so.speedup <= 1 {
 		return t
@@ -46,6 +47,9 @@ func (so simRunOptions) scale(t bench.Timeouts) bench.Timeouts {
 	t.Sample = shrink(t.Sample, 20*time.Millisecond)
 	t.Bin = shrink(t.Bin, 20*time.Millisecond)
 	t.Poll = shrink(t.Poll, 10*time.Millisecond)
+	// A short request answers in model time too; a floor keeps a loaded machine from passing
+	// for a hung simulator.
+	t.Probe = shrink(3*t.Health, 2*time.Second)
 	return t
 }
 
