@@ -467,7 +467,8 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 	began := s.now()
 	trial, err := s.scout(ctx, prompt)
 	if err != nil {
-		if e := s.checkAlive(ctx, "the scout request of "+p.Label); e != nil {
+		// A scout that got no answer may have met a hung server: probe it.
+		if e := s.probe(ctx, "the scout request of "+p.Label); e != nil {
 			return e
 		}
 		failAll("scout request failed: " + err.Error())

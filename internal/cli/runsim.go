@@ -35,8 +35,8 @@ type simRunOptions struct {
 
 // scale returns the run's sampling periods in model time when the simulator runs faster than
 // its profile: the ~1 s running/waiting samples, the 1 s token bins and the readiness and
-// drain polls shrink by the speedup, so a 30 s model window still gets ~30 samples; so does the
-// probe request sent after a stall.
+// drain polls shrink by the speedup, so a 30 s model window still gets ~30 samples; so do the
+// scout's bound and the probe request sent after a stall.
 func (so simRunOptions) scale(t bench.Timeouts) bench.Timeouts {
 	if so.speedup <= 1 {
 		return t
@@ -50,6 +50,7 @@ func (so simRunOptions) scale(t bench.Timeouts) bench.Timeouts {
 	// A short request answers in model time too; a floor keeps a loaded machine from passing
 	// for a hung simulator.
 	t.Probe = shrink(3*t.Health, 2*time.Second)
+	t.Scout = shrink(t.Scout, 30*time.Second)
 	return t
 }
 
