@@ -191,3 +191,21 @@ func TestRunPartialCountsEveryCell(t *testing.T) {
 		t.Errorf("error %q, want it to say %q", err, want)
 	}
 }
+
+// TestRunSimWindowFloor checks that the simulator's default window, shrunk by a large speedup,
+// stays at the shortest window a run accepts instead of becoming a usage error.
+func TestRunSimWindowFloor(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "r.json")
+	_, stderr, err := runBench(t, nil, "run", "--contexts", "1K", "--concurrency", "1", "--warmup", "0",
+		"--sim-speedup", "1000", "--quiet", "-o", out)
+	if err != nil {
+		t.Fatalf("run at 1000×: %v\n%s", err, stderr)
+	}
+	f, err := results.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Run.Settings.DurationSeconds; got != 0.1 {
+		t.Errorf("window %gs, want the 0.1s floor", got)
+	}
+}

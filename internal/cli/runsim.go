@@ -108,7 +108,7 @@ func runSimulated(ctx context.Context, env *Env, o runOptions) error {
 	// real server.
 	def := defaultRunOptions()
 	if o.Duration == def.Duration {
-		o.Duration = time.Duration(float64(o.Duration) / so.Speedup)
+		o.Duration = max(time.Duration(float64(o.Duration)/so.Speedup), bench.MinDuration)
 	}
 	if o.ReadyTimeout == def.ReadyTimeout {
 		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/so.Speedup), time.Second)
