@@ -69,8 +69,11 @@ type Timeouts struct {
 	Scout time.Duration
 	// Stop bounds how long workers may take to stop after a window closes.
 	Stop time.Duration
-	// Health bounds one health check.
+	// Health bounds one health check (each check tries three times).
 	Health time.Duration
+	// Probe bounds the one short request (max_tokens 2) sent after a cell in which no token
+	// arrived, to tell a hung server from a slow cell; 0 is three times Health.
+	Probe time.Duration
 	// Setup bounds each start-up call (models, version, first scrape, prompt building).
 	Setup time.Duration
 	// Sample is the period of the running/waiting samples inside a window (~1 s).
@@ -145,14 +148,22 @@ func DefaultConfig() Config {
 	}
 }
 
+// MinDuration is the shortest decode window Check accepts: enough for a few samples even when
+// the simulator runs many times faster than real time (its 30 s of model time at 100× is 300 ms).
+const MinDuration = 100 * time.Millisecond
+
+// MinContext is the shortest context Check accepts, in tokens: a prompt must hold its run prefix
+// ("run <id> context <label>: ", a few dozen tokens) and some prose after it.
+const MinContext = 256
+
 // Check returns an error naming every setting that cannot work.
 func (c *Config) Check() error {
 	var errs []string
 	if c.Endpoint != EndpointCompletions && c.Endpoint != EndpointChat {
 		errs = append(errs, fmt.Sprintf("endpoint %q: want %s or %s", c.Endpoint, EndpointCompletions, EndpointChat))
 	}
-	if c.Duration <= 0 {
-		errs = append(errs, fmt.Sprintf("duration %v: must be positive", c.Duration))
+	if c.Duration < MinDuration {
+		errs = append(errs, fmt.Sprintf("duration %v: must be at least %v (30s measures a real server)", c.Duration, MinDuration))
 	}
 	if c.MaxTokens < 2 {
 		errs = append(errs, fmt.Sprintf("max tokens %d: must be at least 2 (a request needs two tokens for a time between tokens)", c.MaxTokens))
@@ -169,8 +180,8 @@ func (c *Config) Check() error {
 		}
 	}
 	for _, n := range append(append([]int(nil), c.Matrix.Contexts...), c.Matrix.PrefillContexts...) {
-		if n < 1 {
-			errs = append(errs, fmt.Sprintf("context %d: must be at least 1 token", n))
+		if n < MinContext {
+			errs = append(errs, fmt.Sprintf("context %d: must be at least %d tokens (e.g. 1K, 8K, 32K)", n, MinContext))
 		}
 	}
 	if len(c.Cells) == 0 && len(c.Matrix.PrefillContexts) == 0 && (len(c.Matrix.Contexts) == 0 || (len(c.Matrix.Concurrency) == 0 && !c.PrefillFromDecode)) {
@@ -184,6 +195,9 @@ func (c *Config) Check() error {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Sprintf("%s timeout %v: must be positive", d.name, d.v))
 		}
+	}
+	if t.Probe < 0 {
+		errs = append(errs, fmt.Sprintf("probe timeout %v: must not be negative (0: three times the health timeout)", t.Probe))
 	}
 	if strings.ContainsAny(c.URL, "@") {
 		errs = append(errs, "url holds credentials (user:password@); pass the key with --api-key-env instead")

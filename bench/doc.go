@@ -1,11 +1,13 @@
 // Package bench is the matrix runner: it measures the speed matrix of an OpenAI-compatible
-// server as ../shared/docs/measurement.md defines it and returns a results file
+// server as the README's "What the numbers mean" defines it and returns a results file
 // (package results). It plans the cells (contexts trimmed to max_model_len, over-capacity cells
 // skipped before any request), sends one scout request per context that measures prefill and
 // warms the prefix cache, keeps C streams in flight for each decode window, opens the window at
 // readiness, counts only the tokens that arrive inside it, decides each cell's status by the
 // contract's rules, keeps the raw samples of every trial, drains the server between cells, and
-// turns faults into cell errors or a partial run.
+// turns faults into cell errors or a partial run. A server that produced no token in a window
+// (or none for a scout) is probed with one short request; when /health answers but that request
+// does not, the server hangs and the run ends as for a dead one (ErrServerDead).
 //
 // The layers it stands on are consumed through small interfaces defined here (Streamer,
 // Scraper, ServerInfo, Prompter, Progress); subpackages bench/stream, bench/telemetry and

@@ -306,17 +306,26 @@ func (s *session) estimate(plan []*ctxPlan) time.Duration {
 	return d
 }
 
-// health checks the server, retrying briefly so one slow answer does not end a run.
+// healthTries is how many times health asks /health before it gives up.
+const healthTries = 3
+
+// health checks the server, retrying briefly so one slow answer does not end a run. When every
+// try timed out it says so, with the timeout and the number of tries.
 func (s *session) health(ctx context.Context) error {
 	var err error
-	for attempt := range 3 {
+	late := 0
+	for attempt := 1; attempt <= healthTries; attempt++ {
 		hctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Health)
 		err = s.r.Server.Health(hctx)
+		if err != nil && errors.Is(hctx.Err(), context.DeadlineExceeded) {
+			late++
+		}
 		cancel()
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
-		if attempt < 2 {
+		s.log.Debug("health check failed", "try", attempt, "err", err)
+		if attempt < healthTries {
 			select {
 			case <-ctx.Done():
 				return ctx.Err()
@@ -324,7 +333,42 @@ func (s *session) health(ctx context.Context) error {
 			}
 		}
 	}
-	return err
+	if late == healthTries {
+		return fmt.Errorf("/health did not answer within %v (%d tries); if the server is only slow to answer, raise --health-timeout", s.cfg.Timeouts.Health, healthTries)
+	}
+	return fmt.Errorf("%w (%d tries)", err, healthTries)
+}
+
+// probeTimeout is how long the probe request after a stall may take.
+func (s *session) probeTimeout() time.Duration {
+	if s.cfg.Timeouts.Probe > 0 {
+		return s.cfg.Timeouts.Probe
+	}
+	return 3 * s.cfg.Timeouts.Health
+}
+
+// probe tells a hung server from a cell that merely produced nothing: after checkAlive, it sends
+// one short request (max_tokens 2) bounded by the probe timeout. A server that answers /health
+// but not that request hangs, and the run ends as for a dead server (ErrServerDead).
+func (s *session) probe(ctx context.Context, after string) error {
+	if err := s.checkAlive(ctx, after); err != nil {
+		return err
+	}
+	limit := s.probeTimeout()
+	pctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	req := StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: fmt.Sprintf("run %s probe: say hello.", s.cfg.RunID), MaxTokens: 2}
+	_, err := s.r.Stream.Stream(pctx, req, nil)
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+	case err != nil && errors.Is(pctx.Err(), context.DeadlineExceeded):
+		s.log.Warn("the server hangs: /health answers but a short request does not", "after", after, "timeout", limit)
+		return fmt.Errorf("%w after %s: /health answers, but a 2-token request got no answer within %v (the server hangs)", ErrServerDead, after, limit)
+	case err != nil:
+		s.log.Debug("probe request failed, but the server answered", "err", err)
+	}
+	return nil
 }
 
 // checkAlive turns a failure into ErrServerDead when the server no longer answers, and into
@@ -423,7 +467,8 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 	began := s.now()
 	trial, err := s.scout(ctx, prompt)
 	if err != nil {
-		if e := s.checkAlive(ctx, "the scout request of "+p.Label); e != nil {
+		// A scout that got no answer may have met a hung server: probe it.
+		if e := s.probe(ctx, "the scout request of "+p.Label); e != nil {
 			return e
 		}
 		failAll("scout request failed: " + err.Error())
@@ -564,7 +609,7 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 		if deref(tr.Analysis.Trial.OutputTokens) == 0 {
 			cell.Status = results.StatusError
 			cell.Error = fmt.Sprintf("no output token arrived during the %v window (the server stalled)", s.cfg.Duration)
-			if e := s.checkAlive(ctx, id.String()); e != nil {
+			if e := s.probe(ctx, id.String()); e != nil {
 				s.addDecode(cell)
 				return e
 			}

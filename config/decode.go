@@ -456,9 +456,10 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	v.Set(m)
 }
 
-// SplitList splits "a, b,c" into its non-empty, trimmed items.
+// SplitList splits "a, b,c" into its non-empty, trimmed items; a list given empty is empty, not
+// nil, so that "given empty" (an error for a matrix list) differs from "not given".
 func SplitList(s string) List {
-	var out List
+	out := List{}
 	for _, p := range strings.Split(s, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			out = append(out, p)

@@ -42,6 +42,7 @@ type Run struct {
 	Warmup          int      `yaml:"warmup"`
 	ReadyTimeout    Duration `yaml:"readiness_timeout"`
 	DrainTimeout    Duration `yaml:"drain_timeout"`
+	HealthTimeout   Duration `yaml:"health_timeout"`
 	Output          string   `yaml:"output"`
 	Quiet           bool     `yaml:"quiet"`
 	LaunchCommand   string   `yaml:"launch_command"`

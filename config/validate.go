@@ -58,6 +58,7 @@ func (c Config) Validate() error {
 	}
 	v.positive("readiness_timeout", r.ReadyTimeout)
 	v.positive("drain_timeout", r.DrainTimeout)
+	v.positive("health_timeout", r.HealthTimeout)
 	if r.Output == "" {
 		v.fail("output", "want a file name")
 	}

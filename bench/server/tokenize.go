@@ -53,13 +53,16 @@ func DecodeTokenize(body []byte) (Tokens, error) {
 // Tokenize does tokenize text with the server's tokenizer as a completion prompt would be
 // (special tokens such as BOS included, as the server adds them by default). It sends vLLM's
 // shape {"model", "prompt"} first and llama.cpp's {"content"} when that is refused, and
-// remembers which one worked. ErrNotSupported when the server has no /tokenize.
+// remembers which one worked. An empty token list for non-empty text is a refusal too
+// (llama-server answers vLLM's shape with HTTP 200 {"tokens":[]}). ErrNotSupported when the
+// server has no /tokenize, or when every shape is answered with an empty list.
 func (c *Client) Tokenize(ctx context.Context, model, text string) (Tokens, error) {
 	shapes := []int32{1, 2}
 	if s := c.tokShape.Load(); s != 0 {
 		shapes = []int32{s}
 	}
 	var lastErr error
+	refused := 0
 	for _, shape := range shapes {
 		var in any = map[string]any{"model": model, "prompt": text}
 		if shape == 2 {
@@ -69,18 +72,36 @@ func (c *Client) Tokenize(ctx context.Context, model, text string) (Tokens, erro
 		err := c.call(ctx, http.MethodPost, "/tokenize", in, &raw)
 		if err == nil {
 			toks, derr := DecodeTokenize(raw)
-			if derr == nil {
+			switch {
+			case derr == nil && len(toks.IDs) == 0 && text != "":
+				// llama.cpp answers vLLM's shape 200 {"tokens":[]}: it reads only "content".
+				refused++
+				err = fmt.Errorf("/tokenize returned no tokens for %d characters in the %s request shape", len(text), shapeName(shape))
+			case derr == nil:
 				c.tokShape.Store(shape)
 				return toks, nil
+			default:
+				err = derr
 			}
-			err = derr
 		}
 		lastErr = err
 		if errors.Is(err, ErrNotSupported) {
 			return Tokens{}, err
 		}
 	}
+	if refused == len(shapes) {
+		// Every shape was answered with an empty list: the endpoint does not tokenize for us.
+		return Tokens{}, fmt.Errorf("%w: %v", ErrNotSupported, lastErr)
+	}
 	return Tokens{}, lastErr
+}
+
+// shapeName does name a /tokenize request shape for messages.
+func shapeName(shape int32) string {
+	if shape == 2 {
+		return `llama.cpp {"content"}`
+	}
+	return `vLLM {"model","prompt"}`
 }
 
 // Detokenize does turn token ids back into text with the server's tokenizer, in the request shape

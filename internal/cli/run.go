@@ -4,7 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -110,6 +116,7 @@ its line, column and dotted path.`,
 	f.IntVar(&o.Warmup, "warmup", o.Warmup, "hidden warm-up requests before the first cell")
 	f.DurationVar(&o.ReadyTimeout, "readiness-timeout", o.ReadyTimeout, "how long a window waits for the server to run all C requests before the cell is marked queued and measured anyway")
 	f.DurationVar(&o.DrainTimeout, "drain-timeout", o.DrainTimeout, "how long to wait between cells for the server to finish every request")
+	f.DurationVar(&o.HealthTimeout, "health-timeout", o.HealthTimeout, "how long one GET /health may take (tried 3 times) before the server counts as not answering")
 	f.StringVarP(&o.Output, "output", "o", o.Output, "results file to write (written after every cell, so an interrupted run keeps what it measured)")
 	f.BoolVar(&o.Quiet, "quiet", false, "show no progress (no bar on a terminal, no per-cell lines)")
 	f.StringVar(&o.LaunchCommand, "launch-command", "", "the server's launch command, recorded with secrets (--api-key X, TOKEN=…) replaced by <redacted>")
@@ -148,6 +155,7 @@ func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concur
 	set("warmup", func() { final.Warmup = o.Warmup })
 	set("readiness-timeout", func() { final.ReadyTimeout = o.ReadyTimeout })
 	set("drain-timeout", func() { final.DrainTimeout = o.DrainTimeout })
+	set("health-timeout", func() { final.HealthTimeout = o.HealthTimeout })
 	set("output", func() { final.Output = o.Output })
 	set("quiet", func() { final.Quiet = o.Quiet })
 	set("launch-command", func() { final.LaunchCommand = o.LaunchCommand })
@@ -185,6 +193,19 @@ func benchConfig(o runOptions, baseURL, runID string) (bench.Config, error) {
 	m, err := bench.MatrixByName(o.Matrix)
 	if err != nil {
 		return cfg, usagef("--matrix: %v", err)
+	}
+	for _, l := range []struct {
+		name, hint string
+		v          config.List
+	}{
+		{"contexts", "e.g. 8K,32K, or leave it out for the matrix's", o.Contexts},
+		{"concurrency", "e.g. 1,8,32, or leave it out for the matrix's", o.Concurrency},
+		{"prefill-contexts", "e.g. 8K,16K, none for no prefill cells, or leave it out for the decode contexts' scouts", o.PrefillContexts},
+		{"cells", "e.g. decode/8K/32,prefill/16K, or leave it out for the whole matrix", o.Cells},
+	} {
+		if l.v != nil && len(l.v) == 0 {
+			return cfg, usagef("--%s is empty: give a list, %s", l.name, l.hint)
+		}
 	}
 	cfg.MatrixName = o.Matrix
 	if o.Contexts != nil {
@@ -231,6 +252,7 @@ func benchConfig(o runOptions, baseURL, runID string) (bench.Config, error) {
 	cfg.Warmup = o.Warmup
 	cfg.Timeouts.Readiness = o.ReadyTimeout
 	cfg.Timeouts.Drain = o.DrainTimeout
+	cfg.Timeouts.Health = o.HealthTimeout
 	cfg.Timeouts = o.scaleSim(cfg.Timeouts) // model-time sampling against the simulator (runsim.go)
 	cfg.RunID = runID
 	cfg.LaunchCommand = redact.Command(o.LaunchCommand)
@@ -275,12 +297,18 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 	if strings.Contains(baseURL, "@") {
 		return usagef("--url must not hold credentials; put the key in a variable and name it with --api-key-env")
 	}
+	if err := checkURL(baseURL); err != nil {
+		return err
+	}
 	runID := newRunID(time.Now())
 	cfg, err := benchConfig(o, baseURL, runID)
 	if err != nil {
 		return err
 	}
 	cfg.LaunchCommand = redact.Command(o.LaunchCommand, redact.WithValues(key)) // the key wherever it appears
+	if err := prepareOutput(o.Output, env.Log); err != nil {
+		return err
+	}
 	sc := stream.New(baseURL, stream.WithAPIKey(key))
 	defer sc.Close()
 	info := server.New(baseURL, server.WithAPIKey(key))
@@ -293,11 +321,12 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 		Progress: pickProgress(env, o.Quiet),
 		Log:      env.Log,
 	}
+	out := &output{path: o.Output, fallback: fallbackPath(runID), log: env.Log}
 	write := func(f *results.File) error {
 		if finish != nil {
 			finish(f)
 		}
-		return results.WriteFile(o.Output, f)
+		return out.write(f)
 	}
 	r.Checkpoint = write
 	f, runErr := r.Run(ctx, cfg)
@@ -305,19 +334,144 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 		return runErr
 	}
 	if err := write(f); err != nil {
-		return fmt.Errorf("write %s: %w", o.Output, err)
+		return err
 	}
-	measured, failed := 0, 0
-	for _, c := range f.Decode {
-		if c.Status.Measured() {
-			measured++
-		} else if c.Status == results.StatusError {
-			failed++
+	n := countCells(f)
+	where := out.saved
+	if out.saved != o.Output {
+		where = fmt.Sprintf("%s (could not write %s: %v)", out.saved, o.Output, out.err)
+	}
+	switch {
+	case runErr != nil:
+		return fmt.Errorf("%w; the %d cells measured so far (%d prefill, %d decode) are in %s, marked partial",
+			runErr, n.prefill+n.decode, n.prefill, n.decode, where)
+	case n.decode == 0 && n.decodeFailed > 0:
+		return fmt.Errorf("every decode cell failed (%d of %d; the first: %s); the results are in %s", n.decodeFailed, len(f.Decode), n.firstError, where)
+	case n.prefill+n.decode == 0 && n.prefillFailed > 0:
+		return fmt.Errorf("every prefill cell failed (the first: %s); the results are in %s", n.firstError, where)
+	case out.saved != o.Output:
+		return fmt.Errorf("could not write %s (%v); the results are in %s instead", o.Output, out.err, out.saved)
+	}
+	env.Log.Info("run complete", "results", out.saved, "decode_cells_measured", n.decode, "decode_cells_failed", n.decodeFailed, "prefill_cells", len(f.Prefill))
+	return nil
+}
+
+// cellCounts counts the cells of a results file by kind and outcome.
+type cellCounts struct {
+	prefill, decode             int // measured (valid or queued)
+	prefillFailed, decodeFailed int // status error
+	firstError                  string
+}
+
+// countCells counts the measured and failed cells of f.
+func countCells(f *results.File) cellCounts {
+	var n cellCounts
+	fail := func(id, why string) {
+		if n.firstError == "" {
+			n.firstError = id + ": " + why
 		}
 	}
-	if runErr != nil {
-		return fmt.Errorf("%w; the %d cells measured so far are in %s, marked partial", runErr, measured, o.Output)
+	for _, c := range f.Prefill {
+		switch {
+		case c.Status.Measured():
+			n.prefill++
+		case c.Status == results.StatusError:
+			n.prefillFailed++
+			fail("prefill/"+c.ContextLabel, c.Error)
+		}
 	}
-	env.Log.Info("run complete", "results", o.Output, "decode_cells_measured", measured, "decode_cells_failed", failed, "prefill_cells", len(f.Prefill))
+	for _, c := range f.Decode {
+		switch {
+		case c.Status.Measured():
+			n.decode++
+		case c.Status == results.StatusError:
+			n.decodeFailed++
+			fail(fmt.Sprintf("decode/%s/%d", c.ContextLabel, c.Concurrency), c.Error)
+		}
+	}
+	return n
+}
+
+// checkURL returns a usage error unless u is an http or https URL with a host.
+func checkURL(u string) error {
+	if !strings.Contains(u, "://") {
+		return usagef("--url %q has no scheme: add http:// (e.g. --url http://%s)", u, u)
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return usagef("--url %q: %v; want a URL like http://localhost:8000", u, err)
+	}
+	if p.Scheme != "http" && p.Scheme != "https" {
+		return usagef("--url %q: the scheme must be http or https, e.g. http://localhost:8000", u)
+	}
+	if p.Host == "" {
+		return usagef("--url %q has no host: want a URL like http://localhost:8000", u)
+	}
+	return nil
+}
+
+// prepareOutput checks, before the first request, that the results file can be written at path:
+// a missing folder is created; a directory, a path under a file, or a folder that cannot be
+// written is a usage error.
+func prepareOutput(path string, log *slog.Logger) error {
+	if path == "" {
+		return usagef("-o is empty: name the results file, e.g. -o results.json")
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return usagef("-o %s is a directory: name a file in it, e.g. -o %s", path, filepath.Join(path, "results.json"))
+	}
+	dir := filepath.Dir(path)
+	st, err := os.Stat(dir)
+	switch {
+	case err == nil && !st.IsDir():
+		return usagef("-o %s: cannot create the results file: %s is a file, not a folder; choose another path", path, dir)
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return usagef("-o %s: cannot create the folder %s: %v; choose another path", path, dir, err)
+		}
+		log.Info("created the folder of the results file", "dir", dir)
+	case err != nil:
+		return usagef("-o %s: cannot create the results file: %v; choose another path", path, err)
+	}
+	probe, err := os.CreateTemp(dir, ".speedmatrix-write-check-*")
+	if err != nil {
+		return usagef("-o %s: cannot write in %s: %v; choose a writable path", path, dir, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+// fallbackPath returns where the results go when the output path cannot be written mid-run: the
+// temporary folder, named after the run.
+func fallbackPath(runID string) string {
+	return filepath.Join(os.TempDir(), "speedmatrix-"+runID+".json")
+}
+
+// output writes the results file, falling back to another path when the chosen one fails.
+type output struct {
+	path, fallback string
+	log            *slog.Logger
+	saved          string // where the last write went
+	err            error  // why the last write to path failed
+}
+
+// write writes f to the output path, or, when that fails, to the fallback path (saying so once);
+// the error is set only when neither could be written.
+func (o *output) write(f *results.File) error {
+	err := results.WriteFile(o.path, f)
+	if err == nil {
+		if o.saved == o.fallback {
+			os.Remove(o.fallback) // the chosen path works again: one copy only
+		}
+		o.saved, o.err = o.path, nil
+		return nil
+	}
+	if ferr := results.WriteFile(o.fallback, f); ferr != nil {
+		return fmt.Errorf("write %s: %w; the fallback %s failed too: %v", o.path, err, o.fallback, ferr)
+	}
+	if o.saved != o.fallback {
+		o.log.Warn("could not write the results file; writing it to the fallback file instead", "output", o.path, "err", err, "fallback", o.fallback)
+	}
+	o.saved, o.err = o.fallback, err
 	return nil
 }

@@ -28,7 +28,8 @@ type simRunOptions = config.Sim
 
 // scaleSim returns the run's sampling periods in model time when the simulator runs faster than
 // its profile: the ~1 s running/waiting samples, the 1 s token bins and the readiness and
-// drain polls shrink by the speedup, so a 30 s model window still gets ~30 samples.
+// drain polls shrink by the speedup, so a 30 s model window still gets ~30 samples; so do the
+// scout's bound and the probe request sent after a stall.
 func (o runOptions) scaleSim(t bench.Timeouts) bench.Timeouts {
 	if o.simSpeedup <= 1 {
 		return t
@@ -39,6 +40,10 @@ func (o runOptions) scaleSim(t bench.Timeouts) bench.Timeouts {
 	t.Sample = shrink(t.Sample, 20*time.Millisecond)
 	t.Bin = shrink(t.Bin, 20*time.Millisecond)
 	t.Poll = shrink(t.Poll, 10*time.Millisecond)
+	// A short request answers in model time too; a floor keeps a loaded machine from passing
+	// for a hung simulator.
+	t.Probe = shrink(3*t.Health, 2*time.Second)
+	t.Scout = shrink(t.Scout, 30*time.Second)
 	return t
 }
 
@@ -96,7 +101,7 @@ func runSimulated(ctx context.Context, env *Env, o runOptions) error {
 	// real server.
 	def := defaultRunOptions()
 	if o.Duration == def.Duration {
-		o.Duration = time.Duration(float64(o.Duration) / so.Speedup)
+		o.Duration = max(time.Duration(float64(o.Duration)/so.Speedup), bench.MinDuration)
 	}
 	if o.ReadyTimeout == def.ReadyTimeout {
 		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/so.Speedup), time.Second)

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"mvdan.cc/sh/v3/expand"
+	"mvdan.cc/sh/v3/syntax"
+
+	"github.com/speedmatrix/speedmatrix/internal/cli"
+)
+
+// readmeCommand is one command of README.md a user is told to paste.
+type readmeCommand struct {
+	Line     int // in README.md
+	Src      string
+	Stmt     *syntax.Stmt
+	WantExit int // from a trailing "# … exit status N" comment; 0 without one
+}
+
+// readmeCommands does parse every ```sh block of README.md as shell and returns its commands;
+// it fails the test on a block that does not parse.
+func readmeCommands(t *testing.T, readme string) []readmeCommand {
+	t.Helper()
+	var out []readmeCommand
+	lines := strings.Split(readme, "\n")
+	exitRe := regexp.MustCompile(`exit status (\d+)`)
+	for i := 0; i < len(lines); i++ {
+		if strings.TrimSpace(lines[i]) != "```sh" {
+			continue
+		}
+		start := i + 1
+		var block []string
+		for i++; i < len(lines) && strings.TrimSpace(lines[i]) != "```"; i++ {
+			block = append(block, lines[i])
+		}
+		src := strings.Join(block, "\n") + "\n"
+		f, err := syntax.NewParser(syntax.KeepComments(true), syntax.Variant(syntax.LangPOSIX)).Parse(strings.NewReader(src), "README.md")
+		if err != nil {
+			t.Errorf("README.md line %d: the sh block does not parse as shell: %v", start, err)
+			continue
+		}
+		for _, st := range f.Stmts {
+			c := readmeCommand{Line: start + int(st.Pos().Line()) - 1, Src: block[st.Pos().Line()-1], Stmt: st}
+			for _, cm := range st.Comments {
+				if m := exitRe.FindStringSubmatch(cm.Text); m != nil && cm.Pos().Line() >= st.Pos().Line() {
+					c.WantExit, _ = strconv.Atoi(m[1])
+				}
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// shellSurprises does return what in st a shell would not pass on as the words written: a
+// redirect (an unquoted > or <, e.g. ctx>=32K), a pipe or list, a background job, or an
+// unquoted glob character.
+func shellSurprises(st *syntax.Stmt) []string {
+	var out []string
+	for _, r := range st.Redirs {
+		out = append(out, "redirect "+r.Op.String()+" (quote the word that holds it)")
+	}
+	if st.Background || st.Negated || st.Coprocess {
+		out = append(out, "a background job or negation")
+	}
+	var words []*syntax.Word
+	switch c := st.Cmd.(type) {
+	case *syntax.CallExpr:
+		words = c.Args
+		for _, a := range c.Assigns {
+			if a.Value != nil {
+				words = append(words, a.Value)
+			}
+		}
+	case *syntax.DeclClause:
+		for _, a := range c.Args {
+			if a.Value != nil {
+				words = append(words, a.Value)
+			}
+		}
+	default:
+		out = append(out, "not a simple command (a pipe, list or compound command)")
+	}
+	for _, w := range words {
+		for _, p := range w.Parts {
+			if lit, ok := p.(*syntax.Lit); ok && strings.ContainsAny(lit.Value, "*?[]{}!") {
+				out = append(out, "unquoted glob or history character in "+strconv.Quote(lit.Value))
+			}
+		}
+	}
+	return out
+}
+
+// inlineCommands does return the inline code spans of README.md's prose that hold a command or
+// its flags (they start with speedmatrix, go or --): users paste those too.
+func inlineCommands(readme string) []string {
+	var out []string
+	inBlock := false
+	span := regexp.MustCompile("`([^`]+)`")
+	for _, line := range strings.Split(readme, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if inBlock {
+			continue
+		}
+		for _, m := range span.FindAllStringSubmatch(line, -1) {
+			s := m[1]
+			if strings.Contains(s, " [-") {
+				continue // a synopsis such as speedmatrix run [--url URL], not a command
+			}
+			if strings.HasPrefix(s, "speedmatrix ") || strings.HasPrefix(s, "go ") || strings.HasPrefix(s, "--") {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// TestREADMECommands checks every command README.md tells a user to paste: each parses as
+// shell with no redirect or unquoted metacharacter surprise (the unquoted
+// decode=1.10@ctx>=32K once wrote a file named =32K); every speedmatrix command's flags exist
+// (run with --help); and the demos run and exit as the README says (skipped with -short).
+func TestREADMECommands(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	for _, s := range inlineCommands(readme) {
+		src := s
+		if strings.HasPrefix(s, "--") {
+			src = "speedmatrix " + s
+		}
+		f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
+		if err != nil {
+			t.Errorf("README.md inline `%s` does not parse as shell: %v", s, err)
+			continue
+		}
+		for _, st := range f.Stmts {
+			for _, why := range shellSurprises(st) {
+				t.Errorf("README.md inline `%s`: %s", s, why)
+			}
+		}
+	}
+	cmds := readmeCommands(t, readme)
+	if len(cmds) < 3 {
+		t.Fatalf("found %d commands in README.md's sh blocks; the extraction is broken", len(cmds))
+	}
+	cfg := &expand.Config{
+		Env: expand.ListEnviron("VLLM_KEY=k"),
+		CmdSubst: func(w io.Writer, _ *syntax.CmdSubst) error {
+			_, err := io.WriteString(w, "vllm serve m --api-key k")
+			return err
+		},
+	}
+	ranDemo := false
+	for _, c := range cmds {
+		for _, why := range shellSurprises(c.Stmt) {
+			t.Errorf("README.md:%d %q: %s", c.Line, c.Src, why)
+		}
+		call, ok := c.Stmt.Cmd.(*syntax.CallExpr)
+		if !ok {
+			continue
+		}
+		fields, err := expand.Fields(cfg, call.Args...)
+		if err != nil {
+			t.Errorf("README.md:%d %q: %v", c.Line, c.Src, err)
+			continue
+		}
+		var args []string
+		switch {
+		case len(fields) > 0 && fields[0] == "speedmatrix":
+			args = fields[1:]
+		case len(fields) > 2 && fields[0] == "go" && fields[1] == "run" && fields[2] == "./cmd/speedmatrix":
+			args = fields[3:]
+		default:
+			continue // go test, export
+		}
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			want := 0
+			if len(args) > 0 && args[0] == "demo" {
+				if testing.Short() {
+					t.Skip("a demo measures two quick matrices (about 20 s)")
+				}
+				ranDemo = true
+				want = c.WantExit
+				args = append(args, "--sim-speedup", "40", "--quiet", "--dir", t.TempDir())
+			} else {
+				args = append(args, "--help") // checks the flags without a server
+			}
+			var stdout, stderr bytes.Buffer
+			err := cli.Run(context.Background(), args, &stdout, &stderr, func(string) string { return "" })
+			if got := cli.ExitCode(err); got != want {
+				t.Errorf("README.md:%d speedmatrix %s: exit %d (%v), want %d\n%s", c.Line, strings.Join(args, " "), got, err, want, stderr.String())
+			}
+		})
+	}
+	if !testing.Short() && !ranDemo {
+		t.Error("no demo command found in README.md's sh blocks")
+	}
+}
+
+// TestNoReferenceOutsideRepository checks that no file of the repository names a path outside
+// it (the shared folder of the machine it was written on): users have only the repository.
+func TestNoReferenceOutsideRepository(t *testing.T) {
+	bad := []string{"../" + "shared", "/work/" + "shared"}
+	root := "../.."
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if d.Name() == ".git" {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, s := range bad {
+			if i := bytes.Index(b, []byte(s)); i >= 0 {
+				line := bytes.Count(b[:i], []byte("\n")) + 1
+				t.Errorf("%s:%d names %q, outside the repository; copy what it needs into testdata/ or cite a file of the repository", path, line, s)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
