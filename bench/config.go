@@ -91,7 +91,7 @@ func DefaultTimeouts() Timeouts {
 		Health:    10 * time.Second,
 		Setup:     10 * time.Minute,
 		Sample:    time.Second,
-		Poll:      200 * time.Millisecond,
+		Poll:      100 * time.Millisecond,
 		Bin:       time.Second,
 	}
 }
