@@ -389,6 +389,7 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 	if err := write(f); err != nil {
 		return fmt.Errorf("write %s: %w", o.Output, err)
 	}
+	logBudget(env.Log, f) // runprogress.go
 	measured, failed := 0, 0
 	for _, c := range f.Decode {
 		if c.Status.Measured() {

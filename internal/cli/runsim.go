@@ -142,6 +142,9 @@ func runSimulated(ctx context.Context, env *Env, o runOptions) error {
 			f.Run.Settings = &results.Settings{}
 		}
 		f.Run.Settings.Simulator = settings
+		if f.Run.Budget != nil {
+			f.Run.Budget.CPUIncludesServer = true // the simulator runs in this process
+		}
 		note := fmt.Sprintf("measured against the built-in simulator (profile %s) at %g× its speed: rates are %g× and times 1/%g of the profile's", p.Name, so.Speedup, so.Speedup, so.Speedup)
 		for _, n := range f.Notes {
 			if n == note {
