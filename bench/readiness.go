@@ -8,10 +8,13 @@ import "time"
 //     running ≥ C and waiting = 0 (without running/waiting metrics: every stream has produced a
 //     token). This is the contract's readiness, checked at once when the last stream produces
 //     its first token, then at every poll.
-//   - Queued: every stream has a request at the server, and for plateauPolls polls in a row
-//     (at least plateauPolls × Timeouts.Poll) the server has reported requests waiting while
-//     its running count did not rise and every request it ran had produced a token. The last
-//     condition is what makes the plateau safe against chunked prefill admitting requests one
+//   - Queued: every one of the C requests has reached the server (running + waiting ≥ C), and
+//     for plateauPolls polls in a row (at least plateauPolls × Timeouts.Poll) the server has
+//     reported requests waiting while its running count did not rise and every request it ran
+//     had produced a token. Waiting for all C to arrive keeps the window's conditions those of
+//     a full queue and leaves no request in the server's front end when the window closes (one
+//     left there is handed over after the cell, ahead of the next scout, and delays it). The
+//     last condition is what makes the plateau safe against chunked prefill admitting requests one
 //     at a time at long contexts: a request being prefilled counts as running before its first
 //     token, so while one is being admitted running exceeds the streams that have produced,
 //     and the plateau starts again; a server at its ceiling runs only requests that produce
@@ -81,7 +84,10 @@ func (r *readiness) observe(v readyView) readyOutcome {
 		return notReady
 	}
 	r.polls++
-	if r.polls > plateauPolls && v.At.Sub(r.since) >= r.span {
+	// Decide only once every request has reached the server (running + waiting ≥ C): requests
+	// still in its front end would otherwise go on arriving during the window, and be handed
+	// over, aborted, after it, ahead of the next cell's requests.
+	if r.polls > plateauPolls && v.At.Sub(r.since) >= r.span && v.Running+v.Waiting >= c {
 		return readyQueued
 	}
 	return notReady

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,6 +53,42 @@ func TestQueuedDecidedWithoutTimeout(t *testing.T) {
 	}
 	if b := f.Run.Budget; b == nil || b.ReadinessSeconds > 2 {
 		t.Errorf("budget %+v, want readiness under 2 s", b)
+	}
+}
+
+// TestQueuedWaitsForEveryRequest checks that a queue is decided only once all C requests have
+// reached the server: here the server reports one of them missing (still in its front end) for
+// 600 ms after it began running two.
+func TestQueuedWaitsForEveryRequest(t *testing.T) {
+	scfg := steady()
+	scfg.MaxRunning = 2
+	var mu sync.Mutex
+	var full time.Time
+	scfg.Metrics = func(run, wait int) (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if run+wait < 4 {
+			return run, wait
+		}
+		if full.IsZero() {
+			full = time.Now()
+		}
+		if time.Since(full) < 600*time.Millisecond {
+			return run, wait - 1
+		}
+		return run, wait
+	}
+	h := newHarness(t, scfg)
+	cfg := shortConfig(4)
+	cfg.Timeouts.Readiness = 20 * time.Second
+	f, err := h.runner.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := decodeCell(t, f, "1K", 4)
+	sent := firstDecodeArrival(t, h, 1001, f.Run.Start)
+	if wait := cell.Trials[0].Start.Sub(sent); cell.Status != results.StatusQueued || wait < 600*time.Millisecond || wait > 3*time.Second {
+		t.Errorf("%s, the window opened %v after the first request; want queued, after the last request arrived (600 ms) and within 3 s", cell.Status, wait)
 	}
 }
 
