@@ -24,6 +24,10 @@ type window struct {
 	// Running and Waiting are the server's samples; nil without metrics. Client holds the
 	// client's count of requests in flight at the same moments.
 	Running, Waiting, Client []float64
+	// At holds when each sample was taken, from Start; Awaiting the client's requests in
+	// flight without their first token at each sample (nil without metrics).
+	At       []time.Duration
+	Awaiting []float64
 	// First and Last are the scrapes at the window's edges, for counter deltas; nil without.
 	First, Last *Sample
 	KVUsage     []float64
@@ -184,10 +188,12 @@ func analyze(recs []record, w window) analysis {
 		ClientQueueMs:     medianPtr(queues),
 		Telemetry:         windowTelemetry(w),
 	}
-	if w.Running != nil {
-		m.AvgActiveRequests = meanPtr(w.Running)
-	} else {
-		m.AvgActiveRequests = meanPtr(w.Client)
+	active := w.Running
+	if active == nil {
+		active = w.Client
+	}
+	if avg, ok := weightedMean(active, w.At, winLen); ok {
+		m.AvgActiveRequests = &avg
 	}
 	if samples == nil {
 		samples = []results.RequestSample{}
@@ -204,6 +210,14 @@ func analyze(recs []record, w window) analysis {
 	}
 	if w.Running == nil {
 		a.Trial.RunningSamples = w.Client
+	} else {
+		a.Trial.AwaitingSamples = w.Awaiting
+	}
+	if len(w.At) > 0 {
+		a.Trial.SampleSeconds = make([]float64, len(w.At))
+		for i, at := range w.At {
+			a.Trial.SampleSeconds[i] = at.Seconds()
+		}
 	}
 	return a
 }
@@ -243,37 +257,6 @@ func windowTelemetry(w window) *results.Telemetry {
 		t.SpecAcceptanceLength = d.SpecAcceptanceLength.Ptr()
 	}
 	return t
-}
-
-// statusInput is what a decode cell's status is decided from.
-type statusInput struct {
-	Concurrency       int
-	ReadinessTimedOut bool
-	// Running and Waiting are the server's samples inside the window; nil without metrics.
-	Running, Waiting []float64
-}
-
-// queuedThreshold is the fraction of C that mean running must reach for a valid cell.
-const queuedThreshold = 0.95
-
-// decodeStatus applies the contract's rules: a cell is queued when the readiness timed out, or
-// the server never ran C requests at once, or ran fewer than 0.95·C on average, or reported a
-// waiting request in any sample; otherwise it is valid. why says which rule fired.
-func decodeStatus(in statusInput) (s results.Status, why string) {
-	c := float64(in.Concurrency)
-	switch {
-	case in.ReadinessTimedOut:
-		return results.StatusQueued, "readiness timed out"
-	case len(in.Running) > 0 && slices.Max(in.Running) < c:
-		return results.StatusQueued, "max running below concurrency"
-	}
-	if m, ok := mean(in.Running); ok && m < queuedThreshold*c {
-		return results.StatusQueued, "mean running below 0.95 × concurrency"
-	}
-	if len(in.Waiting) > 0 && slices.Max(in.Waiting) > 0 {
-		return results.StatusQueued, "requests waiting"
-	}
-	return results.StatusValid, ""
 }
 
 // summarize combines the trials of a cell: tokens and seconds add up (total tok/s is their

@@ -60,8 +60,9 @@ func MatrixByName(name string) (Matrix, error) {
 
 // Timeouts bound every wait of a run, and set the sampling periods.
 type Timeouts struct {
-	// Readiness is how long a decode window waits for all C streams to run; when it passes, the
-	// cell is marked queued and measured anyway.
+	// Readiness is the longest a decode window waits for its outcome to be known (readiness.go):
+	// the last resort for servers without running/waiting metrics. When it passes, the cell is
+	// marked queued and measured anyway.
 	Readiness time.Duration
 	// Drain is how long the runner waits between cells for running = 0 and waiting = 0.
 	Drain time.Duration
@@ -76,9 +77,11 @@ type Timeouts struct {
 	Probe time.Duration
 	// Setup bounds each start-up call (models, version, first scrape, prompt building).
 	Setup time.Duration
-	// Sample is the period of the running/waiting samples inside a window (~1 s).
+	// Sample is the longest period of the running/waiting samples inside a window (~1 s); a
+	// short window samples faster, so that it gets at least samplesPerWindow (decode.go).
 	Sample time.Duration
-	// Poll is the period of readiness and drain checks.
+	// Poll is the period of readiness checks and the longest wait between two drain checks; a
+	// queued plateau must hold plateauPolls of them.
 	Poll time.Duration
 	// Bin is the width of the output-token bins of a trial.
 	Bin time.Duration
@@ -94,7 +97,7 @@ func DefaultTimeouts() Timeouts {
 		Health:    10 * time.Second,
 		Setup:     10 * time.Minute,
 		Sample:    time.Second,
-		Poll:      200 * time.Millisecond,
+		Poll:      100 * time.Millisecond,
 		Bin:       time.Second,
 	}
 }

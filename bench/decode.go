@@ -27,11 +27,13 @@ type trialResult struct {
 var errInterrupted = errors.New("interrupted")
 
 // measureDecode runs one window of a decode cell: C workers each keep one stream of prompt in
-// flight, the window opens at readiness and lasts d; tokens are counted only inside it.
-func (s *session) measureDecode(ctx context.Context, prompt string, c int) (trialResult, error) {
+// flight, the window opens at readiness (readiness.go) and lasts d; tokens are counted only
+// inside it.
+func (s *session) measureDecode(ctx context.Context, id results.CellID, prompt string, c int) (trialResult, error) {
 	cellCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	req := StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: prompt, MaxTokens: s.cfg.MaxTokens}
+	useServer := s.r.Metrics != nil && s.hasQueue
 
 	var (
 		mu         sync.Mutex
@@ -41,25 +43,39 @@ func (s *session) measureDecode(ctx context.Context, prompt string, c int) (tria
 		producing  = make([]atomic.Bool, c)
 		nProd      atomic.Int64
 		inflight   atomic.Int64
-		usageOther string // a usage source other than continuous, seen on some request
+		awaiting   atomic.Int64 // requests in flight without their first token
+		usageOther string       // a usage source other than continuous, seen on some request
 		errOnce    sync.Once
 		failCh     = make(chan struct{})
+		allProd    = make(chan struct{}) // closed when every stream has produced a token
 		wg         sync.WaitGroup
 	)
 	for i := range c {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			gotFirst := false
 			onEvent := func(ev StreamEvent) {
-				if !producing[i].Load() {
-					producing[i].Store(true)
-					nProd.Add(1)
+				if !gotFirst {
+					gotFirst = true
+					awaiting.Add(-1)
+					if !producing[i].Load() {
+						producing[i].Store(true)
+						if nProd.Add(1) == int64(c) {
+							close(allProd)
+						}
+					}
 				}
 				s.progress.Tokens(ev.Tokens)
 			}
 			for cellCtx.Err() == nil {
+				gotFirst = false
 				inflight.Add(1)
+				awaiting.Add(1)
 				res, err := s.r.Stream.Stream(cellCtx, req, onEvent)
+				if !gotFirst {
+					awaiting.Add(-1)
+				}
 				inflight.Add(-1)
 				stopped := cellCtx.Err() != nil && !errors.Is(err, ErrBadOutput)
 				mu.Lock()
@@ -81,15 +97,19 @@ func (s *session) measureDecode(ctx context.Context, prompt string, c int) (tria
 			}
 		}()
 	}
-	// stop ends the workers and waits for them, at most Timeouts.Stop.
+	// stop ends the workers and waits for them, at most Timeouts.Stop; the time counts as drain.
 	stop := func() bool {
+		began := s.now()
+		defer func() { s.budget.drain += s.now().Sub(began) }()
 		cancel()
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
+		t := time.NewTimer(s.cfg.Timeouts.Stop)
+		defer t.Stop()
 		select {
 		case <-done:
 			return false
-		case <-time.After(s.cfg.Timeouts.Stop):
+		case <-t.C:
 			s.log.Warn("streams did not stop after the window closed", "timeout", s.cfg.Timeouts.Stop)
 			return true
 		}
@@ -101,69 +121,85 @@ func (s *session) measureDecode(ctx context.Context, prompt string, c int) (tria
 		return trialResult{Status: results.StatusError, Err: firstErr, Failed: failed, StopTimedOut: st}, nil
 	}
 
-	// Readiness: every stream has produced a token, and the server runs C with none waiting.
+	// Readiness.
+	s.phase(id, PhaseReadiness)
 	start := s.now()
+	judge := newReadiness(c, s.cfg.Timeouts.Poll, useServer)
 	deadline := time.NewTimer(s.cfg.Timeouts.Readiness)
 	defer deadline.Stop()
 	poll := time.NewTicker(s.cfg.Timeouts.Poll)
 	defer poll.Stop()
-	timedOut := false
+	timedOut, queued := false, false
+	prodCh := allProd
 ready:
 	for {
 		select {
 		case <-ctx.Done():
+			s.budget.readiness += s.now().Sub(start)
 			stop()
 			return trialResult{}, errInterrupted
 		case <-failCh:
+			s.budget.readiness += s.now().Sub(start)
 			return failedResult()
 		case <-deadline.C:
 			timedOut = true
 			s.log.Debug("readiness timed out", "concurrency", c, "producing", nProd.Load(), "after", s.now().Sub(start))
 			break ready
+		case <-prodCh:
+			prodCh = nil // checked once at once, then at every poll
 		case <-poll.C:
-			if nProd.Load() < int64(c) {
-				continue
+		}
+		v := readyView{Produced: int(nProd.Load()), InFlight: int(inflight.Load()), Awaiting: int(awaiting.Load())}
+		// Scrape when the answer can decide: every stream has produced (valid), or the
+		// streams have had two polls to reach the server and some still wait (queued).
+		if useServer && (v.Produced >= c || s.now().Sub(start) >= 2*s.cfg.Timeouts.Poll) {
+			if sm, err := s.scrape(ctx); err == nil && sm.HasQueue {
+				v.HasQueue, v.Running, v.Waiting = true, sm.Running, sm.Waiting
 			}
-			if s.r.Metrics == nil || !s.hasQueue {
-				break ready
-			}
-			sm, err := s.scrape(ctx)
-			if err != nil || !sm.HasQueue {
-				continue
-			}
-			if sm.Running >= float64(c) && sm.Waiting == 0 {
-				break ready
-			}
+		}
+		v.At = s.now()
+		switch judge.observe(v) {
+		case readyValid:
+			break ready
+		case readyQueued:
+			queued = true
+			s.log.Debug("readiness: requests wait while running stopped rising", "concurrency", c, "running", v.Running, "waiting", v.Waiting, "after", v.At.Sub(start))
+			break ready
 		}
 	}
 
 	// The window.
 	w := window{Start: s.now(), Bin: s.cfg.Timeouts.Bin}
+	s.budget.readiness += w.Start.Sub(start)
+	s.phase(id, PhaseWindow)
 	end := w.Start.Add(s.cfg.Duration)
 	samplerDone := make(chan struct{})
 	samplerCtx, stopSampler := context.WithCancel(ctx)
 	go func() {
 		defer close(samplerDone)
-		s.sampleWindow(samplerCtx, &w, end, &inflight)
+		s.sampleWindow(samplerCtx, &w, end, &inflight, &awaiting)
 	}()
 	timer := time.NewTimer(time.Until(end))
 	defer timer.Stop()
-	select {
-	case <-ctx.Done():
+	closeWindow := func() {
+		w.End = s.now()
+		s.budget.windows += w.End.Sub(w.Start)
 		stopSampler()
 		<-samplerDone
+	}
+	select {
+	case <-ctx.Done():
+		closeWindow()
 		stop()
 		return trialResult{}, errInterrupted
 	case <-failCh:
-		stopSampler()
-		<-samplerDone
+		closeWindow()
 		return failedResult()
 	case <-timer.C:
 	}
-	w.End = s.now()
-	stopSampler()
-	<-samplerDone
-	if s.r.Metrics != nil && s.hasQueue {
+	closeWindow()
+	s.phase(id, PhaseDrain)
+	if useServer {
 		if sm, err := s.scrape(ctx); err == nil {
 			w.Last = &sm
 		}
@@ -174,9 +210,9 @@ ready:
 	if firstErr != nil {
 		return trialResult{Status: results.StatusError, Err: firstErr, Failed: failed, StopTimedOut: stopTimedOut}, nil
 	}
-	in := statusInput{Concurrency: c, ReadinessTimedOut: timedOut}
+	in := statusInput{Concurrency: c, ReadinessTimedOut: timedOut, ReadinessQueued: queued, Window: w.End.Sub(w.Start)}
 	if w.Running != nil {
-		in.Running, in.Waiting = w.Running, w.Waiting
+		in.Running, in.Waiting, in.At, in.Awaiting = w.Running, w.Waiting, w.At, w.Awaiting
 	}
 	st, why := decodeStatus(in)
 	switch usageOther {
@@ -188,34 +224,52 @@ ready:
 	return trialResult{Analysis: analyze(recs, w), Status: st, Why: why, StopTimedOut: stopTimedOut}, nil
 }
 
+// Sampling inside a window: at least samplesPerWindow samples whatever the window's length,
+// and at most one per Timeouts.Sample, but never more often than minSamplePeriod.
+const (
+	samplesPerWindow = 30
+	minSamplePeriod  = 20 * time.Millisecond
+)
+
+// samplePeriod returns the period of the running/waiting samples inside a window:
+// min(Timeouts.Sample, Duration / samplesPerWindow), at least minSamplePeriod.
+func (c *Config) samplePeriod() time.Duration {
+	return max(min(c.Timeouts.Sample, c.Duration/samplesPerWindow), minSamplePeriod)
+}
+
 // sampleWindow samples the server's running and waiting counts (and the client's count of
-// requests in flight) every Timeouts.Sample from the window's start until end.
-func (s *session) sampleWindow(ctx context.Context, w *window, end time.Time, inflight *atomic.Int64) {
-	tick := time.NewTicker(s.cfg.Timeouts.Sample)
+// requests in flight, and of those awaiting their first token) every samplePeriod from the
+// window's start until end, recording when each sample was taken.
+func (s *session) sampleWindow(ctx context.Context, w *window, end time.Time, inflight, awaiting *atomic.Int64) {
+	tick := time.NewTicker(s.cfg.samplePeriod())
 	defer tick.Stop()
 	useServer := s.r.Metrics != nil && s.hasQueue
 	if useServer {
-		w.Running, w.Waiting = []float64{}, []float64{}
+		w.Running, w.Waiting, w.Awaiting = []float64{}, []float64{}, []float64{}
 	}
 	for {
 		at := s.now()
 		if !at.Before(end) {
 			return
 		}
-		w.Client = append(w.Client, float64(inflight.Load()))
-		if useServer {
-			if sm, err := s.scrape(ctx); err == nil && sm.HasQueue {
-				if w.First == nil {
-					w.First = &sm
-				}
-				w.Running = append(w.Running, sm.Running)
-				w.Waiting = append(w.Waiting, sm.Waiting)
-				if sm.HasKVUsage {
-					w.KVUsage = append(w.KVUsage, sm.KVUsage)
-				}
-			} else if ctx.Err() == nil {
-				s.log.Debug("metrics scrape failed inside a window", "err", err)
+		if !useServer {
+			w.Client = append(w.Client, float64(inflight.Load()))
+			w.At = append(w.At, at.Sub(w.Start))
+		} else if sm, err := s.scrape(ctx); err == nil && sm.HasQueue {
+			// The client's counts are read with the scrape they are compared with.
+			w.Client = append(w.Client, float64(inflight.Load()))
+			w.Awaiting = append(w.Awaiting, float64(awaiting.Load()))
+			w.At = append(w.At, at.Sub(w.Start))
+			if w.First == nil {
+				w.First = &sm
 			}
+			w.Running = append(w.Running, sm.Running)
+			w.Waiting = append(w.Waiting, sm.Waiting)
+			if sm.HasKVUsage {
+				w.KVUsage = append(w.KVUsage, sm.KVUsage)
+			}
+		} else if ctx.Err() == nil {
+			s.log.Debug("metrics scrape failed inside a window", "err", err)
 		}
 		select {
 		case <-ctx.Done():

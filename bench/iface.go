@@ -122,7 +122,24 @@ type CellOutcome struct {
 	// not measured.
 	TokPerS float64
 	TTFTMs  float64
-	Elapsed time.Duration
+	// Elapsed is the cell's whole time; Window, Readiness and Drain the parts of it spent in
+	// its windows, waiting for readiness, and stopping streams and draining the server.
+	Elapsed                  time.Duration
+	Window, Readiness, Drain time.Duration
+}
+
+// The phases of a decode trial, as PhaseProgress hears them.
+const (
+	PhaseReadiness = "readiness"
+	PhaseWindow    = "window"
+	PhaseDrain     = "drain"
+)
+
+// PhaseProgress is a Progress that also hears which phase a decode trial is in (readiness,
+// window, drain), so that it can show waiting as waiting. Calls come from the runner's
+// goroutine.
+type PhaseProgress interface {
+	Phase(id results.CellID, phase string)
 }
 
 // Progress hears what the runner does. Calls come from one goroutine, except Tokens, which

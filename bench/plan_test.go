@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -183,7 +184,21 @@ func TestDecodeStatus(t *testing.T) {
 		{"max running below C", statusInput{Concurrency: 8, Running: []float64{7, 7, 7}, Waiting: []float64{0, 0, 0}}, results.StatusQueued, "max running below concurrency"},
 		{"mean running just below 0.95·C", statusInput{Concurrency: 20, Running: []float64{20, 17.99}, Waiting: []float64{0, 0}}, results.StatusQueued, "mean running below 0.95 × concurrency"},
 		{"mean running exactly 0.95·C", statusInput{Concurrency: 20, Running: []float64{20, 18}, Waiting: []float64{0, 0}}, results.StatusValid, ""},
-		{"one waiting sample", statusInput{Concurrency: 4, Running: []float64{4, 4, 4}, Waiting: []float64{0, 1, 0}}, results.StatusQueued, "requests waiting"},
+		{"one waiting sample does not decide", statusInput{Concurrency: 4, Running: []float64{4, 4, 4}, Waiting: []float64{0, 1, 0}}, results.StatusValid, ""},
+		{"waiting in two samples in a row", statusInput{Concurrency: 4, Running: []float64{4, 4, 4}, Waiting: []float64{0, 1, 2}}, results.StatusQueued, "requests waiting"},
+		{"a single sample that waits", statusInput{Concurrency: 4, Running: []float64{4}, Waiting: []float64{1}}, results.StatusQueued, "requests waiting"},
+		{"readiness saw a queue", statusInput{Concurrency: 4, ReadinessQueued: true, Running: []float64{4, 4}, Waiting: []float64{0, 0}}, results.StatusQueued, "requests waited while running stopped rising"},
+		// Issue 9: at C = 1, one of two 1 s samples of a 2 s window fell between one request
+		// and the next. Weighted by the time each holds, and with the client's own restart
+		// counted, the gap does not make the cell queued.
+		{"C=1: a sample in the gap between two requests", statusInput{Concurrency: 1, Running: []float64{1, 0}, Waiting: []float64{0, 0}, Awaiting: []float64{0, 1},
+			At: []time.Duration{0, time.Second}, Window: 2 * time.Second}, results.StatusValid, ""},
+		{"C=1: the same gap without the client's restart is the server's", statusInput{Concurrency: 1, Running: []float64{1, 0}, Waiting: []float64{0, 0}, Awaiting: []float64{0, 0},
+			At: []time.Duration{0, time.Second}, Window: 2 * time.Second}, results.StatusQueued, "mean running below 0.95 × concurrency"},
+		{"a short dip weighs the time it holds", statusInput{Concurrency: 4, Running: []float64{4, 2, 4}, Waiting: []float64{0, 0, 0},
+			At: []time.Duration{0, 950 * time.Millisecond, 1000 * time.Millisecond}, Window: 2 * time.Second}, results.StatusValid, ""},
+		{"a long dip is below 0.95·C", statusInput{Concurrency: 4, Running: []float64{4, 2, 4}, Waiting: []float64{0, 0, 0},
+			At: []time.Duration{0, 100 * time.Millisecond, 1000 * time.Millisecond}, Window: 2 * time.Second}, results.StatusQueued, "mean running below 0.95 × concurrency"},
 		{"no metrics: readiness only", statusInput{Concurrency: 4}, results.StatusValid, ""},
 		{"no metrics, readiness timed out", statusInput{Concurrency: 4, ReadinessTimedOut: true}, results.StatusQueued, "readiness timed out"},
 		{"running above C is fine", statusInput{Concurrency: 2, Running: []float64{3, 3}, Waiting: []float64{0, 0}}, results.StatusValid, ""},

@@ -52,6 +52,7 @@ type session struct {
 	model    string
 	hasQueue bool // /metrics reports running and waiting
 	rampTTFT bool // some cell took TTFT from the requests that opened its window
+	budget   budget
 }
 
 // Run measures the matrix cfg describes and returns the results file. When the run cannot start
@@ -84,6 +85,7 @@ func (r *Runner) Run(ctx context.Context, cfg Config) (*results.File, error) {
 // run is Run after the checks.
 func (s *session) run(ctx context.Context) (*results.File, error) {
 	cfg := &s.cfg
+	s.budget.begin(s.now())
 	s.file = &results.File{
 		Schema:   results.SchemaV1,
 		Hardware: cfg.Hardware,
@@ -103,7 +105,9 @@ func (s *session) run(ctx context.Context) (*results.File, error) {
 		Prefill: []results.PrefillCell{},
 		Decode:  []results.DecodeCell{},
 	}
+	began := s.now()
 	plan, err := s.setup(ctx)
+	s.since(&s.budget.setup, began)
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +115,10 @@ func (s *session) run(ctx context.Context) (*results.File, error) {
 	s.progress.Start(cells, s.estimate(plan))
 	defer s.progress.Finish()
 
-	if err := s.warmup(ctx); err != nil {
+	began = s.now()
+	err = s.warmup(ctx)
+	s.since(&s.budget.setup, began)
+	if err != nil {
 		return s.end(err)
 	}
 	for _, p := range plan {
@@ -125,7 +132,9 @@ func (s *session) run(ctx context.Context) (*results.File, error) {
 // end finishes the file; err (interrupted or dead server) marks it partial.
 func (s *session) end(err error) (*results.File, error) {
 	f := s.file
-	f.Run.End = s.now().UTC()
+	end := s.now()
+	f.Run.End = end.UTC()
+	f.Run.Budget = s.budget.result(end)
 	if s.rampTTFT {
 		s.note("TTFT of a decode cell in which no request started inside the window is the median over the requests that opened the window (as llm-inference-bench reports it); those requests' samples carry it")
 	}
@@ -513,6 +522,7 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 
 // buildPrompt builds a prompt of tokens tokens, noting how it was sized.
 func (s *session) buildPrompt(ctx context.Context, tokens int, label string) (Prompt, error) {
+	defer s.since(&s.budget.setup, s.now())
 	pctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Setup)
 	defer cancel()
 	p, err := s.r.Prompts.Build(pctx, s.model, tokens, label)
@@ -533,6 +543,7 @@ func (s *session) buildPrompt(ctx context.Context, tokens int, label string) (Pr
 
 // scout sends one streaming request with max_tokens 1 and returns its prefill measurement.
 func (s *session) scout(ctx context.Context, p Prompt) (results.PrefillTrial, error) {
+	defer s.since(&s.budget.scouts, s.now())
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Scout)
 	defer cancel()
 	res, err := s.r.Stream.Stream(sctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: p.Text, MaxTokens: 1}, nil)
@@ -581,13 +592,14 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 	id := results.CellID{Phase: results.PhaseDecode, ContextLabel: p.Label, Concurrency: c}
 	cell := results.DecodeCell{Context: p.Context, ContextLabel: p.Label, Concurrency: c, Status: results.StatusValid}
 	began := s.now()
+	before := s.budget
 	var whys []string
 	for t := 1; t <= s.cfg.Trials; t++ {
 		s.progress.CellStart(id, t)
 		if err := s.drain(ctx, "before "+id.String()); err != nil {
 			return err
 		}
-		tr, err := s.measureDecode(ctx, prompt, c)
+		tr, err := s.measureDecode(ctx, id, prompt, c)
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
 		}
@@ -631,20 +643,25 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 		}
 	}
 	s.addDecode(cell)
-	s.progress.CellDone(CellOutcome{ID: id, Status: cell.Status, Error: cell.Error, TokPerS: deref(cell.TotalTokPerS), TTFTMs: deref(cell.TTFTMs), Elapsed: s.now().Sub(began)})
+	s.progress.CellDone(CellOutcome{ID: id, Status: cell.Status, Error: cell.Error, TokPerS: deref(cell.TotalTokPerS), TTFTMs: deref(cell.TTFTMs), Elapsed: s.now().Sub(began),
+		Window: s.budget.windows - before.windows, Readiness: s.budget.readiness - before.readiness, Drain: s.budget.drain - before.drain})
 	s.checkpoint()
 	return nil
 }
 
 // drain waits until the server runs and queues nothing, at most Timeouts.Drain. Without
-// metrics it returns at once. A timeout is noted; a dead server ends the run.
+// metrics it returns at once. It scrapes at once, then again after 5 ms, doubling the wait up to
+// Timeouts.Poll, so that it returns within a few milliseconds of the server's last request
+// ending. A timeout is noted; a dead server ends the run.
 func (s *session) drain(ctx context.Context, where string) error {
 	if s.r.Metrics == nil || !s.hasQueue {
 		return ctx.Err()
 	}
+	defer s.since(&s.budget.drain, s.now())
 	deadline := time.NewTimer(s.cfg.Timeouts.Drain)
 	defer deadline.Stop()
-	tick := time.NewTicker(s.cfg.Timeouts.Poll)
+	wait := min(drainFirstWait, s.cfg.Timeouts.Poll)
+	tick := time.NewTimer(wait)
 	defer tick.Stop()
 	fails := 0
 	for {
@@ -672,8 +689,13 @@ func (s *session) drain(ctx context.Context, where string) error {
 			return nil
 		case <-tick.C:
 		}
+		wait = min(2*wait, s.cfg.Timeouts.Poll)
+		tick.Reset(wait)
 	}
 }
+
+// drainFirstWait is the first wait between two scrapes of a drain.
+const drainFirstWait = 5 * time.Millisecond
 
 // addPrefill appends a prefill cell unless one with the same identity is there.
 func (s *session) addPrefill(c results.PrefillCell) {

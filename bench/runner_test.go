@@ -26,21 +26,25 @@ func shortConfig(c int) Config {
 	return cfg
 }
 
-// afterReady returns a /metrics override that reports the real counts until the server first
-// runs c requests (the readiness check), and f(k) for the k-th such report after it.
-func afterReady(c int, f func(k int) (running, waiting int)) func(int, int) (int, int) {
+// afterReady returns a /metrics override that reports the real counts until the window opens
+// (open is set), and f(k) for the k-th report after that.
+func afterReady(open *atomic.Bool, f func(k int) (running, waiting int)) func(int, int) (int, int) {
 	var n atomic.Int64
 	return func(run, wait int) (int, int) {
-		if run < c {
+		if !open.Load() {
 			return run, wait
 		}
-		k := int(n.Add(1)) - 1
-		if k == 0 {
-			return run, wait
-		}
-		return f(k)
+		return f(int(n.Add(1)))
 	}
 }
+
+// windowWatch is a Progress that sets open while a decode window is open.
+type windowWatch struct {
+	noProgress
+	open *atomic.Bool
+}
+
+func (w windowWatch) Phase(_ results.CellID, phase string) { w.open.Store(phase == PhaseWindow) }
 
 // TestStatusFromMetrics drives each queued rule of measurement.md through a fake /metrics and
 // checks the cell's status and the rule that fired.
@@ -48,42 +52,54 @@ func TestStatusFromMetrics(t *testing.T) {
 	const c = 4
 	cases := []struct {
 		name    string
-		server  func(*benchtest.Config)
+		server  func(s *benchtest.Config, open *atomic.Bool)
 		want    results.Status
 		rule    string
 		timeout bool
 	}{
-		{name: "valid", server: func(*benchtest.Config) {}, want: results.StatusValid},
-		{name: "server runs only half: real queueing", server: func(s *benchtest.Config) { s.MaxRunning = c / 2 },
-			want: results.StatusQueued, rule: "readiness timed out"},
-		{name: "running never reaches C", server: func(s *benchtest.Config) {
+		{name: "valid", server: func(*benchtest.Config, *atomic.Bool) {}, want: results.StatusValid},
+		{name: "server runs only half: real queueing", server: func(s *benchtest.Config, open *atomic.Bool) { s.MaxRunning = c / 2 },
+			want: results.StatusQueued, rule: "requests waited while running stopped rising"},
+		{name: "running never reaches C", server: func(s *benchtest.Config, open *atomic.Bool) {
 			s.Metrics = func(run, wait int) (int, int) { return min(run, c-1), wait }
 		}, want: results.StatusQueued, rule: "readiness timed out"},
-		{name: "max running below C inside the window", server: func(s *benchtest.Config) {
-			s.Metrics = afterReady(c, func(int) (int, int) { return c - 1, 0 })
+		{name: "max running below C inside the window", server: func(s *benchtest.Config, open *atomic.Bool) {
+			s.Metrics = afterReady(open, func(int) (int, int) { return c - 1, 0 })
 		}, want: results.StatusQueued, rule: "max running below concurrency"},
-		{name: "mean running below 0.95 C", server: func(s *benchtest.Config) {
-			s.Metrics = afterReady(c, func(k int) (int, int) {
+		{name: "mean running below 0.95 C", server: func(s *benchtest.Config, open *atomic.Bool) {
+			s.Metrics = afterReady(open, func(k int) (int, int) {
 				if k%2 == 0 {
 					return c, 0
 				}
 				return c / 2, 0
 			})
 		}, want: results.StatusQueued, rule: "mean running below 0.95 × concurrency"},
-		{name: "a waiting request in one sample", server: func(s *benchtest.Config) {
-			s.Metrics = afterReady(c, func(k int) (int, int) {
-				if k == 2 {
+		{name: "waiting requests in two samples in a row", server: func(s *benchtest.Config, open *atomic.Bool) {
+			s.Metrics = afterReady(open, func(k int) (int, int) {
+				if k == 2 || k == 3 {
 					return c, 1
 				}
 				return c, 0
 			})
 		}, want: results.StatusQueued, rule: "requests waiting"},
+		// A restarted request waits a scheduler step before it is admitted: one sample that
+		// sees it does not make the cell queued (issue 9).
+		{name: "a waiting request in one sample", server: func(s *benchtest.Config, open *atomic.Bool) {
+			s.Metrics = afterReady(open, func(k int) (int, int) {
+				if k == 2 {
+					return c, 1
+				}
+				return c, 0
+			})
+		}, want: results.StatusValid},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			scfg := steady()
-			tc.server(&scfg)
+			var open atomic.Bool
+			tc.server(&scfg, &open)
 			h := newHarness(t, scfg)
+			h.runner.Progress = windowWatch{open: &open}
 			f, err := h.runner.Run(context.Background(), shortConfig(c))
 			if err != nil {
 				t.Fatal(err)

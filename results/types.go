@@ -101,7 +101,36 @@ type Run struct {
 	// ImportedFrom names the report an imported file came from.
 	ImportedFrom string    `json:"imported_from,omitempty"`
 	Settings     *Settings `json:"settings,omitempty"`
-	Extra        []KV      `json:"extra,omitempty"`
+	// Budget says where a measured run's wall-clock time went; nil for imported files.
+	Budget *Budget `json:"budget,omitempty"`
+	Extra  []KV    `json:"extra,omitempty"`
+}
+
+// Budget is where a measured run's wall-clock time went, in seconds, and the CPU time the
+// measuring process used. Setup, Prefill, Readiness, Windows and Drain do not overlap; Other
+// is the rest of Wall (warm-up excluded: it counts as setup).
+type Budget struct {
+	WallSeconds float64 `json:"wall_seconds"`
+	// SetupSeconds: the server's facts, the prompts (tokenizer calls) and the warm-up requests.
+	SetupSeconds float64 `json:"setup_seconds"`
+	// PrefillSeconds: the scout and prefill requests (their TTFT, plus their sending).
+	PrefillSeconds float64 `json:"prefill_seconds"`
+	// ReadinessSeconds: from a decode trial's first request to its window's opening.
+	ReadinessSeconds float64 `json:"readiness_seconds"`
+	// WindowSeconds: the decode windows themselves.
+	WindowSeconds float64 `json:"window_seconds"`
+	// DrainSeconds: stopping a window's streams and waiting for an idle server between cells.
+	DrainSeconds float64 `json:"drain_seconds"`
+	// OtherSeconds: the rest of the wall time (checkpoints, bookkeeping).
+	OtherSeconds float64 `json:"other_seconds"`
+	// WallPerMeasured is WallSeconds ÷ (WindowSeconds + PrefillSeconds); 1 is a run that spent
+	// no time outside its measurements.
+	WallPerMeasured float64 `json:"wall_per_measured,omitempty"`
+	// CPUSeconds is the user + system CPU time of the measuring process during the run (nil
+	// where the platform does not say); CPUIncludesServer is set when the server measured ran
+	// inside that process (the built-in simulator without --url).
+	CPUSeconds        *float64 `json:"cpu_seconds,omitempty"`
+	CPUIncludesServer bool     `json:"cpu_includes_server,omitempty"`
 }
 
 // Settings are the benchmark settings a measured run used, so that it can be repeated.
@@ -256,6 +285,14 @@ type DecodeTrial struct {
 	// request counts during the window.
 	RunningSamples []float64 `json:"running_samples,omitempty"`
 	WaitingSamples []float64 `json:"waiting_samples,omitempty"`
+	// SampleSeconds holds when each running/waiting sample was taken, in seconds from the
+	// window's start: a sample holds until the next one (the last until the window's end), and
+	// mean running is weighted by that time.
+	SampleSeconds []float64 `json:"sample_seconds,omitempty"`
+	// AwaitingSamples holds, at each sample, the client's requests in flight that had not yet
+	// produced their first token: inside a valid window, streams between one request and the
+	// next, which the queued rules do not count against the server.
+	AwaitingSamples []float64 `json:"awaiting_samples,omitempty"`
 }
 
 // RequestSample is one request's raw timing.

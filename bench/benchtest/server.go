@@ -65,6 +65,14 @@ type Config struct {
 	// Metrics, when set, overrides the running and waiting counts /metrics reports, given the
 	// real ones.
 	Metrics func(running, waiting int) (int, int)
+	// Frontend is the time after a request's arrival during which it is neither running nor
+	// waiting (vLLM's API server tokenizing it): at concurrency 1 the server runs nothing for
+	// this long between one request and the next.
+	Frontend time.Duration
+	// SerialPrefill admits one request at a time: a request counts as waiting until no other
+	// is in its TTFT, then as running through its TTFT, as chunked prefill admits requests
+	// whose prompts fill the step's token budget.
+	SerialPrefill bool
 }
 
 // Chunk is one chunk the server sent: when (after Flush) and how many tokens.
@@ -93,6 +101,7 @@ type Server struct {
 	cfg Config
 
 	slots    chan struct{}
+	prefill  chan struct{} // held by the request in its TTFT with SerialPrefill
 	running  atomic.Int64
 	waiting  atomic.Int64
 	requests atomic.Int64
@@ -123,6 +132,9 @@ func New(cfg Config) *Server {
 	s := &Server{cfg: cfg, ids: map[string]int{}, conns: map[net.Conn]http.ConnState{}, activeAt: map[net.Conn]time.Time{}}
 	if cfg.MaxRunning > 0 {
 		s.slots = make(chan struct{}, cfg.MaxRunning)
+	}
+	if cfg.SerialPrefill {
+		s.prefill = make(chan struct{}, 1)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/completions", s.completions)
@@ -408,16 +420,45 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 	s.reqs = append(s.reqs, Request{Arrived: arrived, PromptTokens: promptTokens, PromptHash: h.Sum64(), MaxTokens: req.MaxTokens})
 	s.mu.Unlock()
 	ctx := r.Context()
-	if s.slots != nil {
+	if s.cfg.Frontend > 0 {
+		t := time.NewTimer(s.cfg.Frontend)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+	queue := s.slots != nil || s.prefill != nil
+	if queue {
 		s.waiting.Add(1)
+	}
+	if s.slots != nil {
 		select {
 		case s.slots <- struct{}{}:
-			s.waiting.Add(-1)
 			defer func() { <-s.slots }()
 		case <-ctx.Done():
 			s.waiting.Add(-1)
 			return
 		}
+	}
+	prefilling := false
+	if s.prefill != nil {
+		select {
+		case s.prefill <- struct{}{}:
+			prefilling = true
+			defer func() {
+				if prefilling {
+					<-s.prefill
+				}
+			}()
+		case <-ctx.Done():
+			s.waiting.Add(-1)
+			return
+		}
+	}
+	if queue {
+		s.waiting.Add(-1)
 	}
 	s.running.Add(1)
 	defer s.running.Add(-1)
@@ -498,6 +539,10 @@ func (s *Server) completions(w http.ResponseWriter, r *http.Request) {
 		}
 		s.reqs[idx].Chunks = append(s.reqs[idx].Chunks, Chunk{At: now, Tokens: tokens})
 		s.mu.Unlock()
+		if prefilling {
+			prefilling = false
+			<-s.prefill
+		}
 		if fault == FaultTruncate && i == 3 {
 			abort(w)
 			return

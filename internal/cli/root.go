@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -94,7 +96,8 @@ func isFlagError(err error) bool {
 
 // newRootCmd builds the command tree.
 func newRootCmd(env *Env) *cobra.Command {
-	var logLevel string
+	var logLevel, cpuProfile string
+	var stopProfile func()
 	root := &cobra.Command{
 		Use:   "speedmatrix",
 		Short: "Measure, compare and report the speed matrix of LLM inference engines",
@@ -110,10 +113,24 @@ matrix with regression verdicts.`,
 				return usagef("--log-level %q: want debug, info, warn or error", logLevel)
 			}
 			env.Log = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl}))
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return usagef("--cpuprofile: %v", err)
+				}
+				stopProfile = stop
+			}
 			return nil
+		},
+		PersistentPostRun: func(*cobra.Command, []string) {
+			if stopProfile != nil {
+				stopProfile()
+			}
 		},
 	}
 	root.PersistentFlags().StringVar(&logLevel, "log-level", "info", "log level on stderr: debug, info, warn or error")
+	root.PersistentFlags().StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of this process to the file (go tool pprof reads it)")
+	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
 		newVersionCmd(env),
@@ -128,4 +145,21 @@ matrix with regression verdicts.`,
 		newEngineCmd(env),
 	)
 	return root
+}
+
+// startCPUProfile starts profiling this process's CPU into path; the returned function stops it
+// and closes the file.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = f.Close()
+	}, nil
 }

@@ -336,6 +336,7 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 	if err := write(f); err != nil {
 		return err
 	}
+	logBudget(env.Log, f) // runprogress.go
 	n := countCells(f)
 	where := out.saved
 	if out.saved != o.Output {

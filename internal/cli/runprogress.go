@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -56,10 +57,46 @@ func outcomeLine(o bench.CellOutcome) string {
 	case o.Status.Measured():
 		s += fmt.Sprintf(" · %s tok/s · TTFT %s", report.FormatTokPerS(o.TokPerS), report.FormatTTFT(o.TTFTMs))
 	}
-	if o.Elapsed > 0 {
+	switch {
+	case o.Window > 0:
+		// The cell is its window; readiness and drain are waiting, shown as such.
+		s += fmt.Sprintf(" · window %.1fs · readiness %.1fs · drain %.1fs", o.Window.Seconds(), o.Readiness.Seconds(), o.Drain.Seconds())
+	case o.Elapsed > 0:
 		s += fmt.Sprintf(" · %s", o.Elapsed.Round(100*time.Millisecond))
 	}
 	return s
+}
+
+// budgetLine formats a run's time budget in one line: where the wall time went, the ratio of
+// wall time to measured time, and the measuring process's CPU time per window-second.
+func budgetLine(b *results.Budget) string {
+	sec := func(x float64) string { return fmt.Sprintf("%.1fs", x) }
+	s := fmt.Sprintf("time budget: wall %s = windows %s + prefill %s + readiness %s + drain %s + setup %s + other %s",
+		time.Duration(b.WallSeconds*float64(time.Second)).Round(time.Second), sec(b.WindowSeconds), sec(b.PrefillSeconds),
+		sec(b.ReadinessSeconds), sec(b.DrainSeconds), sec(b.SetupSeconds), sec(b.OtherSeconds))
+	if b.WallPerMeasured > 0 {
+		s += fmt.Sprintf("; wall ÷ (windows + prefill) = %.2f", b.WallPerMeasured)
+	}
+	if b.CPUSeconds != nil {
+		s += fmt.Sprintf("; CPU %.2f s", *b.CPUSeconds)
+		if b.WindowSeconds > 0 {
+			s += fmt.Sprintf(" = %.3f CPU-s per window-second", *b.CPUSeconds/b.WindowSeconds)
+		}
+		if b.CPUIncludesServer {
+			s += " (this process, with the in-process simulator)"
+		} else {
+			s += " (this process)"
+		}
+	}
+	return s
+}
+
+// logBudget writes the run's time budget to the log, when the results have one.
+func logBudget(log *slog.Logger, f *results.File) {
+	if f == nil || f.Run.Budget == nil {
+		return
+	}
+	log.Info(budgetLine(f.Run.Budget))
 }
 
 // lineProgress writes one line per finished cell; with groups, the cells of one context sit in
@@ -109,6 +146,7 @@ type barProgress struct {
 	tokens atomic.Int64
 	mu     sync.Mutex
 	cell   string
+	phase  string // the decode trial's phase: readiness, window or drain
 	stop   chan struct{}
 	wg     sync.WaitGroup
 }
@@ -144,7 +182,7 @@ func (p *barProgress) tick(last int64, lastAt time.Time) {
 			rate := float64(n-last) / now.Sub(lastAt).Seconds()
 			last, lastAt = n, now
 			p.mu.Lock()
-			p.bar.Describe(fmt.Sprintf("%s · %s tok/s", p.cell, report.FormatTokPerS(rate)))
+			p.bar.Describe(fmt.Sprintf("%s · %s tok/s", p.described(), report.FormatTokPerS(rate)))
 			p.mu.Unlock()
 		}
 	}
@@ -157,7 +195,24 @@ func (p *barProgress) CellStart(id results.CellID, trial int) {
 	if trial > 1 {
 		p.cell += fmt.Sprintf(" trial %d", trial)
 	}
-	p.bar.Describe(p.cell)
+	p.phase = ""
+	p.bar.Describe(p.described())
+}
+
+// Phase shows which phase the decode trial is in.
+func (p *barProgress) Phase(_ results.CellID, phase string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.phase = phase
+	p.bar.Describe(p.described())
+}
+
+// described is the cell and its phase, as the bar shows them; p.mu is held.
+func (p *barProgress) described() string {
+	if p.phase == "" || p.phase == bench.PhaseWindow {
+		return p.cell
+	}
+	return p.cell + " · " + p.phase
 }
 
 func (p *barProgress) Tokens(n int) { p.tokens.Add(int64(n)) }

@@ -50,3 +50,41 @@ func TestPickProgress(t *testing.T) {
 		t.Errorf("not a terminal, not Actions: %T, want plain lines", pickProgress(env, false))
 	}
 }
+
+// TestOutcomeLineSplitsWaiting checks that a finished cell's line shows its window apart from
+// the readiness and drain around it (issue 9: a queued cell's "1m2s" was mostly readiness).
+func TestOutcomeLineSplitsWaiting(t *testing.T) {
+	o := bench.CellOutcome{ID: results.CellID{Phase: results.PhaseDecode, ContextLabel: "8K", Concurrency: 32}, Status: results.StatusQueued,
+		TokPerS: 865.7, TTFTMs: 8671, Elapsed: 3200 * time.Millisecond, Window: 2 * time.Second, Readiness: 1100 * time.Millisecond, Drain: 100 * time.Millisecond}
+	got := outcomeLine(o)
+	want := "decode/8K/32       Requests queued · 865.7 tok/s · TTFT 8,671 ms · window 2.0s · readiness 1.1s · drain 0.1s"
+	if got != want {
+		t.Errorf("outcomeLine:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestBarShowsPhase checks that the bar names the phase a decode trial is in.
+func TestBarShowsPhase(t *testing.T) {
+	var buf bytes.Buffer
+	p := &barProgress{w: &buf}
+	a := results.CellID{Phase: results.PhaseDecode, ContextLabel: "8K", Concurrency: 4}
+	p.Start([]bench.PlannedCell{{ID: a, Trials: 1}}, time.Minute)
+	p.CellStart(a, 1)
+	p.Phase(a, bench.PhaseReadiness)
+	p.Finish()
+	if !strings.Contains(buf.String(), "decode/8K/4 · readiness") {
+		t.Errorf("bar output lacks the readiness phase:\n%q", buf.String())
+	}
+}
+
+// TestBudgetLine checks the run's closing time budget line.
+func TestBudgetLine(t *testing.T) {
+	cpu := 2.5
+	b := &results.Budget{WallSeconds: 112, SetupSeconds: 3, PrefillSeconds: 14.8, ReadinessSeconds: 6.1, WindowSeconds: 86, DrainSeconds: 1.9, OtherSeconds: 0.2,
+		WallPerMeasured: 112 / 100.8, CPUSeconds: &cpu, CPUIncludesServer: true}
+	got := budgetLine(b)
+	want := "time budget: wall 1m52s = windows 86.0s + prefill 14.8s + readiness 6.1s + drain 1.9s + setup 3.0s + other 0.2s; wall ÷ (windows + prefill) = 1.11; CPU 2.50 s = 0.029 CPU-s per window-second (this process, with the in-process simulator)"
+	if got != want {
+		t.Errorf("budgetLine:\n got %q\nwant %q", got, want)
+	}
+}

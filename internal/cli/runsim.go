@@ -135,7 +135,13 @@ func runSimulated(ctx context.Context, env *Env, o runOptions) error {
 	} else {
 		settings.Noise = p.Noise.CV
 	}
-	return measureURL(ctx, env, o, srv.URL(), recordSimulator(settings))
+	record := recordSimulator(settings)
+	return measureURL(ctx, env, o, srv.URL(), func(f *results.File) {
+		record(f)
+		if f.Run.Budget != nil {
+			f.Run.Budget.CPUIncludesServer = true // the simulator runs in this process
+		}
+	})
 }
 
 // recordSimulator returns the finish of measureURL that records the simulator a run measured:

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/speedmatrix/speedmatrix/results"
-	"github.com/speedmatrix/speedmatrix/sim/profile"
 	"github.com/speedmatrix/speedmatrix/sim/vmatrix"
 )
 
@@ -19,7 +18,9 @@ const referenceSpeedup = 20
 
 // TestRunReferenceMatrixOnSimulator runs the full reference matrix through `speedmatrix run`
 // against the in-process simulator at 20× speed and checks the status pattern against the
-// reference report exactly (one documented exception: see clientMagnified), decode total tok/s of the reference's valid cells within 15 % and
+// reference report exactly (issue 9: the client's own restart gaps, magnified by the speedup at
+// 512K and 1019K, no longer count against the server), decode total tok/s of the reference's
+// valid cells within 15 % and
 // prefill tok/s within 10 % (after dividing the rates by the speedup). Below 64K the prefill
 // tolerance is 25 %: at 20× a 8K prefill lasts 34 ms of wall time, of which the client's and the
 // simulator's real work (JSON, tokenizing, timer wake-ups on a loaded 2-core machine) is a
@@ -65,11 +66,7 @@ func TestRunReferenceMatrixOnSimulator(t *testing.T) {
 	for _, d := range diffs {
 		name := fmt.Sprintf("%s %s×%d", d.Phase, d.Label, d.Concurrency)
 		if d.Status != d.RefStatus {
-			if why, ok := clientMagnified(got, d); ok {
-				t.Logf("%s: queued where the reference is valid, tolerated: %s", name, why)
-			} else {
-				t.Errorf("%s: status %q, reference %q%s", name, d.Status, d.RefStatus, samples(got, d))
-			}
+			t.Errorf("%s: status %q, reference %q%s", name, d.Status, d.RefStatus, samples(got, d))
 		}
 		if d.RefStatus != results.StatusValid {
 			continue
@@ -99,53 +96,4 @@ func samples(f *results.File, d vmatrix.CellDiff) string {
 		}
 	}
 	return ""
-}
-
-// clientMagnified reports whether a cell the reference has valid is queued only because real
-// time outside the model, multiplied by the speedup, left the server idle between two requests:
-// only the mean-running rule fired (the server ran all C at some point and nobody waited), and
-// a request restarted inside the window reached its first token at least 15 ms of wall time
-// (0.3 s of model time at 20×) later than the profile's cached-prompt TTFT, counting the
-// client's time to send it. At 512K and 1019K every request carries a 2.5–5 MB prompt that the
-// client encodes and the simulator reads; on a real server those milliseconds are noise,
-// against a simulator at 20× they are seconds of model time.
-func clientMagnified(f *results.File, d vmatrix.CellDiff) (string, bool) {
-	if d.RefStatus != results.StatusValid || d.Status != results.StatusQueued {
-		return "", false
-	}
-	p, err := profile.Load(profile.Default, nil)
-	if err != nil {
-		return "", false
-	}
-	for _, c := range f.Decode {
-		if c.ContextLabel != d.Label || c.Concurrency != d.Concurrency {
-			continue
-		}
-		modelMs := p.Frontend.BaseMs + p.Prefill.USPerCachedToken*float64(c.Context)/1e3
-		worst := math.Inf(-1)
-		for _, tr := range c.Trials {
-			if len(tr.RunningSamples) == 0 || slicesMax(tr.RunningSamples) < float64(c.Concurrency) || slicesMax(tr.WaitingSamples) > 0 {
-				return "", false
-			}
-			for _, r := range tr.Requests {
-				if r.TTFTMs != nil { // restarted inside the window
-					worst = math.Max(worst, r.ClientQueueMs+*r.TTFTMs-modelMs/referenceSpeedup)
-				}
-			}
-		}
-		if worst < 15 {
-			return "", false
-		}
-		return fmt.Sprintf("a restarted request took %.0f ms of wall time beyond the model's TTFT (%.1f s of model time at %d×); the server ran all %d requests otherwise%s",
-			worst, worst*referenceSpeedup/1e3, referenceSpeedup, c.Concurrency, samples(f, d)), true
-	}
-	return "", false
-}
-
-func slicesMax(xs []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range xs {
-		m = math.Max(m, x)
-	}
-	return m
 }

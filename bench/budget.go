@@ -1,0 +1,59 @@
+package bench
+
+import (
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// budget accumulates where a run's wall-clock time goes (results.Budget says what each part
+// holds). Only the runner's goroutine touches it.
+type budget struct {
+	start  time.Time
+	cpu0   time.Duration
+	cpuOK  bool
+	setup  time.Duration
+	scouts time.Duration
+	// readiness, windows and drain are the decode trials' parts.
+	readiness, windows, drain time.Duration
+}
+
+// begin starts the budget at now.
+func (b *budget) begin(now time.Time) {
+	b.start = now
+	b.cpu0, b.cpuOK = processCPU()
+}
+
+// result returns the budget of a run that ends at end.
+func (b *budget) result(end time.Time) *results.Budget {
+	wall := end.Sub(b.start)
+	parts := b.setup + b.scouts + b.readiness + b.windows + b.drain
+	r := &results.Budget{
+		WallSeconds:      wall.Seconds(),
+		SetupSeconds:     b.setup.Seconds(),
+		PrefillSeconds:   b.scouts.Seconds(),
+		ReadinessSeconds: b.readiness.Seconds(),
+		WindowSeconds:    b.windows.Seconds(),
+		DrainSeconds:     b.drain.Seconds(),
+		OtherSeconds:     max(wall-parts, 0).Seconds(),
+	}
+	if m := b.windows + b.scouts; m > 0 {
+		r.WallPerMeasured = wall.Seconds() / m.Seconds()
+	}
+	if cpu, ok := processCPU(); ok && b.cpuOK {
+		r.CPUSeconds = ptr(max(cpu-b.cpu0, 0).Seconds())
+	}
+	return r
+}
+
+// since adds the time from began to now to *d.
+func (s *session) since(d *time.Duration, began time.Time) {
+	*d += s.now().Sub(began)
+}
+
+// phase tells a PhaseProgress which phase a decode trial is in.
+func (s *session) phase(id results.CellID, phase string) {
+	if p, ok := s.progress.(PhaseProgress); ok {
+		p.Phase(id, phase)
+	}
+}

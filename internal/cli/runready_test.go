@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/sim"
+	"github.com/speedmatrix/speedmatrix/sim/profile"
+)
+
+// TestRunQueuedDecidedOnSimulator measures decode/8K/1 and decode/8K/32 through `run --url`
+// against the simulator served over HTTP at 20× (as `speedmatrix sim --speedup 20`, whose
+// speed the client does not know): the queued cell is decided within a few seconds of its last
+// request reaching the server (32 × 0.58 s of front end ÷ 20 = 0.93 s after the first), not after
+// the 60 s readiness timeout (issue 9: each queued cell cost a minute), and the valid cell stays
+// valid.
+func TestRunQueuedDecidedOnSimulator(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the simulator for several seconds")
+	}
+	p, err := profile.Load(profile.Default, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv, err := sim.Start(ctx, sim.Config{Profile: p, NoiseCV: -1, Speedup: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "r.json")
+	if _, stderr, err := runBench(t, nil, "run", "--url", srv.URL(), "--cells", "decode/8K/1,decode/8K/32", "--duration", "2s",
+		"--warmup", "0", "--quiet", "-o", out); err != nil {
+		t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	f := readResults(t, out)
+	want := map[int]results.Status{1: results.StatusValid, 32: results.StatusQueued}
+	for _, c := range f.Decode {
+		if c.Status != want[c.Concurrency] {
+			t.Errorf("decode/8K/%d: %s, want %s", c.Concurrency, c.Status, want[c.Concurrency])
+		}
+	}
+	b := f.Run.Budget
+	if b == nil || b.ReadinessSeconds > 4 {
+		t.Errorf("budget %+v: want both cells ready within 4 s together", b)
+	}
+}
