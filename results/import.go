@@ -2,6 +2,7 @@ package results
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -367,11 +368,16 @@ func extraKV(kv kvLine) (KV, error) {
 
 var vramRE = regexp.MustCompile(`^([\d.,]+)\s*GB(?:\s*\((\d+)\s*[×x]\s*([\d.,]+)\s*GB\))?$`)
 
+// maxVRAMGB bounds the VRAM of all GPUs together: an exabyte is no machine's, and a page could
+// not print a number near 10^15 in the form the importer reads.
+const maxVRAMGB = 1e9
+
 func importHardware(lines []srcLine, h *Hardware) error {
 	kvs, err := parseKV(lines)
 	if err != nil {
 		return err
 	}
+	vramLine := 0
 	for _, kv := range kvs {
 		switch strings.ToLower(kv.key) {
 		case "type":
@@ -389,17 +395,25 @@ func importHardware(lines []srcLine, h *Hardware) error {
 			if m == nil {
 				return errAt(kv.n, "VRAM %q: expected \"282 GB (2 × 141 GB)\" or \"141 GB\"", kv.value)
 			}
-			total, _ := ParseNumber(m[1])
+			total, err1 := ParseNumber(m[1])
 			per := total
 			if m[3] != "" {
-				per, _ = ParseNumber(m[3])
-				if n, _ := strconv.Atoi(m[2]); h.GPUCount == 0 {
+				var err2, err3 error
+				per, err2 = ParseNumber(m[3])
+				n, err3 := ParseInt(m[2])
+				if err := errors.Join(err1, err2, err3); err != nil {
+					return errAt(kv.n, "VRAM %q: %v", kv.value, err)
+				}
+				if h.GPUCount == 0 {
 					h.GPUCount = n
 				}
+			} else if err1 != nil {
+				return errAt(kv.n, "VRAM %q: %v", kv.value, err1)
 			} else if h.GPUCount > 1 {
 				per = total / float64(h.GPUCount)
 			}
 			h.VRAMPerGPUGB = per
+			vramLine = kv.n
 		case "driver":
 			h.Driver = kv.value
 		case "clocks":
@@ -413,6 +427,9 @@ func importHardware(lines []srcLine, h *Hardware) error {
 			}
 			h.Extra = append(h.Extra, kv)
 		}
+	}
+	if total := h.VRAMPerGPUGB * float64(max(h.GPUCount, 1)); total > maxVRAMGB {
+		return errAt(vramLine, "VRAM: %v GB on %d GPUs is more than %v GB; is the number in another unit?", h.VRAMPerGPUGB, max(h.GPUCount, 1), float64(maxVRAMGB))
 	}
 	return nil
 }
@@ -613,7 +630,10 @@ type cellParser struct {
 	err  error
 }
 
-func (p *cellParser) num(col, s string, parse func(string) (float64, error)) *float64 {
+// num reads one number of column col, which a page prints with format. A number with more
+// digits than format prints is refused: the page would print it rounded, and the next import
+// would read another number.
+func (p *cellParser) num(col, s string, parse func(string) (float64, error), format func(float64) string) *float64 {
 	if isDash(s) || p.err != nil {
 		return nil
 	}
@@ -622,7 +642,17 @@ func (p *cellParser) num(col, s string, parse func(string) (float64, error)) *fl
 		p.err = errAt(p.line, "column %q: %v", col, err)
 		return nil
 	}
+	if printed := format(v); !readsBack(printed, v, parse) {
+		p.err = errAt(p.line, "column %q: %q has more digits than a page prints (%s); round it to the report's precision", col, s, printed)
+		return nil
+	}
 	return &v
+}
+
+// readsBack reports whether parse reads printed back as v.
+func readsBack(printed string, v float64, parse func(string) (float64, error)) bool {
+	w, err := parse(printed)
+	return err == nil && w == v
 }
 
 func (p *cellParser) count(col, s string) *int {
@@ -710,8 +740,8 @@ func importMeasurements(lines []srcLine, f *File) error {
 			}
 			c := PrefillCell{
 				Context: ctx, ContextLabel: label, Status: status, Error: reason, SummaryOnly: true,
-				PromptTokPerS:     p.num("Total tok/s", get("total tok/s"), ParseNumber),
-				TTFTMs:            p.num("TTFT", get("ttft"), ParseMillis),
+				PromptTokPerS:     p.num("Total tok/s", get("total tok/s"), ParseNumber, numfmt.FormatTokPerS),
+				TTFTMs:            p.num("TTFT", get("ttft"), ParseMillis, numfmt.FormatTTFT),
 				CompletedRequests: p.count("Completed requests", get("completed requests")),
 			}
 			if p.err != nil {
@@ -720,14 +750,14 @@ func importMeasurements(lines []srcLine, f *File) error {
 			f.Prefill = append(f.Prefill, c)
 		case "sustained decode", "decode":
 			c := DecodeCell{Context: ctx, ContextLabel: label, Concurrency: conc, Status: status, Error: reason, SummaryOnly: true}
-			c.TotalTokPerS = p.num("Total tok/s", get("total tok/s"), ParseNumber)
-			c.PerRequestTokPerS = p.num("Per request tok/s", get("per request tok/s"), ParseNumber)
-			c.TTFTMs = p.num("TTFT", get("ttft"), ParseMillis)
-			c.TBTMs = p.num("Time between tokens", get("time between tokens"), ParseMillis)
-			c.AvgActiveRequests = p.num("Average active requests", get("average active requests"), ParseNumber)
+			c.TotalTokPerS = p.num("Total tok/s", get("total tok/s"), ParseNumber, numfmt.FormatTokPerS)
+			c.PerRequestTokPerS = p.num("Per request tok/s", get("per request tok/s"), ParseNumber, numfmt.FormatTokPerS)
+			c.TTFTMs = p.num("TTFT", get("ttft"), ParseMillis, numfmt.FormatTTFT)
+			c.TBTMs = p.num("Time between tokens", get("time between tokens"), ParseMillis, numfmt.FormatTBT)
+			c.AvgActiveRequests = p.num("Average active requests", get("average active requests"), ParseNumber, numfmt.FormatOne)
 			c.CompletedRequests = p.count("Completed requests", get("completed requests"))
 			c.OutputTokens = p.count("Output tokens", get("output tokens"))
-			c.MeasuredSeconds = p.num("Measured for", get("measured for"), ParseSeconds)
+			c.MeasuredSeconds = p.num("Measured for", get("measured for"), ParseSeconds, numfmt.FormatSeconds)
 			if p.err != nil {
 				return p.err
 			}

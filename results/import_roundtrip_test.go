@@ -65,6 +65,12 @@ func TestImportRoundTripFacts(t *testing.T) {
 		{"engine named like the partial marker", "Engine\n- Engine: Partial results: half\n" + allTable, func(f *results.File) string {
 			return cmp.Diff("Partial results: half", f.Engine.Name) + cmp.Diff(false, f.Run.Partial)
 		}},
+		{"numbers in other forms that a page prints alike", strings.Replace(allTable, "| 12.2K | 671 ms |", "| 12,200.0 | 0.671 s |", 1), func(f *results.File) string {
+			return cmp.Diff(12200.0, *f.Prefill[0].PromptTokPerS) + cmp.Diff(671.0, *f.Prefill[0].TTFTMs)
+		}},
+		{"VRAM shared by three GPUs", "Hardware\n- GPU count: 3\n- VRAM: 1 GB\n" + allTable, func(f *results.File) string {
+			return cmp.Diff(1.0/3, f.Hardware.VRAMPerGPUGB)
+		}},
 		{"start with an offset and fractions of a second", "Run\n- Started: 2026-11-29T14:00:00.75+02:00\n" + allTable, func(f *results.File) string {
 			return cmp.Diff("2026-11-29T12:00:00Z", f.Run.Start.Format(time.RFC3339Nano))
 		}},
@@ -97,18 +103,23 @@ func TestImportRefusesFactsThatCannotRoundTrip(t *testing.T) {
 		wantLine int
 		wantMsg  string
 	}{
-		{"key with a colon", "Hardware\n| Launch: flags | x |\n", 3, `key "Launch: flags"`},
-		{"key with a slash", "Engine\n- a/b\n- c\n", 3, `key "a/b"`},
-		{"long key", "Run\n- " + strings.Repeat("k", 41) + "\n- v\n", 3, "at most 40"},
-		{"extra without a value", "Hardware\n| Runtime | |\n", 3, `"Runtime" has no value`},
-		{"year beyond 9999 in UTC", "Run\n- Started: 9999-12-31T23:00:00-05:00\n", 3, "Started"},
+		{"key with a colon", "Hardware\n| Launch: flags | x |\n" + allTable, 3, `key "Launch: flags"`},
+		{"key with a slash", "Engine\n- a/b\n- c\n" + allTable, 3, `key "a/b"`},
+		{"long key", "Run\n- " + strings.Repeat("k", 41) + "\n- v\n" + allTable, 3, "at most 40"},
+		{"extra without a value", "Hardware\n| Runtime | |\n" + allTable, 3, `"Runtime" has no value`},
+		{"rate with more digits than a page prints", strings.Replace(allTable, "| 12.2K |", "| 12.25K |", 1), 5, `column "Total tok/s": "12.25K" has more digits than a page prints (12.2K)`},
+		{"TTFT with a fraction of a millisecond", strings.Replace(allTable, "| 671 ms |", "| 671.4 ms |", 1), 5, `"671.4 ms" has more digits than a page prints (671 ms)`},
+		{"TBT below what a page prints", "All measurements\n| Phase | Context | Requests at once | Status | Total tok/s | Time between tokens |\n|---|---|---|---|---|---|\n| Sustained decode | 8K | 1 | Skipped | — | 250 µs |\n", 5, `"250 µs"`},
+		{"VRAM a page cannot print", "Hardware\n- VRAM: 2,000,000,000,000,000 GB\n" + allTable, 3, "VRAM"},
+		{"GPU count in VRAM beyond an int", "Hardware\n- VRAM: 2 GB (99999999999999999999 × 1 GB)\n" + allTable, 3, "VRAM"},
+		{"year beyond 9999 in UTC", "Run\n- Started: 9999-12-31T23:00:00-05:00\n" + allTable, 3, "Started"},
 		// The fuzzer's first finding: a mangled "Launch command" heading left the command and the
 		// prefill list in the Run section as keys and values.
-		{"mangled heading", "Run\n- Max output\n- 4,096 tokens\nncuaL\nh command\nenv A=1 \"$HOME/bin/vllm\" serve --x '{\"a\":1}'Prefill\nprompt tok/s\n", 7, "key "},
+		{"mangled heading", "Run\n- Max output\n- 4,096 tokens\nncuaL\nh command\nenv A=1 \"$HOME/bin/vllm\" serve --x '{\"a\":1}'Prefill\nprompt tok/s\n" + allTable, 7, "key "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := results.Import(strings.NewReader("Speed test matrix\n"+tt.text+allTable), "test")
+			_, err := results.Import(strings.NewReader("Speed test matrix\n"+tt.text), "test")
 			if err == nil {
 				t.Fatal("import succeeded, want an error")
 			}
