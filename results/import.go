@@ -233,7 +233,7 @@ func splitSections(lines []srcLine) (*document, error) {
 			}
 		case cur == secLaunch && !fence && !hasHeading[secPrefill] && strings.HasSuffix(t, "Prefill") && len(t) > len("Prefill"):
 			// The web page's text (which has no fences) glues the next heading to the command.
-			doc.sections[cur] = append(doc.sections[cur], srcLine{l.n, strings.TrimSuffix(t, "Prefill")})
+			doc.sections[cur] = append(doc.sections[cur], srcLine{l.n, strings.TrimSpace(strings.TrimSuffix(t, "Prefill"))})
 			cur = secPrefill
 			hasHeading[secPrefill] = true
 			doc.sections[cur] = nil

@@ -53,6 +53,8 @@ func TestImportRoundTripFacts(t *testing.T) {
 		{"fenced launch command ending in Prefill", "Launch command\n```\nrun --mode Prefill\n```\nPrefill\n" +
 			"All measurements\n| Phase | Context | Requests at once | Status | Total tok/s | TTFT |\n|---|---|---|---|---|---|\n| Sustained decode | 8K | 1 | Skipped | — | — |\n",
 			func(f *results.File) string { return cmp.Diff("run --mode Prefill", f.Run.LaunchCommand) }},
+		{"web page command glued to Prefill after a space", "Launch command\nrun --x Prefill\nprompt tok/s by context length8K context12.2K671 ms TTFT\n" + allTable,
+			func(f *results.File) string { return cmp.Diff("run --x", f.Run.LaunchCommand) }},
 		{"engine named like a section", "Engine\n- Engine: Notes\n" + allTable, func(f *results.File) string {
 			return cmp.Diff("Notes", f.Engine.Name)
 		}},
