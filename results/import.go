@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
 )
@@ -77,6 +78,10 @@ func Import(r io.Reader, name string) (*File, error) {
 	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
 	var lines []srcLine
 	for i, t := range strings.Split(text, "\n") {
+		if !utf8.ValidString(t) {
+			// A results file is JSON, which holds text only: the bytes would not survive it.
+			return nil, errAt(i+1, "this line is not UTF-8 text; save the report as UTF-8")
+		}
 		lines = append(lines, srcLine{n: i + 1, text: strings.TrimSpace(t)})
 	}
 	doc, err := splitSections(lines)

@@ -35,8 +35,8 @@ func TestImportRoundTripFacts(t *testing.T) {
 		{"emphasised key keeps the value's own emphasis", "Engine\n- **Runtime:** **bold**\n" + allTable, func(f *results.File) string {
 			return cmp.Diff([]results.KV{{Key: "Runtime", Value: "**bold**"}}, f.Engine.Extra)
 		}},
-		{"form feed inside a value", "Run\n- sts\n- Time per measurement: 20 X\f\xc0s\n" + allTable, func(f *results.File) string {
-			return cmp.Diff([]results.KV{{Key: "sts", Value: "Time per measurement: 20 X \xc0s"}}, f.Run.Extra)
+		{"form feed inside a value", "Run\n- sts\n- Time per measurement: 20 X\f\x0fs\n" + allTable, func(f *results.File) string {
+			return cmp.Diff([]results.KV{{Key: "sts", Value: "Time per measurement: 20 X \x0fs"}}, f.Run.Extra)
 		}},
 		{"runs of white space in keys and values", "Hardware\n| My \t key | a  \u00a0 b |\n| GPU | H200\u2028NVL |\n" + allTable, func(f *results.File) string {
 			return cmp.Diff([]results.KV{{Key: "My key", Value: "a b"}}, f.Hardware.Extra) + cmp.Diff("H200 NVL", f.Hardware.GPU)
@@ -114,6 +114,7 @@ func TestImportRefusesFactsThatCannotRoundTrip(t *testing.T) {
 		{"TBT below what a page prints", "All measurements\n| Phase | Context | Requests at once | Status | Total tok/s | Time between tokens |\n|---|---|---|---|---|---|\n| Sustained decode | 8K | 1 | Skipped | — | 250 µs |\n", 5, `"250 µs"`},
 		{"VRAM a page cannot print", "Hardware\n- VRAM: 2,000,000,000,000,000 GB\n" + allTable, 3, "VRAM"},
 		{"GPU count in VRAM beyond an int", "Hardware\n- VRAM: 2 GB (99999999999999999999 × 1 GB)\n" + allTable, 3, "VRAM"},
+		{"not UTF-8", "Hardware\n- GPU: H200\xc0\n" + allTable, 3, "not UTF-8"},
 		{"year beyond 9999 in UTC", "Run\n- Started: 9999-12-31T23:00:00-05:00\n" + allTable, 3, "Started"},
 		// The fuzzer's first finding: a mangled "Launch command" heading left the command and the
 		// prefill list in the Run section as keys and values.
