@@ -820,17 +820,23 @@ func checkPrefillList(lines []srcLine, cells []PrefillCell) error {
 		if rest, ok := strings.CutPrefix(strings.ToLower(t), prefillCaption); ok {
 			t = t[len(t)-len(rest):]
 		}
+		label := ""
 		if strings.HasPrefix(t, "|") {
 			cells := splitRow(t)
 			if isSeparator(cells) || strings.EqualFold(cells[0], "context") {
 				continue
 			}
+			// A row's first cell is its label: squashed, "| 512 | 9,819 |" would read 5129.
+			label = cells[0]
 		}
 		entry := squash(t)
 		if entry == "" {
 			continue
 		}
-		m := leadingLabelRE.FindString(entry)
+		m := label
+		if m == "" {
+			m = leadingLabelRE.FindString(entry)
+		}
 		c := byLabel[m]
 		if c == nil && notMeasuredEntry(entry, m) {
 			continue

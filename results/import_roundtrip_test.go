@@ -55,6 +55,8 @@ func TestImportRoundTripFacts(t *testing.T) {
 			func(f *results.File) string { return cmp.Diff("run --mode Prefill", f.Run.LaunchCommand) }},
 		{"web page command glued to Prefill after a space", "Launch command\nrun --x Prefill\nprompt tok/s by context length8K context12.2K671 ms TTFT\n" + allTable,
 			func(f *results.File) string { return cmp.Diff("run --x", f.Run.LaunchCommand) }},
+		{"prefill below 1K, whose label the list's table glues to digits", "Prefill\n| Context | Prompt tok/s | TTFT |\n|---|---|---|\n| 512 | 12.2K | 671 ms |\n" +
+			strings.Replace(allTable, "| 8K |", "| 512 |", 1), func(f *results.File) string { return cmp.Diff("512", f.Prefill[0].ContextLabel) }},
 		{"engine named like a section", "Engine\n- Engine: Notes\n" + allTable, func(f *results.File) string {
 			return cmp.Diff("Notes", f.Engine.Name)
 		}},
