@@ -182,7 +182,8 @@ func partialReason(t string) (reason string, ok bool) {
 // ProseLine returns a line of free text for a page's header (between the title and the first
 // section) such that Import passes over it: s itself, or s behind a backslash where Import
 // would take s for a section heading, a code fence or the "Partial results:" marker (an engine
-// named "Notes", a model named ".../Run"). Markdown shows the backslash only before letters.
+// named "Notes", a model named ".../Run"). Markdown hides the backslash before a punctuation
+// mark, which it escapes, and shows it before a letter.
 func ProseLine(s string) string {
 	t := strings.TrimSpace(s)
 	if headingOf(t) != "" || isFence(t) {
