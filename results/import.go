@@ -69,6 +69,11 @@ type srcLine struct {
 // the same report as markdown, as `speedmatrix report` writes it — and returns a results file.
 // The numbers come from the "All measurements" table; the prefill list and the decode matrix
 // are checked against it. name is recorded as the file the results were imported from.
+//
+// What Import accepts, the page rendered from it imports back to the same file: facts keep the
+// one-line form a page writes (white space folded), and what a page could not write back — a
+// key with ":" or "/" or over 40 characters, a number with more digits than its column prints,
+// text that is not UTF-8 — is refused with its line.
 func Import(r io.Reader, name string) (*File, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxFileSize))
 	if err != nil {
