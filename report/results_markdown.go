@@ -139,9 +139,9 @@ func (p *Page) JSON(w io.Writer) error {
 	return enc.Encode(p)
 }
 
-// oneLine folds a value onto one line.
+// oneLine folds a value onto one line, as the importer keeps it (results.FoldSpace).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return results.FoldSpace(s)
 }
 
 // cell makes text safe inside a markdown table cell.

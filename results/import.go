@@ -294,7 +294,7 @@ func normKey(k string) string {
 func keyProblem(k string) string {
 	switch {
 	case k == "":
-		return "a key is not empty"
+		return "a key cannot be empty"
 	case len(k) > maxKeyLen:
 		return fmt.Sprintf("a key has at most %d characters", maxKeyLen)
 	case strings.ContainsAny(k, ":/"):
@@ -354,8 +354,8 @@ func splitKV(t string) (key, value string, ok bool) {
 	k = strings.TrimSpace(k)
 	open := []byte(k[:len(k)-len(strings.TrimLeft(k, "*_"))])
 	slices.Reverse(open)
-	if close := string(open); close != "" && !strings.HasSuffix(k, close) {
-		v = strings.TrimPrefix(v, close)
+	if closing := string(open); closing != "" && !strings.HasSuffix(k, closing) {
+		v = strings.TrimPrefix(v, closing)
 	}
 	k, v = normKey(k), FoldSpace(v)
 	if v == "" || keyProblem(k) != "" {
