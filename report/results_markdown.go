@@ -24,21 +24,17 @@ func (p *Page) Markdown(w io.Writer) error {
 	}
 	line("# ", p.Title)
 	line()
+	// The header's lines carry names from the file (model, engine): results.ProseLine keeps
+	// `speedmatrix import` from reading one as a heading, a fence or the partial marker.
 	if p.Subtitle != "" {
-		line("**", p.Subtitle, "**")
+		line(results.ProseLine("**" + p.Subtitle + "**"))
 		line()
 	}
-	if p.EngineLine != "" {
-		line(p.EngineLine)
-		line()
-	}
-	if p.MatrixLine != "" {
-		line(p.MatrixLine)
-		line()
-	}
-	if p.TimeScale != "" {
-		line(p.TimeScale)
-		line()
+	for _, s := range []string{p.EngineLine, p.MatrixLine, p.TimeScale} {
+		if s != "" {
+			line(results.ProseLine(s))
+			line()
+		}
 	}
 	if p.Partial != "" {
 		line("> **Partial results:** ", p.Partial)
@@ -143,9 +139,9 @@ func (p *Page) JSON(w io.Writer) error {
 	return enc.Encode(p)
 }
 
-// oneLine folds a value onto one line.
+// oneLine folds a value onto one line, as the importer keeps it (results.FoldSpace).
 func oneLine(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return results.FoldSpace(s)
 }
 
 // cell makes text safe inside a markdown table cell.

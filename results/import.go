@@ -2,12 +2,16 @@ package results
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
 )
@@ -65,6 +69,11 @@ type srcLine struct {
 // the same report as markdown, as `speedmatrix report` writes it — and returns a results file.
 // The numbers come from the "All measurements" table; the prefill list and the decode matrix
 // are checked against it. name is recorded as the file the results were imported from.
+//
+// What Import accepts, the page rendered from it imports back to the same file: facts keep the
+// one-line form a page writes (white space folded), and what a page could not write back — a
+// key with ":" or "/" or over 40 characters, a number with more digits than its column prints,
+// text that is not UTF-8 — is refused with its line.
 func Import(r io.Reader, name string) (*File, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxFileSize))
 	if err != nil {
@@ -74,6 +83,10 @@ func Import(r io.Reader, name string) (*File, error) {
 	text := strings.ReplaceAll(strings.ReplaceAll(string(data), "\r\n", "\n"), "\r", "\n")
 	var lines []srcLine
 	for i, t := range strings.Split(text, "\n") {
+		if !utf8.ValidString(t) {
+			// A results file is JSON, which holds text only: the bytes would not survive it.
+			return nil, errAt(i+1, "this line is not UTF-8 text; save the report as UTF-8")
+		}
 		lines = append(lines, srcLine{n: i + 1, text: strings.TrimSpace(t)})
 	}
 	doc, err := splitSections(lines)
@@ -159,6 +172,34 @@ func headingOf(t string) string {
 	return ""
 }
 
+// isFence reports whether a line opens or closes a markdown code fence.
+func isFence(t string) bool {
+	return strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")
+}
+
+// partialReason returns the reason of a "Partial results: reason" line; ok is false for any
+// other line.
+func partialReason(t string) (reason string, ok bool) {
+	reason, ok = strings.CutPrefix(strings.Trim(t, "*> "), partialPrefix)
+	return strings.TrimSpace(strings.TrimLeft(reason, "* ")), ok
+}
+
+// ProseLine returns a line of free text for a page's header (between the title and the first
+// section) such that Import passes over it: s itself, or s behind a backslash where Import
+// would take s for a section heading, a code fence or the "Partial results:" marker (an engine
+// named "Notes", a model named ".../Run"). Markdown hides the backslash before a punctuation
+// mark, which it escapes, and shows it before a letter.
+func ProseLine(s string) string {
+	t := strings.TrimSpace(s)
+	if headingOf(t) != "" || isFence(t) {
+		return `\` + s
+	}
+	if _, ok := partialReason(t); ok {
+		return `\` + s
+	}
+	return s
+}
+
 // splitSections finds the title and cuts the rest into sections by their headings.
 func splitSections(lines []srcLine) (*document, error) {
 	doc := &document{sections: map[string][]srcLine{}}
@@ -182,7 +223,7 @@ func splitSections(lines []srcLine) (*document, error) {
 	fence := false
 	for _, l := range lines[i+1:] {
 		t := l.text
-		if strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") {
+		if isFence(t) {
 			fence = !fence
 			continue
 		}
@@ -198,17 +239,17 @@ func splitSections(lines []srcLine) (*document, error) {
 		}
 		switch {
 		case cur == "":
-			if reason, ok := strings.CutPrefix(strings.Trim(t, "*> "), partialPrefix); ok {
-				doc.partial = strings.TrimSpace(strings.TrimLeft(reason, "* "))
+			if reason, ok := partialReason(t); ok {
+				doc.partial = reason
 			}
-		case cur == secLaunch && !hasHeading[secPrefill] && strings.HasSuffix(t, "Prefill") && len(t) > len("Prefill"):
-			// The web page's text glues the next heading to the command.
-			doc.sections[cur] = append(doc.sections[cur], srcLine{l.n, strings.TrimSuffix(t, "Prefill")})
+		case cur == secLaunch && !fence && !hasHeading[secPrefill] && strings.HasSuffix(t, "Prefill") && len(t) > len("Prefill"):
+			// The web page's text (which has no fences) glues the next heading to the command.
+			doc.sections[cur] = append(doc.sections[cur], srcLine{l.n, strings.TrimSpace(strings.TrimSuffix(t, "Prefill"))})
 			cur = secPrefill
 			hasHeading[secPrefill] = true
 			doc.sections[cur] = nil
 		case cur == secNotes:
-			if note := strings.TrimSpace(strings.TrimPrefix(t, "- ")); note != "" {
+			if note := FoldSpace(strings.TrimPrefix(t, "- ")); note != "" {
 				doc.notes = append(doc.notes, note)
 			}
 		default:
@@ -228,16 +269,47 @@ func clip(s string) string {
 
 // kvLine is one key and value of a Hardware, Engine or Run section.
 type kvLine struct {
-	n          int
+	n          int // the value's line
+	keyN       int // the key's line
 	key, value string
 }
 
-// parseKV reads "Key: value" bullets, "| Key | value |" rows, or the web page's alternating
-// "- Key" / "- value" lines.
+// FoldSpace folds every run of white space (Unicode's, as strings.Fields splits) into one space
+// and trims both ends: the one-line form in which a page writes a fact. The importer keeps
+// facts in this form, so that what it reads is what a rendered page writes back.
+func FoldSpace(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// maxKeyLen bounds a key of a "Key: value" line: a longer text before a colon is prose.
+const maxKeyLen = 40
+
+// normKey strips the emphasis and white space around a key and folds the white space within.
+func normKey(k string) string {
+	return FoldSpace(strings.TrimFunc(k, func(r rune) bool { return r == '*' || r == '_' || unicode.IsSpace(r) }))
+}
+
+// keyProblem says why a key, as normKey leaves it, cannot be written as "- Key: value" and
+// read back by splitKV; "" when it can.
+func keyProblem(k string) string {
+	switch {
+	case k == "":
+		return "a key cannot be empty"
+	case len(k) > maxKeyLen:
+		return fmt.Sprintf("a key has at most %d characters", maxKeyLen)
+	case strings.ContainsAny(k, ":/"):
+		return `a key has no ":" or "/"`
+	}
+	return ""
+}
+
+// parseKV reads "Key: value" bullets, "| Key | value |" rows (a header row above a |---|---|
+// separator is no fact), or the web page's alternating "- Key" / "- value" lines. Keys and
+// values come out with their white space folded (FoldSpace).
 func parseKV(lines []srcLine) ([]kvLine, error) {
 	var out []kvLine
 	pending := kvLine{}
-	for _, l := range lines {
+	for i, l := range lines {
 		t := l.text
 		if t == "" {
 			continue
@@ -247,24 +319,24 @@ func parseKV(lines []srcLine) ([]kvLine, error) {
 			if len(cells) != 2 {
 				return nil, errAt(l.n, "expected a row of two cells, | key | value |")
 			}
-			if isSeparator(cells) || cells[0] == "" {
+			if isSeparator(cells) || cells[0] == "" || (i+1 < len(lines) && strings.HasPrefix(lines[i+1].text, "|") && isSeparator(splitRow(lines[i+1].text))) {
 				continue
 			}
-			out = append(out, kvLine{l.n, cells[0], cells[1]})
+			out = append(out, kvLine{l.n, l.n, normKey(cells[0]), FoldSpace(cells[1])})
 			continue
 		}
 		t = strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(t, "- "), "* "))
 		if pending.key != "" {
-			pending.n, pending.value = l.n, t
+			pending.n, pending.value = l.n, FoldSpace(t)
 			out = append(out, pending)
 			pending = kvLine{}
 			continue
 		}
 		if k, v, ok := splitKV(t); ok {
-			out = append(out, kvLine{l.n, k, v})
+			out = append(out, kvLine{l.n, l.n, k, v})
 			continue
 		}
-		pending = kvLine{n: l.n, key: strings.Trim(t, "*_")}
+		pending = kvLine{n: l.n, keyN: l.n, key: normKey(t)}
 	}
 	if pending.key != "" {
 		return nil, errAt(pending.n, "%q has no value after it", pending.key)
@@ -272,27 +344,51 @@ func parseKV(lines []srcLine) ([]kvLine, error) {
 	return out, nil
 }
 
-// splitKV splits "Key: value" (also "**Key:** value").
+// splitKV splits "Key: value" (also "**Key:** value", whose value starts with the key's closing
+// emphasis). A value's own emphasis ("Key: **bold**") is kept.
 func splitKV(t string) (key, value string, ok bool) {
 	k, v, found := strings.Cut(t, ":")
 	if !found {
 		return "", "", false
 	}
-	k = strings.Trim(strings.TrimSpace(k), "*_")
-	v = strings.TrimSpace(strings.TrimLeft(v, "*_ "))
-	if k == "" || v == "" || len(k) > 40 || strings.Contains(k, "/") {
+	k = strings.TrimSpace(k)
+	open := []byte(k[:len(k)-len(strings.TrimLeft(k, "*_"))])
+	slices.Reverse(open)
+	if closing := string(open); closing != "" && !strings.HasSuffix(k, closing) {
+		v = strings.TrimPrefix(v, closing)
+	}
+	k, v = normKey(k), FoldSpace(v)
+	if v == "" || keyProblem(k) != "" {
 		return "", "", false
 	}
 	return k, v, true
 }
 
+// extraKV checks a fact that has no field of its own: the page writes it as "- Key: value",
+// so a key that line cannot carry, or no value, is refused rather than read back as another
+// fact.
+func extraKV(kv kvLine) (KV, error) {
+	if p := keyProblem(kv.key); p != "" {
+		return KV{}, errAt(kv.keyN, "key %q: %s, so speedmatrix could not write it back; is a heading of the report mangled?", clip(kv.key), p)
+	}
+	if kv.value == "" {
+		return KV{}, errAt(kv.n, "%q has no value", kv.key)
+	}
+	return KV{kv.key, kv.value}, nil
+}
+
 var vramRE = regexp.MustCompile(`^([\d.,]+)\s*GB(?:\s*\((\d+)\s*[×x]\s*([\d.,]+)\s*GB\))?$`)
+
+// maxVRAMGB bounds the VRAM of all GPUs together: an exabyte is no machine's, and a page could
+// not print a number near 10^15 in the form the importer reads.
+const maxVRAMGB = 1e9
 
 func importHardware(lines []srcLine, h *Hardware) error {
 	kvs, err := parseKV(lines)
 	if err != nil {
 		return err
 	}
+	vramLine := 0
 	for _, kv := range kvs {
 		switch strings.ToLower(kv.key) {
 		case "type":
@@ -310,17 +406,25 @@ func importHardware(lines []srcLine, h *Hardware) error {
 			if m == nil {
 				return errAt(kv.n, "VRAM %q: expected \"282 GB (2 × 141 GB)\" or \"141 GB\"", kv.value)
 			}
-			total, _ := ParseNumber(m[1])
+			total, err1 := ParseNumber(m[1])
 			per := total
 			if m[3] != "" {
-				per, _ = ParseNumber(m[3])
-				if n, _ := strconv.Atoi(m[2]); h.GPUCount == 0 {
+				var err2, err3 error
+				per, err2 = ParseNumber(m[3])
+				n, err3 := ParseInt(m[2])
+				if err := errors.Join(err1, err2, err3); err != nil {
+					return errAt(kv.n, "VRAM %q: %v", kv.value, err)
+				}
+				if h.GPUCount == 0 {
 					h.GPUCount = n
 				}
+			} else if err1 != nil {
+				return errAt(kv.n, "VRAM %q: %v", kv.value, err1)
 			} else if h.GPUCount > 1 {
 				per = total / float64(h.GPUCount)
 			}
 			h.VRAMPerGPUGB = per
+			vramLine = kv.n
 		case "driver":
 			h.Driver = kv.value
 		case "clocks":
@@ -328,8 +432,15 @@ func importHardware(lines []srcLine, h *Hardware) error {
 		case "os":
 			h.OS = kv.value
 		default:
-			h.Extra = append(h.Extra, KV{kv.key, kv.value})
+			kv, err := extraKV(kv)
+			if err != nil {
+				return err
+			}
+			h.Extra = append(h.Extra, kv)
 		}
+	}
+	if total := h.VRAMPerGPUGB * float64(max(h.GPUCount, 1)); total > maxVRAMGB {
+		return errAt(vramLine, "VRAM: %v GB on %d GPUs is more than %v GB; is the number in another unit?", h.VRAMPerGPUGB, max(h.GPUCount, 1), float64(maxVRAMGB))
 	}
 	return nil
 }
@@ -356,7 +467,11 @@ func importEngine(lines []srcLine, e *Engine) error {
 		case "build":
 			e.Build = kv.value
 		default:
-			e.Extra = append(e.Extra, KV{kv.key, kv.value})
+			kv, err := extraKV(kv)
+			if err != nil {
+				return err
+			}
+			e.Extra = append(e.Extra, kv)
 		}
 	}
 	return nil
@@ -393,9 +508,9 @@ func importRun(lines []srcLine, r *Run) error {
 			}
 			r.SecondsPerMeasurement = s
 		case "started", "finished":
-			t, err := time.Parse(time.RFC3339, kv.value)
+			t, err := parseTime(kv.value)
 			if err != nil {
-				return errAt(kv.n, "%s %q: expected a time like 2026-11-29T14:00:00Z", kv.key, kv.value)
+				return errAt(kv.n, "%s %q: %v", kv.key, kv.value, err)
 			}
 			if strings.EqualFold(kv.key, "started") {
 				r.Start = t
@@ -409,10 +524,28 @@ func importRun(lines []srcLine, r *Run) error {
 			}
 			r.MaxOutputTokens = n
 		default:
-			r.Extra = append(r.Extra, KV{kv.key, kv.value})
+			kv, err := extraKV(kv)
+			if err != nil {
+				return err
+			}
+			r.Extra = append(r.Extra, kv)
 		}
 	}
 	return nil
+}
+
+// parseTime reads a time as RFC 3339 and returns it in UTC, in whole seconds: the form a page
+// writes. A time whose UTC year has no four digits is refused, as no page could write it back.
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("expected a time like 2026-11-29T14:00:00Z")
+	}
+	t = t.UTC().Truncate(time.Second)
+	if y := t.Year(); y < 0 || y > 9999 {
+		return time.Time{}, fmt.Errorf("in UTC it falls in the year %d; expected a year from 0000 to 9999", y)
+	}
+	return t, nil
 }
 
 // launchCommand joins the section's lines, without a markdown fence.
@@ -508,7 +641,10 @@ type cellParser struct {
 	err  error
 }
 
-func (p *cellParser) num(col, s string, parse func(string) (float64, error)) *float64 {
+// num reads one number of column col, which a page prints with format. A number with more
+// digits than format prints is refused: the page would print it rounded, and the next import
+// would read another number.
+func (p *cellParser) num(col, s string, parse func(string) (float64, error), format func(float64) string) *float64 {
 	if isDash(s) || p.err != nil {
 		return nil
 	}
@@ -517,7 +653,17 @@ func (p *cellParser) num(col, s string, parse func(string) (float64, error)) *fl
 		p.err = errAt(p.line, "column %q: %v", col, err)
 		return nil
 	}
+	if printed := format(v); !readsBack(printed, v, parse) {
+		p.err = errAt(p.line, "column %q: %q has more digits than a page prints (%s); round it to the report's precision", col, s, printed)
+		return nil
+	}
 	return &v
+}
+
+// readsBack reports whether parse reads printed back as v.
+func readsBack(printed string, v float64, parse func(string) (float64, error)) bool {
+	w, err := parse(printed)
+	return err == nil && w == v
 }
 
 func (p *cellParser) count(col, s string) *int {
@@ -605,8 +751,8 @@ func importMeasurements(lines []srcLine, f *File) error {
 			}
 			c := PrefillCell{
 				Context: ctx, ContextLabel: label, Status: status, Error: reason, SummaryOnly: true,
-				PromptTokPerS:     p.num("Total tok/s", get("total tok/s"), ParseNumber),
-				TTFTMs:            p.num("TTFT", get("ttft"), ParseMillis),
+				PromptTokPerS:     p.num("Total tok/s", get("total tok/s"), ParseNumber, numfmt.FormatTokPerS),
+				TTFTMs:            p.num("TTFT", get("ttft"), ParseMillis, numfmt.FormatTTFT),
 				CompletedRequests: p.count("Completed requests", get("completed requests")),
 			}
 			if p.err != nil {
@@ -615,14 +761,14 @@ func importMeasurements(lines []srcLine, f *File) error {
 			f.Prefill = append(f.Prefill, c)
 		case "sustained decode", "decode":
 			c := DecodeCell{Context: ctx, ContextLabel: label, Concurrency: conc, Status: status, Error: reason, SummaryOnly: true}
-			c.TotalTokPerS = p.num("Total tok/s", get("total tok/s"), ParseNumber)
-			c.PerRequestTokPerS = p.num("Per request tok/s", get("per request tok/s"), ParseNumber)
-			c.TTFTMs = p.num("TTFT", get("ttft"), ParseMillis)
-			c.TBTMs = p.num("Time between tokens", get("time between tokens"), ParseMillis)
-			c.AvgActiveRequests = p.num("Average active requests", get("average active requests"), ParseNumber)
+			c.TotalTokPerS = p.num("Total tok/s", get("total tok/s"), ParseNumber, numfmt.FormatTokPerS)
+			c.PerRequestTokPerS = p.num("Per request tok/s", get("per request tok/s"), ParseNumber, numfmt.FormatTokPerS)
+			c.TTFTMs = p.num("TTFT", get("ttft"), ParseMillis, numfmt.FormatTTFT)
+			c.TBTMs = p.num("Time between tokens", get("time between tokens"), ParseMillis, numfmt.FormatTBT)
+			c.AvgActiveRequests = p.num("Average active requests", get("average active requests"), ParseNumber, numfmt.FormatOne)
 			c.CompletedRequests = p.count("Completed requests", get("completed requests"))
 			c.OutputTokens = p.count("Output tokens", get("output tokens"))
-			c.MeasuredSeconds = p.num("Measured for", get("measured for"), ParseSeconds)
+			c.MeasuredSeconds = p.num("Measured for", get("measured for"), ParseSeconds, numfmt.FormatSeconds)
 			if p.err != nil {
 				return p.err
 			}
@@ -641,7 +787,7 @@ func parseStatusCell(s string) (Status, string, error) {
 	if !ok {
 		return "", "", fmt.Errorf("status %q: expected Valid, Requests queued, Over capacity, Error or Skipped", s)
 	}
-	reason = strings.TrimSpace(reason)
+	reason = FoldSpace(reason)
 	if st != StatusError && reason != "" {
 		return "", "", fmt.Errorf("status %q: only an Error carries a reason", s)
 	}
@@ -680,17 +826,23 @@ func checkPrefillList(lines []srcLine, cells []PrefillCell) error {
 		if rest, ok := strings.CutPrefix(strings.ToLower(t), prefillCaption); ok {
 			t = t[len(t)-len(rest):]
 		}
+		label := ""
 		if strings.HasPrefix(t, "|") {
 			cells := splitRow(t)
 			if isSeparator(cells) || strings.EqualFold(cells[0], "context") {
 				continue
 			}
+			// A row's first cell is its label: squashed, "| 512 | 9,819 |" would read 5129.
+			label = cells[0]
 		}
 		entry := squash(t)
 		if entry == "" {
 			continue
 		}
-		m := leadingLabelRE.FindString(entry)
+		m := label
+		if m == "" {
+			m = leadingLabelRE.FindString(entry)
+		}
 		c := byLabel[m]
 		if c == nil && notMeasuredEntry(entry, m) {
 			continue
