@@ -278,10 +278,14 @@ func newRunID(now time.Time) string {
 // runCommand checks the options and measures the server at o.URL, or the built-in simulator
 // when there is none.
 func runCommand(ctx context.Context, env *Env, o runOptions) error {
+	if o.URL == "" && o.Engine.Serve != nil {
+		return runEngine(ctx, env, o) // build, serve, measure and stop (runengine.go)
+	}
 	if o.URL == "" {
 		return runSimulated(ctx, env, o)
 	}
-	return measureURL(ctx, env, o, o.URL, simulatorAtURL(ctx, env, o)) // a `speedmatrix sim` says its speedup (runsim.go)
+	// A `speedmatrix sim` says its speedup (runsim.go); a server on this machine runs on its GPUs (runengine.go).
+	return measureURL(ctx, env, o, o.URL, chainFinish(simulatorAtURL(ctx, env, o), localHardware(ctx, o.URL)))
 }
 
 // measureURL measures the server at baseURL with the options o and writes the results file.
