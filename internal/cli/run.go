@@ -275,8 +275,8 @@ func newRunID(now time.Time) string {
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-// runCommand checks the options and measures the server at o.URL, or the built-in simulator
-// when there is none.
+// runCommand checks the options and measures the server at o.URL, else the server engine.serve
+// starts, else the built-in simulator.
 func runCommand(ctx context.Context, env *Env, o runOptions) error {
 	if o.URL == "" && o.Engine.Serve != nil {
 		return runEngine(ctx, env, o) // build, serve, measure and stop (runengine.go)
