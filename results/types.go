@@ -45,7 +45,17 @@ type Hardware struct {
 	Driver       string  `json:"driver,omitempty"`
 	Clocks       string  `json:"clocks,omitempty"`
 	OS           string  `json:"os,omitempty"`
-	Extra        []KV    `json:"extra,omitempty"`
+	// The fingerprint speedmatrix takes of the machine it served the engine on (nvidia-smi,
+	// /proc/cpuinfo), so that compare can tell whether two runs are comparable.
+	PowerLimitW     float64 `json:"power_limit_w,omitempty"`    // enforced board power limit per GPU
+	PersistenceMode string  `json:"persistence_mode,omitempty"` // "Enabled" or "Disabled"
+	ClocksLocked    bool    `json:"clocks_locked,omitempty"`    // SM and memory clocks locked for the run (gpu.lock_clocks)
+	CPUModel        string  `json:"cpu_model,omitempty"`
+	CUDA            string  `json:"cuda,omitempty"` // the driver's CUDA version
+	// OtherGPUProcesses are processes that held a GPU before the server started ("pid 123
+	// python (2048 MiB)"); a measurement beside one is suspect.
+	OtherGPUProcesses []string `json:"other_gpu_processes,omitempty"`
+	Extra             []KV     `json:"extra,omitempty"`
 }
 
 // Engine describes the inference engine under test.
@@ -57,6 +67,7 @@ type Engine struct {
 	Backend      string `json:"backend,omitempty"`
 	Repository   string `json:"repository,omitempty"`
 	Build        string `json:"build,omitempty"`
+	MergeBase    string `json:"merge_base,omitempty"` // the commit's merge-base with main, when built from a commit
 	Extra        []KV   `json:"extra,omitempty"`
 }
 

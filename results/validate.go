@@ -127,6 +127,7 @@ func Validate(f *File) error {
 	}
 	v.bounded("run", "seconds_per_measurement", f.Run.SecondsPerMeasurement, maxSeconds, "s")
 	validateTimeScale(v, f)
+	validateFingerprint(v, &f.Hardware)
 	if f.Run.MaxOutputTokens < 0 {
 		v.addf("run: max_output_tokens is negative (%d)", f.Run.MaxOutputTokens)
 	}

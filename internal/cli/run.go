@@ -275,13 +275,17 @@ func newRunID(now time.Time) string {
 	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
 }
 
-// runCommand checks the options and measures the server at o.URL, or the built-in simulator
-// when there is none.
+// runCommand checks the options and measures the server at o.URL, else the server engine.serve
+// starts, else the built-in simulator.
 func runCommand(ctx context.Context, env *Env, o runOptions) error {
+	if o.URL == "" && o.Engine.Serve != nil {
+		return runEngine(ctx, env, o) // build, serve, measure and stop (runengine.go)
+	}
 	if o.URL == "" {
 		return runSimulated(ctx, env, o)
 	}
-	return measureURL(ctx, env, o, o.URL, simulatorAtURL(ctx, env, o)) // a `speedmatrix sim` says its speedup (runsim.go)
+	// A `speedmatrix sim` says its speedup (runsim.go); a server on this machine runs on its GPUs (runengine.go).
+	return measureURL(ctx, env, o, o.URL, chainFinish(simulatorAtURL(ctx, env, o), localHardware(ctx, o.URL)))
 }
 
 // measureURL measures the server at baseURL with the options o and writes the results file.
