@@ -296,6 +296,14 @@ func metricName(m results.Metric) string {
 	return string(m)
 }
 
+// noun returns one when n is 1, else many.
+func noun(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // pctAbs formats a fraction's size as "8.8%".
 func pctAbs(f float64) string { return numfmt.Fixed(math.Abs(f)*100, 1) + "%" }
 
@@ -434,7 +442,7 @@ func (m *model) slowerWords() string {
 				status++
 			}
 		}
-		s := fmt.Sprintf("%d %s slower", n, plural(n, "cell", "cells"))
+		s := fmt.Sprintf("%d %s slower", n, noun(n, "cell", "cells"))
 		switch {
 		case worst != nil:
 			s += fmt.Sprintf(", the worst by %s (%s, %s)", pctAbs(worst.by.Change.Change), worst.cell.Cell, metricName(worst.by.Metric))
@@ -468,7 +476,7 @@ func statusWords(v cellView) string {
 
 // passedWords is "8 cells checked, 2 unchanged, 6 too noisy for one run — …".
 func (m *model) passedWords() string {
-	s := fmt.Sprintf("%d %s checked", m.checked, plural(m.checked, "cell", "cells"))
+	s := fmt.Sprintf("%d %s checked", m.checked, noun(m.checked, "cell", "cells"))
 	if n := len(m.faster); n > 0 {
 		best := m.faster[0]
 		s += fmt.Sprintf(", %d faster", n)
@@ -743,7 +751,7 @@ func (m *model) counts() string {
 	add(len(m.faster), "faster")
 	add(len(m.unchanged), "unchanged")
 	add(len(m.noisy), "too noisy to tell")
-	s := fmt.Sprintf("**%d %s checked:** %s", m.checked, plural(m.checked, "cell", "cells"), strings.Join(parts, " · "))
+	s := fmt.Sprintf("**%d %s checked:** %s", m.checked, noun(m.checked, "cell", "cells"), strings.Join(parts, " · "))
 	var nc []string
 	for _, r := range m.notComparedOrder {
 		nc = append(nc, fmt.Sprintf("%d %s", len(m.notCompared[r]), r))
@@ -876,8 +884,8 @@ func (m *model) rerunCommand(cells []string, trials int, what string) string {
 	w := m.windowSeconds()
 	cost := float64(len(cells)*trials*2) * w
 	return fmt.Sprintf("```\n/bench rerun %s\n```\n%s %d more %s on base and on head: about %s of GPU time (%d %s × %d %s × %s × 2 sides).\n",
-		strings.Join(cells, ","), what, trials, plural(trials, "time", "times"), gpuTime(cost),
-		len(cells), plural(len(cells), "cell", "cells"), trials, plural(trials, "trial", "trials"), numfmt.Plain(w)+" s")
+		strings.Join(cells, ","), what, trials, noun(trials, "time", "times"), gpuTime(cost),
+		len(cells), noun(len(cells), "cell", "cells"), trials, noun(trials, "trial", "trials"), numfmt.Plain(w)+" s")
 }
 
 // rerun is the advice for the cells too noisy to tell, as the commands to post.
@@ -886,7 +894,7 @@ func (m *model) rerun() string {
 	n := len(m.noisy)
 	fmt.Fprintf(&b, "#### Too noisy to tell (%d)\n\n", n)
 	if n > 0 {
-		fmt.Fprintf(&b, "One run's noise in %s is too large for δ: each could still be slower or faster by more than δ, or not at all. They do not block the merge.", plural(n, "this cell", "these cells"))
+		fmt.Fprintf(&b, "One run's noise in %s is too large for δ: each could still be slower or faster by more than δ, or not at all. They do not block the merge.", noun(n, "this cell", "these cells"))
 	}
 	r := m.c.Rerun
 	switch {
@@ -898,7 +906,7 @@ func (m *model) rerun() string {
 		return b.String()
 	}
 	if cells := validCells(r.Cells); len(cells) > 0 && r.Trials > 0 {
-		fmt.Fprintf(&b, " To decide %s, post:\n\n", plural(len(cells), "it", fmt.Sprintf("%d of them", len(cells))))
+		fmt.Fprintf(&b, " To decide %s, post:\n\n", noun(len(cells), "it", fmt.Sprintf("%d of them", len(cells))))
 		b.WriteString(m.rerunCommand(cells, r.Trials, "It measures them"))
 	} else {
 		b.WriteString("\n")
@@ -909,14 +917,19 @@ func (m *model) rerun() string {
 			b.WriteString(m.rerunCommand(cells, row.FurtherTrials, "It measures the row"))
 		}
 	}
-	if len(r.Undecidable) > 0 {
-		var cs []string
-		for _, u := range r.Undecidable {
-			cs = append(cs, u.Cell)
+	noisy := map[string]bool{}
+	for _, v := range m.noisy {
+		noisy[v.cell.Cell] = true
+	}
+	var stuck []string
+	for _, u := range r.Undecidable {
+		if noisy[u.Cell] && !slices.Contains(stuck, u.Cell) {
+			stuck = append(stuck, u.Cell)
 		}
-		cs = slices.Compact(cs)
-		fmt.Fprintf(&b, "\n%d %s cannot be decided by rerunning: even %s more trials would not bring the noise under δ (listed in the statistics below).\n",
-			len(cs), plural(len(cs), "cell", "cells"), "20")
+	}
+	if len(stuck) > 0 {
+		fmt.Fprintf(&b, "\n%d of the cells too noisy to tell cannot be decided by rerunning: even the most trials the advice allows would not bring their noise under δ (%s).\n",
+			len(stuck), strings.Join(stuck, ", "))
 	}
 	return b.String()
 }
@@ -925,7 +938,7 @@ func (m *model) rerun() string {
 // cell could have detected.
 func (m *model) noisyTable() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<details><summary>The %d %s too noisy to tell</summary>\n\n", len(m.noisy), plural(len(m.noisy), "cell", "cells"))
+	fmt.Fprintf(&b, "<details><summary>The %d %s too noisy to tell</summary>\n\n", len(m.noisy), noun(len(m.noisy), "cell", "cells"))
 	b.WriteString("| Cell | Change | 95% interval | Metric | Smallest change it could detect |\n|---|---|---|---|---|\n")
 	for _, v := range m.noisy {
 		change, interval, metric, mdc := Dash, Dash, Dash, Dash
@@ -951,7 +964,7 @@ func (m *model) noisyTable() string {
 // warnings folds the comparison's warnings, with the results files' paths replaced by their side.
 func (m *model) warnings() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<details><summary>⚠️ %d %s</summary>\n\n", len(m.c.Warnings), plural(len(m.c.Warnings), "warning", "warnings"))
+	fmt.Fprintf(&b, "<details><summary>⚠️ %d %s</summary>\n\n", len(m.c.Warnings), noun(len(m.c.Warnings), "warning", "warnings"))
 	for _, w := range m.c.Warnings {
 		w = m.noPaths(w)
 		fmt.Fprintf(&b, "- %s\n", EscapeText(w, 2000))
