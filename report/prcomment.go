@@ -921,6 +921,14 @@ func (m *model) rerun() string {
 	for _, v := range m.noisy {
 		noisy[v.cell.Cell] = true
 	}
+	for _, c := range validCells(r.Cells) {
+		delete(noisy, c)
+	}
+	for _, row := range r.Rows {
+		for _, c := range validCells(row.Cells) {
+			delete(noisy, c)
+		}
+	}
 	var stuck []string
 	for _, u := range r.Undecidable {
 		if noisy[u.Cell] && !slices.Contains(stuck, u.Cell) {
