@@ -228,7 +228,7 @@ func TestCommentContent(t *testing.T) {
 		},
 		"noisy": {
 			"#### Too noisy to tell (9)", "/bench rerun ", "of GPU time (", "× 30 s × 2 sides)",
-			"cannot be decided by rerunning",
+			"No single cell of decode row 8K decides it; measured whole, the row test can:\n\n```\n/bench rerun decode/8K/1,decode/8K/2\n```",
 		},
 		"accepted": {
 			"> Accepted by [maintainer-1](https://github.com/maintainer-1) on 2026-12-01 09:30 UTC at `0123456`: The 32K slowdown is the price of the new sampler\\; tracked in \\#\u200b99",
