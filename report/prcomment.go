@@ -594,7 +594,7 @@ func (m *model) blocks() []block {
 }
 
 // side names one side: a linked short SHA and its branch, else its run id.
-func (m *model) side(sha, branch string, r *results.ComparedRun) string {
+func (m *model) side(label, sha, branch string, r *results.ComparedRun) string {
 	var s string
 	if short := shortSHA(sha); short != "" {
 		s = "`" + short + "`"
@@ -610,7 +610,7 @@ func (m *model) side(sha, branch string, r *results.ComparedRun) string {
 		}
 	}
 	if s == "" && r != nil && r.RunID != "" {
-		s = "run " + EscapeText(r.RunID, 100)
+		s = label + " run " + EscapeText(r.RunID, 100)
 	}
 	return s
 }
@@ -622,8 +622,8 @@ func (m *model) header() string {
 	if m.c != nil {
 		base, head = &m.c.Base, &m.c.Head
 	}
-	h := m.side(m.x.HeadSHA, m.x.HeadBranch, head)
-	b := m.side(m.x.BaseSHA, m.x.BaseBranch, base)
+	h := m.side("head", m.x.HeadSHA, m.x.HeadBranch, head)
+	b := m.side("base", m.x.BaseSHA, m.x.BaseBranch, base)
 	switch {
 	case h != "" && b != "" && m.c != nil:
 		lines = append(lines, "Comparing "+h+" with "+b)
