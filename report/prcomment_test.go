@@ -612,3 +612,24 @@ func sourceCells(src []byte, pos int) int {
 	}
 	return n
 }
+
+// A second look offers no third: no /bench rerun command, and says why.
+func TestCommentSecondLook(t *testing.T) {
+	s := commentScenarios(t)["noisy"]
+	c := *s.c
+	c.Settings.Look = 2
+	got, err := NewComment(&c, s.x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(got.Body, "/bench rerun decode") || !strings.Contains(got.Body, "allows no third") {
+		t.Errorf("second look still advises a rerun:\n%s", got.Body)
+	}
+}
+
+// NewComment needs a comparison, or a state without one.
+func TestCommentNeedsComparison(t *testing.T) {
+	if _, err := NewComment(nil, testContext()); err != ErrNoComparison {
+		t.Errorf("NewComment(nil) = %v, want ErrNoComparison", err)
+	}
+}
