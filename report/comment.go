@@ -1,31 +1,22 @@
 package report
 
 import (
-	"bytes"
 	"io"
 
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // CommentMarker is the hidden line that identifies speedmatrix's own pull-request comment, so
-// that a rerun edits it instead of adding another.
+// that a rerun edits it instead of adding another; CheckMarker adds one per check name.
 const CommentMarker = "<!-- speedmatrix:comment -->"
 
-// PRComment writes the pull-request comment: the marker, the comparison with its verdicts, and
-// the head's speed-matrix page folded under it.
+// PRComment writes the pull-request comment of c with the head's speed-matrix page folded in:
+// NewComment's body, for a caller that knows nothing of the pull request.
 func PRComment(w io.Writer, c *results.Comparison, head *results.File) error {
-	var b bytes.Buffer
-	b.WriteString(CommentMarker + "\n")
-	if err := ComparisonMarkdown(&b, c); err != nil {
+	out, err := NewComment(c, CommentContext{Head: head})
+	if err != nil {
 		return err
 	}
-	if head != nil {
-		b.WriteString("\n<details><summary>Head: the speed test matrix</summary>\n\n")
-		if err := NewPage(head).Markdown(&b); err != nil {
-			return err
-		}
-		b.WriteString("</details>\n")
-	}
-	_, err := w.Write(b.Bytes())
+	_, err = io.WriteString(w, out.Body)
 	return err
 }

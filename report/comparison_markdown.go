@@ -57,39 +57,7 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 		}
 	}
 
-	if rows := prefillRows(c); len(rows) > 0 {
-		fmt.Fprintf(ew, "\n### Prefill\nprompt tok/s: higher is better, δ = %s · TTFT: lower is better, δ = %s\n\n| Context | Prompt tok/s | TTFT |\n|---|---|---|\n",
-			pctPlain(deltaOf(c, results.MetricPromptTokPerS)), pctPlain(deltaOf(c, results.MetricTTFT)))
-		for _, cell := range rows {
-			fmt.Fprintf(ew, "| %s", cell.ContextLabel)
-			for _, m := range results.Metrics(results.PhasePrefill) {
-				if mc := metricOf(cell, m); mc != nil {
-					fmt.Fprintf(ew, " | %s", mdCell(cell, mc))
-				} else {
-					fmt.Fprint(ew, " | ")
-				}
-			}
-			fmt.Fprintln(ew, " |")
-		}
-	}
-	for _, m := range results.Metrics(results.PhaseDecode) {
-		g := decodeGrid(c, m, mdCell)
-		if len(g.contexts) == 0 {
-			continue
-		}
-		fmt.Fprintf(ew, "\n### %s\nrows are context length, columns are simultaneous requests\n\n| Context |", metricHeading(c, results.PhaseDecode, m))
-		for _, cc := range g.concurrency {
-			fmt.Fprintf(ew, " %d |", cc)
-		}
-		fmt.Fprintf(ew, "\n|---|%s\n", strings.Repeat("---|", len(g.concurrency)))
-		for _, ctx := range g.contexts {
-			fmt.Fprintf(ew, "| %s |", ctx)
-			for _, cc := range g.concurrency {
-				fmt.Fprintf(ew, " %s |", g.cells[ctx][cc])
-			}
-			fmt.Fprintln(ew)
-		}
-	}
+	writeMatrixTables(ew, c, "###")
 	fmt.Fprintln(ew)
 	fmt.Fprintln(ew, strings.Join(comparisonLegend, "<br>"))
 
@@ -156,4 +124,42 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 	}
 	details("Noise sources and settings", settings)
 	return ew.err
+}
+
+// writeMatrixTables writes the prefill table and one decode matrix per metric, each under a
+// heading of the given level ("###").
+func writeMatrixTables(ew *errWriter, c *results.Comparison, heading string) {
+	if rows := prefillRows(c); len(rows) > 0 {
+		fmt.Fprintf(ew, "\n%s Prefill\nprompt tok/s: higher is better, δ = %s · TTFT: lower is better, δ = %s\n\n| Context | Prompt tok/s | TTFT |\n|---|---|---|\n",
+			heading, pctPlain(deltaOf(c, results.MetricPromptTokPerS)), pctPlain(deltaOf(c, results.MetricTTFT)))
+		for _, cell := range rows {
+			fmt.Fprintf(ew, "| %s", cell.ContextLabel)
+			for _, m := range results.Metrics(results.PhasePrefill) {
+				if mc := metricOf(cell, m); mc != nil {
+					fmt.Fprintf(ew, " | %s", mdCell(cell, mc))
+				} else {
+					fmt.Fprint(ew, " | ")
+				}
+			}
+			fmt.Fprintln(ew, " |")
+		}
+	}
+	for _, m := range results.Metrics(results.PhaseDecode) {
+		g := decodeGrid(c, m, mdCell)
+		if len(g.contexts) == 0 {
+			continue
+		}
+		fmt.Fprintf(ew, "\n%s %s\nrows are context length, columns are simultaneous requests\n\n| Context |", heading, metricHeading(c, results.PhaseDecode, m))
+		for _, cc := range g.concurrency {
+			fmt.Fprintf(ew, " %d |", cc)
+		}
+		fmt.Fprintf(ew, "\n|---|%s\n", strings.Repeat("---|", len(g.concurrency)))
+		for _, ctx := range g.contexts {
+			fmt.Fprintf(ew, "| %s |", ctx)
+			for _, cc := range g.concurrency {
+				fmt.Fprintf(ew, " %s |", g.cells[ctx][cc])
+			}
+			fmt.Fprintln(ew)
+		}
+	}
 }

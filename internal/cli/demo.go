@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -106,17 +106,17 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 	if err := results.WriteComparisonFile(filepath.Join(dir, "comparison.json"), c); err != nil {
 		return err
 	}
-	var comment bytes.Buffer
-	if err := report.PRComment(&comment, c, head); err != nil {
+	comment, err := report.NewComment(c, report.CommentContext{Base: base, Head: head})
+	if err != nil {
 		return err
 	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, "comment.md"), comment.Bytes()); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(dir, "comment.md"), []byte(comment.Body)); err != nil {
 		return err
 	}
 	if o.format == "text" {
 		err = report.ComparisonText(env.Stdout, c)
 	} else {
-		_, err = env.Stdout.Write(comment.Bytes())
+		_, err = io.WriteString(env.Stdout, comment.Body)
 	}
 	if err != nil {
 		return err

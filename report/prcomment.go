@@ -1,0 +1,1222 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf16"
+
+	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// The pull-request comment is one page rendered from one model: its first line answers the
+// merge question, a header says what was compared with what on which machine, a table lists the
+// cells that changed (one verdict per cell, with the metric that decided it), the cells too
+// noisy to tell get the /bench rerun command to post with its GPU-time cost, and everything else
+// (the chart, the full matrices, the per-metric detail, the statistics, the head's page) is
+// folded. The same blocks make the check run's title, summary and text and the job summary, each
+// fitted to GitHub's limits by leaving out folded blocks first, never by cutting inside one.
+
+// State is what a comment says about the merge.
+type State string
+
+// The states of a comment; the check run's conclusion follows from them.
+const (
+	StateBlocked    State = "blocked"     // a regression that nobody accepted: the check fails
+	StatePassed     State = "passed"      // no regression found
+	StateAccepted   State = "accepted"    // a regression a maintainer accepted at this head
+	StateNoBaseline State = "no_baseline" // nothing to compare the head with: neutral
+	StateMeasuring  State = "measuring"   // the run is under way: in progress
+)
+
+// DefaultCheckName is the check run's name when CommentContext.CheckName is empty.
+const DefaultCheckName = "speedmatrix"
+
+// ReadmeURL is the README section that explains the comment's words.
+const ReadmeURL = "https://github.com/speedmatrix/speedmatrix#how-to-read-the-comment"
+
+// GitHub's limits, and the room the comment leaves for a marker line its poster may prepend.
+const (
+	// MaxCommentUnits is GitHub's limit on a comment body, counted as UTF-16 code units (an
+	// emoji counts two), which is never fewer than characters.
+	MaxCommentUnits = 65536
+	// MaxCheckOutputBytes is GitHub's limit on a check run's output summary and text, each.
+	MaxCheckOutputBytes = 65535
+	// commentReserve is left free in the body for a marker line prepended by the poster.
+	commentReserve = 512
+	// maxTitleRunes bounds a PR title (GitHub allows 256) and other user text shown.
+	maxTitleRunes = 256
+)
+
+// Acceptance is a maintainer's /bench accept of a regression.
+type Acceptance struct {
+	By     string    // the GitHub login that accepted
+	At     time.Time // when
+	SHA    string    // the head commit accepted; a later head is not accepted
+	Reason string    // the reason given, as typed
+}
+
+// CommentContext is what the bot knows besides the comparison: where the PR and the run are,
+// and what state it is in. Every field may be empty; the comment leaves out what it lacks.
+type CommentContext struct {
+	// ServerURL is GitHub's web address (https://github.com when empty; an Enterprise server's
+	// otherwise); Repository is "owner/name".
+	ServerURL  string
+	Repository string
+	// BaseSHA and HeadSHA are the commits compared; BaseBranch and HeadBranch their branches.
+	BaseSHA, HeadSHA       string
+	BaseBranch, HeadBranch string
+	// PRNumber and PRTitle name the pull request (0: none).
+	PRNumber int
+	PRTitle  string
+	// CheckName is the check run's name (DefaultCheckName when empty): one comment per name.
+	CheckName string
+	// RunURL is the workflow run's page; ArtifactURL where its artifacts (the results, the
+	// comparison and the full comment) can be downloaded.
+	RunURL, ArtifactURL string
+	// Base and Head are the results files compared (optional): the head's page is folded into
+	// the comment, and the window length prices a rerun. Without a comparison, Head alone.
+	Base, Head *results.File
+	// Accepted is the /bench accept in force, if any; it counts only for HeadSHA.
+	Accepted *Acceptance
+	// Measuring renders the "measuring…" comment of a run under way.
+	Measuring bool
+	// NoBaseline says why there is no comparison (no stored baseline for the base commit, …).
+	NoBaseline string
+	// NoCommands leaves out the /bench commands (when nobody can post them, e.g. on a push).
+	NoCommands bool
+	// ReadmeURL overrides the link that explains the comment's words.
+	ReadmeURL string
+}
+
+// Comment is everything speedmatrix shows on GitHub about one run, from one model.
+type Comment struct {
+	State State
+	// Title is the check run's title: the first line's words, plain text.
+	Title string
+	// Body is the PR comment, within MaxCommentUnits less room for a prepended marker, with
+	// CommentMarker and CheckMarker(check name) as its last lines.
+	Body string
+	// Summary and Text are the check run's output: the page's top (verdict, header, changes,
+	// rerun, commands) and its folded details, each within MaxCheckOutputBytes.
+	Summary, Text string
+	// StepSummary is the page for $GITHUB_STEP_SUMMARY; Full is the page with nothing left out,
+	// for the run's artifacts (StepSummary is Full: a job summary may hold 1 MiB).
+	StepSummary, Full string
+	// Cut is set when the body had to leave folded sections out to fit.
+	Cut bool
+	// Undecided are the cells too noisy to tell (the check names them).
+	Undecided []string
+	// Slower is how many cells (and decode rows) were found slower.
+	Slower int
+}
+
+// ErrNoComparison is returned by NewComment when there is neither a comparison nor a reason.
+var ErrNoComparison = errors.New("no comparison to render: pass one, or set CommentContext.Measuring or NoBaseline")
+
+// NewComment renders the PR comment, the check run's output and the job summary for c (nil
+// while measuring or without a baseline) in context x.
+func NewComment(c *results.Comparison, x CommentContext) (*Comment, error) {
+	if c == nil && !x.Measuring && x.NoBaseline == "" {
+		return nil, ErrNoComparison
+	}
+	if x.CheckName == "" {
+		x.CheckName = DefaultCheckName
+	}
+	if x.ServerURL == "" {
+		x.ServerURL = "https://github.com"
+	}
+	if x.ReadmeURL == "" {
+		x.ReadmeURL = ReadmeURL
+	}
+	m := newModel(c, x)
+	blocks := m.blocks()
+	out := &Comment{State: m.state, Title: m.title, Undecided: m.undecided(), Slower: len(m.slower) + len(m.slowerRows)}
+	out.Full = join(blocks)
+	out.StepSummary = out.Full
+	var top, detail []block
+	for _, b := range blocks {
+		if b.detail {
+			detail = append(detail, b)
+		} else {
+			top = append(top, b)
+		}
+	}
+	note := m.cutNote
+	body, cut := fit(blocks, MaxCommentUnits-commentReserve, utf16Len, note)
+	out.Body = body + "\n" + CommentMarker + "\n" + CheckMarker(x.CheckName) + "\n"
+	out.Cut = cut
+	out.Summary, _ = fit(top, MaxCheckOutputBytes, byteLen, note)
+	out.Text, _ = fit(detail, MaxCheckOutputBytes, byteLen, note)
+	return out, nil
+}
+
+// block is a complete piece of the page: nothing opened in it is closed outside it, so the page
+// can leave it out whole.
+type block struct {
+	name string // what the cut note calls it
+	text string
+	// detail blocks are folded: the check run's text, not its summary.
+	detail bool
+	// drop orders what is left out first when the page is too long: highest first; 0 never.
+	drop int
+}
+
+func join(bs []block) string {
+	var parts []string
+	for _, b := range bs {
+		parts = append(parts, strings.TrimRight(b.text, "\n")+"\n")
+	}
+	return strings.Join(parts, "\n")
+}
+
+func utf16Len(s string) int {
+	n := 0
+	for _, r := range s {
+		n += utf16.RuneLen(r)
+	}
+	return n
+}
+
+func byteLen(s string) int { return len(s) }
+
+// fit joins bs, leaving out the blocks with the highest drop (the later first among equals)
+// until the page measures at most limit with the note that names what was left out.
+func fit(bs []block, limit int, measure func(string) int, note func([]string) string) (string, bool) {
+	kept := slices.Clone(bs)
+	var dropped []string
+	for {
+		s := join(kept)
+		if len(dropped) > 0 {
+			s += "\n" + note(dropped) + "\n"
+		}
+		if measure(s) <= limit {
+			return s, len(dropped) > 0
+		}
+		worst := -1
+		for i, b := range kept {
+			if b.drop > 0 && (worst < 0 || b.drop >= kept[worst].drop) {
+				worst = i
+			}
+		}
+		if worst < 0 {
+			// Only blocks that are never left out remain (a page of a size that cannot happen):
+			// cut at a line, which can break no element since these blocks open none.
+			for measure(s) > limit {
+				i := strings.LastIndexByte(strings.TrimRight(s, "\n"), '\n')
+				if i <= 0 {
+					return "", true
+				}
+				s = s[:i+1]
+			}
+			return s, true
+		}
+		dropped = append(dropped, kept[worst].name)
+		kept = slices.Delete(kept, worst, worst+1)
+	}
+}
+
+// cellView is one cell's single verdict and the metric that decided it.
+type cellView struct {
+	cell    *results.CellComparison
+	verdict results.Verdict
+	// by is the deciding metric: of the metrics whose verdict is the cell's, the first in
+	// decidingOrder. nil when a status change decided the cell.
+	by *results.MetricComparison
+	// also are the cell's other metrics with the same verdict.
+	also []*results.MetricComparison
+}
+
+// decidingOrder is the order in which a cell's metrics decide its single verdict. A decode
+// cell's total tok/s, per-request tok/s and time between tokens are nearly one measurement (the
+// same tokens over the same window), so the first of them that carries the verdict speaks for
+// all three, total tok/s (what the server delivers, and the least noisy at concurrency above 1)
+// first; TTFT, a separate measurement, decides only when none of them does. A prefill cell's
+// prompt tok/s and TTFT are reciprocals: prompt tok/s speaks for both.
+func decidingOrder(p results.Phase) []results.Metric {
+	if p == results.PhasePrefill {
+		return []results.Metric{results.MetricPromptTokPerS, results.MetricTTFT}
+	}
+	return []results.Metric{results.MetricTotalTokPerS, results.MetricPerRequestTokPerS, results.MetricTBT, results.MetricTTFT}
+}
+
+// statusChanged reports whether the cell's status differs between two runs that both hold it.
+func statusChanged(cell *results.CellComparison) bool {
+	return cell.BaseStatus != "" && cell.HeadStatus != "" && cell.BaseStatus != cell.HeadStatus
+}
+
+func viewOf(cell *results.CellComparison) cellView {
+	v := cellView{cell: cell, verdict: cell.Verdict}
+	if statusChanged(cell) {
+		return v
+	}
+	for _, m := range decidingOrder(cell.Phase) {
+		mc := metricOf(cell, m)
+		if mc == nil || mc.Verdict != cell.Verdict {
+			continue
+		}
+		if v.by == nil {
+			v.by = mc
+		} else {
+			v.also = append(v.also, mc)
+		}
+	}
+	return v
+}
+
+// size is how far the deciding metric moved, as a fraction; +Inf when a status change or a lost
+// number decided the cell (those sort first: the cell no longer works as it did).
+func (v cellView) size() float64 {
+	if v.by == nil || v.by.Change == nil {
+		return math.Inf(1)
+	}
+	return math.Abs(v.by.Change.Change)
+}
+
+// metricName is a metric's name in running text.
+func metricName(m results.Metric) string {
+	switch m {
+	case results.MetricPromptTokPerS:
+		return "prompt tok/s"
+	case results.MetricTotalTokPerS:
+		return "total tok/s"
+	case results.MetricPerRequestTokPerS:
+		return "per-request tok/s"
+	case results.MetricTTFT:
+		return "TTFT"
+	case results.MetricTBT:
+		return "time between tokens"
+	}
+	return string(m)
+}
+
+// noun returns one when n is 1, else many.
+func noun(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// pctAbs formats a fraction's size as "8.8%".
+func pctAbs(f float64) string { return numfmt.Fixed(math.Abs(f)*100, 1) + "%" }
+
+// model is the comment's content, decided once for every rendering.
+type model struct {
+	c     *results.Comparison
+	x     CommentContext
+	state State
+	title string
+
+	slower, faster, unchanged, noisy []cellView
+	notCompared                      map[string][]string // reason → cells
+	notComparedOrder                 []string
+	slowerRows, fasterRows           []results.RowComparison
+	checked                          int
+	acceptVoid                       bool // an acceptance exists for another head
+}
+
+func newModel(c *results.Comparison, x CommentContext) *model {
+	m := &model{c: c, x: x, notCompared: map[string][]string{}}
+	if c != nil {
+		for i := range c.Cells {
+			v := viewOf(&c.Cells[i])
+			switch v.verdict {
+			case results.VerdictRegression:
+				m.slower = append(m.slower, v)
+			case results.VerdictImprovement:
+				m.faster = append(m.faster, v)
+			case results.VerdictUnchanged:
+				m.unchanged = append(m.unchanged, v)
+			case results.VerdictInconclusive:
+				m.noisy = append(m.noisy, v)
+			default:
+				r := notComparedReason(v.cell)
+				if _, ok := m.notCompared[r]; !ok {
+					m.notComparedOrder = append(m.notComparedOrder, r)
+				}
+				m.notCompared[r] = append(m.notCompared[r], v.cell.Cell)
+				continue
+			}
+			m.checked++
+		}
+		bySize := func(a, b cellView) int { return -cmpFloat(a.size(), b.size()) }
+		slices.SortStableFunc(m.slower, bySize)
+		slices.SortStableFunc(m.faster, bySize)
+		for _, r := range c.Rows {
+			switch r.Verdict {
+			case results.VerdictRegression:
+				m.slowerRows = append(m.slowerRows, r)
+			case results.VerdictImprovement:
+				m.fasterRows = append(m.fasterRows, r)
+			}
+		}
+	}
+	m.state, m.title = m.decide()
+	return m
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// notComparedReason says why a cell was not compared, in words that keep over capacity (the
+// cell does not fit the KV cache and is not run: expected) apart from breakage.
+func notComparedReason(cell *results.CellComparison) string {
+	switch {
+	case cell.BaseStatus == "":
+		return "new in head"
+	case cell.HeadStatus == "":
+		return "missing in head"
+	case cell.BaseStatus == results.StatusOverCapacity && cell.HeadStatus == results.StatusOverCapacity:
+		return "over capacity on both sides (beyond the KV cache, so not run: expected)"
+	case cell.BaseStatus == cell.HeadStatus:
+		return statusShort(cell.BaseStatus) + " on both sides"
+	case statusChanged(cell):
+		return statusShort(cell.BaseStatus) + " → " + statusShort(cell.HeadStatus)
+	}
+	return "no number on one side"
+}
+
+// accepted reports whether the acceptance in force is for the head compared.
+func (m *model) accepted() bool {
+	a := m.x.Accepted
+	if a == nil {
+		return false
+	}
+	if m.x.HeadSHA == "" || a.SHA == "" {
+		return a.SHA == m.x.HeadSHA
+	}
+	short := min(len(a.SHA), len(m.x.HeadSHA))
+	return short >= 7 && strings.EqualFold(a.SHA[:short], m.x.HeadSHA[:short])
+}
+
+// decide returns the state and the first line's words.
+func (m *model) decide() (State, string) {
+	switch {
+	case m.x.Measuring:
+		what := "the head"
+		if s := shortSHA(m.x.HeadSHA); s != "" {
+			what = s
+		}
+		return StateMeasuring, fmt.Sprintf("Measuring %s… this comment shows the results when the run ends", what)
+	case m.c == nil:
+		return StateNoBaseline, "No baseline: nothing to compare this head with, so nothing is blocked"
+	case m.c.Verdict == results.VerdictRegression:
+		if m.accepted() {
+			return StateAccepted, "Accepted: " + m.slowerWords() + " — accepted by " + m.acceptedBy()
+		}
+		m.acceptVoid = m.x.Accepted != nil
+		return StateBlocked, "Blocked: " + m.slowerWords()
+	case m.checked == 0:
+		return StateNoBaseline, "Nothing compared: no cell was measured by both base and head, so nothing is blocked"
+	}
+	return StatePassed, "No slowdown found: " + m.passedWords()
+}
+
+// slowerWords is "2 cells slower, the worst by 8.8% (decode/32K/32, total tok/s)".
+func (m *model) slowerWords() string {
+	var parts []string
+	if n := len(m.slower); n > 0 {
+		var worst *cellView
+		status := 0
+		for i := range m.slower {
+			v := &m.slower[i]
+			if v.by != nil && v.by.Change != nil {
+				if worst == nil {
+					worst = v
+				}
+			} else {
+				status++
+			}
+		}
+		s := fmt.Sprintf("%d %s slower", n, noun(n, "cell", "cells"))
+		switch {
+		case worst != nil:
+			s += fmt.Sprintf(", the worst by %s (%s, %s)", pctAbs(worst.by.Change.Change), worst.cell.Cell, metricName(worst.by.Metric))
+			if status > 0 {
+				s += fmt.Sprintf(", %d by a change of status or a lost number", status)
+			}
+		default:
+			s += ": " + m.slower[0].cell.Cell + " " + statusWords(m.slower[0])
+			if n > 1 {
+				s += fmt.Sprintf(" and %d more", n-1)
+			}
+		}
+		parts = append(parts, s)
+	}
+	for _, r := range m.slowerRows {
+		parts = append(parts, fmt.Sprintf("decode row %s slower as a whole (row test)", r.ContextLabel))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// statusWords says what happened to a cell decided without a change: "went from valid to queued".
+func statusWords(v cellView) string {
+	if statusChanged(v.cell) {
+		return "went from " + statusShort(v.cell.BaseStatus) + " to " + statusShort(v.cell.HeadStatus)
+	}
+	if v.by != nil && v.by.Reason != "" {
+		return "lost its " + metricName(v.by.Metric) + " (" + v.by.Reason + ")"
+	}
+	return "changed"
+}
+
+// passedWords is "8 cells checked, 2 unchanged, 6 too noisy for one run — …".
+func (m *model) passedWords() string {
+	s := fmt.Sprintf("%d %s checked", m.checked, noun(m.checked, "cell", "cells"))
+	if n := len(m.faster); n > 0 {
+		best := m.faster[0]
+		s += fmt.Sprintf(", %d faster", n)
+		if best.by != nil && best.by.Change != nil {
+			s += fmt.Sprintf(" (the best by %s, %s %s)", pctAbs(best.by.Change.Change), best.cell.Cell, metricName(best.by.Metric))
+		}
+	}
+	if n := len(m.unchanged); n > 0 {
+		s += fmt.Sprintf(", %d unchanged", n)
+	}
+	if n := len(m.noisy); n > 0 {
+		if n == m.checked {
+			s += fmt.Sprintf(", all %d too noisy for one run", n)
+		} else {
+			s += fmt.Sprintf(", %d too noisy for one run", n)
+		}
+		s += " — one run can neither show nor rule out a change beyond δ there; they do not block"
+	}
+	return s
+}
+
+// acceptedBy is "alice for abc1234" (plain text: the login is checked).
+func (m *model) acceptedBy() string {
+	a := m.x.Accepted
+	who := "a maintainer"
+	if loginRE.MatchString(a.By) {
+		who = a.By
+	}
+	if s := shortSHA(a.SHA); s != "" {
+		who += " for " + s
+	}
+	return who
+}
+
+// shortSHA is the first 7 hex digits of a commit id, "" when it is not one.
+func shortSHA(s string) string {
+	s = strings.ToLower(s)
+	if !shaRE.MatchString(s) {
+		return ""
+	}
+	return s[:7]
+}
+
+// undecided lists the cells too noisy to tell.
+func (m *model) undecided() []string {
+	var out []string
+	for _, v := range m.noisy {
+		out = append(out, v.cell.Cell)
+	}
+	return out
+}
+
+// cutNote names the blocks left out and where the full comment is.
+func (m *model) cutNote(dropped []string) string {
+	where := "in the run's artifacts"
+	if u, ok := safeURL(m.x.ArtifactURL); ok {
+		where = "[in the run's artifacts](" + u + ")"
+	} else if u, ok := safeURL(m.x.RunURL); ok {
+		where = "in [the run](" + u + ")'s artifacts"
+	}
+	return fmt.Sprintf("✂️ Left out to stay within GitHub's size limit: %s. The full comment is %s.", strings.Join(dropped, ", "), where)
+}
+
+// blocks renders the page.
+func (m *model) blocks() []block {
+	icon := map[State]string{StateBlocked: "❌", StatePassed: "✅", StateAccepted: "☑️", StateNoBaseline: "⚪", StateMeasuring: "⏳"}[m.state]
+	bs := []block{{name: "verdict", text: "### " + icon + " " + m.title + "\n"}}
+	bs = append(bs, block{name: "header", text: m.header()})
+	if m.state == StateMeasuring {
+		return append(bs, block{name: "links", text: m.links()})
+	}
+	if m.c == nil {
+		if r := strings.TrimSpace(m.x.NoBaseline); r != "" {
+			bs[1].text = "Why: " + EscapeText(r, 500) + "\n\n" + bs[1].text
+		}
+		bs = append(bs, block{name: "commands and links", text: m.commands() + m.links()})
+		if m.x.Head != nil {
+			bs = append(bs, m.headPage())
+		}
+		return bs
+	}
+	if t := m.acceptance(); t != "" {
+		bs = append(bs, block{name: "acceptance", text: t})
+	}
+	bs = append(bs, block{name: "counts", text: m.counts()})
+	if len(m.slower)+len(m.slowerRows) > 0 {
+		bs = append(bs, block{name: "the slower cells", text: m.changeTable("Slower", m.slower, m.slowerRows), drop: 1})
+	}
+	if len(m.faster)+len(m.fasterRows) > 0 {
+		bs = append(bs, block{name: "the faster cells", text: m.changeTable("Faster", m.faster, m.fasterRows), drop: 1})
+	}
+	if len(m.noisy) > 0 || (m.c.Rerun != nil && len(m.c.Rerun.Rows) > 0) {
+		bs = append(bs, block{name: "the rerun advice", text: m.rerun(), drop: 1})
+		if len(m.noisy) > 0 {
+			bs = append(bs, block{name: "the cells too noisy to tell", text: m.noisyTable(), drop: 3})
+		}
+	}
+	if len(m.c.Warnings) > 0 {
+		bs = append(bs, block{name: "the warnings", text: m.warnings(), drop: 3})
+	}
+	bs = append(bs, block{name: "commands and links", text: m.commands() + m.links()})
+	bs = append(bs, block{name: "the legend", text: m.legend(), drop: 2})
+	if t := m.chart(); t != "" {
+		bs = append(bs, block{name: "the chart", text: t, detail: true, drop: 5})
+	}
+	bs = append(bs,
+		block{name: "the full matrices", text: m.matrices(), detail: true, drop: 6},
+		block{name: "the per-metric detail", text: m.perMetric(), detail: true, drop: 7},
+		block{name: "the statistics", text: m.statistics(), detail: true, drop: 4},
+	)
+	if m.x.Head != nil {
+		bs = append(bs, m.headPage())
+	}
+	return bs
+}
+
+// side names one side: a linked short SHA and its branch, else its run id.
+func (m *model) side(label, sha, branch string, r *results.ComparedRun) string {
+	var s string
+	if short := shortSHA(sha); short != "" {
+		s = "`" + short + "`"
+		if repoRE.MatchString(m.x.Repository) {
+			s = link(s, m.x.ServerURL+"/"+m.x.Repository+"/commit/"+strings.ToLower(sha))
+		}
+	}
+	if b := strings.TrimSpace(branch); b != "" {
+		if s == "" {
+			s = EscapeText(b, maxTitleRunes)
+		} else {
+			s += " (" + EscapeText(b, maxTitleRunes) + ")"
+		}
+	}
+	if s == "" && r != nil && r.RunID != "" {
+		s = label + " run " + EscapeText(r.RunID, 100)
+	}
+	return s
+}
+
+// header says what was compared with what, on which machine and engine.
+func (m *model) header() string {
+	var lines []string
+	var base, head *results.ComparedRun
+	if m.c != nil {
+		base, head = &m.c.Base, &m.c.Head
+	}
+	h := m.side("head", m.x.HeadSHA, m.x.HeadBranch, head)
+	b := m.side("base", m.x.BaseSHA, m.x.BaseBranch, base)
+	switch {
+	case h != "" && b != "" && m.c != nil:
+		lines = append(lines, "Comparing "+h+" with "+b)
+	case h != "" && m.state == StateMeasuring && b != "":
+		lines = append(lines, "Measuring "+h+" against "+b)
+	case h != "":
+		lines = append(lines, "Head: "+h)
+	}
+	if n := m.x.PRNumber; n > 0 {
+		pr := "#" + strconv.Itoa(n)
+		if repoRE.MatchString(m.x.Repository) {
+			pr = link(pr, fmt.Sprintf("%s/%s/pull/%d", m.x.ServerURL, m.x.Repository, n))
+		}
+		pr = "PR " + pr
+		if t := strings.TrimSpace(m.x.PRTitle); t != "" {
+			pr += ": " + EscapeText(t, maxTitleRunes)
+		}
+		lines = append(lines, pr)
+	}
+	if l := m.machine(); l != "" {
+		lines = append(lines, l)
+	}
+	var scale string
+	switch {
+	case m.c != nil:
+		scale = comparisonTimeScaleLine(m.c)
+	case m.x.Head != nil:
+		scale = pageTimeScaleLine(m.x.Head.TimeScale())
+	}
+	if scale != "" {
+		lines = append(lines, scale)
+	}
+	if len(lines) == 0 {
+		return ""
+	}
+	return strings.Join(lines, "\n\n") + "\n"
+}
+
+// machine is "GPU: H200 NVL ×2 · engine: vllm 0.11.0 · model: …", each side's when they differ.
+func (m *model) machine() string {
+	var b, h results.ComparedRun
+	switch {
+	case m.c != nil:
+		b, h = m.c.Base, m.c.Head
+	case m.x.Head != nil:
+		f := m.x.Head
+		h = results.ComparedRun{GPU: f.Hardware.GPU, GPUCount: f.Hardware.GPUCount, Engine: f.Engine.Name, EngineVersion: f.Engine.Version, ServedModel: f.Run.ServedModel}
+		b = h
+	default:
+		return ""
+	}
+	gpu := func(r results.ComparedRun) string {
+		if r.GPU == "" {
+			return ""
+		}
+		s := r.GPU
+		if r.GPUCount > 1 {
+			s += fmt.Sprintf(" ×%d", r.GPUCount)
+		}
+		return s
+	}
+	eng := func(r results.ComparedRun) string { return strings.TrimSpace(r.Engine + " " + r.EngineVersion) }
+	model := func(r results.ComparedRun) string { return r.ServedModel }
+	var parts []string
+	for _, f := range []struct {
+		name string
+		of   func(results.ComparedRun) string
+	}{{"GPU", gpu}, {"engine", eng}, {"model", model}} {
+		bv, hv := f.of(b), f.of(h)
+		switch {
+		case bv == hv && hv != "":
+			parts = append(parts, f.name+": "+EscapeText(hv, 120))
+		case bv != hv:
+			parts = append(parts, fmt.Sprintf("%s: %s → %s", f.name, orDash(EscapeText(bv, 120)), orDash(EscapeText(hv, 120))))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return Dash
+	}
+	return s
+}
+
+// acceptance records who accepted the regression, when, for which head and why; or says that an
+// acceptance of an earlier head does not carry over.
+func (m *model) acceptance() string {
+	a := m.x.Accepted
+	if a == nil {
+		return ""
+	}
+	who := "a maintainer"
+	if loginRE.MatchString(a.By) {
+		who = link(strings.ReplaceAll(a.By, "[bot]", `\[bot\]`), m.x.ServerURL+"/"+strings.TrimSuffix(a.By, "[bot]"))
+	}
+	sha := shortSHA(a.SHA)
+	if sha == "" {
+		sha = "an unknown commit"
+	} else {
+		sha = "`" + sha + "`"
+	}
+	if m.state != StateAccepted {
+		return fmt.Sprintf("> [!NOTE]\n> %s accepted a slowdown at %s; a new commit voids it, so this head needs its own `/bench accept <reason>`.\n", who, sha)
+	}
+	when := ""
+	if !a.At.IsZero() {
+		when = " on " + a.At.UTC().Format("2006-01-02 15:04 UTC")
+	}
+	reason := EscapeText(a.Reason, 500)
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return fmt.Sprintf("> [!NOTE]\n> Accepted by %s%s at %s: %s  \n> The check passes for this commit only; a new push measures again.\n", who, when, sha, reason)
+}
+
+// counts is the line of totals.
+func (m *model) counts() string {
+	var parts []string
+	add := func(n int, word string) {
+		parts = append(parts, fmt.Sprintf("%d %s", n, word))
+	}
+	add(len(m.slower), "slower")
+	add(len(m.faster), "faster")
+	add(len(m.unchanged), "unchanged")
+	add(len(m.noisy), "too noisy to tell")
+	s := fmt.Sprintf("**%d %s checked:** %s", m.checked, noun(m.checked, "cell", "cells"), strings.Join(parts, " · "))
+	var nc []string
+	for _, r := range m.notComparedOrder {
+		nc = append(nc, fmt.Sprintf("%d %s", len(m.notCompared[r]), r))
+	}
+	if len(nc) > 0 {
+		s += ". Not compared: " + strings.Join(nc, "; ")
+	}
+	return s + ".\n"
+}
+
+// changeNote is the notes column: queued and over-capacity statuses, what a status change
+// means, and the cell's other metrics that agree.
+func changeNote(v cellView) string {
+	var notes []string
+	cell := v.cell
+	if statusChanged(cell) {
+		switch cell.HeadStatus {
+		case results.StatusQueued:
+			notes = append(notes, fmt.Sprintf("requests queued: the server no longer ran all %d at once", cell.Concurrency))
+		case results.StatusOverCapacity:
+			notes = append(notes, "over capacity: no longer fits the KV cache, so not run")
+		case results.StatusError:
+			notes = append(notes, "requests failed in head")
+		case results.StatusValid:
+			if cell.BaseStatus == results.StatusQueued {
+				notes = append(notes, "requests no longer queued")
+			} else {
+				notes = append(notes, "runs again")
+			}
+		}
+	} else if cell.HeadStatus == results.StatusQueued {
+		notes = append(notes, "requests queued on both sides")
+	}
+	if v.by != nil && v.by.Change == nil && v.by.Reason != "" {
+		notes = append(notes, v.by.Reason)
+	}
+	if len(v.also) > 0 {
+		var as []string
+		for _, a := range v.also {
+			if a.Change != nil {
+				as = append(as, metricName(a.Metric)+" "+FormatPercent(a.Change.Change))
+			} else {
+				as = append(as, metricName(a.Metric))
+			}
+		}
+		notes = append(notes, "also "+strings.Join(as, ", "))
+	}
+	return mdEscape(strings.Join(notes, "; "))
+}
+
+// changeRow is one table row of a cell: cell, change, interval, base → head, deciding metric, notes.
+func (m *model) changeRow(v cellView, mark string) string {
+	cell := v.cell
+	change, interval, values, by := "", Dash, Dash, "status"
+	switch {
+	case statusChanged(cell):
+		change = mark + " " + statusShort(cell.BaseStatus) + " → " + statusShort(cell.HeadStatus)
+	case v.by != nil:
+		by = metricName(v.by.Metric)
+		values = formatValue(v.by.Metric, v.by.Base, m.c.Base.Scale()) + " → " + formatValue(v.by.Metric, v.by.Head, m.c.Head.Scale())
+		if ch := v.by.Change; ch != nil {
+			change = mark + " " + FormatPercent(ch.Change)
+			interval = FormatPercent(ch.Low) + " … " + FormatPercent(ch.High)
+		} else {
+			change = mark + " no value"
+		}
+	}
+	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", cell.Cell, change, interval, mdEscape(values), by, changeNote(v))
+}
+
+// changeTable lists the cells of one direction, largest change first, and the row tests.
+func (m *model) changeTable(title string, cells []cellView, rows []results.RowComparison) string {
+	var b strings.Builder
+	mark := "❌"
+	if title == "Faster" {
+		mark = "✅"
+	}
+	fmt.Fprintf(&b, "#### %s (%d)\n\n", title, len(cells)+len(rows))
+	if len(cells) > 0 {
+		b.WriteString("| Cell | Change | 95% interval | Base → head | Decided by | Notes |\n|---|---|---|---|---|---|\n")
+		for _, v := range cells {
+			b.WriteString(m.changeRow(v, mark))
+		}
+	}
+	for i, r := range rows {
+		if i == 0 && len(cells) > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "- decode row %s as a whole (row test, cells %s): score %+.2f δ (interval %+.2f … %+.2f; 1 = every metric worse by δ)\n",
+			r.ContextLabel, strings.Join(r.Cells, ", "), r.Effect, r.Low, r.High)
+	}
+	return b.String()
+}
+
+// windowSeconds is one measurement's wall-clock length: the head's (else the base's) window as
+// run, else 30 s.
+func (m *model) windowSeconds() float64 {
+	for _, f := range []*results.File{m.x.Head, m.x.Base} {
+		if f != nil && f.Run.SecondsPerMeasurement > 0 {
+			return f.Run.SecondsPerMeasurement
+		}
+	}
+	return 30
+}
+
+// gpuTime formats a duration of GPU time: "40 min", "2.5 h", "45 s".
+func gpuTime(sec float64) string {
+	switch {
+	case sec < 90:
+		return numfmt.Plain(math.Round(sec)) + " s"
+	case sec < 90*60:
+		return numfmt.Plain(math.Round(sec/60)) + " min"
+	}
+	return numfmt.Fixed(sec/3600, 1) + " h"
+}
+
+// validCells keeps the cell ids of a comma-separated list that parse.
+func validCells(list string) []string {
+	var out []string
+	for _, s := range strings.Split(list, ",") {
+		if id, err := results.ParseCellID(strings.TrimSpace(s)); err == nil {
+			out = append(out, id.String())
+		}
+	}
+	return out
+}
+
+// rerunCommand renders one /bench rerun with its cost.
+func (m *model) rerunCommand(cells []string, trials int, what string) string {
+	w := m.windowSeconds()
+	cost := float64(len(cells)*trials*2) * w
+	return fmt.Sprintf("```\n/bench rerun %s\n```\n%s %d more %s on base and on head: about %s of GPU time (%d %s × %d %s × %s × 2 sides).\n",
+		strings.Join(cells, ","), what, trials, noun(trials, "time", "times"), gpuTime(cost),
+		len(cells), noun(len(cells), "cell", "cells"), trials, noun(trials, "trial", "trials"), numfmt.Plain(w)+" s")
+}
+
+// rerun is the advice for the cells too noisy to tell, as the commands to post.
+func (m *model) rerun() string {
+	var b strings.Builder
+	n := len(m.noisy)
+	fmt.Fprintf(&b, "#### Too noisy to tell (%d)\n\n", n)
+	if n > 0 {
+		fmt.Fprintf(&b, "One run's noise in %s is too large for δ: each could still be slower or faster by more than δ, or not at all. They do not block the merge.", noun(n, "this cell", "these cells"))
+	}
+	r := m.c.Rerun
+	switch {
+	case m.c.Settings.Look >= 2:
+		b.WriteString(" This comparison was already the second look after a rerun, and the method allows no third (it would spend its false-alarm budget again): raise δ for these cells, or accept what is measured.\n")
+		return b.String()
+	case r == nil:
+		b.WriteString("\n")
+		return b.String()
+	}
+	if cells := validCells(r.Cells); len(cells) > 0 && r.Trials > 0 {
+		fmt.Fprintf(&b, " To decide %s, post:\n\n", noun(len(cells), "it", fmt.Sprintf("%d of them", len(cells))))
+		b.WriteString(m.rerunCommand(cells, r.Trials, "It measures them"))
+	} else {
+		b.WriteString("\n")
+	}
+	for _, row := range r.Rows {
+		if cells := validCells(row.Cells); len(cells) > 0 && row.FurtherTrials > 0 {
+			fmt.Fprintf(&b, "\nNo single cell of decode row %s decides it; measured whole, the row test can:\n\n", row.ContextLabel)
+			b.WriteString(m.rerunCommand(cells, row.FurtherTrials, "It measures the row"))
+		}
+	}
+	noisy := map[string]bool{}
+	for _, v := range m.noisy {
+		noisy[v.cell.Cell] = true
+	}
+	for _, c := range validCells(r.Cells) {
+		delete(noisy, c)
+	}
+	for _, row := range r.Rows {
+		for _, c := range validCells(row.Cells) {
+			delete(noisy, c)
+		}
+	}
+	var stuck []string
+	for _, u := range r.Undecidable {
+		if noisy[u.Cell] && !slices.Contains(stuck, u.Cell) {
+			stuck = append(stuck, u.Cell)
+		}
+	}
+	if len(stuck) > 0 {
+		fmt.Fprintf(&b, "\n%d of the cells too noisy to tell cannot be decided by rerunning: even the most trials the advice allows would not bring their noise under δ (%s).\n",
+			len(stuck), strings.Join(stuck, ", "))
+	}
+	return b.String()
+}
+
+// noisyTable folds the cells too noisy to tell: change, interval and the smallest change the
+// cell could have detected.
+func (m *model) noisyTable() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<details><summary>The %d %s too noisy to tell</summary>\n\n", len(m.noisy), noun(len(m.noisy), "cell", "cells"))
+	b.WriteString("| Cell | Change | 95% interval | Metric | Smallest change it could detect |\n|---|---|---|---|---|\n")
+	for _, v := range m.noisy {
+		change, interval, metric, mdc := Dash, Dash, Dash, Dash
+		if v.by != nil {
+			metric = metricName(v.by.Metric)
+			if ch := v.by.Change; ch != nil {
+				change, interval = FormatPercent(ch.Change), FormatPercent(ch.Low)+" … "+FormatPercent(ch.High)
+			}
+			if v.by.MDC != nil {
+				mdc = "±" + pctAbs(*v.by.MDC)
+			}
+		}
+		note := ""
+		if v.cell.HeadStatus == results.StatusQueued {
+			note = " (queued)"
+		}
+		fmt.Fprintf(&b, "| %s%s | %s | %s | %s | %s |\n", v.cell.Cell, note, change, interval, metric, mdc)
+	}
+	b.WriteString("\n</details>\n")
+	return b.String()
+}
+
+// warnings folds the comparison's warnings, with the results files' paths replaced by their side.
+func (m *model) warnings() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "<details><summary>⚠️ %d %s</summary>\n\n", len(m.c.Warnings), noun(len(m.c.Warnings), "warning", "warnings"))
+	for _, w := range m.c.Warnings {
+		w = m.noPaths(w)
+		fmt.Fprintf(&b, "- %s\n", EscapeText(w, 2000))
+	}
+	b.WriteString("\n</details>\n")
+	return b.String()
+}
+
+// noPaths replaces the compared files' paths, which mean nothing on GitHub, by their side.
+func (m *model) noPaths(s string) string {
+	for _, p := range []struct{ path, side string }{{m.c.Base.Path, "the base file"}, {m.c.Head.Path, "the head file"}} {
+		if p.path != "" {
+			s = strings.ReplaceAll(s, p.path, p.side)
+		}
+	}
+	return s
+}
+
+// commands lists the /bench commands this state offers.
+func (m *model) commands() string {
+	if m.x.NoCommands || m.state == StateMeasuring {
+		return ""
+	}
+	cmds := []string{"`/bench` measures the PR's head again"}
+	if m.c != nil {
+		cmds = append(cmds, "`/bench rerun [cells]` measures the undecided (or the named) cells again")
+	}
+	if m.state == StateBlocked {
+		cmds = append(cmds, "`/bench accept <reason>` accepts this slowdown for this commit")
+	}
+	cmds = append(cmds, "`/bench help`")
+	return "**Commands** (post as a comment; write access needed): " + strings.Join(cmds, " · ") + "\n\n"
+}
+
+// links are the run, its artifacts and the explanation of the words.
+func (m *model) links() string {
+	var ls []string
+	if m.state == StateMeasuring {
+		if _, ok := safeURL(m.x.RunURL); ok {
+			ls = append(ls, link("Follow the run", m.x.RunURL))
+		}
+	} else {
+		if _, ok := safeURL(m.x.RunURL); ok {
+			ls = append(ls, link("The run", m.x.RunURL))
+		}
+		if _, ok := safeURL(m.x.ArtifactURL); ok {
+			ls = append(ls, link("its artifacts (results, comparison, full comment)", m.x.ArtifactURL))
+		}
+	}
+	ls = append(ls, link("how to read this comment", m.x.ReadmeURL))
+	return strings.Join(ls, " · ") + "\n"
+}
+
+// legend explains every word of the verdicts in one line each.
+func (m *model) legend() string {
+	th, lat := deltaOf(m.c, results.MetricTotalTokPerS), deltaOf(m.c, results.MetricTTFT)
+	lines := []string{
+		fmt.Sprintf("**slower / faster**: worse / better by more than δ (%s for throughput, %s for latency), with the false-discovery rate held over the whole matrix", pctPlain(th), pctPlain(lat)),
+		"**unchanged**: shown to lie within ±δ · **too noisy to tell**: neither; one run cannot say",
+		"**95% interval**: the range the true change lies in, 19 times in 20 · **decided by**: the metric that carries the cell's verdict",
+		"**queued**: the server ran fewer than the requested requests at once · **over capacity**: the cell does not fit the KV cache and is not run (expected, not a failure)",
+	}
+	return "<details><summary>What the words mean</summary>\n\n" + strings.Join(lines, "<br>\n") + "\n\n</details>\n"
+}
+
+// chart draws decode total tok/s against concurrency for each context (base bars, head line)
+// in Mermaid, with the numbers as a table for renderers without Mermaid.
+func (m *model) chart() string {
+	type point struct{ base, head *float64 }
+	pts := map[string]map[int]point{}
+	var ctxs []string
+	var conc []int
+	ctxLen := map[string]int{}
+	for i := range m.c.Cells {
+		cell := &m.c.Cells[i]
+		if cell.Phase != results.PhaseDecode {
+			continue
+		}
+		mc := metricOf(cell, results.MetricTotalTokPerS)
+		if mc == nil || (mc.Base == nil && mc.Head == nil) {
+			continue
+		}
+		if pts[cell.ContextLabel] == nil {
+			pts[cell.ContextLabel] = map[int]point{}
+			ctxs = append(ctxs, cell.ContextLabel)
+			ctxLen[cell.ContextLabel] = contextTokens(cell)
+		}
+		pts[cell.ContextLabel][cell.Concurrency] = point{scaledMetric(mc.Metric, mc.Base, m.c.Base.Scale()), scaledMetric(mc.Metric, mc.Head, m.c.Head.Scale())}
+		if !slices.Contains(conc, cell.Concurrency) {
+			conc = append(conc, cell.Concurrency)
+		}
+	}
+	if len(ctxs) == 0 {
+		return ""
+	}
+	slices.Sort(conc)
+	slices.SortStableFunc(ctxs, func(a, b string) int { return ctxLen[a] - ctxLen[b] })
+	num := func(p *float64) string {
+		if p == nil {
+			return "0"
+		}
+		return strconv.FormatFloat(*p, 'f', 1, 64)
+	}
+	var b strings.Builder
+	b.WriteString("<details><summary>Decode throughput against concurrency</summary>\n\n")
+	b.WriteString("Decode total tok/s by simultaneous requests, one chart per context: bars are the base, the line is the head.\n")
+	for _, ctx := range ctxs {
+		var xs, bv, hv []string
+		for _, c := range conc {
+			p, ok := pts[ctx][c]
+			if !ok || p.base == nil || p.head == nil {
+				continue
+			}
+			xs = append(xs, strconv.Quote(strconv.Itoa(c)))
+			bv, hv = append(bv, num(p.base)), append(hv, num(p.head))
+		}
+		if len(xs) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n```mermaid\nxychart-beta\n    title \"decode %s: total tok/s, base bars, head line\"\n    x-axis \"simultaneous requests\" [%s]\n    y-axis \"total tok/s\"\n    bar [%s]\n    line [%s]\n```\n",
+			ctx, strings.Join(xs, ", "), strings.Join(bv, ", "), strings.Join(hv, ", "))
+	}
+	b.WriteString("\nThe same numbers, base → head (— where a side has none: over capacity, or not measured):\n\n| Context |")
+	for _, c := range conc {
+		fmt.Fprintf(&b, " %d |", c)
+	}
+	fmt.Fprintf(&b, "\n|---|%s\n", strings.Repeat("---|", len(conc)))
+	for _, ctx := range ctxs {
+		fmt.Fprintf(&b, "| %s |", ctx)
+		for _, c := range conc {
+			p, ok := pts[ctx][c]
+			if !ok {
+				b.WriteString(" |")
+				continue
+			}
+			f := func(v *float64) string {
+				if v == nil {
+					return Dash
+				}
+				return FormatTokPerS(*v)
+			}
+			fmt.Fprintf(&b, " %s → %s |", f(p.base), f(p.head))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n</details>\n")
+	return b.String()
+}
+
+// matrices folds every metric of every cell.
+func (m *model) matrices() string {
+	var buf bytes.Buffer
+	buf.WriteString("<details><summary>Full matrices: every cell and metric</summary>\n\n")
+	buf.WriteString("Each cell: change of head against base, ± half its 95% interval, and a mark: " +
+		MarkRegression + " slower, " + MarkImprovement + " faster, " + MarkUnchanged + " unchanged, " + MarkInconclusive + " too noisy to tell, " + MarkNotComparable + " not compared (named). Slower cells in bold.\n")
+	writeMatrixTables(&errWriter{w: &buf}, m.c, "####")
+	buf.WriteString("\n</details>\n")
+	return buf.String()
+}
+
+// perMetric folds the evidence of every decided or undecided cell-metric.
+func (m *model) perMetric() string {
+	var b strings.Builder
+	b.WriteString("<details><summary>Per-metric detail</summary>\n\n")
+	b.WriteString("Every cell-metric that was not shown unchanged: base → head in the profile's time, the change with its 95% interval, its q-value and where its noise estimate came from.\n")
+	for _, sec := range []struct {
+		title string
+		v     results.Verdict
+	}{{"Slower", results.VerdictRegression}, {"Faster", results.VerdictImprovement}, {"Too noisy to tell", results.VerdictInconclusive}, {"Not compared", results.VerdictNotComparable}} {
+		lines := byVerdict(m.c, sec.v)
+		if len(lines) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "\n%s (%d):\n\n", sec.title, len(lines))
+		for _, l := range lines {
+			fmt.Fprintf(&b, "- %s\n", mdEscape(m.noPaths(l)))
+		}
+	}
+	b.WriteString("\n</details>\n")
+	return b.String()
+}
+
+// statistics folds the method's settings: δ, the false-discovery rate and the look's level, the
+// noise source of every cell, the row tests and the cells no rerun can decide.
+func (m *model) statistics() string {
+	c := m.c
+	var lines []string
+	lines = append(lines,
+		fmt.Sprintf("**q-value**: a cell-metric's p-value adjusted for the %d tested together (Benjamini–Hochberg); it counts as slower or faster only at q ≤ %s, the level of this look.", c.Summary.Tests+len(c.Rows), strconv.FormatFloat(c.Settings.Level, 'g', 3, 64)),
+		fmt.Sprintf("**Look %d of 2**: a first comparison and at most one rerun share the error budget (FDR q = %s%s, %s spending); there is no third look.", c.Settings.Look, strconv.FormatFloat(c.Settings.FDR, 'g', -1, 64), falseAlarmText(c), c.Settings.Spending),
+		fmt.Sprintf("**Unchanged** is shown by two one-sided tests at %s; intervals are %s%%; reruns are sized for %s%% power.", strconv.FormatFloat(c.Settings.EquivalenceAlpha, 'g', -1, 64), strconv.FormatFloat(c.Settings.ConfidenceLevel*100, 'g', -1, 64), strconv.FormatFloat(c.Settings.Power*100, 'g', -1, 64)),
+	)
+	if g := c.Summary.DecodeTotalGeomean; g != nil {
+		lines = append(lines, fmt.Sprintf("**Decode total tok/s**, geometric mean over %d cells: %s.", g.Cells, intervalText(g, c.Settings.ConfidenceLevel)))
+	}
+	var ds []string
+	for _, s := range c.Settings.Metrics {
+		ds = append(ds, metricName(s.Metric)+" "+pctPlain(s.Delta))
+	}
+	if len(ds) > 0 {
+		lines = append(lines, "**δ**, the smallest change that matters: "+strings.Join(ds, ", ")+".")
+	}
+	if nc := noiseCounts(c); len(nc) > 0 {
+		lines = append(lines, "**Noise sources** (where each cell-metric's run-to-run noise came from): "+strings.Join(nc, "; ")+".")
+	}
+	for _, r := range rowLines(c) {
+		lines = append(lines, "**Row test**: "+r)
+	}
+	if r := c.Rerun; r != nil && len(r.Undecidable) > 0 {
+		lines = append(lines, "**Not decidable by rerunning** (noise too large for δ even with the most trials the advice allows): "+undecidableText(r.Undecidable)+".")
+	}
+	var b strings.Builder
+	b.WriteString("<details><summary>Statistics: q-values, noise sources, look levels</summary>\n\n")
+	for _, l := range lines {
+		fmt.Fprintf(&b, "- %s\n", mdEscape(l))
+	}
+	prefill, grid := noiseGrid(c)
+	if prefill != "" || len(grid) > 0 {
+		fmt.Fprintf(&b, "\nNoise source per cell (%s).\n", noiseLegend)
+		if prefill != "" {
+			fmt.Fprintf(&b, "\nPrefill: %s\n", prefill)
+		}
+		if len(grid) > 0 {
+			b.WriteString("\n| Decode |")
+			for _, h := range grid[0][1:] {
+				fmt.Fprintf(&b, " %s |", h)
+			}
+			fmt.Fprintf(&b, "\n|---|%s\n", strings.Repeat("---|", len(grid[0])-1))
+			for _, row := range grid[1:] {
+				fmt.Fprintf(&b, "| %s |\n", strings.Join(row, " | "))
+			}
+		}
+	}
+	b.WriteString("\n</details>\n")
+	return b.String()
+}
+
+// headPage folds the head's speed test matrix.
+func (m *model) headPage() block {
+	var buf bytes.Buffer
+	buf.WriteString("<details><summary>The head's speed test matrix</summary>\n\n")
+	if err := NewPage(m.x.Head).Markdown(&buf); err != nil {
+		buf.WriteString("The page could not be rendered: " + EscapeText(err.Error(), 200) + "\n")
+	}
+	buf.WriteString("\n</details>\n")
+	return block{name: "the head's speed test matrix", text: buf.String(), detail: true, drop: 8}
+}
