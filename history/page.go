@@ -58,6 +58,10 @@ func (h *History) Site() (map[string][]byte, error) {
 		if s.Metric != MainMetric(s.Cell.Phase) {
 			continue
 		}
+		if s.Values() == 0 {
+			data.Unmeasured = append(data.Unmeasured, unmeasured{Cell: s.Cell.String(), Status: lastStatus(s)})
+			continue
+		}
 		svg, err := s.SVG(chartW, chartH)
 		if err != nil {
 			return nil, err
@@ -83,6 +87,16 @@ func (h *History) Site() (map[string][]byte, error) {
 	}
 	site[siteIndex] = buf.Bytes()
 	return site, nil
+}
+
+// lastStatus is the status of the cell in the latest run that held it, as text.
+func lastStatus(s *Series) string {
+	for i := len(s.Points) - 1; i >= 0; i-- {
+		if p := s.Points[i]; p.Status != "" {
+			return statusText(p)
+		}
+	}
+	return "absent"
 }
 
 // setupLine names what the history measured, from its latest run.
@@ -129,7 +143,10 @@ type pageData struct {
 	Shifts                                []shiftData
 	Latest                                *latest
 	Trends                                []trend
+	Unmeasured                            []unmeasured
 }
+
+type unmeasured struct{ Cell, Status string }
 
 type shiftData struct {
 	Cell, Metric, Direction, Commit, Full, Date, Before, After, Change, P string
@@ -156,6 +173,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="generator" content="{{.Generator}}">
 <title>{{.Title}}</title>
+<link rel="icon" href="data:,">
 <style>
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #222; }
 table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.9rem; }
@@ -210,6 +228,7 @@ figcaption { font-size: 0.9rem; }
 {{if .Shifts}}<ul>{{range .Shifts}}<li>{{.}}</li>{{end}}</ul>{{end}}</figcaption>
 </figure>
 {{end}}
+{{if .Unmeasured}}<p class="muted">No run measured {{range $i, $u := .Unmeasured}}{{if $i}}, {{end}}{{$u.Cell}} ({{$u.Status}}){{end}}.</p>{{end}}
 <p class="muted">Written by {{.Generator}}.</p>
 </body>
 </html>
