@@ -142,6 +142,13 @@ func (s *Series) ticks() plot.ConstantTicks {
 		label[i] = true
 	}
 	for _, sh := range s.Shifts {
+		// A shift's commit is always labelled; regular labels too close to it go.
+		for d := 1; d < max(2, (step+1)/2+1); d++ {
+			delete(label, sh.Index-d)
+			delete(label, sh.Index+d)
+		}
+	}
+	for _, sh := range s.Shifts {
 		label[sh.Index] = true
 	}
 	var ts plot.ConstantTicks

@@ -337,7 +337,7 @@ func TestSite(t *testing.T) {
 			t.Errorf("index.html holds %q", bad)
 		}
 	}
-	for _, want := range []string{"&lt;script&gt;", "Latest matrix", "regression", commitOf(6)[:7], "-9.9%", "prefill/8K", "<th>32</th>"} {
+	for _, want := range []string{"&lt;script&gt;", "Latest matrix", "regression", commitOf(6)[:7], "-9.9%", "prefill/8K", `<th class="num">32</th>`} {
 		if !strings.Contains(index, want) {
 			t.Errorf("index.html lacks %q", want)
 		}

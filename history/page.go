@@ -177,8 +177,8 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
 <style>
 body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #222; }
 table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.9rem; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: right; vertical-align: top; }
-th:first-child, td:first-child { text-align: left; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; white-space: nowrap; }
+.num { text-align: right; }
 .regression { color: #c62828; font-weight: 600; }
 .improvement { color: #2e7d32; font-weight: 600; }
 .warning { background: #fff3cd; padding: 0.5rem; }
@@ -198,7 +198,7 @@ figcaption { font-size: 0.9rem; }
 {{if .Shifts}}<table>
 <thead><tr><th>Cell</th><th>Metric</th><th>Direction</th><th>First commit</th><th>Date</th><th>Before</th><th>After</th><th>Change</th><th>p</th></tr></thead>
 <tbody>
-{{range .Shifts}}<tr><td>{{.Cell}}</td><td>{{.Metric}}</td><td class="{{if .Regression}}regression{{else}}improvement{{end}}">{{.Direction}}</td><td title="{{.Full}}">{{.Commit}}</td><td>{{.Date}}</td><td>{{.Before}}</td><td>{{.After}}</td><td>{{.Change}}</td><td>{{.P}}</td></tr>
+{{range .Shifts}}<tr><td>{{.Cell}}</td><td>{{.Metric}}</td><td class="{{if .Regression}}regression{{else}}improvement{{end}}">{{.Direction}}</td><td title="{{.Full}}">{{.Commit}}</td><td>{{.Date}}</td><td class="num">{{.Before}}</td><td class="num">{{.After}}</td><td class="num">{{.Change}}</td><td class="num">{{.P}}</td></tr>
 {{end}}</tbody>
 </table>{{else}}<p>None: no cell-metric shifted by more than its δ.</p>{{end}}
 {{with .Latest}}<h2 id="latest">Latest matrix</h2>
@@ -209,15 +209,15 @@ figcaption { font-size: 0.9rem; }
 <table>
 <thead><tr><th>Context</th><th>Prompt tok/s</th><th>TTFT</th></tr></thead>
 <tbody>
-{{range .Prefill}}<tr><td>{{.Context}}</td><td>{{.TokPerS}}</td><td>{{.TTFT}}</td></tr>
+{{range .Prefill}}<tr><td>{{.Context}}</td><td class="num">{{.TokPerS}}</td><td class="num">{{.TTFT}}</td></tr>
 {{end}}</tbody>
 </table>{{end}}
 {{if .Decode}}<h3>Sustained decode</h3>
 <p class="muted">total tok/s · rows are context length, columns are simultaneous requests</p>
 <table>
-<thead><tr><th>Context</th>{{range .Concurrency}}<th>{{.}}</th>{{end}}</tr></thead>
+<thead><tr><th>Context</th>{{range .Concurrency}}<th class="num">{{.}}</th>{{end}}</tr></thead>
 <tbody>
-{{range .Decode}}<tr><td>{{.Context}}</td>{{range .Cells}}<td>{{range $i, $l := .}}{{if $i}}<br>{{end}}{{$l}}{{end}}</td>{{end}}</tr>
+{{range .Decode}}<tr><td>{{.Context}}</td>{{range .Cells}}<td class="num">{{range $i, $l := .}}{{if $i}}<br>{{end}}{{$l}}{{end}}</td>{{end}}</tr>
 {{end}}</tbody>
 </table>{{end}}
 {{end}}
