@@ -143,6 +143,7 @@ matrix with regression verdicts.`,
 		newRunCmd(env),
 		newSelftestCmd(env),
 		newEngineCmd(env),
+		newHistoryCmd(env),
 	)
 	return root
 }

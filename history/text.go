@@ -1,0 +1,176 @@
+package history
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/compare/changepoint"
+	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// ShortCommit returns the first 7 characters of a commit, or "-" when there is none.
+func ShortCommit(c string) string {
+	if c == "" {
+		return "-"
+	}
+	if len(c) > 7 {
+		return c[:7]
+	}
+	return c
+}
+
+// dateText formats a run's start in UTC, or "-".
+func dateText(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
+// FormatValue formats a value of metric m with its unit, with three significant digits at least.
+func FormatValue(m results.Metric, v float64) string {
+	switch m {
+	case results.MetricTTFT:
+		return numfmt.FormatTTFTPrecise(v)
+	case results.MetricTBT:
+		return numfmt.FormatTBTPrecise(v)
+	}
+	return numfmt.FormatTokPerSPrecise(v) + " tok/s"
+}
+
+// statusText is a point's status as the table prints it.
+func statusText(p Point) string {
+	switch {
+	case p.Status == "":
+		return "absent"
+	case p.Value == nil && p.Status.Measured():
+		return string(p.Status) + " (no value)"
+	}
+	return strings.ReplaceAll(string(p.Status), "_", " ")
+}
+
+// direction says which way is better.
+func direction(m results.Metric) string {
+	if m.HigherIsBetter() {
+		return "higher is better"
+	}
+	return "lower is better"
+}
+
+// MethodText describes the detection a series used, for a heading.
+func (s *Series) MethodText() string {
+	return methodText(s.Settings, strings.TrimPrefix(numfmt.FormatPercent(s.Delta), "+"))
+}
+
+// methodText describes detector settings with the minimum change given as text.
+func methodText(set changepoint.Settings, minChange string) string {
+	return fmt.Sprintf("E-divisive means, %d permutations, p ≤ %v, |change| ≥ %s, at least %d runs a level",
+		set.Permutations, set.Alpha, minChange, set.MinSize)
+}
+
+// ShiftText describes one shift in a line: "regression at abc1234 (2025-03-01 12:00, after
+// 0123456): 1,234 → 1,160 tok/s (-6.0%), p = 0.005".
+func (s *Series) ShiftText(sh Shift) string {
+	after := ""
+	if sh.Previous != "" {
+		after = ", after " + ShortCommit(sh.Previous)
+	}
+	return fmt.Sprintf("%s at %s (%s%s): %s → %s (%s), p = %.3g", sh.Direction, ShortCommit(sh.Commit), dateText(sh.Date), after,
+		FormatValue(s.Metric, sh.Before), FormatValue(s.Metric, sh.After), numfmt.FormatPercent(sh.Change), sh.P)
+}
+
+// WriteText writes the series as a table (commit, date, value, status, a mark at each shift) and
+// its shifts.
+func WriteText(w io.Writer, s *Series) error {
+	ew := &errWriter{w: w}
+	fmt.Fprintf(ew, "%s · %s (%s) · %d runs, %d with a value\n\n", s.Cell, s.Metric.Title(), direction(s.Metric), len(s.Points), s.Values())
+	shiftAt := map[int]Shift{}
+	for _, sh := range s.Shifts {
+		shiftAt[sh.Index] = sh
+	}
+	var table strings.Builder
+	tw := tabwriter.NewWriter(&table, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "Commit\tDate\t%s\tStatus\t\n", s.Metric.Title())
+	for i, p := range s.Points {
+		v := numfmt.Dash
+		if p.Value != nil {
+			v = FormatValue(s.Metric, *p.Value)
+		}
+		mark := ""
+		if sh, ok := shiftAt[i]; ok {
+			mark = "← " + string(sh.Direction) + " " + numfmt.FormatPercent(sh.Change)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", ShortCommit(p.Commit), dateText(p.Date), v, statusText(p), mark)
+	}
+	tw.Flush()
+	for line := range strings.Lines(table.String()) {
+		fmt.Fprintln(ew, strings.TrimRight(line, " \n"))
+	}
+	fmt.Fprintf(ew, "\nChange points (%s):\n", s.MethodText())
+	if len(s.Shifts) == 0 {
+		fmt.Fprintln(ew, "  none")
+	}
+	for _, sh := range s.Shifts {
+		fmt.Fprintf(ew, "  %s\n", s.ShiftText(sh))
+	}
+	return ew.err
+}
+
+// WriteSummary writes every shift of the history, one line each, and how many series had none.
+func WriteSummary(w io.Writer, h *History) error {
+	ew := &errWriter{w: w}
+	for _, warn := range h.Warnings {
+		fmt.Fprintf(ew, "warning: %s\n", warn)
+	}
+	first, last := "-", "-"
+	if n := len(h.Files); n > 0 {
+		first, last = ShortCommit(h.Files[0].Engine.Commit), ShortCommit(h.Files[n-1].Engine.Commit)
+	}
+	fmt.Fprintf(ew, "%d runs (%s … %s), %d cell-metrics\n", len(h.Files), first, last, len(h.Series))
+	if len(h.Series) > 0 {
+		fmt.Fprintf(ew, "Change points (%s):\n", methodText(h.Series[0].Settings, "the metric's δ"))
+	}
+	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
+	quiet := 0
+	for _, s := range h.Series {
+		if len(s.Shifts) == 0 {
+			quiet++
+		}
+		for _, sh := range s.Shifts {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.Cell, s.Metric.Title(), s.ShiftText(sh))
+		}
+	}
+	tw.Flush()
+	if quiet == len(h.Series) {
+		fmt.Fprintln(ew, "  none")
+	}
+	fmt.Fprintf(ew, "%s without a change point\n", plural(quiet, "cell-metric", "cell-metrics"))
+	return ew.err
+}
+
+// plural returns "1 thing" or "n things".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return len(p), nil
+	}
+	n, err := e.w.Write(p)
+	e.err = err
+	return n, err
+}

@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/plot/vg"
+
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/history"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// newHistoryCmd builds `speedmatrix history`.
+func newHistoryCmd(env *Env) *cobra.Command {
+	var (
+		dir, cellArg, metricArg, svgPath, htmlDir string
+		thresholds                                []string
+		o                                         = history.DefaultOptions()
+	)
+	cmd := &cobra.Command{
+		Use:   "history --dir DIR [--cell CELL [--metric METRIC] [--svg OUT.svg]] [--html OUTDIR]",
+		Short: "Show trends and change points of a history of results files",
+		Long: `History reads every results file in --dir (one configuration's runs, one per commit of the
+default branch), orders them by run start, and looks for sustained shifts in every cell-metric
+with E-divisive means (a permutation test at --alpha, and a change of at least the metric's δ:
+3 % for throughput, 5 % for latency, as compare uses; --threshold changes it).
+
+Without --cell it lists every change point of every cell-metric. With --cell it prints that
+cell's series (commit, date, value, status) and its change points; --svg writes its chart.
+--html writes a static page (index.html and charts/*.svg, no scripts) with every cell's trend,
+the change points and the latest matrix, for GitHub Pages.
+
+Metrics: prompt_tok_per_s, total_tok_per_s, per_request_tok_per_s, ttft_ms, tbt_ms (or
+prompt, total, per_request, ttft, tbt); by default total tok/s for decode, prompt tok/s for
+prefill.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return usagef("--dir is required: the folder of results files to read")
+			}
+			var cell results.CellID
+			metric := results.Metric("")
+			if cellArg != "" {
+				var err error
+				if cell, err = results.ParseCellID(cellArg); err != nil {
+					return usagef("--cell: %v", err)
+				}
+				metric = history.MainMetric(cell.Phase)
+				if metricArg != "" {
+					if metric, err = history.ParseMetric(metricArg); err != nil {
+						return usagef("--metric: %v", err)
+					}
+					if !slices.Contains(results.Metrics(cell.Phase), metric) {
+						return usagef("--metric %s: a %s cell has no such metric (it has %v)", metric, cell.Phase, results.Metrics(cell.Phase))
+					}
+				}
+			} else if metricArg != "" || svgPath != "" {
+				return usagef("--metric and --svg need --cell, e.g. --cell decode/8K/32")
+			}
+			th := compare.DefaultThresholds()
+			for _, a := range thresholds {
+				if err := th.SetThreshold(a); err != nil {
+					return usagef("--threshold: %v", err)
+				}
+			}
+			o.Delta = th.Delta
+			files, err := readResultsDir(env, dir)
+			if err != nil {
+				return err
+			}
+			history.Order(files)
+			return runHistory(env, files, o, cell, metric, svgPath, htmlDir)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "dir", "", "folder of results files (*.json), one configuration's runs; ordered by run start")
+	f.StringVar(&cellArg, "cell", "", "the cell to show, e.g. decode/8K/32 or prefill/8K")
+	f.StringVar(&metricArg, "metric", "", "the metric to show (default: total_tok_per_s for decode, prompt_tok_per_s for prefill)")
+	f.StringVar(&svgPath, "svg", "", "write the cell's chart to this SVG file")
+	f.StringVar(&htmlDir, "html", "", "write the static page (index.html and charts/) into this folder")
+	f.StringArrayVar(&thresholds, "threshold", nil, "minimum change reported, METRIC=PERCENT (e.g. total_tok_per_s=2 or latency=8%); repeatable")
+	f.Float64Var(&o.ChangePoint.Alpha, "alpha", o.ChangePoint.Alpha, "largest permutation p-value of a change point, per series")
+	f.IntVar(&o.ChangePoint.Permutations, "permutations", o.ChangePoint.Permutations, "permutations per significance test")
+	f.IntVar(&o.ChangePoint.MinSize, "min-runs", o.ChangePoint.MinSize, "fewest runs at a level before and after a change point")
+	f.Uint64Var(&o.Seed, "seed", o.Seed, "seed of the permutations (the same seed gives the same change points)")
+	return cmd
+}
+
+// runHistory analyzes files and writes what was asked for.
+func runHistory(env *Env, files []*results.File, o history.Options, cell results.CellID, metric results.Metric, svgPath, htmlDir string) error {
+	if metric != "" {
+		s := history.NewSeries(files, cell, metric)
+		if s.Values() == 0 && !slices.Contains(history.Cells(files), cell) {
+			return usagef("--cell %s: no results file holds this cell (cells: %v)", cell, history.Cells(files))
+		}
+		if err := s.Detect(o); err != nil {
+			return usagef("%v", err)
+		}
+		if err := history.WriteText(env.Stdout, s); err != nil {
+			return err
+		}
+		if svgPath != "" {
+			svg, err := s.SVG(8*vg.Inch, 3*vg.Inch)
+			if err != nil {
+				return err
+			}
+			if err := results.WriteFileAtomic(svgPath, svg); err != nil {
+				return fmt.Errorf("--svg: %w", err)
+			}
+			env.Log.Info("wrote chart", "path", svgPath)
+		}
+		if htmlDir == "" {
+			return nil
+		}
+	}
+	h, err := history.Analyze(files, o)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	for _, w := range h.Warnings {
+		env.Log.Warn(w)
+	}
+	if metric == "" {
+		if err := history.WriteSummary(env.Stdout, h); err != nil {
+			return err
+		}
+	}
+	if htmlDir == "" {
+		return nil
+	}
+	site, err := h.Site()
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(site))
+	for name := range site {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := filepath.Join(htmlDir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+		if err := results.WriteFileAtomic(p, site[name]); err != nil {
+			return fmt.Errorf("--html: %w", err)
+		}
+	}
+	env.Log.Info("wrote page", "index", filepath.Join(htmlDir, "index.html"), "charts", len(site)-1)
+	return nil
+}
+
+// readResultsDir reads every *.json results file in dir; other files are skipped with a warning.
+func readResultsDir(env *Env, dir string) ([]*results.File, error) {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		if err == nil {
+			err = fmt.Errorf("%s is not a folder", dir)
+		}
+		return nil, usagef("--dir: %v", err)
+	}
+	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(paths)
+	var files []*results.File
+	for _, p := range paths {
+		f, err := results.ReadFile(p)
+		if err != nil {
+			if errors.Is(err, fs.ErrPermission) {
+				return nil, err
+			}
+			env.Log.Warn("skipped a file that is not a valid results file", "path", p, "err", err)
+			continue
+		}
+		files = append(files, f)
+	}
+	if len(files) == 0 {
+		return nil, usagef("--dir %s holds no results file (*.json)", dir)
+	}
+	return files, nil
+}
