@@ -202,6 +202,8 @@ type Server struct {
 	faults    []*Fault
 	nextID    int64
 	minted    int
+	gitRepos  map[string]*gitRepo
+	gitHook   func(method, path string)
 }
 
 type principal struct {
@@ -436,6 +438,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	call.Login = who.login
 	h := &handler{s: s, w: rec, r: r, body: body, who: who, base: "http://" + r.Host + s.prefix}
+	s.beforeGit(r.Method, path)
 	h.route(path)
 }
 
@@ -552,6 +555,7 @@ func (h *handler) route(path string) {
 		h.withCheck(seg[1]+"/"+seg[2], seg[4], func(c *CheckRun) { h.json(200, h.checkJSON(c)) })
 	case match("PATCH", "repos", "*", "*", "check-runs", "*"):
 		h.withCheck(seg[1]+"/"+seg[2], seg[4], h.updateCheck)
+	case h.routeGit(seg):
 	default:
 		writeError(h.w, http.StatusNotFound, "Not Found")
 	}
