@@ -148,3 +148,6 @@ func ctx(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return c
 }
+
+// noSleep is the sleep between retries in tests: none, unless the context is done.
+func noSleep(ctx context.Context, _ time.Duration) error { return ctx.Err() }
