@@ -126,6 +126,8 @@ matrix with regression verdicts.`,
 		newRunCmd(env),
 		newSelftestCmd(env),
 		newEngineCmd(env),
+		newBaselineCmd(env),
+		newStoreCmd(env),
 	)
 	return root
 }
