@@ -16,6 +16,12 @@
 // (422), a PATCH that sends "name": "" renames the run, a status of in_progress clears the
 // conclusion, reactions are idempotent per user and content, tokens and App JWTs are checked
 // (401 otherwise). Fail injects errors (a 502, a secondary rate limit) in front of any route.
+//
+// It also serves the Git Data API (gitdata.go: blobs, trees with base_tree and deletions,
+// commits, refs with GitHub's fast-forward check on update), the compare API's
+// merge_base_commit and the commit listing by sha, over an object store seeded with AddCommit
+// and SetRef and read back with Ref, Commit and Files; OnGit lets a test hold a request to
+// force an interleaving of concurrent writers.
 package ghtest
 
 import (
