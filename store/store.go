@@ -214,7 +214,7 @@ func prepare(e Entry, f *results.File, now func() time.Time) (Entry, error) {
 		if e.RunID == "" {
 			e.RunID = strconv.FormatInt(e.Time.UnixNano(), 10)
 		}
-		if !runIDRE.MatchString(e.RunID) {
+		if !runIDRE.MatchString(e.RunID) || e.RunID == "." || e.RunID == ".." {
 			return Entry{}, fmt.Errorf("store: run id %q cannot name a file (letters, digits, '.', '_' and '-' only)", e.RunID)
 		}
 	default:
@@ -254,6 +254,10 @@ func checkLookup(commit, configID string) error {
 // checkEntryPath refuses an index entry whose path is not where the layout puts it (a damaged
 // or hand-edited index must not make Open read outside the store).
 func checkEntryPath(e Entry) error {
+	if !commitRE.MatchString(e.Commit) || !idRE.MatchString(e.ConfigID) || (e.Kind == KindAA && !runIDRE.MatchString(e.RunID)) ||
+		e.RunID == "." || e.RunID == ".." {
+		return fmt.Errorf("store: index entry %q names no valid commit, config id or run id (the index is damaged)", e.Path)
+	}
 	if e.Path == "" || e.Path != e.layoutPath() {
 		return fmt.Errorf("store: index entry path %q is not where the layout puts %s results of %s (the index is damaged)", e.Path, e.Kind, e.Commit)
 	}
