@@ -53,7 +53,7 @@ func TestLoadExamples(t *testing.T) {
 	custom.GPU = GPU{LockClocks: true}
 	custom.GitHub = GitHub{CheckName: "speed", Comment: CommentRegression, Label: "benchmark", FailOnRegression: true}
 	custom.Compare = Compare{FDR: 0.05, FalseAlarm: 0.05, Thresholds: map[string]float64{"total_tok_per_s": 0.03, "ttft_ms": 0.05}}
-	custom.Store = Store{Branch: "bench-results", Dir: "runs"}
+	custom.Store.Branch, custom.Store.Dir = "bench-results", "runs"
 
 	for _, tc := range []struct {
 		file string

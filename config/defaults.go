@@ -24,7 +24,8 @@ func Default() Config {
 			Engine:        Engine{Keep: 3},
 		},
 		GitHub: GitHub{CheckName: "speedmatrix", Comment: CommentAlways},
-		Store:  Store{Branch: "speedmatrix-results", Dir: "results"},
+		Store: Store{Branch: "speedmatrix-data", MinHistory: 3,
+			Retention: Retention{Keep: 100, KeepAA: 20, PRDays: 30}},
 	}
 }
 

@@ -217,6 +217,11 @@ func TestSchemaAndLoadReject(t *testing.T) {
 		"github: {comment: sometimes}\n",
 		"compare: {thresholds: {speed: 0.1}}\n",
 		"gpu: {lock_clocks: maybe}\n",
+		"store: {retention: {keep: -1}}\n",
+		"store: {retention: {pr_days: -5}}\n",
+		"store: {aa_every: -1}\n",
+		"store: {min_history: 1}\n",
+		"store: {retention: {keep_days: 3}}\n",
 	} {
 		if err := schemaValidate(t, sch, []byte(doc)); err == nil {
 			t.Errorf("the schema accepts %q", doc)

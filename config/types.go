@@ -166,10 +166,31 @@ type Compare struct {
 	Thresholds map[string]float64 `yaml:"thresholds"`
 }
 
-// Store is where results are kept between runs.
+// Store is where results are kept between runs (package store).
 type Store struct {
-	// Branch is the git branch results are committed to.
+	// Branch is the data branch the bot commits results to (created as an orphan on first
+	// use; exclude it from the workflow's on.push.branches).
 	Branch string `yaml:"branch"`
-	// Dir is the directory in that branch.
+	// Dir is a local directory used as the store by the CLI (baseline, store, compare
+	// --store) when neither --store nor --branch is given; empty: none.
 	Dir string `yaml:"dir"`
+	// Retention bounds the history kept.
+	Retention Retention `yaml:"retention"`
+	// AAEvery, when positive, re-measures one default-branch commit every AAEvery pushes (an
+	// A/A rerun, stored under aa/); 0 turns A/A reruns off.
+	AAEvery int `yaml:"aa_every"`
+	// MinHistory is the fewest default-branch results of a config that make compare take its
+	// noise from history instead of the prior.
+	MinHistory int `yaml:"min_history"`
+}
+
+// Retention is how much history pruning keeps. The newest default-branch result of each
+// config (the current baseline) is kept whatever it says.
+type Retention struct {
+	// Keep is how many default-branch results to keep per config; 0 keeps all.
+	Keep int `yaml:"keep"`
+	// KeepAA is how many A/A reruns to keep per config; 0 keeps all.
+	KeepAA int `yaml:"keep_aa"`
+	// PRDays is how many days PR results are kept; 0 keeps them all.
+	PRDays int `yaml:"pr_days"`
 }

@@ -100,6 +100,18 @@ func (c Config) Validate() error {
 			v.fail(p, "%g: want a fraction from 0 to below 1 (0.03 is 3 %%)", d)
 		}
 	}
+	for _, n := range []struct {
+		path string
+		v    int
+	}{{"store.retention.keep", c.Store.Retention.Keep}, {"store.retention.keep_aa", c.Store.Retention.KeepAA},
+		{"store.retention.pr_days", c.Store.Retention.PRDays}, {"store.aa_every", c.Store.AAEvery}} {
+		if n.v < 0 {
+			v.fail(n.path, "%d: want 0 or more (0: no bound)", n.v)
+		}
+	}
+	if c.Store.MinHistory < 2 {
+		v.fail("store.min_history", "%d: want 2 or more (a variance needs two runs; 3 is the default)", c.Store.MinHistory)
+	}
 	if len(v.errs) == 0 {
 		return nil
 	}

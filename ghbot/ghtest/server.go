@@ -16,6 +16,12 @@
 // (422), a PATCH that sends "name": "" renames the run, a status of in_progress clears the
 // conclusion, reactions are idempotent per user and content, tokens and App JWTs are checked
 // (401 otherwise). Fail injects errors (a 502, a secondary rate limit) in front of any route.
+//
+// It also serves the Git Data API (gitdata.go: blobs, trees with base_tree and deletions,
+// commits, refs with GitHub's fast-forward check on update), the compare API's
+// merge_base_commit and the commit listing by sha, over an object store seeded with AddCommit
+// and SetRef and read back with Ref, Commit and Files; OnGit lets a test hold a request to
+// force an interleaving of concurrent writers.
 package ghtest
 
 import (
@@ -202,6 +208,8 @@ type Server struct {
 	faults    []*Fault
 	nextID    int64
 	minted    int
+	gitRepos  map[string]*gitRepo
+	gitHook   func(method, path string)
 }
 
 type principal struct {
@@ -436,6 +444,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	call.Login = who.login
 	h := &handler{s: s, w: rec, r: r, body: body, who: who, base: "http://" + r.Host + s.prefix}
+	s.beforeGit(r.Method, path)
 	h.route(path)
 }
 
@@ -552,6 +561,7 @@ func (h *handler) route(path string) {
 		h.withCheck(seg[1]+"/"+seg[2], seg[4], func(c *CheckRun) { h.json(200, h.checkJSON(c)) })
 	case match("PATCH", "repos", "*", "*", "check-runs", "*"):
 		h.withCheck(seg[1]+"/"+seg[2], seg[4], h.updateCheck)
+	case h.routeGit(seg):
 	default:
 		writeError(h.w, http.StatusNotFound, "Not Found")
 	}

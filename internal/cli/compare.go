@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,12 +13,15 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // newCompareCmd builds `speedmatrix compare`.
 func newCompareCmd(env *Env) *cobra.Command {
 	var (
 		historyDir, out, format, cells string
+		storeDir                       string
+		historyMax                     int
 		thresholds                     []string
 		fdr                            float64
 		falseAlarm                     float64
@@ -37,8 +41,10 @@ error is a regression by itself. The false discovery rate is controlled over the
 (Benjamini–Hochberg), and inconclusive cells get rerun advice with a two-look rule.
 
 Noise comes from repeated trials when both sides have them, else from --history (the spread of
-each cell across earlier results of the base), else from the window's own samples floored by a
-prior, else from the prior alone; the output says which, per cell.
+each cell across earlier results of the base) or --store (the newest default-branch results of
+the base's config id in a results store, at least min_history of them), else from the
+window's own samples floored by a prior, else from the prior alone; the output says which, per
+cell.
 
 BASE and HEAD may each be several files separated by commas (BASE,BASE_RERUN): their trials
 pool cell by cell, as the second look after a rerun needs.
@@ -90,6 +96,14 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 				return err
 			}
 			var histWarnings []string
+			if historyDir != "" && storeDir != "" {
+				return usagef("give --history or --store, not both")
+			}
+			if storeDir != "" {
+				if in.History, err = historyFromStore(cmd.Context(), env, store.NewDir(storeDir), in.Base[0], in.Head, historyMax, th.MinHistory); err != nil {
+					return err
+				}
+			}
 			if historyDir != "" {
 				in.History, histWarnings, err = readHistory(historyDir)
 				if err != nil {
@@ -128,6 +142,8 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 	}
 	f := cmd.Flags()
 	f.StringVar(&historyDir, "history", "", "folder of earlier results files of the base (*.json); each cell's spread across them is its noise")
+	f.StringVar(&storeDir, "store", "", "results store (speedmatrix store): the newest default-branch results of the base's config id are the history, when there are at least min_history")
+	f.IntVar(&historyMax, "history-max", 10, "with --store, use at most this many default-branch results as history")
 	f.StringArrayVar(&thresholds, "threshold", nil, "practical floor δ as METRIC=PERCENT, repeatable (metrics: "+strings.Join(compare.MetricNames(), ", ")+"), e.g. --threshold ttft=10")
 	f.Float64Var(&fdr, "fdr", def.FDR, "false discovery rate q over all tested cell-metrics (both looks together)")
 	f.Float64Var(&falseAlarm, "false-alarm", def.FalseAlarm, "whole-matrix false-alarm rate to keep besides the FDR: both looks together spend min(fdr, false-alarm); 0 turns this cap off")
@@ -138,6 +154,24 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 	f.BoolVar(&minEffect, "minimum-effect", false, "test whether a change lies beyond ±δ (H0: |change| ≤ δ) instead of whether it is zero: fewer false alarms when the noise is measured (history, trials), much less power in a first comparison")
 	f.StringVar(&cells, "cells", "", "compare only these cells (comma-separated, e.g. decode/8K/1,prefill/8K), as the rerun advice lists them")
 	return cmd
+}
+
+// historyFromStore returns the history compare uses with --store: the newest default-branch
+// results of the base's config id in s (at most max, none when fewer than min), leaving out the
+// head's engine commits (a run must not be its own noise).
+func historyFromStore(ctx context.Context, env *Env, s store.Store, base *results.File, head []*results.File, max, min int) ([]*results.File, error) {
+	var exclude []string
+	for _, h := range head {
+		if h.Engine.Commit != "" {
+			exclude = append(exclude, strings.ToLower(h.Engine.Commit))
+		}
+	}
+	files, _, note, err := store.History(ctx, s, store.ConfigID(base), store.HistoryOptions{Max: max, Min: min, Exclude: exclude})
+	if err != nil {
+		return nil, fmt.Errorf("--store: %w", err)
+	}
+	env.Log.Info(note)
+	return files, nil
 }
 
 // readSide reads one side's comma-separated results files.

@@ -144,6 +144,8 @@ matrix with regression verdicts.`,
 		newSelftestCmd(env),
 		newEngineCmd(env),
 		newHistoryCmd(env),
+		newBaselineCmd(env),
+		newStoreCmd(env),
 	)
 	return root
 }

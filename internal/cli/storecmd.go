@@ -1,0 +1,364 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
+)
+
+// storeFlags say which store a command uses: a local directory (--store), or a data branch of
+// a GitHub repository (--branch, --repo, GITHUB_TOKEN), else the configuration's store.dir.
+type storeFlags struct {
+	dir, branch, repo, configPath string
+}
+
+func (s *storeFlags) add(f *pflag.FlagSet) {
+	f.StringVar(&s.dir, "store", "", "local directory store (results/, pr/, aa/, index.json); default: the configuration's store.dir")
+	f.StringVar(&s.branch, "branch", "", "use the data branch of this name on GitHub instead (needs --repo or GITHUB_REPOSITORY, and GITHUB_TOKEN with contents: write)")
+	f.StringVar(&s.repo, "repo", "", "the GitHub repository OWNER/NAME of --branch (default $GITHUB_REPOSITORY)")
+	f.StringVar(&s.configPath, "config", "", "speedmatrix.yaml: its store section gives the defaults (store.dir, retention)")
+}
+
+// config reads the configuration file, or returns the defaults.
+func (s *storeFlags) config() (config.Config, error) {
+	if s.configPath == "" {
+		return config.Default(), nil
+	}
+	c, err := config.Load(s.configPath)
+	if err != nil {
+		return config.Config{}, usagef("--config %v", err)
+	}
+	return c, nil
+}
+
+var repoRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
+
+// open returns the store the flags name.
+func (s *storeFlags) open(ctx context.Context, env *Env, c config.Config) (store.Store, string, error) {
+	switch {
+	case s.dir != "" && s.branch != "":
+		return nil, "", usagef("give --store or --branch, not both")
+	case s.dir != "":
+		return store.NewDir(s.dir), "store " + s.dir, nil
+	case s.branch != "":
+		repo := s.repo
+		if repo == "" {
+			repo = env.Getenv("GITHUB_REPOSITORY")
+		}
+		if !repoRE.MatchString(repo) {
+			return nil, "", usagef("--branch needs the repository: --repo OWNER/NAME (or GITHUB_REPOSITORY); got %q", repo)
+		}
+		token := env.Getenv("GITHUB_TOKEN")
+		if token == "" {
+			return nil, "", usagef("--branch needs GITHUB_TOKEN (a token with contents: write on %s)", repo)
+		}
+		gh, err := ghbot.NewClient(ctx, ghbot.Auth{Token: token}, env.Getenv("GITHUB_API_URL"),
+			ghbot.WithLogger(env.Log), ghbot.WithActions(githubactions.New(githubactions.WithWriter(env.Stderr))))
+		if err != nil {
+			return nil, "", err
+		}
+		owner, name, _ := strings.Cut(repo, "/")
+		return store.NewBranch(gh.GitHub(), owner, name, store.WithBranchName(s.branch), store.WithBranchLogger(env.Log)),
+			fmt.Sprintf("data branch %s of %s", s.branch, repo), nil
+	case c.Store.Dir != "":
+		return store.NewDir(c.Store.Dir), "store " + c.Store.Dir, nil
+	}
+	return nil, "", usagef("no store: give --store DIR, --branch NAME --repo OWNER/NAME, or store.dir in --config")
+}
+
+// fullCommit returns the full commit id of rev: rev itself when it is one, else what the local
+// clone says (git rev-parse).
+func fullCommit(ctx context.Context, rev string) (string, error) {
+	rev = strings.ToLower(strings.TrimSpace(rev))
+	if regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`).MatchString(rev) {
+		return rev, nil
+	}
+	if rev == "" {
+		return "", usagef("--commit is required: the engine commit the results belong to")
+	}
+	sha, err := store.GitCommits{}.RevParse(ctx, rev)
+	if err != nil {
+		return "", usagef("--commit %q is not a full commit id and the local clone cannot resolve it: %v", rev, err)
+	}
+	return sha, nil
+}
+
+// newStoreCmd builds `speedmatrix store`.
+func newStoreCmd(env *Env) *cobra.Command {
+	var sf storeFlags
+	cmd := &cobra.Command{
+		Use:   "store",
+		Short: "Inspect and maintain the results store (list, get, put, prune)",
+		Long: `store inspects the results store: a local directory (--store DIR) or the repository's data
+branch (--branch speedmatrix-data --repo OWNER/NAME, with GITHUB_TOKEN). Both hold
+results/<engine-commit>/<config-id>.json for default-branch results (baselines and history),
+pr/<number>/<engine-commit>/<config-id>.json for pull requests' results, aa/ for A/A reruns,
+and index.json. The config id is a hash of what makes results comparable (model, GPU model and
+count, the matrix, the launch command without secrets, the simulator's time scale).`,
+	}
+	sf.add(cmd.PersistentFlags())
+
+	var filter store.Filter
+	var kind, format string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List stored results, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := sf.config()
+			if err != nil {
+				return err
+			}
+			s, _, err := sf.open(cmd.Context(), env, c)
+			if err != nil {
+				return err
+			}
+			filter.Kind = store.Kind(kind)
+			es, err := s.List(cmd.Context(), filter)
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				if es == nil {
+					es = []store.Entry{}
+				}
+				enc := json.NewEncoder(env.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(es)
+			}
+			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tKIND\tPR\tCOMMIT\tCONFIG\tRUN\tPATH")
+			for _, e := range es {
+				pr := ""
+				if e.PR > 0 {
+					pr = fmt.Sprint(e.PR)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Kind, pr, e.Commit[:min(12, len(e.Commit))], e.ConfigID, e.RunID, e.Path)
+			}
+			return tw.Flush()
+		},
+	}
+	list.Flags().StringVar(&filter.ConfigID, "config-id", "", "only this config id")
+	list.Flags().StringVar(&kind, "kind", "", "only this kind: default-branch, pr or aa")
+	list.Flags().StringVar(&filter.Commit, "commit", "", "only this engine commit (full id)")
+	list.Flags().IntVar(&filter.PR, "pr", 0, "only this pull request")
+	list.Flags().IntVar(&filter.Limit, "limit", 0, "at most this many, newest first")
+	list.Flags().StringVar(&format, "format", "text", "text or json")
+
+	var out string
+	get := &cobra.Command{
+		Use:   "get COMMIT CONFIG_ID",
+		Short: "Print (or write with -o) the default-branch results of a commit and config id",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := sf.config()
+			if err != nil {
+				return err
+			}
+			s, _, err := sf.open(cmd.Context(), env, c)
+			if err != nil {
+				return err
+			}
+			commit, err := fullCommit(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			f, _, err := s.Get(cmd.Context(), commit, args[1])
+			if err != nil {
+				return err
+			}
+			if out != "" {
+				return results.WriteFile(out, f)
+			}
+			return results.Write(env.Stdout, f)
+		},
+	}
+	get.Flags().StringVarP(&out, "output", "o", "", "write the results file here instead of stdout")
+
+	var e store.Entry
+	var commit, putKind string
+	put := &cobra.Command{
+		Use:   "put RESULTS.json --commit SHA",
+		Short: "Store an existing results file (default-branch, or --kind pr --pr N, or --kind aa)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, err := sf.config()
+			if err != nil {
+				return err
+			}
+			if e.Commit, err = fullCommit(cmd.Context(), commit); err != nil {
+				return err
+			}
+			f, err := results.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			s, where, err := sf.open(cmd.Context(), env, c)
+			if err != nil {
+				return err
+			}
+			e.Kind = store.Kind(putKind)
+			got, err := s.Put(cmd.Context(), e, f)
+			if err != nil {
+				return err
+			}
+			env.Log.Info("stored", "where", where, "path", got.Path, "config_id", got.ConfigID)
+			fmt.Fprintln(env.Stdout, got.Path)
+			return nil
+		},
+	}
+	put.Flags().StringVar(&commit, "commit", "", "the engine commit the results belong to (full id, or a revision the local clone resolves)")
+	put.Flags().StringVar(&putKind, "kind", string(store.KindDefault), "default-branch, pr or aa")
+	put.Flags().IntVar(&e.PR, "pr", 0, "the pull request of a --kind pr result")
+	put.Flags().StringVar(&e.RunID, "run-id", "", "the run id (default: the file's)")
+
+	var keep, keepAA, prDays int
+	var dryRun bool
+	var protect []string
+	prune := &cobra.Command{
+		Use:   "prune",
+		Short: "Remove results beyond the retention bounds (never a current baseline)",
+		Long: `prune keeps the newest --keep default-branch results and --keep-aa A/A reruns of every
+config id, and pull requests' results for --pr-days days; the defaults come from the
+configuration's store.retention. The newest default-branch result of each config id (the
+current baseline) is never removed, nor the results of --protect commits (baselines open pull
+requests still cite).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := sf.config()
+			if err != nil {
+				return err
+			}
+			fs := cmd.Flags()
+			p := store.Policy{Keep: c.Store.Retention.Keep, KeepAA: c.Store.Retention.KeepAA,
+				PRAge: time.Duration(c.Store.Retention.PRDays) * 24 * time.Hour, DryRun: dryRun}
+			if fs.Changed("keep") {
+				p.Keep = keep
+			}
+			if fs.Changed("keep-aa") {
+				p.KeepAA = keepAA
+			}
+			if fs.Changed("pr-days") {
+				p.PRAge = time.Duration(prDays) * 24 * time.Hour
+			}
+			if p.Keep < 0 || p.KeepAA < 0 || p.PRAge < 0 {
+				return usagef("--keep, --keep-aa and --pr-days must be 0 (no bound) or more")
+			}
+			for _, r := range protect {
+				sha, err := fullCommit(cmd.Context(), r)
+				if err != nil {
+					return err
+				}
+				p.Protect = append(p.Protect, sha)
+			}
+			s, _, err := sf.open(cmd.Context(), env, c)
+			if err != nil {
+				return err
+			}
+			removed, err := s.Prune(cmd.Context(), p)
+			if err != nil {
+				return err
+			}
+			verb := "removed"
+			if dryRun {
+				verb = "would remove"
+			}
+			for _, e := range removed {
+				fmt.Fprintf(env.Stdout, "%s %s\n", verb, e.Path)
+			}
+			env.Log.Info("prune", verb, len(removed))
+			return nil
+		},
+	}
+	prune.Flags().IntVar(&keep, "keep", 0, "default-branch results kept per config id (default store.retention.keep; 0 keeps all)")
+	prune.Flags().IntVar(&keepAA, "keep-aa", 0, "A/A reruns kept per config id (default store.retention.keep_aa; 0 keeps all)")
+	prune.Flags().IntVar(&prDays, "pr-days", 0, "days pull requests' results are kept (default store.retention.pr_days; 0 keeps all)")
+	prune.Flags().StringArrayVar(&protect, "protect", nil, "never remove this commit's results (repeatable)")
+	prune.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be removed, remove nothing")
+
+	cmd.AddCommand(list, get, put, prune)
+	return cmd
+}
+
+// newBaselineCmd builds `speedmatrix baseline`.
+func newBaselineCmd(env *Env) *cobra.Command {
+	var sf storeFlags
+	var commit, url, output string
+	cmd := &cobra.Command{
+		Use:   "baseline --commit SHA [--config speedmatrix.yaml] [--store DIR | --branch NAME]",
+		Short: "Measure the server as a default-branch commit's baseline and store the results",
+		Long: `baseline measures the server exactly as "speedmatrix run" does with the same configuration
+(--config; --url overrides its url; without a url, the built-in simulator), records --commit as
+the engine commit, and stores the results as that default-branch commit's baseline: a pull
+request whose merge-base (or nearest first-parent ancestor) is that commit then compares with
+them. Serve the engine built at that commit first (speedmatrix engine build, engine serve).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx := cmd.Context()
+			sha, err := fullCommit(ctx, commit)
+			if err != nil {
+				return err
+			}
+			o := defaultRunOptions()
+			if sf.configPath != "" {
+				if err := readRunConfig(sf.configPath, &o); err != nil {
+					return usagef("--config %v", err)
+				}
+			}
+			s, where, err := sf.open(ctx, env, o.Config)
+			if err != nil {
+				return err
+			}
+			if url != "" {
+				o.URL = url
+			}
+			o.Engine.Commit = sha
+			o.Output = output
+			if output == "" {
+				dir, err := os.MkdirTemp("", "speedmatrix-baseline-*")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+				o.Output = dir + string(os.PathSeparator) + "results.json"
+			}
+			if err := runCommand(ctx, env, o); err != nil {
+				return err
+			}
+			f, err := results.ReadFile(o.Output)
+			if err != nil {
+				return err
+			}
+			if f.Run.Partial {
+				return fmt.Errorf("the run was partial (%s): not stored as a baseline; measure again", f.Run.PartialReason)
+			}
+			e, err := s.Put(ctx, store.Entry{Commit: sha, Kind: store.KindDefault}, f)
+			if err != nil {
+				return err
+			}
+			env.Log.Info("baseline stored", "where", where, "commit", sha, "config_id", e.ConfigID, "path", e.Path)
+			fmt.Fprintln(env.Stdout, e.Path)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	sf.add(f)
+	f.StringVar(&commit, "commit", "", "the default-branch engine commit being measured (full id, or a revision the local clone resolves)")
+	f.StringVar(&url, "url", "", "the server to measure (default: the configuration's url; none: the built-in simulator)")
+	f.StringVarP(&output, "output", "o", "", "also keep the results file here")
+	return cmd
+}

@@ -1,0 +1,117 @@
+package store
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+	"strings"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// ConfigIDLen is the number of hex digits of a config id.
+const ConfigIDLen = 16
+
+// configKey is what makes two results files comparable; ConfigID hashes its JSON.
+type configKey struct {
+	Model    string   `json:"model"`
+	Revision string   `json:"revision,omitempty"`
+	GPU      string   `json:"gpu"`
+	GPUCount int      `json:"gpu_count"`
+	Endpoint string   `json:"endpoint"`
+	Decode   []int    `json:"decode_contexts"`
+	Conc     []int    `json:"concurrency"`
+	Prefill  []int    `json:"prefill_contexts"`
+	Cells    []string `json:"cells,omitempty"`
+	Duration float64  `json:"duration_seconds"`
+	MaxTok   int      `json:"max_tokens"`
+	Launch   string   `json:"launch_command"`
+	SimProf  string   `json:"simulator_profile,omitempty"`
+	Scale    float64  `json:"time_scale"`
+}
+
+// ConfigID returns the short hex SHA-256 (ConfigIDLen digits) of what makes results comparable:
+//
+//   - the model (run.served_model, run.revision);
+//   - the hardware: GPU model and count (not the driver, clocks or OS: a driver update is a
+//     change the history should show, not a new series);
+//   - the matrix: decode contexts, concurrency levels, prefill contexts and an explicit cell
+//     list (run.settings; for a file without settings, the cells it holds), the window
+//     duration, max_tokens and the endpoint;
+//   - the launch command, already redacted of secrets, with runs of white space made one space;
+//   - the built-in simulator's profile and time scale (File.TimeScale).
+//
+// The engine commit, run id, start and end times, trials, seed, the simulator's noise, slowdown
+// and fault, and every measured number do not change it: they differ between runs that are
+// meant to be compared.
+func ConfigID(f *results.File) string {
+	k := configKey{
+		Model:    strings.TrimSpace(f.Run.ServedModel),
+		Revision: strings.TrimSpace(f.Run.Revision),
+		GPU:      strings.TrimSpace(f.Hardware.GPU),
+		GPUCount: f.Hardware.GPUCount,
+		Duration: f.Run.SecondsPerMeasurement,
+		MaxTok:   f.Run.MaxOutputTokens,
+		Launch:   strings.Join(strings.Fields(f.Run.LaunchCommand), " "),
+		Scale:    f.TimeScale(),
+	}
+	if s := f.Run.Settings; s != nil {
+		k.Endpoint = s.Endpoint
+		k.Decode = contexts(s.Contexts)
+		k.Conc = sortedInts(s.Concurrency)
+		k.Prefill = contexts(s.PrefillContexts)
+		for _, c := range s.Cells {
+			if id, err := results.ParseCellID(c); err == nil {
+				k.Cells = append(k.Cells, id.String())
+			} else {
+				k.Cells = append(k.Cells, strings.TrimSpace(c))
+			}
+		}
+		slices.Sort(k.Cells)
+		k.Cells = slices.Compact(k.Cells)
+		if s.DurationSeconds > 0 {
+			k.Duration = s.DurationSeconds
+		}
+		if s.MaxTokens > 0 {
+			k.MaxTok = s.MaxTokens
+		}
+		if s.Simulator != nil {
+			k.SimProf = s.Simulator.Profile
+		}
+	}
+	if k.Decode == nil && k.Conc == nil && k.Prefill == nil && k.Cells == nil {
+		for _, c := range f.Decode {
+			k.Decode = append(k.Decode, c.Context)
+			k.Conc = append(k.Conc, c.Concurrency)
+		}
+		for _, c := range f.Prefill {
+			k.Prefill = append(k.Prefill, c.Context)
+		}
+		k.Decode, k.Conc, k.Prefill = sortedInts(k.Decode), sortedInts(k.Conc), sortedInts(k.Prefill)
+	}
+	data, _ := json.Marshal(k)
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])[:ConfigIDLen]
+}
+
+// contexts parses context labels ("8K", "8192") to token counts, sorted and without repeats;
+// a label that does not parse is dropped (Validate of the run's settings reports it).
+func contexts(labels []string) []int {
+	var out []int
+	for _, l := range labels {
+		if n, err := results.ParseContext(l); err == nil {
+			out = append(out, n)
+		}
+	}
+	return sortedInts(out)
+}
+
+func sortedInts(xs []int) []int {
+	if len(xs) == 0 {
+		return nil
+	}
+	out := slices.Clone(xs)
+	slices.Sort(out)
+	return slices.Compact(out)
+}

@@ -1,0 +1,63 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// DefaultMinHistory is the fewest default-branch results History hands to compare (compare's
+// Thresholds.MinHistory): fewer measure no variance worth using, and compare keeps its prior.
+const DefaultMinHistory = 3
+
+// HistoryOptions bounds History.
+type HistoryOptions struct {
+	// Max is how many of the newest default-branch results to read (default 10).
+	Max int
+	// Min is the fewest that count as a history (default DefaultMinHistory); with fewer,
+	// History returns none and says why.
+	Min int
+	// Exclude lists commits whose results are left out (the head under test: a run must not
+	// be its own noise).
+	Exclude []string
+}
+
+// History returns the newest default-branch results of configID, newest first, for compare's
+// history input (compare.Input.History): each cell's spread across them is its run-to-run
+// noise. With fewer than opts.Min it returns none, and a note saying so that the caller can
+// show; PR results and A/A reruns are never history.
+func History(ctx context.Context, s Store, configID string, opts HistoryOptions) ([]*results.File, []Entry, string, error) {
+	if opts.Max <= 0 {
+		opts.Max = 10
+	}
+	if opts.Min <= 0 {
+		opts.Min = DefaultMinHistory
+	}
+	all, err := s.List(ctx, Filter{ConfigID: configID, Kind: KindDefault})
+	if err != nil {
+		return nil, nil, "", err
+	}
+	var use []Entry
+	for _, e := range all {
+		if !slices.Contains(opts.Exclude, e.Commit) {
+			use = append(use, e)
+		}
+		if len(use) == opts.Max {
+			break
+		}
+	}
+	if len(use) < opts.Min {
+		return nil, nil, fmt.Sprintf("history: %d default-branch results of config %s, fewer than %d; the noise prior applies", len(use), configID, opts.Min), nil
+	}
+	files := make([]*results.File, 0, len(use))
+	for _, e := range use {
+		f, err := s.Open(ctx, e)
+		if err != nil {
+			return nil, nil, "", fmt.Errorf("history: %w", err)
+		}
+		files = append(files, f)
+	}
+	return files, use, fmt.Sprintf("history: noise from %d default-branch results of config %s", len(files), configID), nil
+}

@@ -1,0 +1,155 @@
+package store_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
+)
+
+// TestPlan checks retention: what each policy keeps, and that the current baseline (the newest
+// default-branch result of each config id) and protected commits are never removed.
+func TestPlan(t *testing.T) {
+	now := t0.Add(1000 * time.Hour)
+	e := func(name string, kind store.Kind, config string, hours int) store.Entry {
+		x := store.Entry{Commit: sha(name), Kind: kind, ConfigID: config, Time: t0.Add(time.Duration(hours) * time.Hour), Path: name}
+		if kind == store.KindPR {
+			x.PR = 1
+		}
+		return x
+	}
+	all := []store.Entry{
+		e("a1", store.KindDefault, "aaaaaaaaaaaaaaaa", 1),
+		e("a2", store.KindDefault, "aaaaaaaaaaaaaaaa", 2),
+		e("a3", store.KindDefault, "aaaaaaaaaaaaaaaa", 3),
+		e("b1", store.KindDefault, "bbbbbbbbbbbbbbbb", 0), // the only, so the current baseline, of its config
+		e("p-old", store.KindPR, "aaaaaaaaaaaaaaaa", 1),
+		e("p-new", store.KindPR, "aaaaaaaaaaaaaaaa", 999),
+		e("aa1", store.KindAA, "aaaaaaaaaaaaaaaa", 1),
+		e("aa2", store.KindAA, "aaaaaaaaaaaaaaaa", 2),
+	}
+	for _, tc := range []struct {
+		name   string
+		policy store.Policy
+		remove []string
+	}{
+		{"keep all", store.Policy{Now: now}, nil},
+		{"keep 2", store.Policy{Keep: 2, Now: now}, []string{"a1"}},
+		{"keep 1", store.Policy{Keep: 1, Now: now}, []string{"a1", "a2"}},
+		{"keep 1, a1 protected (an open PR's baseline)", store.Policy{Keep: 1, Now: now, Protect: []string{sha("a1")}}, []string{"a2"}},
+		{"PR results for 30 days", store.Policy{PRAge: 30 * 24 * time.Hour, Now: now}, []string{"p-old"}},
+		{"1 A/A rerun", store.Policy{KeepAA: 1, Now: now}, []string{"aa1"}},
+		{"everything at once", store.Policy{Keep: 1, KeepAA: 1, PRAge: time.Hour, Now: now}, []string{"a1", "aa1", "p-old", "a2"}}, // oldest first,
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			keep, remove := store.Plan(all, tc.policy)
+			var got []string
+			for _, r := range remove {
+				got = append(got, r.Path)
+			}
+			if diff := cmp.Diff(tc.remove, got); diff != "" {
+				t.Errorf("removed: -want +got\n%s", diff)
+			}
+			if len(keep)+len(remove) != len(all) {
+				t.Errorf("kept %d + removed %d != %d", len(keep), len(remove), len(all))
+			}
+			for _, cur := range []string{"a3", "b1"} {
+				for _, r := range remove {
+					if r.Path == cur {
+						t.Errorf("removed %s, the current baseline of its config", cur)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestDirPruneKeepsCurrentBaseline prunes a directory store to its bound and checks that the
+// baseline Resolve picks is still there, files and index alike.
+func TestDirPruneKeepsCurrentBaseline(t *testing.T) {
+	root := t.TempDir()
+	s := store.NewDir(root)
+	f := runFile(t)
+	other := runFile(t, func(f *results.File) { f.Hardware.GPU = "H100" })
+	for i := range 5 {
+		if _, err := s.Put(ctx(t), at(sha(fmt.Sprint("c", i)), i), f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Put(ctx(t), at(sha("x"), 0), other); err != nil {
+		t.Fatal(err)
+	}
+	dry, err := s.Prune(ctx(t), store.Policy{Keep: 1, DryRun: true})
+	if err != nil || len(dry) != 4 {
+		t.Fatalf("dry run: %d to remove (%v), want 4", len(dry), err)
+	}
+	if n := len(dirFiles(t, root)); n != 7 {
+		t.Errorf("a dry run changed the store: %d files, want 7", n)
+	}
+	removed, err := s.Prune(ctx(t), store.Policy{Keep: 1})
+	if err != nil || len(removed) != 4 {
+		t.Fatalf("Prune: %d removed (%v), want 4", len(removed), err)
+	}
+	for _, c := range []struct {
+		commit string
+		f      *results.File
+	}{{sha("c4"), f}, {sha("x"), other}} {
+		if _, _, err := s.Get(ctx(t), c.commit, store.ConfigID(c.f)); err != nil {
+			t.Errorf("the current baseline %s is gone: %v", c.commit[:7], err)
+		}
+	}
+	files := dirFiles(t, root)
+	if len(files) != 3 { // two results and the index; emptied directories removed too
+		t.Errorf("files after pruning: %d, want 3: %v", len(files), keys(files))
+	}
+}
+
+// TestHistory checks that History hands compare the newest default-branch results only, and
+// none when there are fewer than the minimum.
+func TestHistory(t *testing.T) {
+	s := store.NewDir(t.TempDir())
+	f := runFile(t)
+	id := store.ConfigID(f)
+	put := func(e store.Entry, runID string) {
+		t.Helper()
+		g := runFile(t, func(f *results.File) { f.Run.ID = runID })
+		if _, err := s.Put(ctx(t), e, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(at(sha("c0"), 0), "r0")
+	put(at(sha("c1"), 1), "r1")
+	put(store.Entry{Commit: sha("c1"), Kind: store.KindPR, PR: 2, Time: t0.Add(5 * time.Hour)}, "pr")
+	if files, _, note, err := store.History(ctx(t), s, id, store.HistoryOptions{}); err != nil || files != nil || note == "" {
+		t.Errorf("History of 2 results: %d files, note %q, %v; want none and a note", len(files), note, err)
+	}
+	put(store.Entry{Commit: sha("c2"), Kind: store.KindAA, Time: t0.Add(6 * time.Hour)}, "aa")
+	put(at(sha("c2"), 2), "r2")
+	put(at(sha("c3"), 3), "r3")
+	files, entries, _, err := store.History(ctx(t), s, id, store.HistoryOptions{Max: 3, Exclude: []string{sha("c3")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, f := range files {
+		got = append(got, f.Run.ID)
+		if entries[i].Kind != store.KindDefault {
+			t.Errorf("history entry of kind %s", entries[i].Kind)
+		}
+	}
+	if diff := cmp.Diff([]string{"r2", "r1", "r0"}, got); diff != "" {
+		t.Errorf("History run ids: -want +got\n%s", diff)
+	}
+}
+
+func keys(m map[string][]byte) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}

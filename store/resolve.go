@@ -1,0 +1,233 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// Commits is the commit graph baseline resolution walks.
+type Commits interface {
+	// MergeBase returns the best common ancestor of base (a branch or commit) and head.
+	MergeBase(ctx context.Context, base, head string) (string, error)
+	// Ancestors returns from and its first-parent ancestors, nearest first, at most limit.
+	Ancestors(ctx context.Context, from string, limit int) ([]string, error)
+}
+
+// DefaultMaxDepth is how many first-parent ancestors of the merge-base Resolve looks at.
+const DefaultMaxDepth = 200
+
+// Query is what Resolve looks for.
+type Query struct {
+	ConfigID string
+	// Head is the PR's head commit; Base its base branch (or commit). For a push to the
+	// default branch, give the pushed commit's parent as Head and the branch as Base.
+	Head, Base string
+	// MaxDepth bounds the walk back from the merge-base (default DefaultMaxDepth).
+	MaxDepth int
+}
+
+// Baseline is the result of Resolve.
+type Baseline struct {
+	// Commit is the default-branch commit whose results are the baseline; "" when none was
+	// found, and Reason says why.
+	Commit string
+	// MergeBase is the merge-base of head and base.
+	MergeBase string
+	// Distance is how many first-parent steps back from the merge-base Commit is (0: the
+	// merge-base itself).
+	Distance int
+	Entry    Entry
+	File     *results.File
+	Reason   string
+}
+
+// Found reports whether a baseline was found.
+func (b Baseline) Found() bool { return b.Commit != "" }
+
+// Describe says in one line which commit the comparison used and how far back it went, or why
+// there is no baseline.
+func (b Baseline) Describe() string {
+	switch {
+	case !b.Found():
+		return "no baseline: " + b.Reason
+	case b.Distance == 0:
+		return fmt.Sprintf("baseline: the merge-base %s", short(b.Commit))
+	case b.Distance == 1:
+		return fmt.Sprintf("baseline: %s, 1 commit before the merge-base %s (which has no results)", short(b.Commit), short(b.MergeBase))
+	}
+	return fmt.Sprintf("baseline: %s, %d commits before the merge-base %s (which has no results)", short(b.Commit), b.Distance, short(b.MergeBase))
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// Resolve finds the baseline of a comparison: the merge-base of q.Head and q.Base if the store
+// holds default-branch results of it for q.ConfigID, else the nearest first-parent ancestor of
+// the merge-base that has them, at most q.MaxDepth steps back. Only commits on that walk can be
+// picked, so results of a commit a force push removed from the default branch are never a
+// baseline, and PR results are never one either. No baseline is not an error: the Baseline says
+// why (Reason), and the caller reports a neutral result.
+func Resolve(ctx context.Context, c Commits, s Store, q Query) (Baseline, error) {
+	if q.MaxDepth <= 0 {
+		q.MaxDepth = DefaultMaxDepth
+	}
+	stored, err := s.List(ctx, Filter{ConfigID: q.ConfigID, Kind: KindDefault})
+	if err != nil {
+		return Baseline{}, err
+	}
+	if len(stored) == 0 {
+		return Baseline{Reason: fmt.Sprintf("the store holds no default-branch results for config %s (run `speedmatrix baseline --commit SHA` on a default-branch commit, or let the bot measure a push)", q.ConfigID)}, nil
+	}
+	byCommit := map[string]Entry{}
+	for _, e := range stored {
+		if _, ok := byCommit[e.Commit]; !ok {
+			byCommit[e.Commit] = e
+		}
+	}
+	mb, err := c.MergeBase(ctx, q.Base, q.Head)
+	if err != nil {
+		return Baseline{}, fmt.Errorf("baseline: merge-base of %s and %s: %w", q.Base, short(q.Head), err)
+	}
+	if mb == "" {
+		return Baseline{Reason: fmt.Sprintf("%s and %s have no common ancestor", q.Base, short(q.Head))}, nil
+	}
+	walk, err := c.Ancestors(ctx, mb, q.MaxDepth)
+	if err != nil {
+		return Baseline{}, fmt.Errorf("baseline: ancestors of %s: %w", short(mb), err)
+	}
+	for i, sha := range walk {
+		e, ok := byCommit[sha]
+		if !ok {
+			continue
+		}
+		f, err := s.Open(ctx, e)
+		if err != nil {
+			return Baseline{}, fmt.Errorf("baseline: %w", err)
+		}
+		return Baseline{Commit: sha, MergeBase: mb, Distance: i, Entry: e, File: f}, nil
+	}
+	return Baseline{MergeBase: mb, Reason: fmt.Sprintf("none of the merge-base %s and its %d first-parent ancestors looked at has results for config %s (the %d stored are elsewhere: older, or on history a force push replaced); run `speedmatrix baseline --commit %s`",
+		short(mb), len(walk)-1, q.ConfigID, len(byCommit), mb)}, nil
+}
+
+// GitHubCommits is Commits over the GitHub API: the compare API's merge_base_commit, and the
+// commit listing (ListCommits with sha, paginated) followed along first parents.
+type GitHubCommits struct {
+	GH          *github.Client
+	Owner, Repo string
+	// MaxPages bounds the listing pages read (100 commits each; default 10). The listing holds
+	// every reachable commit, merged branches' too, so the first-parent chain may need more
+	// pages than its length.
+	MaxPages int
+}
+
+// MergeBase implements Commits.
+func (g GitHubCommits) MergeBase(ctx context.Context, base, head string) (string, error) {
+	cmp, resp, err := g.GH.Repositories.CompareCommits(ctx, g.Owner, g.Repo, base, head, &github.ListOptions{PerPage: 1})
+	if statusOf(resp) == http.StatusNotFound {
+		return "", nil // no common ancestor, or an unknown commit
+	}
+	if err != nil {
+		return "", err
+	}
+	return cmp.GetMergeBaseCommit().GetSHA(), nil
+}
+
+// Ancestors implements Commits.
+func (g GitHubCommits) Ancestors(ctx context.Context, from string, limit int) ([]string, error) {
+	pages := g.MaxPages
+	if pages <= 0 {
+		pages = 10
+	}
+	parent := map[string]string{} // commit → first parent, "" for a root
+	out := []string{from}
+	next := from
+	opts := &github.CommitsListOptions{SHA: from, ListOptions: github.ListOptions{PerPage: 100}}
+	for page := 0; len(out) < limit; {
+		p, seen := parent[next]
+		if seen {
+			if p == "" {
+				break // the root
+			}
+			out = append(out, p)
+			next = p
+			continue
+		}
+		if page >= pages || (page > 0 && opts.Page == 0) {
+			break // the listing is exhausted, or the bound reached
+		}
+		list, resp, err := g.GH.Repositories.ListCommits(ctx, g.Owner, g.Repo, opts)
+		if err != nil {
+			return nil, err
+		}
+		page++
+		for _, c := range list {
+			fp := ""
+			if len(c.Parents) > 0 {
+				fp = c.Parents[0].GetSHA()
+			}
+			parent[c.GetSHA()] = fp
+		}
+		opts.Page = resp.NextPage
+	}
+	return out, nil
+}
+
+// GitCommits is Commits over a local clone, running git (for the CLI).
+type GitCommits struct {
+	// Dir is the repository's directory ("" the current one).
+	Dir string
+}
+
+func (g GitCommits) git(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = g.Dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return "", fmt.Errorf("git %s: %s (%w)", strings.Join(args, " "), strings.TrimSpace(stderr.String()), err)
+		}
+		return "", fmt.Errorf("git %s: %w (is git installed?)", strings.Join(args, " "), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// MergeBase implements Commits: git merge-base; "" when there is no common ancestor.
+func (g GitCommits) MergeBase(ctx context.Context, base, head string) (string, error) {
+	out, err := g.git(ctx, "merge-base", base, head)
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 && out == "" {
+		return "", nil
+	}
+	return out, err
+}
+
+// Ancestors implements Commits: git rev-list --first-parent.
+func (g GitCommits) Ancestors(ctx context.Context, from string, limit int) ([]string, error) {
+	out, err := g.git(ctx, "rev-list", "--first-parent", fmt.Sprintf("--max-count=%d", limit), from, "--")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
+// RevParse returns the full commit id rev names in the local clone.
+func (g GitCommits) RevParse(ctx context.Context, rev string) (string, error) {
+	return g.git(ctx, "rev-parse", "--verify", "--end-of-options", rev+"^{commit}")
+}
