@@ -24,7 +24,7 @@ func Default() Config {
 		},
 		GitHub: GitHub{CheckName: "speedmatrix", Comment: CommentAlways, FailOnRegression: true,
 			Undecided: UndecidedSuccess, MergeQueue: MergeQueueReuse},
-		Store:  Store{Branch: "speedmatrix-results", Dir: "results"},
+		Store: Store{Branch: "speedmatrix-results", Dir: "results"},
 	}
 }
 
