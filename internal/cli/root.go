@@ -126,6 +126,7 @@ matrix with regression verdicts.`,
 		newRunCmd(env),
 		newSelftestCmd(env),
 		newEngineCmd(env),
+		newActionCmd(env),
 	)
 	return root
 }
