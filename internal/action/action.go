@@ -316,7 +316,7 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 	}()
 	if p.PR != 0 && j.cfg.GitHub.Comment == config.CommentAlways {
 		st := j.state(p, phaseMeasuring, outcome{}, "")
-		if _, err := c.UpsertComment(ctx, j.repo, p.PR, name, measuring.body+"\n"+st.Line()+"\n", j.artifactURL); err != nil {
+		if _, err := c.UpsertComment(ctx, j.repo, p.PR, name, st.Line()+"\n"+measuring.body, j.artifactURL); err != nil {
 			j.log.Warn("posting the measuring comment", "err", err)
 		}
 	}
@@ -594,12 +594,13 @@ func (j *job) resultOutputs(verdict string, conclusion ghbot.Conclusion, regress
 	j.setOutput("comparison", out.ComparisonPath)
 }
 
-// upsertState writes the comment with its state line, when the comment mode allows one.
+// upsertState writes the comment with its state line first (a comment cut at GitHub's limit
+// loses its end), when the comment mode allows one.
 func (j *job) upsertState(ctx context.Context, c *ghbot.Client, p plan, body string, st State) {
 	if p.PR == 0 || j.cfg.GitHub.Comment == config.CommentNever {
 		return
 	}
-	res, err := c.UpsertComment(ctx, j.repo, p.PR, j.checkName(), body+"\n"+st.Line()+"\n", j.artifactURL)
+	res, err := c.UpsertComment(ctx, j.repo, p.PR, j.checkName(), st.Line()+"\n"+body, j.artifactURL)
 	if err != nil {
 		j.log.Warn("writing the pull request comment", "err", err)
 		return

@@ -80,5 +80,5 @@ func parseState(body string) (State, bool) {
 
 // withoutState returns body without its state line.
 func withoutState(body string) string {
-	return strings.TrimRight(stateRE.ReplaceAllString(body, ""), "\n")
+	return strings.Trim(stateRE.ReplaceAllString(body, ""), "\n")
 }
