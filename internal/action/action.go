@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -152,6 +153,9 @@ func newJob(d Deps) (*job, error) {
 	if j.repo.Owner == "" || j.repo.Name == "" {
 		owner, name := ghc.Repo()
 		j.repo.Owner, j.repo.Name = owner, name
+	}
+	if j.in.BaselineDir == "" {
+		j.in.BaselineDir = defaultBaselineDir(j.repo.FullName())
 	}
 	if ghc.RunID > 0 && ghc.Repository != "" {
 		j.runURL = fmt.Sprintf("%s/%s/actions/runs/%d", strings.TrimRight(ghc.ServerURL, "/"), ghc.Repository, ghc.RunID)
@@ -668,6 +672,9 @@ const outputDelimiter = "_GitHubActionsFileCommandDelimeter_"
 // setOutput records an output; flushOutputs writes them. Only values this package made reach
 // here; one with a line break or the delimiter is dropped all the same.
 func (j *job) setOutput(k, v string) {
+	if !slices.Contains(OutputNames, k) {
+		panic("action: output " + k + " is not in OutputNames")
+	}
 	if strings.ContainsAny(v, "\r\n") || strings.Contains(v, outputDelimiter) {
 		j.log.Warn("output dropped: it holds a line break", "output", k)
 		return
@@ -681,7 +688,7 @@ func (j *job) flushOutputs() {
 		j.log.Debug("GITHUB_OUTPUT is not set: outputs not written")
 		return
 	}
-	for _, k := range []string{"verdict", "conclusion", "regressions", "results", "comparison", "comment-url", "run", "sha", "base-sha", "pr", "kind", "cells"} {
+	for _, k := range OutputNames {
 		if v, ok := j.outputs[k]; ok {
 			j.a.SetOutput(k, v)
 		}

@@ -23,6 +23,20 @@ const (
 	ModeCleanup = "cleanup"
 )
 
+// InputNames are the action's inputs, as action.yml declares them: readInputs and
+// ghbot.AuthFromInputs read each (a test keeps the three in step).
+var InputNames = []string{
+	"mode", "config", "token", "app-id", "installation-id", "private-key", "private-key-file",
+	"check-name", "comment", "fail-on-regression", "label", "results", "artifact-dir",
+	"baseline", "baseline-dir", "cleanup", "sha", "pr", "base-sha", "cells",
+}
+
+// OutputNames are the step outputs the action may write, in the order it writes them.
+var OutputNames = []string{
+	"verdict", "conclusion", "regressions", "results", "comparison", "comment-url",
+	"run", "sha", "base-sha", "pr", "kind", "cells",
+}
+
 // Inputs are the action's inputs (INPUT_* variables), checked.
 type Inputs struct {
 	Mode        string
@@ -44,8 +58,16 @@ type Inputs struct {
 	HasCredentials bool
 }
 
-// DefaultBaselineDir is the local baseline store: one results file per commit, <sha>.json.
-const DefaultBaselineDir = ".speedmatrix/baselines"
+// defaultBaselineDir is the local baseline store when the baseline-dir input is empty: one
+// results file per commit, <sha>.json, in the user's cache directory, per repository — never in
+// the workspace, where a pull request's checkout could bring its own "baseline".
+func defaultBaselineDir(repo string) string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "speedmatrix", "baselines", filepath.FromSlash(repo))
+}
 
 // readInputs reads and checks the inputs; mode, when not empty, overrides the input (the
 // --mode and --cleanup flags).
@@ -93,9 +115,6 @@ func readInputs(a *githubactions.Action, mode string) (Inputs, error) {
 	}
 	if in.ArtifactDir == "" {
 		in.ArtifactDir = "speedmatrix-artifact"
-	}
-	if in.BaselineDir == "" {
-		in.BaselineDir = DefaultBaselineDir
 	}
 	if in.Results == "" {
 		in.Results = filepath.Join(in.ArtifactDir, "results.json")
