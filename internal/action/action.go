@@ -314,7 +314,7 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 	}
 	done := false
 	defer func() {
-		if !done && full {
+		if !done { // in decide mode too: an error after the start would leave it in_progress
 			j.abort(ctx, c, p, err)
 		}
 	}()

@@ -253,6 +253,21 @@ func TestActionVariants(t *testing.T) {
 			outputs: map[string]string{"verdict": "refused"},
 		},
 		{
+			name: "the check's Re-run button (check_run rerequested) by a writer measures its commit", event: "check_run",
+			payload: derived(t, "check_run/rerequested.timestamps-fixed.DERIVED.json", map[string]any{"check_run.name": "speedmatrix"}),
+			setup: func(e *actEnv) {
+				e.srv.AddRepo(ghtest.Repo{Owner: "github", Name: "hello-world", DefaultBranch: "master"})
+				e.srv.SetPermission("github/hello-world", "octocat", "write")
+			},
+			checkSHA: "d6fde92930d4715a2b49857d24b940956b26d2d3", conclusion: "neutral", measured: true,
+			outputs: map[string]string{"verdict": "no_baseline"},
+		},
+		{
+			name: "the Re-run button pressed by a reader does nothing", event: "check_run",
+			payload: derived(t, "check_run/rerequested.timestamps-fixed.DERIVED.json", map[string]any{"check_run.name": "speedmatrix"}),
+			outputs: map[string]string{"verdict": "refused"},
+		},
+		{
 			name: "a bad mode input is an error", event: "pull_request", payload: payload(t, opened),
 			setup: func(e *actEnv) { e.vars["INPUT_MODE"] = "everything" },
 			err:   `input mode: "everything"`,
