@@ -297,3 +297,12 @@ func wantOutputs(t *testing.T, got map[string]string, want map[string]string) {
 func fileExistsT(p string) bool { _, err := os.Stat(p); return err == nil }
 
 var _ = results.VerdictRegression
+
+// TestMain removes the shared baseline's directory after the package's tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if baselinePath != "" {
+		os.RemoveAll(filepath.Dir(baselinePath))
+	}
+	os.Exit(code)
+}
