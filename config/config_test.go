@@ -51,7 +51,8 @@ func TestLoadExamples(t *testing.T) {
 		Serve: &Serve{Command: []string{"speedmatrix", "sim", "--listen", "127.0.0.1:${PORT}", "--api-key", "${KEY}"},
 			ReadyTimeout: 20 * time.Minute, StopGrace: 30 * time.Second}}
 	custom.GPU = GPU{LockClocks: true}
-	custom.GitHub = GitHub{CheckName: "speed", Comment: CommentRegression, Label: "benchmark", FailOnRegression: true}
+	custom.GitHub = GitHub{CheckName: "speed", Comment: CommentRegression, Label: "benchmark", FailOnRegression: true,
+		Undecided: UndecidedNeutral, MergeQueue: MergeQueueRun}
 	custom.Compare = Compare{FDR: 0.05, FalseAlarm: 0.05, Thresholds: map[string]float64{"total_tok_per_s": 0.03, "ttft_ms": 0.05}}
 	custom.Store.Branch, custom.Store.Dir = "bench-results", "runs"
 
@@ -186,6 +187,10 @@ func TestValidate(t *testing.T) {
 			`f:9:17: engine.serve.stop_grace: -1s: want 0 or more`,
 		}},
 		{"serve without command", "engine:\n  serve: {port: 1}\n", []string{`f:2:10: engine.serve.command: want the server's launch command`}},
+		{"bot policies", "github: {undecided: maybe, merge_queue: always}\n", []string{
+			`f:1:21: github.undecided: "maybe": want success or neutral`,
+			`f:1:41: github.merge_queue: "always": want reuse or run`,
+		}},
 		{"build command empty", "engine:\n  source: .\n  build: {command: \" \"}\n", []string{`f:3:20: engine.build.command: want a command`}},
 		{"later sections", "github: {comment: sometimes}\ncompare: {fdr: 1.5, false_alarm: -0.1, thresholds: {speed: 0.1, ttft_ms: 2}}\nsim: {speedup: -1, noise: 2}\n", []string{
 			`f:1:19: github.comment: "sometimes": want always, regression or never`,

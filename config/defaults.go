@@ -23,7 +23,8 @@ func Default() Config {
 			Output:        "results.json",
 			Engine:        Engine{Keep: 3},
 		},
-		GitHub: GitHub{CheckName: "speedmatrix", Comment: CommentAlways},
+		GitHub: GitHub{CheckName: "speedmatrix", Comment: CommentAlways, FailOnRegression: true,
+			Undecided: UndecidedSuccess, MergeQueue: MergeQueueReuse},
 		Store: Store{Branch: "speedmatrix-data", MinHistory: 3,
 			Retention: Retention{Keep: 100, KeepAA: 20, PRDays: 30}},
 	}
@@ -39,6 +40,18 @@ const (
 	CommentAlways     = "always"
 	CommentRegression = "regression"
 	CommentNever      = "never"
+)
+
+// The check's conclusion when nothing regressed but some cells are undecided (github.undecided).
+const (
+	UndecidedSuccess = "success"
+	UndecidedNeutral = "neutral"
+)
+
+// What a merge queue's merge_group event gets (github.merge_queue).
+const (
+	MergeQueueReuse = "reuse"
+	MergeQueueRun   = "run"
 )
 
 // BuildMode returns the build mode in effect: Build.Mode, or when it is empty, auto for an

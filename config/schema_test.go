@@ -215,6 +215,8 @@ func TestSchemaAndLoadReject(t *testing.T) {
 		"engine:\n  serve:\n    command: [a]\n    port: abc\n",
 		"duration: soon\n",
 		"github: {comment: sometimes}\n",
+		"github: {undecided: maybe}\n",
+		"github: {merge_queue: always}\n",
 		"compare: {thresholds: {speed: 0.1}}\n",
 		"gpu: {lock_clocks: maybe}\n",
 		"store: {retention: {keep: -1}}\n",

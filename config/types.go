@@ -152,8 +152,15 @@ type GitHub struct {
 	Comment string `yaml:"comment"`
 	// Label, when set, is the pull-request label that asks for a benchmark.
 	Label string `yaml:"label"`
-	// FailOnRegression fails the check when a regression is found.
+	// FailOnRegression fails the check when a regression is found (unless it was accepted with
+	// /bench accept at that commit); off, a regression completes the check neutral.
 	FailOnRegression bool `yaml:"fail_on_regression"`
+	// Undecided is the check's conclusion when nothing regressed but some cells could not be
+	// decided: success (default; the cells are named) or neutral.
+	Undecided string `yaml:"undecided"`
+	// MergeQueue is what a merge_group event gets: reuse (default; the PR's success on its head
+	// is reported on the group's head, else it is measured) or run (always measure).
+	MergeQueue string `yaml:"merge_queue"`
 }
 
 // Compare is the comparison's error budget and practical thresholds.

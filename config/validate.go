@@ -78,6 +78,12 @@ func (c Config) Validate() error {
 	if g := c.GitHub.Comment; g != CommentAlways && g != CommentRegression && g != CommentNever {
 		v.fail("github.comment", "%q: want %s, %s or %s", g, CommentAlways, CommentRegression, CommentNever)
 	}
+	if g := c.GitHub.Undecided; g != UndecidedSuccess && g != UndecidedNeutral {
+		v.fail("github.undecided", "%q: want %s or %s", g, UndecidedSuccess, UndecidedNeutral)
+	}
+	if g := c.GitHub.MergeQueue; g != MergeQueueReuse && g != MergeQueueRun {
+		v.fail("github.merge_queue", "%q: want %s or %s", g, MergeQueueReuse, MergeQueueRun)
+	}
 	v.fraction("compare.fdr", c.Compare.FDR)
 	v.fraction("compare.false_alarm", c.Compare.FalseAlarm)
 	metrics := slices.Concat(results.Metrics(results.PhaseDecode), results.Metrics(results.PhasePrefill))

@@ -146,6 +146,7 @@ matrix with regression verdicts.`,
 		newHistoryCmd(env),
 		newBaselineCmd(env),
 		newStoreCmd(env),
+		newActionCmd(env),
 	)
 	return root
 }

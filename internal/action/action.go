@@ -1,0 +1,704 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// Deps is what the action uses of the outside world.
+type Deps struct {
+	// Action reads the inputs and the context and writes outputs, the job summary and masks;
+	// build it with githubactions.WithGetenv and WithWriter.
+	Action *githubactions.Action
+	Log    *slog.Logger
+	// Measure measures as `speedmatrix run` does with cfg and writes cfg.Output.
+	Measure func(ctx context.Context, cfg config.Config) error
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Mode, when set, overrides the mode input (the --mode and --cleanup flags).
+	Mode string
+	// ClientOptions are added to the GitHub client's (tests: retry policy, transport).
+	ClientOptions []ghbot.Option
+}
+
+// Verdicts the verdict output takes besides the comparison's verdicts.
+const (
+	VerdictSkipped        = "skipped"         // the event asks for nothing
+	VerdictRefused        = "refused"         // a command was refused or answered with help
+	VerdictActionRequired = "action_required" // an untrusted PR waits for a maintainer
+	VerdictAccepted       = "accepted"        // a regression was accepted at this head
+	VerdictNoBaseline     = "no_baseline"     // measured; nothing to compare with
+	VerdictBaseline       = "baseline"        // measured and kept as the baseline
+	VerdictReused         = "reused"          // a merge group reused its PR's success
+	VerdictCancelled      = "cancelled"       // the run ended before its results
+	VerdictHeadMoved      = "head_moved"      // the PR's head moved before the measurement
+	VerdictPending        = "pending"         // decide mode: the measuring job is to run
+)
+
+// job is one invocation of the action.
+type job struct {
+	d   Deps
+	a   *githubactions.Action
+	log *slog.Logger
+	now func() time.Time
+
+	in  Inputs
+	cfg config.Config
+	ghc *githubactions.GitHubContext
+	ev  *ghbot.Event
+
+	repo                ghbot.Repo
+	runURL, artifactURL string
+
+	outputs map[string]string
+}
+
+// plan is what a run measures and where it reports.
+type plan struct {
+	Kind    ghbot.RunKind
+	PR      int
+	HeadSHA string
+	BaseSHA string
+	By      string
+	Cells   []string
+	// State is the comment's state before this run (nil when none).
+	State *State
+}
+
+// outcome is what a measurement and its comparison gave.
+type outcome struct {
+	Head           *results.File
+	ResultsPath    string
+	Comparison     *results.Comparison
+	ComparisonPath string
+	NoBaseline     string
+	Baseline       bool
+}
+
+// Run runs the action once: the event of GITHUB_EVENT_NAME and GITHUB_EVENT_PATH, the inputs
+// INPUT_*, in the mode the input (or Deps.Mode) names.
+func Run(ctx context.Context, d Deps) error {
+	j, err := newJob(d)
+	if err != nil {
+		return err
+	}
+	switch j.in.Mode {
+	case ModeMeasure:
+		return j.measureMode(ctx)
+	case ModeReport:
+		return j.reportMode(ctx)
+	case ModeCleanup:
+		return j.cleanupMode(ctx)
+	}
+	return j.routed(ctx, j.in.Mode == ModeFull)
+}
+
+func newJob(d Deps) (*job, error) {
+	if d.Action == nil {
+		return nil, errors.New("action: no githubactions.Action")
+	}
+	if d.Log == nil {
+		d.Log = slog.Default()
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	j := &job{d: d, a: d.Action, log: d.Log, now: d.Now, outputs: map[string]string{}}
+	var err error
+	if j.in, err = readInputs(d.Action, d.Mode); err != nil {
+		return nil, err
+	}
+	if j.cfg, err = loadConfig(j.in); err != nil {
+		return nil, err
+	}
+	ghc, err := d.Action.Context()
+	if err != nil {
+		// Context returns what it could read with the error of a malformed variable.
+		j.log.Warn("reading the workflow context", "err", err)
+	}
+	if ghc == nil {
+		return nil, fmt.Errorf("read the workflow context: %w", err)
+	}
+	j.ghc = ghc
+	if ghc.EventName == "" || ghc.EventPath == "" {
+		return nil, errors.New("GITHUB_EVENT_NAME and GITHUB_EVENT_PATH are not set: speedmatrix action runs inside a GitHub Actions workflow")
+	}
+	payload, err := os.ReadFile(ghc.EventPath)
+	if err != nil {
+		return nil, fmt.Errorf("read the event payload: %w", err)
+	}
+	if j.ev, err = ghbot.ParseEvent(ghc.EventName, payload); err != nil {
+		return nil, err
+	}
+	if ghbot.ValidSHA(ghc.SHA) {
+		j.ev.RunSHA = ghc.SHA
+	}
+	j.repo = j.ev.Repo
+	if j.repo.Owner == "" || j.repo.Name == "" {
+		owner, name := ghc.Repo()
+		j.repo.Owner, j.repo.Name = owner, name
+	}
+	if j.in.BaselineDir == "" {
+		j.in.BaselineDir = defaultBaselineDir(j.repo.FullName())
+	}
+	if ghc.RunID > 0 && ghc.Repository != "" {
+		j.runURL = fmt.Sprintf("%s/%s/actions/runs/%d", strings.TrimRight(ghc.ServerURL, "/"), ghc.Repository, ghc.RunID)
+		j.artifactURL = j.runURL + "#artifacts"
+	}
+	return j, nil
+}
+
+// client returns a GitHub client authenticated by the inputs.
+func (j *job) client(ctx context.Context) (*ghbot.Client, error) {
+	auth, err := ghbot.AuthFromInputs(j.a)
+	if err != nil {
+		return nil, err
+	}
+	opts := append([]ghbot.Option{ghbot.WithActions(j.a), ghbot.WithLogger(j.log)}, j.d.ClientOptions...)
+	return ghbot.NewClient(ctx, auth, j.ghc.APIURL, opts...)
+}
+
+func (j *job) checkName() string { return j.cfg.GitHub.CheckName }
+
+func (j *job) policy() ghbot.Policy {
+	return ghbot.Policy{CheckName: j.checkName(), TrustLabel: j.cfg.GitHub.Label}
+}
+
+// routed is the full and the decide mode: route the event and act on the decision.
+func (j *job) routed(ctx context.Context, full bool) error {
+	c, err := j.client(ctx)
+	if err != nil {
+		return err
+	}
+	defer j.flushOutputs()
+	d, err := c.Decide(ctx, j.ev, j.policy())
+	if err != nil {
+		return err
+	}
+	j.log.Info("decision", "event", j.ev.Name, "action", j.ev.Action, "do", d.Do, "kind", d.Kind, "pr", d.PR, "sha", d.HeadSHA, "reason", d.Reason)
+	if err := c.Respond(ctx, j.repo, d); err != nil {
+		j.log.Warn("responding to the command", "err", err)
+	}
+	j.setOutput("run", "false")
+	switch d.Do {
+	case ghbot.DoNothing:
+		j.setOutput("verdict", VerdictSkipped)
+		j.summary("speedmatrix: nothing to do for this event (" + d.Reason + ").\n")
+		return nil
+	case ghbot.DoHelp, ghbot.DoRefuse:
+		j.setOutput("verdict", VerdictRefused)
+		j.summary("speedmatrix: the command was not run.\n")
+		return nil
+	case ghbot.DoActionRequired:
+		return j.actionRequired(ctx, c, d)
+	case ghbot.DoAccept:
+		return j.accept(ctx, c, d)
+	case ghbot.DoRun:
+	default:
+		return fmt.Errorf("decision %q is not handled", d.Do)
+	}
+	p, ok, err := j.planRun(ctx, c, d)
+	if err != nil || !ok {
+		return err
+	}
+	return j.run(ctx, c, p, full)
+}
+
+func (j *job) actionRequired(ctx context.Context, c *ghbot.Client, d ghbot.Decision) error {
+	j.setOutput("verdict", VerdictActionRequired)
+	title := "Waiting for a maintainer: benchmarks of this pull request need approval"
+	_, err := c.CompleteCheck(ctx, j.repo, d.HeadSHA, j.checkName(), ghbot.CheckUpdate{
+		Conclusion: ghbot.ConclusionActionRequired, DetailsURL: j.runURL,
+		Output: ghbot.CheckOutput{Title: title, Summary: d.Reason},
+	})
+	if err != nil {
+		// A fork's read-only token cannot write checks: say so, do not fail the workflow.
+		j.log.Warn("could not complete the check as action_required (a fork's token is read-only)", "err", err)
+	}
+	j.summary("### " + title + "\n\n" + d.Reason + "\n")
+	return nil
+}
+
+// planRun reads the comment's state and turns a run decision into a plan; ok is false when the
+// decision was answered without a run (a rerun with nothing to rerun, a reused merge group).
+func (j *job) planRun(ctx context.Context, c *ghbot.Client, d ghbot.Decision) (plan, bool, error) {
+	p := plan{Kind: d.Kind, PR: d.PR, HeadSHA: d.HeadSHA, BaseSHA: d.BaseSHA, By: d.By}
+	if p.PR != 0 {
+		if st, ok := j.readState(ctx, c, p.PR); ok {
+			p.State = &st
+		}
+	}
+	if d.Command != nil && d.Command.Kind == ghbot.CommandRerun {
+		for _, id := range d.Command.Cells {
+			p.Cells = append(p.Cells, id.String())
+		}
+		if len(p.Cells) == 0 && p.State != nil {
+			p.Cells = append(p.Cells, p.State.Inconclusive...)
+		}
+		if len(p.Cells) == 0 {
+			j.reply(ctx, c, p.PR, fmt.Sprintf("@%s `/bench rerun` has nothing to rerun: the last comparison left no cell undecided. Post `/bench` to measure the whole matrix, or name the cells: `/bench rerun decode/8K/32`.", d.By))
+			j.setOutput("verdict", VerdictRefused)
+			return p, false, nil
+		}
+	}
+	if len(j.in.Cells) > 0 && len(p.Cells) == 0 {
+		p.Cells = j.in.Cells
+	}
+	if p.Kind == ghbot.RunMergeGroup && j.cfg.GitHub.MergeQueue == config.MergeQueueReuse {
+		reused, err := j.reuseMergeGroup(ctx, c, d)
+		if err != nil || reused {
+			return p, false, err
+		}
+	}
+	return p, true, nil
+}
+
+var queueRefRE = regexp.MustCompile(`/pr-([0-9]+)-([0-9a-f]{40})$`)
+
+// reuseMergeGroup reports the PR's success on the group's head when the group's ref names one
+// PR whose check of ours succeeded on its head.
+func (j *job) reuseMergeGroup(ctx context.Context, c *ghbot.Client, d ghbot.Decision) (bool, error) {
+	m := queueRefRE.FindStringSubmatch(d.HeadRef)
+	if m == nil {
+		j.log.Info("merge group: its ref names no pull request; measuring", "ref", d.HeadRef)
+		return false, nil
+	}
+	prSHA := m[2]
+	cr, ok, err := c.FindCheck(ctx, j.repo, prSHA, j.checkName())
+	if err != nil {
+		return false, err
+	}
+	if !ok || cr.Status != "completed" || cr.Conclusion != string(ghbot.ConclusionSuccess) {
+		j.log.Info("merge group: the pull request's check did not succeed on its head; measuring", "pr", m[1], "sha", prSHA, "conclusion", cr.Conclusion)
+		return false, nil
+	}
+	title := fmt.Sprintf("Not blocked: pull request #%s succeeded at %s (reused)", m[1], short(prSHA))
+	summary := fmt.Sprintf("The merge group's head %s adds pull request #%s, whose %s check succeeded on its head %s; github.merge_queue is reuse, so that verdict is reported here. Set it to run to measure every merge group.",
+		code(short(d.HeadSHA)), m[1], code(j.checkName()), code(short(prSHA)))
+	if _, err := c.CompleteCheck(ctx, j.repo, d.HeadSHA, j.checkName(), ghbot.CheckUpdate{
+		Conclusion: ghbot.ConclusionSuccess, DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: title, Summary: summary},
+	}); err != nil {
+		return false, err
+	}
+	j.setOutput("verdict", VerdictReused)
+	j.setOutput("conclusion", string(ghbot.ConclusionSuccess))
+	j.summary("### " + title + "\n\n" + summary + "\n")
+	return true, nil
+}
+
+// run starts the check and the measuring comment, verifies the head, and then measures and
+// reports (full) or says what to measure (decide).
+func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err error) {
+	name := j.checkName()
+	measuring := j.render(p, outcome{}, renderInput{Measuring: true})
+	if _, err := c.StartCheck(ctx, j.repo, p.HeadSHA, name, ghbot.CheckUpdate{
+		DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: measuring.title, Summary: measuring.summary},
+	}); err != nil {
+		return err
+	}
+	done := false
+	defer func() {
+		if !done { // in decide mode too: an error after the start would leave it in_progress
+			j.abort(ctx, c, p, err)
+		}
+	}()
+	if p.PR != 0 && j.cfg.GitHub.Comment == config.CommentAlways {
+		st := j.state(p, phaseMeasuring, outcome{}, "")
+		if _, err := c.UpsertComment(ctx, j.repo, p.PR, name, st.Line()+"\n"+measuring.body, j.artifactURL); err != nil {
+			j.log.Warn("posting the measuring comment", "err", err)
+		}
+	}
+	if p.PR != 0 && p.Kind != ghbot.RunMergeGroup {
+		if err := c.VerifyHead(ctx, j.repo, p.PR, p.HeadSHA); err != nil {
+			if !errors.Is(err, ghbot.ErrHeadMoved) {
+				return err
+			}
+			j.headMoved(ctx, c, p, err)
+			done = true
+			return nil
+		}
+	}
+	if !full {
+		done = true
+		j.setOutput("run", "true")
+		j.setOutput("verdict", VerdictPending)
+		j.setOutput("sha", p.HeadSHA)
+		j.setOutput("base-sha", p.BaseSHA)
+		j.setOutput("pr", strconv.Itoa(p.PR))
+		j.setOutput("kind", string(p.Kind))
+		j.setOutput("cells", strings.Join(p.Cells, ","))
+		return nil
+	}
+	out, err := j.measureCompare(ctx, p)
+	if err != nil {
+		return err
+	}
+	if err := j.publish(ctx, c, p, out); err != nil {
+		return err
+	}
+	done = true
+	return nil
+}
+
+// headMoved reports a run that did not start because the PR's head moved.
+func (j *job) headMoved(ctx context.Context, c *ghbot.Client, p plan, cause error) {
+	why := "The pull request's head moved after the run was approved; nothing was measured. A maintainer who has read the new commits posts `/bench` again."
+	r := j.render(p, outcome{}, renderInput{Cancelled: why})
+	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
+		Conclusion: ghbot.ConclusionCancelled, DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: r.title, Summary: r.summary},
+	}); err != nil {
+		j.log.Warn("completing the check after the head moved", "err", err)
+	}
+	j.upsertState(ctx, c, p, r.body, j.state(p, phaseCancelled, outcome{}, ""))
+	if p.Kind == ghbot.RunCommand {
+		j.reply(ctx, c, p.PR, fmt.Sprintf("@%s the benchmark was not run: the head of #%d moved from %s after your command. Read the new commits and post the command again.", p.By, p.PR, code(short(p.HeadSHA))))
+	}
+	j.log.Warn("not measured: the head moved", "err", cause)
+	j.setOutput("verdict", VerdictHeadMoved)
+	j.setOutput("conclusion", string(ghbot.ConclusionCancelled))
+}
+
+// abort completes a started check that would otherwise stay in_progress: cancelled, or
+// timed_out when the context's deadline passed.
+func (j *job) abort(ctx context.Context, c *ghbot.Client, p plan, cause error) {
+	conclusion := ghbot.ConclusionCancelled
+	why := "The run stopped before its results."
+	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(cause, context.DeadlineExceeded):
+		conclusion, why = ghbot.ConclusionTimedOut, "The run timed out before its results."
+	case ctx.Err() != nil:
+		why = "The run was cancelled before its results."
+	case cause != nil:
+		why = "The run failed before its results: " + code(cause.Error())
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	r := j.render(p, outcome{}, renderInput{Cancelled: why})
+	if _, err := c.CompleteCheck(actx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
+		Conclusion: conclusion, DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: r.title, Summary: r.summary},
+	}); err != nil {
+		j.log.Error("completing the check of a run that stopped", "err", err)
+	}
+	j.upsertState(actx, c, p, r.body, j.state(p, phaseCancelled, outcome{}, ""))
+	j.setOutput("verdict", VerdictCancelled)
+	j.setOutput("conclusion", string(conclusion))
+}
+
+// measureCompare measures the plan's commit, keeps a baseline run in the store, and compares
+// any other run with the baseline of its base commit. It writes the artifact directory.
+func (j *job) measureCompare(ctx context.Context, p plan) (outcome, error) {
+	cfg := j.cfg
+	cfg.Output = j.in.Results
+	if cfg.Engine.Commit == "" {
+		cfg.Engine.Commit = p.HeadSHA
+	}
+	if len(p.Cells) > 0 {
+		cfg.Cells = config.List(p.Cells)
+	}
+	for _, dir := range []string{filepath.Dir(cfg.Output), j.in.ArtifactDir} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return outcome{}, err
+		}
+	}
+	j.log.Info("measuring", "sha", p.HeadSHA, "cells", strings.Join(p.Cells, ","), "results", cfg.Output)
+	if err := j.d.Measure(ctx, cfg); err != nil {
+		return outcome{}, fmt.Errorf("measure %s: %w", short(p.HeadSHA), err)
+	}
+	if err := ctx.Err(); err != nil {
+		return outcome{}, err
+	}
+	head, err := results.ReadFile(cfg.Output)
+	if err != nil {
+		return outcome{}, fmt.Errorf("read the results: %w", err)
+	}
+	out := outcome{Head: head, ResultsPath: cfg.Output}
+	if err := copyFile(cfg.Output, filepath.Join(j.in.ArtifactDir, artifactResults)); err != nil {
+		return out, fmt.Errorf("copy the results to the artifact directory: %w", err)
+	}
+	if p.Kind == ghbot.RunBaseline {
+		if err := (dirStore{j.in.BaselineDir}).Put(p.HeadSHA, cfg.Output); err != nil {
+			return out, err
+		}
+		out.Baseline = true
+		return out, nil
+	}
+	basePath := j.in.Baseline
+	if basePath == "" {
+		basePath = dirStore{j.in.BaselineDir}.Get(p.BaseSHA)
+	}
+	if basePath == "" {
+		out.NoBaseline = fmt.Sprintf("No baseline results for the base %s: a push to the default branch measures one (or set the action's baseline input).", code(orDash(short(p.BaseSHA))))
+		return out, nil
+	}
+	base, err := results.ReadFile(basePath)
+	if err != nil {
+		return out, fmt.Errorf("read the baseline: %w", err)
+	}
+	if err := copyFile(basePath, filepath.Join(j.in.ArtifactDir, artifactBase)); err != nil {
+		return out, err
+	}
+	return j.compareWith(out, base, p.Cells)
+}
+
+// compareWith compares out.Head with base under the configuration's thresholds.
+func (j *job) compareWith(out outcome, base *results.File, cells []string) (outcome, error) {
+	th := compare.DefaultThresholds()
+	if v := j.cfg.Compare.FDR; v > 0 {
+		th.FDR = v
+	}
+	if v := j.cfg.Compare.FalseAlarm; v > 0 {
+		th.FalseAlarm = v
+	}
+	for k, v := range j.cfg.Compare.Thresholds {
+		if v > 0 {
+			th.Delta[results.Metric(k)] = v
+		}
+	}
+	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{out.Head}, BasePath: "base", HeadPath: "head"}
+	for _, s := range cells {
+		id, err := results.ParseCellID(s)
+		if err != nil {
+			return out, err
+		}
+		in.Cells = append(in.Cells, id)
+	}
+	cmp, err := compare.Compare(in, th)
+	var mm *compare.MismatchError
+	if errors.As(err, &mm) {
+		out.NoBaseline = "The baseline measured a different setup, so nothing was compared: " + code(strings.Join(mm.Differences, "; ")) + "."
+		return out, nil
+	}
+	if err != nil {
+		return out, fmt.Errorf("compare: %w", err)
+	}
+	out.Comparison = cmp
+	out.ComparisonPath = filepath.Join(j.in.ArtifactDir, artifactComparison)
+	if err := results.WriteComparisonFile(out.ComparisonPath, cmp); err != nil {
+		return out, fmt.Errorf("write the comparison: %w", err)
+	}
+	return out, nil
+}
+
+// conclusion maps an outcome to the check's conclusion and the verdict output.
+func (j *job) conclusion(out outcome, accepted *Acceptance) (ghbot.Conclusion, string) {
+	switch {
+	case out.Baseline:
+		return ghbot.ConclusionSuccess, VerdictBaseline
+	case out.NoBaseline != "" || out.Comparison == nil:
+		return ghbot.ConclusionNeutral, VerdictNoBaseline
+	}
+	v := out.Comparison.Verdict
+	switch v {
+	case results.VerdictRegression:
+		switch {
+		case accepted != nil:
+			return ghbot.ConclusionSuccess, VerdictAccepted
+		case !j.cfg.GitHub.FailOnRegression:
+			return ghbot.ConclusionNeutral, string(v)
+		}
+		return ghbot.ConclusionFailure, string(v)
+	case results.VerdictImprovement, results.VerdictUnchanged:
+		return ghbot.ConclusionSuccess, string(v)
+	case results.VerdictInconclusive:
+		if j.cfg.GitHub.Undecided == config.UndecidedNeutral {
+			return ghbot.ConclusionNeutral, string(v)
+		}
+		return ghbot.ConclusionSuccess, string(v)
+	}
+	return ghbot.ConclusionNeutral, string(results.VerdictNotComparable)
+}
+
+// rendered is a rendered page.
+type rendered struct{ body, title, summary, text string }
+
+// render fills the context of a render input and renders it.
+func (j *job) render(p plan, out outcome, in renderInput) rendered {
+	in.Repo, in.HeadSHA, in.BaseSHA, in.PR, in.Kind, in.By, in.Cells = j.repo.FullName(), p.HeadSHA, p.BaseSHA, p.PR, p.Kind, p.By, p.Cells
+	in.ServerURL, in.RunURL, in.ArtifactURL = strings.TrimRight(j.ghc.ServerURL, "/"), j.runURL, j.artifactURL
+	if !in.Measuring && in.Cancelled == "" {
+		in.Head, in.Comparison, in.NoBaseline, in.Baseline = out.Head, out.Comparison, out.NoBaseline, out.Baseline
+	}
+	in.FailOff = !j.cfg.GitHub.FailOnRegression
+	body, title, summary, text := renderComment(in)
+	return rendered{body, title, summary, text}
+}
+
+// state returns the comment's state after this step.
+func (j *job) state(p plan, phase string, out outcome, conclusion ghbot.Conclusion) State {
+	st := State{Phase: phase, HeadSHA: p.HeadSHA, BaseSHA: p.BaseSHA, RunURL: j.runURL, Conclusion: string(conclusion)}
+	st.Accepted = p.State.AcceptedAt(p.HeadSHA)
+	if out.Comparison != nil {
+		st.Verdict = string(out.Comparison.Verdict)
+		st.Regressions = cellsWith(out.Comparison, results.VerdictRegression)
+		st.Inconclusive = cellsWith(out.Comparison, results.VerdictInconclusive)
+	}
+	return st
+}
+
+// publish posts the results: the comment, the completed check, the job summary, the outputs.
+func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome) error {
+	accepted := p.State.AcceptedAt(p.HeadSHA)
+	if out.Comparison == nil || out.Comparison.Verdict != results.VerdictRegression {
+		accepted = nil
+	}
+	conclusion, verdict := j.conclusion(out, accepted)
+	r := j.render(p, out, renderInput{Accepted: accepted, Conclusion: conclusion})
+	st := j.state(p, phaseDone, out, conclusion)
+	st.Accepted = accepted
+	regressed := len(st.Regressions)
+	if p.PR != 0 {
+		switch j.cfg.GitHub.Comment {
+		case config.CommentAlways:
+			j.upsertState(ctx, c, p, r.body, st)
+		case config.CommentRegression:
+			if regressed > 0 || p.State != nil {
+				j.upsertState(ctx, c, p, r.body, st)
+			}
+		}
+	}
+	var buttons []ghbot.CheckAction
+	if out.Comparison != nil {
+		buttons = append(buttons, ghbot.ButtonRerun)
+		if conclusion == ghbot.ConclusionFailure {
+			buttons = append(buttons, ghbot.ButtonAccept)
+		}
+	}
+	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
+		Conclusion: conclusion, DetailsURL: j.runURL, Actions: buttons,
+		Output: ghbot.CheckOutput{Title: r.title, Summary: r.summary, Text: r.text},
+	}); err != nil {
+		return err
+	}
+	j.summary(r.text)
+	j.resultOutputs(verdict, conclusion, regressed, out)
+	return nil
+}
+
+func (j *job) resultOutputs(verdict string, conclusion ghbot.Conclusion, regressed int, out outcome) {
+	j.setOutput("verdict", verdict)
+	j.setOutput("conclusion", string(conclusion))
+	j.setOutput("regressions", strconv.Itoa(regressed))
+	j.setOutput("results", out.ResultsPath)
+	j.setOutput("comparison", out.ComparisonPath)
+}
+
+// upsertState writes the comment with its state line first (a comment cut at GitHub's limit
+// loses its end), when the comment mode allows one.
+func (j *job) upsertState(ctx context.Context, c *ghbot.Client, p plan, body string, st State) {
+	if p.PR == 0 || j.cfg.GitHub.Comment == config.CommentNever {
+		return
+	}
+	res, err := c.UpsertComment(ctx, j.repo, p.PR, j.checkName(), st.Line()+"\n"+body, j.artifactURL)
+	if err != nil {
+		j.log.Warn("writing the pull request comment", "err", err)
+		return
+	}
+	j.setOutput("comment-url", res.URL)
+}
+
+// readState reads the state of the bot's comment on a PR.
+func (j *job) readState(ctx context.Context, c *ghbot.Client, pr int) (State, bool) {
+	found, ok, err := c.FindComment(ctx, j.repo, pr, j.checkName())
+	if err != nil {
+		j.log.Warn("reading the pull request comment", "err", err)
+		return State{}, false
+	}
+	if !ok {
+		return State{}, false
+	}
+	return parseState(found.Body)
+}
+
+func (j *job) reply(ctx context.Context, c *ghbot.Client, pr int, text string) {
+	if pr == 0 {
+		return
+	}
+	if _, err := c.Reply(ctx, j.repo, pr, text); err != nil {
+		j.log.Warn("replying on the pull request", "err", err)
+	}
+}
+
+// eventSHA returns the commit the event is about, without asking GitHub; "" for a comment.
+func (j *job) eventSHA() string {
+	var sha string
+	switch ev := j.ev; {
+	case ev.PullRequest != nil && ev.Name == "pull_request":
+		sha = ev.PullRequest.HeadSHA
+	case ev.Push != nil:
+		sha = ev.Push.After
+	case ev.MergeGroup != nil:
+		sha = ev.MergeGroup.HeadSHA
+	case ev.CheckRun != nil:
+		sha = ev.CheckRun.HeadSHA
+	case ev.Dispatch != nil:
+		sha = ev.RunSHA
+	}
+	if !ghbot.ValidSHA(sha) {
+		return ""
+	}
+	return sha
+}
+
+// eventPR returns the PR number the event is about, 0 for none.
+func (j *job) eventPR() int {
+	switch ev := j.ev; {
+	case ev.PullRequest != nil:
+		return ev.PullRequest.Number
+	case ev.CheckRun != nil && len(ev.CheckRun.PullRequests) == 1:
+		return ev.CheckRun.PullRequests[0].Number
+	}
+	return 0
+}
+
+// outputDelimiter is go-githubactions' fixed heredoc delimiter of SetOutput.
+const outputDelimiter = "_GitHubActionsFileCommandDelimeter_"
+
+// setOutput records an output; flushOutputs writes them. Only values this package made reach
+// here; one with a line break or the delimiter is dropped all the same.
+func (j *job) setOutput(k, v string) {
+	if !slices.Contains(OutputNames, k) {
+		panic("action: output " + k + " is not in OutputNames")
+	}
+	if strings.ContainsAny(v, "\r\n") || strings.Contains(v, outputDelimiter) {
+		j.log.Warn("output dropped: it holds a line break", "output", k)
+		return
+	}
+	j.outputs[k] = v
+}
+
+// flushOutputs writes the outputs to GITHUB_OUTPUT, in a fixed order.
+func (j *job) flushOutputs() {
+	if j.a.Getenv("GITHUB_OUTPUT") == "" {
+		j.log.Debug("GITHUB_OUTPUT is not set: outputs not written")
+		return
+	}
+	for _, k := range OutputNames {
+		if v, ok := j.outputs[k]; ok {
+			j.a.SetOutput(k, v)
+		}
+	}
+}
+
+// summary appends markdown to the job summary.
+func (j *job) summary(md string) {
+	if j.a.Getenv("GITHUB_STEP_SUMMARY") == "" {
+		return
+	}
+	j.a.AddStepSummary(md)
+}

@@ -1,0 +1,39 @@
+// Package action is `speedmatrix action`: the GitHub Action's orchestration. It reads the event
+// and the inputs, routes with ghbot.Decide, and for a run keeps GitHub informed from start to
+// end — the check run in_progress on the pinned commit and the PR comment in a "measuring…"
+// state with the run's link, the head verified right before measuring, then the measurement,
+// the comparison with the baseline, the comment, the completed check, the job summary and the
+// step's outputs.
+//
+// Modes (input mode):
+//
+//   - full (default): everything in one job. For repositories whose runs are trusted.
+//   - decide: route the event, react or reply, start the check and the measuring comment, and
+//     say in the outputs (run, sha, base-sha, pr, cells) what the measuring job should check out
+//     and measure. Holds a token; runs no pull-request code.
+//   - measure: no token, no API: measure, compare with the local baseline, and write the
+//     artifact directory (results.json, base.json, comparison.json, comment.md, meta.json).
+//     The job that runs pull-request code on the GPU machine uses it.
+//   - report: no pull-request code: read the artifact as untrusted data (validated files;
+//     the comparison is recomputed from results.json and base.json under this configuration;
+//     the commit must be the one the decide job pinned, or the PR's current head), post the
+//     comment and complete the check.
+//   - cleanup (or input cleanup: true): for an `if: always()` step; completes every check run
+//     of ours left queued or in_progress on the commit as cancelled, with the reason.
+//
+// Whatever happens after the check started, a deferred completion leaves nothing in_progress:
+// cancelled (timed_out when the context's deadline passed) with the error as the summary.
+//
+// The state of the PR's comment — the commit measured, its verdict, the cells it could not
+// decide, and an acceptance (who, when, which commit, why) — is kept in the comment as a
+// hidden line, <!-- speedmatrix:state {json} -->, which the next event reads back: /bench
+// accept records an acceptance only for the commit the last results are for, a new head voids
+// it, and /bench rerun without cells reruns the undecided ones.
+//
+// Outputs carry only values this package makes (verdict words, counts, paths given by the
+// workflow, GitHub's comment URL, validated commit ids): go-githubactions writes them with a
+// fixed heredoc delimiter, so no text from an event, a comment or an artifact may reach them.
+//
+// The package must not parse flags or run the measurement itself: the caller injects Measure
+// (what `speedmatrix run` does) and the go-githubactions Action (inputs, outputs, summary).
+package action

@@ -1,0 +1,194 @@
+package action
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/sethvargo/go-githubactions"
+
+	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// The modes of the action (input mode).
+const (
+	ModeFull    = "full"
+	ModeDecide  = "decide"
+	ModeMeasure = "measure"
+	ModeReport  = "report"
+	ModeCleanup = "cleanup"
+)
+
+// InputNames are the action's inputs, as action.yml declares them: readInputs and
+// ghbot.AuthFromInputs read each (a test keeps the three in step).
+var InputNames = []string{
+	"mode", "config", "token", "app-id", "installation-id", "private-key", "private-key-file",
+	"check-name", "comment", "fail-on-regression", "label", "results", "artifact-dir",
+	"baseline", "baseline-dir", "cleanup", "sha", "pr", "base-sha", "cells",
+}
+
+// OutputNames are the step outputs the action may write, in the order it writes them.
+var OutputNames = []string{
+	"verdict", "conclusion", "regressions", "results", "comparison", "comment-url",
+	"run", "sha", "base-sha", "pr", "kind", "cells",
+}
+
+// Inputs are the action's inputs (INPUT_* variables), checked.
+type Inputs struct {
+	Mode        string
+	Config      string // path of speedmatrix.yaml; "" reads ./speedmatrix.yaml when present
+	CheckName   string
+	Comment     string
+	FailOnReg   *bool
+	Label       string
+	Results     string // head results file
+	ArtifactDir string
+	Baseline    string // a baseline results file, instead of the store
+	BaselineDir string // the local baseline store
+	// SHA, PR, BaseSHA and Cells pin what to measure or report (the decide job's outputs).
+	SHA     string
+	PR      int
+	BaseSHA string
+	Cells   []string
+	// HasCredentials is set when token, app-id or a private key is given.
+	HasCredentials bool
+}
+
+// defaultBaselineDir is the local baseline store when the baseline-dir input is empty: one
+// results file per commit, <sha>.json, in the user's cache directory, per repository — never in
+// the workspace, where a pull request's checkout could bring its own "baseline".
+func defaultBaselineDir(repo string) string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "speedmatrix", "baselines", filepath.FromSlash(repo))
+}
+
+// readInputs reads and checks the inputs; mode, when not empty, overrides the input (the
+// --mode and --cleanup flags).
+func readInputs(a *githubactions.Action, mode string) (Inputs, error) {
+	in := Inputs{
+		Mode:        a.GetInput("mode"),
+		Config:      a.GetInput("config"),
+		CheckName:   a.GetInput("check-name"),
+		Comment:     a.GetInput("comment"),
+		Label:       a.GetInput("label"),
+		Results:     a.GetInput("results"),
+		ArtifactDir: a.GetInput("artifact-dir"),
+		Baseline:    a.GetInput("baseline"),
+		BaselineDir: a.GetInput("baseline-dir"),
+		SHA:         a.GetInput("sha"),
+		BaseSHA:     a.GetInput("base-sha"),
+	}
+	in.HasCredentials = a.GetInput("token") != "" || a.GetInput("app-id") != "" || a.GetInput("private-key") != "" || a.GetInput("private-key-file") != ""
+	if mode != "" {
+		in.Mode = mode
+	}
+	if c := a.GetInput("cleanup"); c != "" {
+		on, err := strconv.ParseBool(c)
+		if err != nil {
+			return in, fmt.Errorf("input cleanup: %q is not true or false", c)
+		}
+		if on {
+			in.Mode = ModeCleanup
+		}
+	}
+	if in.Mode == "" {
+		in.Mode = ModeFull
+	}
+	switch in.Mode {
+	case ModeFull, ModeDecide, ModeMeasure, ModeReport, ModeCleanup:
+	default:
+		return in, fmt.Errorf("input mode: %q: want full, decide, measure, report or cleanup", in.Mode)
+	}
+	if v := a.GetInput("fail-on-regression"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return in, fmt.Errorf("input fail-on-regression: %q is not true or false", v)
+		}
+		in.FailOnReg = &b
+	}
+	if in.ArtifactDir == "" {
+		in.ArtifactDir = "speedmatrix-artifact"
+	}
+	if in.Results == "" {
+		in.Results = filepath.Join(in.ArtifactDir, "results.json")
+	}
+	for name, p := range map[string]string{"results": in.Results, "artifact-dir": in.ArtifactDir, "baseline": in.Baseline, "baseline-dir": in.BaselineDir, "config": in.Config} {
+		if strings.ContainsAny(p, "\r\n\x00") {
+			return in, fmt.Errorf("input %s: a path with a line break or NUL", name)
+		}
+	}
+	for name, s := range map[string]string{"sha": in.SHA, "base-sha": in.BaseSHA} {
+		if s != "" && !ghbot.ValidSHA(s) {
+			return in, fmt.Errorf("input %s: %q is not a full commit id", name, s)
+		}
+	}
+	if v := a.GetInput("pr"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return in, fmt.Errorf("input pr: %q is not a pull request number", v)
+		}
+		in.PR = n
+	}
+	if v := a.GetInput("cells"); v != "" {
+		cells, err := canonicalCells(config.SplitList(v))
+		if err != nil {
+			return in, fmt.Errorf("input cells: %w", err)
+		}
+		in.Cells = cells
+	}
+	return in, nil
+}
+
+// canonicalCells parses cells and writes them back in their canonical form, so that only
+// strings this program made travel on (outputs, configuration).
+func canonicalCells(list []string) ([]string, error) {
+	var out []string
+	for _, s := range list {
+		id, err := results.ParseCellID(s)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, id.String())
+	}
+	return out, nil
+}
+
+// loadConfig reads the configuration and applies the inputs over it.
+func loadConfig(in Inputs) (config.Config, error) {
+	path := in.Config
+	if path == "" {
+		if _, err := os.Stat(config.FileName); err == nil {
+			path = config.FileName
+		}
+	}
+	cfg := config.Default()
+	if path != "" {
+		var err error
+		if cfg, err = config.Load(path); err != nil {
+			return cfg, fmt.Errorf("config %s: %w", path, err)
+		}
+	}
+	if in.CheckName != "" {
+		cfg.GitHub.CheckName = in.CheckName
+	}
+	if in.Comment != "" {
+		cfg.GitHub.Comment = in.Comment
+	}
+	if in.Label != "" {
+		cfg.GitHub.Label = in.Label
+	}
+	if in.FailOnReg != nil {
+		cfg.GitHub.FailOnRegression = *in.FailOnReg
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("config with the inputs: %w", err)
+	}
+	return cfg, nil
+}

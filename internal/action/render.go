@@ -1,0 +1,258 @@
+package action
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/report"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// renderInput is everything the comment, the check's page and the job summary show.
+type renderInput struct {
+	Repo    string // owner/name
+	HeadSHA string
+	BaseSHA string
+	PR      int
+	Kind    ghbot.RunKind
+	By      string
+
+	// Measuring is set while the run works: the page says so, with RunURL.
+	Measuring bool
+	// Cells are the cells measured, when not the whole matrix (a rerun).
+	Cells []string
+	// Cancelled, when set, says why the run ended without results.
+	Cancelled string
+
+	Head       *results.File
+	Comparison *results.Comparison
+	// NoBaseline, when set, says why nothing was compared.
+	NoBaseline string
+	// Baseline is set for a run that records the default branch's baseline.
+	Baseline bool
+
+	Accepted   *Acceptance
+	Conclusion ghbot.Conclusion
+	// FailOff is set when a regression does not fail the check (fail_on_regression: false).
+	FailOff bool
+
+	ServerURL   string
+	RunURL      string
+	ArtifactURL string
+}
+
+// renderComment renders the PR comment's body, the check run's title, summary and text, and the
+// job summary (the body) from one input. It is the one place that calls package report.
+func renderComment(in renderInput) (body, title, summary, text string) {
+	title = headline(in)
+	var head strings.Builder
+	fmt.Fprintf(&head, "### %s %s\n\n", icon(in), title)
+	fmt.Fprintf(&head, "%s\n", commitLine(in))
+	if in.Accepted != nil {
+		fmt.Fprintf(&head, "\n> **Accepted** by %s on %s at %s: %s\n", code(in.Accepted.By),
+			in.Accepted.At.UTC().Format("2006-01-02 15:04 UTC"), code(short(in.Accepted.SHA)), code(in.Accepted.Reason))
+	}
+	if len(in.Cells) > 0 {
+		fmt.Fprintf(&head, "\nCells measured: %s\n", code(strings.Join(in.Cells, ",")))
+	}
+	if in.RunURL != "" {
+		fmt.Fprintf(&head, "\n[The run](%s)", in.RunURL)
+		if in.ArtifactURL != "" {
+			fmt.Fprintf(&head, " · [its artifacts](%s)", in.ArtifactURL)
+		}
+		head.WriteString("\n")
+	}
+	summary = head.String()
+	var b strings.Builder
+	b.WriteString(summary)
+	switch {
+	case in.Measuring, in.Cancelled != "":
+	case in.Comparison != nil:
+		var page bytes.Buffer
+		if err := report.PRComment(&page, in.Comparison, in.Head); err != nil {
+			fmt.Fprintf(&b, "\nThe comparison could not be rendered: %s\n", code(err.Error()))
+		} else {
+			b.WriteString("\n")
+			b.Write(page.Bytes())
+		}
+	case in.Head != nil:
+		var page bytes.Buffer
+		if err := report.NewPage(in.Head).Markdown(&page); err == nil {
+			b.WriteString("\n<details><summary>The speed test matrix</summary>\n\n")
+			b.Write(page.Bytes())
+			b.WriteString("\n</details>\n")
+		}
+	}
+	if in.PR != 0 && !in.Measuring {
+		b.WriteString("\n<sub>Commands: `/bench` measures again · `/bench rerun [cells]` reruns the undecided (or the named) cells · `/bench accept <reason>` accepts a regression at this commit · `/bench help`.</sub>\n")
+	}
+	body = b.String()
+	return body, title, summary, body
+}
+
+// headline answers the merge question in one line.
+func headline(in renderInput) string {
+	sha := short(in.HeadSHA)
+	switch {
+	case in.Measuring:
+		if len(in.Cells) > 0 {
+			return fmt.Sprintf("Measuring %d cells of %s…", len(in.Cells), sha)
+		}
+		return fmt.Sprintf("Measuring %s…", sha)
+	case in.Cancelled != "":
+		return fmt.Sprintf("Not measured: the run for %s ended before its results", sha)
+	case in.Baseline:
+		return fmt.Sprintf("Baseline recorded for %s", sha)
+	case in.NoBaseline != "":
+		return fmt.Sprintf("Not compared: no baseline for %s", orDash(short(in.BaseSHA)))
+	case in.Comparison == nil:
+		return "Not compared"
+	}
+	c := in.Comparison
+	cc := c.Summary.CellCounts
+	checked := cc.Total() - cc.NotComparable
+	switch c.Verdict {
+	case results.VerdictRegression:
+		worst, pct := worstRegression(c)
+		what := fmt.Sprintf("%d %s slower", cc.Regression, plural(cc.Regression, "cell", "cells"))
+		if worst != "" {
+			what += fmt.Sprintf(", the worst %s by %s", worst, pct)
+		}
+		switch {
+		case in.Accepted != nil:
+			return "Not blocked: regression accepted (" + what + ")"
+		case in.FailOff:
+			return "Regression found, not blocking (fail_on_regression is off): " + what
+		}
+		return "Blocked: " + what
+	case results.VerdictImprovement:
+		return fmt.Sprintf("Not blocked: no slowdown found; %d of %d cells faster", cc.Improvement, checked)
+	case results.VerdictUnchanged:
+		return fmt.Sprintf("Not blocked: no slowdown found in %d %s", checked, plural(checked, "cell", "cells"))
+	case results.VerdictInconclusive:
+		return fmt.Sprintf("Not blocked: no slowdown found in %d %s; %d too noisy to tell in one run",
+			checked, plural(checked, "cell", "cells"), cc.Inconclusive)
+	}
+	return "Not compared: no cell could be compared"
+}
+
+// worstRegression returns the regressed cell with the largest change, and that change.
+func worstRegression(c *results.Comparison) (string, string) {
+	cell, worst := "", 0.0
+	for _, cl := range c.Cells {
+		for _, m := range cl.Metrics {
+			if m.Verdict != results.VerdictRegression || m.Change == nil {
+				continue
+			}
+			if d := math.Abs(m.Change.Change); d > worst {
+				cell, worst = cl.Cell, d
+			}
+		}
+	}
+	if cell == "" {
+		return "", ""
+	}
+	return cell, fmt.Sprintf("%.1f %%", worst*100)
+}
+
+// cellsWith returns the cells with verdict v, sorted.
+func cellsWith(c *results.Comparison, v results.Verdict) []string {
+	var out []string
+	if c == nil {
+		return nil
+	}
+	for _, cl := range c.Cells {
+		if cl.Verdict == v {
+			out = append(out, cl.Cell)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func icon(in renderInput) string {
+	switch {
+	case in.Measuring:
+		return "⏳"
+	case in.Cancelled != "":
+		return "⏹️"
+	case in.Baseline:
+		return "📌"
+	case in.NoBaseline != "" || in.Comparison == nil:
+		return "➖"
+	case in.Comparison.Verdict == results.VerdictRegression && in.Accepted == nil:
+		return "🔴"
+	}
+	return "🟢"
+}
+
+func commitLine(in renderInput) string {
+	link := func(sha string) string {
+		if in.ServerURL == "" || in.Repo == "" {
+			return code(short(sha))
+		}
+		return fmt.Sprintf("[%s](%s/%s/commit/%s)", code(short(sha)), in.ServerURL, in.Repo, sha)
+	}
+	var s string
+	switch {
+	case in.BaseSHA != "" && !in.Baseline:
+		s = fmt.Sprintf("Comparing %s with the base %s", link(in.HeadSHA), link(in.BaseSHA))
+	default:
+		s = "Commit " + link(in.HeadSHA)
+	}
+	if in.By != "" {
+		s += fmt.Sprintf(", started by %s (%s)", code(in.By), in.Kind)
+	}
+	s += "."
+	if in.NoBaseline != "" {
+		s += " " + in.NoBaseline
+	}
+	if in.Cancelled != "" {
+		s += " " + in.Cancelled
+	}
+	return s
+}
+
+// code quotes text for markdown as a code span: backticks and control characters removed, at
+// most 300 characters, so that no mention, link or HTML in it takes effect.
+func code(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r == '`' || unicode.IsControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > 300 {
+		s = string(r[:300]) + "…"
+	}
+	if strings.TrimSpace(s) == "" {
+		return "—"
+	}
+	return "`" + s + "`"
+}
+
+func short(sha string) string {
+	if len(sha) > 7 {
+		return sha[:7]
+	}
+	return sha
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

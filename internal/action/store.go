@@ -1,0 +1,139 @@
+package action
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// dirStore is the local baseline store: a directory of results files named <sha>.json. Issue 12
+// replaces it with the data branch; until then it lives on the (self-hosted) runner's disk.
+type dirStore struct{ dir string }
+
+// path returns the file of sha.
+func (s dirStore) path(sha string) string { return filepath.Join(s.dir, sha+".json") }
+
+// Get returns the path of sha's results, or "" when the store has none.
+func (s dirStore) Get(sha string) string {
+	if !ghbot.ValidSHA(sha) {
+		return ""
+	}
+	if st, err := os.Stat(s.path(sha)); err == nil && st.Mode().IsRegular() {
+		return s.path(sha)
+	}
+	return ""
+}
+
+// Put copies the results file at src as sha's.
+func (s dirStore) Put(sha, src string) error {
+	if !ghbot.ValidSHA(sha) {
+		return fmt.Errorf("baseline store: %q is not a commit id", sha)
+	}
+	if err := os.MkdirAll(s.dir, 0o755); err != nil {
+		return fmt.Errorf("baseline store: %w", err)
+	}
+	return copyFile(src, s.path(sha))
+}
+
+func copyFile(src, dst string) error {
+	if filepath.Clean(src) == filepath.Clean(dst) {
+		return nil
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(dst, b)
+}
+
+// Files of the artifact directory.
+const (
+	artifactMeta       = "meta.json"
+	artifactResults    = "results.json"
+	artifactBase       = "base.json"
+	artifactComparison = "comparison.json"
+	artifactComment    = "comment.md"
+	metaSchema         = "speedmatrix/action-artifact/v1"
+	maxMetaBytes       = 64 << 10
+)
+
+// meta is what the measure mode tells the report mode besides the results files.
+type meta struct {
+	Schema  string   `json:"schema"`
+	HeadSHA string   `json:"head_sha"`
+	BaseSHA string   `json:"base_sha,omitempty"`
+	PR      int      `json:"pr,omitempty"`
+	Kind    string   `json:"kind"`
+	Cells   []string `json:"cells,omitempty"`
+	// NoBaseline says why base.json is absent.
+	NoBaseline string `json:"no_baseline,omitempty"`
+	// Error says why results.json is absent or partial.
+	Error string `json:"error,omitempty"`
+}
+
+func writeMeta(dir string, m meta) error {
+	m.Schema = metaSchema
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return results.WriteFileAtomic(filepath.Join(dir, artifactMeta), append(b, '\n'))
+}
+
+// errNoArtifact is returned by readMeta when the artifact has no meta.json.
+var errNoArtifact = errors.New("the artifact holds no meta.json")
+
+// readMeta reads and checks the artifact's meta.json, which is untrusted: its commit ids must be
+// commit ids, its kind one of ours, its cells cells; its texts are not kept.
+func readMeta(dir string) (meta, error) {
+	f, err := os.Open(filepath.Join(dir, artifactMeta))
+	if errors.Is(err, fs.ErrNotExist) {
+		return meta{}, errNoArtifact
+	}
+	if err != nil {
+		return meta{}, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxMetaBytes+1))
+	if err != nil {
+		return meta{}, err
+	}
+	if len(b) > maxMetaBytes {
+		return meta{}, fmt.Errorf("artifact meta.json is over %d bytes", maxMetaBytes)
+	}
+	var m meta
+	if err := json.Unmarshal(b, &m); err != nil {
+		return meta{}, fmt.Errorf("artifact meta.json: %w", err)
+	}
+	switch {
+	case m.Schema != metaSchema:
+		return meta{}, fmt.Errorf("artifact meta.json: schema %q, want %s", m.Schema, metaSchema)
+	case !ghbot.ValidSHA(m.HeadSHA):
+		return meta{}, fmt.Errorf("artifact meta.json: head_sha is not a commit id")
+	case m.BaseSHA != "" && !ghbot.ValidSHA(m.BaseSHA):
+		return meta{}, fmt.Errorf("artifact meta.json: base_sha is not a commit id")
+	case m.PR < 0:
+		return meta{}, fmt.Errorf("artifact meta.json: pr is negative")
+	}
+	switch ghbot.RunKind(m.Kind) {
+	case ghbot.RunPullRequest, ghbot.RunCommand, ghbot.RunCheckRun, ghbot.RunBaseline, ghbot.RunMergeGroup, ghbot.RunDispatch:
+	default:
+		return meta{}, fmt.Errorf("artifact meta.json: kind is not one of ours")
+	}
+	if m.Cells, err = canonicalCells(m.Cells); err != nil {
+		return meta{}, fmt.Errorf("artifact meta.json: cells: %w", err)
+	}
+	// Free texts from the artifact are not shown: the report says what it found itself.
+	m.NoBaseline, m.Error = "", ""
+	return m, nil
+}

@@ -1,0 +1,50 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/sethvargo/go-githubactions"
+	"github.com/spf13/cobra"
+
+	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/internal/action"
+)
+
+// newActionCmd builds `speedmatrix action`, the GitHub Action's entry point (action.yml).
+func newActionCmd(env *Env) *cobra.Command {
+	var mode string
+	var cleanup bool
+	cmd := &cobra.Command{
+		Use:   "action",
+		Short: "Run as the GitHub Action: route the event, measure, compare, comment and complete the check",
+		Long: `action is what action.yml runs inside a GitHub Actions workflow. It reads the event
+(GITHUB_EVENT_NAME, GITHUB_EVENT_PATH), the workflow context and the action's inputs (INPUT_*
+variables: config, token, app-id, installation-id, private-key, check-name, comment,
+fail-on-regression, results, artifact-dir, baseline, label, mode, cleanup, sha, pr, base-sha,
+cells), talks to GITHUB_API_URL, and keeps one PR comment and one check run per commit.
+
+Modes: full (everything in one job), decide (route and start; outputs what to measure),
+measure (no token: measure and write the artifact directory), report (no pull-request code:
+post what the artifact holds), cleanup (complete a check left in_progress, for an
+if: always() step). Outputs: verdict, conclusion, regressions, results, comparison,
+comment-url (and run, sha, base-sha, pr, kind, cells in decide mode).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cleanup {
+				mode = action.ModeCleanup
+			}
+			a := githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout))
+			return action.Run(cmd.Context(), action.Deps{
+				Action: a,
+				Log:    env.Log,
+				Mode:   mode,
+				Measure: func(ctx context.Context, c config.Config) error {
+					return runCommand(ctx, env, runOptions{Config: c})
+				},
+			})
+		},
+	}
+	cmd.Flags().StringVar(&mode, "mode", "", "full, decide, measure, report or cleanup (default: the mode input, else full)")
+	cmd.Flags().BoolVar(&cleanup, "cleanup", false, "complete any check run of ours left in_progress on the commit as cancelled (for an if: always() step)")
+	return cmd
+}

@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf16"
+
+	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+func mustRun(t *testing.T, e *actEnv) map[string]string {
+	t.Helper()
+	out, stderr, err := e.run(context.Background())
+	if err != nil {
+		t.Fatalf("action: %v\n%s", err, stderr)
+	}
+	return out
+}
+
+func oneCheck(t *testing.T, st ghtest.State, sha string) ghtest.CheckRun {
+	t.Helper()
+	cs := checksOn(st, sha)
+	if len(cs) != 1 {
+		t.Fatalf("%d check runs on %s, want 1", len(cs), sha)
+	}
+	return cs[0]
+}
+
+func oneComment(t *testing.T, st ghtest.State) string {
+	t.Helper()
+	cs := botComments(st)
+	if len(cs) != 1 {
+		t.Fatalf("%d bot comments, want 1", len(cs))
+	}
+	return cs[0].Body
+}
+
+// TestActionAcceptFlow: a regression fails the check; /bench accept by a writer records who,
+// when, which commit and why in the comment and turns the check success; a rerun at the same
+// head keeps the acceptance; a push (new head) voids it.
+func TestActionAcceptFlow(t *testing.T) {
+	e := newActEnv(t)
+	e.storeBaseline(prBase)
+	e.writeConfig(actionConfig(", slowdown: decode=3"))
+	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+	out := mustRun(t, e)
+	wantOutputs(t, out, map[string]string{"verdict": "regression", "conclusion": "failure", "regressions": "1"})
+	st := e.srv.State()
+	if c := oneCheck(t, st, prHead); c.Conclusion != "failure" || !strings.HasPrefix(c.Title, "Blocked: 1 cell slower, the worst decode/8K/8 by ") {
+		t.Fatalf("check %s %q", c.Conclusion, c.Title)
+	}
+	if b := oneComment(t, st); !strings.Contains(b, `"verdict":"regression"`) || !strings.Contains(b, `"regressions":["decode/8K/8"]`) {
+		t.Fatalf("comment state:\n%s", b)
+	}
+
+	e.benchComment("/bench accept \"the slowdown buys correctness, see #1 <b>@team</b>\"")
+	out = mustRun(t, e)
+	wantOutputs(t, out, map[string]string{"verdict": "accepted", "conclusion": "success"})
+	st = e.srv.State()
+	c := oneCheck(t, st, prHead)
+	if c.Conclusion != "success" || c.Title != "Not blocked: regression accepted by Codertocat at ec26c3e" {
+		t.Errorf("check after accept: %s %q", c.Conclusion, c.Title)
+	}
+	b := oneComment(t, st)
+	for _, want := range []string{"### 🟢 Not blocked: regression accepted by Codertocat at ec26c3e",
+		"> **Accepted** by `Codertocat` on ", " at `ec26c3e`: `the slowdown buys correctness, see #1 <b>@team</b>`",
+		`"accepted":{"by":"Codertocat"`, `"sha":"` + prHead, "## ❌ speedmatrix: regression"} {
+		if !strings.Contains(b, want) {
+			t.Errorf("comment after accept lacks %q:\n%s", want, b)
+		}
+	}
+	if len(st.Reactions) != 1 {
+		t.Errorf("%d reactions, want the eyes on the command", len(st.Reactions))
+	}
+
+	// The same head measured again: still a regression, still accepted.
+	e.event("pull_request", payload(t, "pull_request/synchronize.payload.json"))
+	out = mustRun(t, e)
+	wantOutputs(t, out, map[string]string{"verdict": "accepted", "conclusion": "success", "regressions": "1"})
+	st = e.srv.State()
+	if c := oneCheck(t, st, prHead); c.Conclusion != "success" || !strings.HasPrefix(c.Title, "Not blocked: regression accepted") {
+		t.Errorf("check after a rerun at the same head: %s %q", c.Conclusion, c.Title)
+	}
+	if b := oneComment(t, st); !strings.Contains(b, "**Accepted** by `Codertocat`") {
+		t.Errorf("the rerun at the same head lost the acceptance:\n%s", b)
+	}
+
+	// A push: the new head's regression is not accepted.
+	e.srv.MovePullHead(actRepo, 2, movedSHA)
+	e.event("pull_request", derived(t, "pull_request/synchronize.payload.json", map[string]any{"pull_request.head.sha": movedSHA}))
+	out = mustRun(t, e)
+	wantOutputs(t, out, map[string]string{"verdict": "regression", "conclusion": "failure"})
+	st = e.srv.State()
+	if c := oneCheck(t, st, movedSHA); c.Conclusion != "failure" {
+		t.Errorf("check on the new head: %s", c.Conclusion)
+	}
+	if b := oneComment(t, st); strings.Contains(b, "Accepted") {
+		t.Errorf("the acceptance survived a push:\n%s", b)
+	}
+}
+
+// TestActionRerunUndecided: /bench rerun without cells measures the cells the comment's state
+// lists as undecided; with cells, the cells named.
+func TestActionRerunUndecided(t *testing.T) {
+	for _, tc := range []struct{ name, command, cell string }{
+		{"undecided from the state", "/bench rerun", "decode/8K/1"},
+		{"named", "/bench rerun decode/8K/2", "decode/8K/2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newActEnv(t)
+			e.storeBaseline(prBase)
+			st := `<!-- speedmatrix:state {"v":1,"phase":"done","head_sha":"` + prHead + `","verdict":"inconclusive","inconclusive":["decode/8K/1"]} -->`
+			e.srv.AddComment(actRepo, 2, ghtest.ActionsLogin, ghbot.Marker("speedmatrix")+"\nold results\n"+st)
+			e.benchComment(tc.command)
+			out := mustRun(t, e)
+			f, err := results.ReadFile(out["results"])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.Decode) != 1 || f.Decode[0].ID().String() != tc.cell {
+				t.Errorf("measured %d decode cells (%v), want only %s", len(f.Decode), f.Decode, tc.cell)
+			}
+			gst := e.srv.State()
+			if b := oneComment(t, gst); !strings.Contains(b, "Cells measured: `"+tc.cell+"`") {
+				t.Errorf("comment does not name the rerun cells:\n%s", b)
+			}
+			if c := oneCheck(t, gst, prHead); c.Status != "completed" {
+				t.Errorf("check %s", c.Status)
+			}
+		})
+	}
+}
+
+// TestActionRunDiesCompletesCheck: a run whose context ends midway (a cancelled or timed-out
+// job) leaves no check in_progress: the deferred completion marks it timed_out, and the comment
+// says the run ended.
+func TestActionRunDiesCompletesCheck(t *testing.T) {
+	e := newActEnv(t)
+	e.storeBaseline(prBase)
+	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	out, _, err := e.run(ctx)
+	if err == nil {
+		t.Fatal("a run cut short returned no error")
+	}
+	wantOutputs(t, out, map[string]string{"verdict": "cancelled", "conclusion": "timed_out"})
+	st := e.srv.State()
+	if c := oneCheck(t, st, prHead); c.Status != "completed" || c.Conclusion != "timed_out" {
+		t.Errorf("check %s/%s, want completed/timed_out", c.Status, c.Conclusion)
+	}
+	if b := oneComment(t, st); !strings.Contains(b, `"phase":"cancelled"`) || !strings.Contains(b, "timed out") {
+		t.Errorf("comment:\n%s", b)
+	}
+}
+
+// TestActionCleanup: the if: always() step completes our check left in_progress as cancelled
+// and leaves a workflow job's check of the same name alone.
+func TestActionCleanup(t *testing.T) {
+	e := newActEnv(t)
+	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+	ours := e.srv.AddCheckRun(ghtest.CheckRun{Repo: actRepo, HeadSHA: prHead, Name: "speedmatrix", Status: "in_progress", ExternalID: "speedmatrix", AppID: ghtest.ActionsAppID})
+	job := e.srv.AddCheckRun(ghtest.CheckRun{Repo: actRepo, HeadSHA: prHead, Name: "speedmatrix", Status: "in_progress", AppID: ghtest.ActionsAppID})
+	e.srv.AddComment(actRepo, 2, ghtest.ActionsLogin, ghbot.Marker("speedmatrix")+"\nMeasuring…\n"+
+		`<!-- speedmatrix:state {"v":1,"phase":"measuring","head_sha":"`+prHead+`"} -->`)
+	out, stderr, err := e.run(context.Background(), "--cleanup")
+	if err != nil {
+		t.Fatalf("cleanup: %v\n%s", err, stderr)
+	}
+	wantOutputs(t, out, map[string]string{"verdict": "cancelled", "conclusion": "cancelled"})
+	for _, c := range e.srv.State().CheckRuns {
+		switch c.ID {
+		case ours:
+			if c.Status != "completed" || c.Conclusion != "cancelled" || !strings.Contains(c.Summary, "ended before its results") {
+				t.Errorf("our check: %s/%s %q", c.Status, c.Conclusion, c.Summary)
+			}
+		case job:
+			if c.Status != "in_progress" {
+				t.Errorf("the job's check was touched: %s", c.Status)
+			}
+		}
+	}
+	if b := oneComment(t, e.srv.State()); !strings.Contains(b, `"phase":"cancelled"`) {
+		t.Errorf("comment still measuring:\n%s", b)
+	}
+}
+
+// TestActionMeasureThenReport is the fork-safe split: measure holds no token and calls no API;
+// report reads the artifact, checks the commit against the decided one and posts.
+func TestActionMeasureThenReport(t *testing.T) {
+	e := newActEnv(t)
+	e.storeBaseline(prBase)
+	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+	token := e.vars["INPUT_TOKEN"]
+
+	e.vars["INPUT_MODE"] = "measure"
+	if _, _, err := e.run(context.Background()); err == nil || !strings.Contains(err.Error(), "takes no token") {
+		t.Fatalf("measure with a token: %v, want a refusal", err)
+	}
+	delete(e.vars, "INPUT_TOKEN")
+	out := mustRun(t, e)
+	if out["verdict"] == "" || out["results"] == "" {
+		t.Errorf("measure outputs %v", out)
+	}
+	if calls := e.srv.State().Calls; len(calls) != 0 {
+		t.Fatalf("measure mode called GitHub: %+v", calls)
+	}
+	for _, f := range []string{"meta.json", "results.json", "base.json", "comparison.json", "comment.md"} {
+		if !fileExistsT(filepath.Join(e.dir, "artifact", f)) {
+			t.Errorf("artifact lacks %s", f)
+		}
+	}
+
+	e.vars["INPUT_TOKEN"], e.vars["INPUT_MODE"], e.vars["INPUT_SHA"] = token, "report", movedSHA
+	if _, _, err := e.run(context.Background()); err == nil || !strings.Contains(err.Error(), "the artifact is for ec26c3e, but the commit decided on is 89abcde") {
+		t.Fatalf("report of another commit's artifact: %v", err)
+	}
+	if w := writes(e.srv.State()); len(w) != 0 {
+		t.Fatalf("a refused report wrote %+v", w)
+	}
+	e.vars["INPUT_SHA"] = prHead
+	rout := mustRun(t, e)
+	st := e.srv.State()
+	c := oneCheck(t, st, prHead)
+	if c.Status != "completed" || c.Conclusion != rout["conclusion"] || rout["verdict"] != out["verdict"] {
+		t.Errorf("check %s/%s, report outputs %v, measure outputs %v", c.Status, c.Conclusion, rout, out)
+	}
+	oneComment(t, st)
+}
+
+// TestActionReportNoArtifact: the report step after a measuring job that died completes the
+// check as cancelled.
+func TestActionReportNoArtifact(t *testing.T) {
+	e := newActEnv(t)
+	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+	e.vars["INPUT_MODE"], e.vars["INPUT_SHA"] = "report", prHead
+	out := mustRun(t, e)
+	wantOutputs(t, out, map[string]string{"verdict": "cancelled", "conclusion": "cancelled"})
+	if c := oneCheck(t, e.srv.State(), prHead); c.Conclusion != "cancelled" || !strings.Contains(c.Summary, "left no results") {
+		t.Errorf("check %s %q", c.Conclusion, c.Summary)
+	}
+}
+
+// TestActionReportOversized reports a full matrix (the reference report, imported, compared
+// with itself, its head padded with 500 notes): the comment is cut to stay within 65,536 characters and the check's fields within
+// 65,535 bytes.
+func TestActionReportOversized(t *testing.T) {
+	e := newActEnv(t)
+	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+	e.vars["INPUT_MODE"], e.vars["INPUT_SHA"] = "report", prHead
+	src, err := os.Open("../../testdata/reference/glm-5.3-flash-nvfp4-h200nvl-x2.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	f, err := results.Import(src, "reference.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	art := filepath.Join(e.dir, "artifact")
+	os.MkdirAll(art, 0o755)
+	if err := results.WriteFile(filepath.Join(art, "base.json"), f); err != nil {
+		t.Fatal(err)
+	}
+	// The head's page grows past every limit with notes (data the measuring job controls).
+	for i := range 500 {
+		f.Notes = append(f.Notes, fmt.Sprintf("note %d: %s", i, strings.Repeat("the server logged something long ", 4)))
+	}
+	if err := results.WriteFile(filepath.Join(art, "results.json"), f); err != nil {
+		t.Fatal(err)
+	}
+	meta := `{"schema":"speedmatrix/action-artifact/v1","head_sha":"` + prHead + `","base_sha":"` + prBase + `","pr":2,"kind":"pull_request"}`
+	if err := os.WriteFile(filepath.Join(art, "meta.json"), []byte(meta), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	mustRun(t, e)
+	st := e.srv.State()
+	body := oneComment(t, st)
+	if n := len(utf16.Encode([]rune(body))); n > ghbot.MaxCommentChars {
+		t.Errorf("comment of %d UTF-16 units, over %d", n, ghbot.MaxCommentChars)
+	}
+	if !strings.Contains(body, `"phase":"done"`) {
+		t.Errorf("the cut comment lost its state line")
+	}
+	if !strings.Contains(body, "This comment was cut at GitHub's limit") {
+		t.Errorf("an oversized comment was not cut with a note")
+	}
+	c := oneCheck(t, st, prHead)
+	if !strings.Contains(c.Text, "Cut at GitHub's limit of 65,535 bytes") {
+		t.Errorf("an oversized check text was not cut with a note")
+	}
+	for name, s := range map[string]string{"title": c.Title, "summary": c.Summary, "text": c.Text} {
+		if len(s) > ghbot.MaxCheckOutputBytes {
+			t.Errorf("check %s of %d bytes", name, len(s))
+		}
+	}
+	if len(f.Decode) < 40 {
+		t.Errorf("the reference holds %d decode cells; want a full matrix", len(f.Decode))
+	}
+	t.Logf("full matrix: comment %d characters, check text %d bytes", len([]rune(body)), len(c.Text))
+}

@@ -1,0 +1,308 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// The fake GitHub of the action tests: Codertocat/Hello-World (pushed 2019-05-15T15:00Z, before
+// the comment of the issue_comment payloads) with PR #2 at prHead on base prBase, as in the
+// pull_request payloads; Codertocat has write permission.
+const (
+	actRepo   = "Codertocat/Hello-World"
+	actToken  = "ghs_actiontesttoken"
+	prHead    = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
+	prBase    = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e"
+	pushAfter = "6113728f27ae82c7b1a177c8d03f9e96e0adf246"
+	runSHA    = "0123456789abcdef0123456789abcdef01234567"
+	movedSHA  = "89abcdef0123456789abcdef0123456789abcdef"
+	eventsDir = "../../testdata/github-events"
+)
+
+// actionConfig is a speedmatrix.yaml whose run measures one decode cell of the in-process
+// simulator for a second of wall time (about 1 s a run); extra is appended.
+func actionConfig(extra string) string {
+	return "matrix: quick\ncells: [decode/8K/8]\nduration: 1s\nwarmup: 0\nquiet: true\nsim: {speedup: 40" + extra + "}\n"
+}
+
+// actEnv is a workflow step of the action against a fake GitHub.
+type actEnv struct {
+	t    *testing.T
+	srv  *ghtest.Server
+	dir  string
+	vars map[string]string
+	// stdout is the last run's standard output (workflow commands).
+	stdout string
+}
+
+func newActEnv(t *testing.T) *actEnv {
+	t.Helper()
+	srv := ghtest.New(t, ghtest.Enterprise())
+	srv.AddToken(actToken, ghtest.ActionsLogin)
+	for _, r := range []ghtest.Repo{
+		{Owner: "Codertocat", Name: "Hello-World", DefaultBranch: "master", PushedAt: time.Date(2019, 5, 15, 15, 0, 0, 0, time.UTC)},
+		{Owner: "octo-org", Name: "octo-repo", DefaultBranch: "main"},
+	} {
+		srv.AddRepo(r)
+	}
+	srv.AddPull(ghtest.Pull{Repo: actRepo, Number: 2, Author: "Codertocat", HeadSHA: prHead, HeadRef: "changes", BaseSHA: prBase, BaseRef: "master"})
+	srv.SetPermission(actRepo, "Codertocat", "write")
+	srv.SetPermission("octo-org/octo-repo", "Codertocat", "write")
+	dir := t.TempDir()
+	e := &actEnv{t: t, srv: srv, dir: dir, vars: map[string]string{
+		"GITHUB_ACTIONS":      "true",
+		"GITHUB_API_URL":      srv.URL,
+		"GITHUB_SERVER_URL":   "https://github.com",
+		"GITHUB_REPOSITORY":   actRepo,
+		"GITHUB_RUN_ID":       "4242",
+		"GITHUB_SHA":          runSHA,
+		"GITHUB_OUTPUT":       filepath.Join(dir, "github_output"),
+		"GITHUB_STEP_SUMMARY": filepath.Join(dir, "step_summary"),
+		"INPUT_TOKEN":         actToken,
+		"INPUT_CONFIG":        filepath.Join(dir, "speedmatrix.yaml"),
+		"INPUT_ARTIFACT-DIR":  filepath.Join(dir, "artifact"),
+		"INPUT_BASELINE-DIR":  filepath.Join(dir, "baselines"),
+	}}
+	e.writeConfig(actionConfig(""))
+	return e
+}
+
+func (e *actEnv) writeConfig(s string) {
+	e.t.Helper()
+	if err := os.WriteFile(e.vars["INPUT_CONFIG"], []byte(s), 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// storeBaseline puts the shared baseline results in the store as sha's.
+func (e *actEnv) storeBaseline(sha string) {
+	e.t.Helper()
+	b, err := os.ReadFile(baselineResults(e.t))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	dir := e.vars["INPUT_BASELINE-DIR"]
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, sha+".json"), b, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// event sets the event name and writes its payload.
+func (e *actEnv) event(name string, payload []byte) {
+	e.t.Helper()
+	p := filepath.Join(e.dir, "event.json")
+	if err := os.WriteFile(p, payload, 0o644); err != nil {
+		e.t.Fatal(err)
+	}
+	e.vars["GITHUB_EVENT_NAME"], e.vars["GITHUB_EVENT_PATH"] = name, p
+}
+
+// run runs `speedmatrix action` once with fresh output files and returns its outputs.
+func (e *actEnv) run(ctx context.Context, args ...string) (map[string]string, string, error) {
+	e.t.Helper()
+	for _, k := range []string{"GITHUB_OUTPUT", "GITHUB_STEP_SUMMARY"} {
+		os.Remove(e.vars[k])
+	}
+	var stdout, stderr bytes.Buffer
+	err := Run(ctx, append([]string{"action"}, args...), &stdout, &stderr, func(k string) string { return e.vars[k] })
+	e.stdout = stdout.String()
+	masked := false
+	for _, line := range strings.Split(stdout.String()+stderr.String(), "\n") {
+		if line == "::add-mask::"+actToken {
+			masked = true
+		} else if strings.Contains(line, actToken) {
+			e.t.Errorf("the token appears in the step's output: %q", line)
+		}
+	}
+	if e.vars["INPUT_TOKEN"] != "" && !masked && err == nil {
+		e.t.Errorf("the token was not masked")
+	}
+	return readOutputs(e.t, e.vars["GITHUB_OUTPUT"]), stderr.String(), err
+}
+
+// readOutputs parses a GITHUB_OUTPUT file of heredoc entries.
+func readOutputs(t *testing.T, path string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return map[string]string{}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i < len(lines); i++ {
+		k, delim, ok := strings.Cut(lines[i], "<<")
+		if !ok {
+			continue
+		}
+		var v []string
+		for i++; i < len(lines) && lines[i] != delim; i++ {
+			v = append(v, lines[i])
+		}
+		if len(v) != 1 {
+			t.Errorf("output %s has %d lines", k, len(v))
+		}
+		out[k] = strings.Join(v, "\n")
+	}
+	return out
+}
+
+func payload(t *testing.T, rel string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(eventsDir, rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// derived returns a payload with fields set: keys are dotted paths, values JSON values.
+func derived(t *testing.T, rel string, set map[string]any) []byte {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(payload(t, rel), &m); err != nil {
+		t.Fatal(err)
+	}
+	for path, v := range set {
+		keys := strings.Split(path, ".")
+		cur := m
+		for _, k := range keys[:len(keys)-1] {
+			next, ok := cur[k].(map[string]any)
+			if !ok {
+				next = map[string]any{}
+				cur[k] = next
+			}
+			cur = next
+		}
+		cur[keys[len(keys)-1]] = v
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// benchComment is the issue_comment payload on PR #2 with body, the comment seeded in the fake.
+func (e *actEnv) benchComment(body string) {
+	e.t.Helper()
+	const id = 492700400
+	created := time.Date(2019, 5, 15, 15, 20, 21, 0, time.UTC)
+	e.srv.PutComment(ghtest.Comment{ID: id, Repo: actRepo, Issue: 2, User: "Codertocat", Body: body, CreatedAt: created})
+	e.event("issue_comment", derived(e.t, "issue_comment/created.on-pull-request.DERIVED.json",
+		map[string]any{"comment.body": body, "issue.number": 2, "comment.id": id}))
+}
+
+var (
+	baselineOnce sync.Once
+	baselinePath string
+	baselineErr  error
+)
+
+// baselineResults returns a results file of actionConfig(""), measured once per test binary.
+func baselineResults(t *testing.T) string {
+	t.Helper()
+	baselineOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "speedmatrix-action-baseline")
+		if err != nil {
+			baselineErr = err
+			return
+		}
+		cfgPath := filepath.Join(dir, "speedmatrix.yaml")
+		if err := os.WriteFile(cfgPath, []byte(actionConfig("")), 0o644); err != nil {
+			baselineErr = err
+			return
+		}
+		baselinePath = filepath.Join(dir, "base.json")
+		_, stderr, err := runBench(t, nil, "run", "--config", cfgPath, "-o", baselinePath)
+		if err != nil {
+			baselineErr = err
+			t.Log(stderr)
+		}
+	})
+	if baselineErr != nil {
+		t.Fatalf("measuring the baseline: %v", baselineErr)
+	}
+	return baselinePath
+}
+
+// checksOn returns the check runs on sha, in any repository.
+func checksOn(st ghtest.State, sha string) []ghtest.CheckRun {
+	var out []ghtest.CheckRun
+	for _, c := range st.CheckRuns {
+		if c.HeadSHA == sha {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// botComments returns the bot's comments on PR #2 that carry the marker.
+func botComments(st ghtest.State) []ghtest.Comment {
+	var out []ghtest.Comment
+	for _, c := range st.CommentsOn(actRepo, 2) {
+		if c.User == ghtest.ActionsLogin && strings.Contains(c.Body, "<!-- speedmatrix:comment check=") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// replies returns the bot's unmarked comments on PR #2.
+func replies(st ghtest.State) []ghtest.Comment {
+	var out []ghtest.Comment
+	for _, c := range st.CommentsOn(actRepo, 2) {
+		if c.User == ghtest.ActionsLogin && !strings.Contains(c.Body, "<!-- speedmatrix:comment check=") {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// writes returns the calls that changed something.
+func writes(st ghtest.State) []ghtest.Call {
+	var out []ghtest.Call
+	for _, c := range st.Calls {
+		if c.Method != "GET" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func wantOutputs(t *testing.T, got map[string]string, want map[string]string) {
+	t.Helper()
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("output %s = %q, want %q (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+func fileExistsT(p string) bool { _, err := os.Stat(p); return err == nil }
+
+var _ = results.VerdictRegression
+
+// TestMain removes the shared baseline's directory after the package's tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if baselinePath != "" {
+		os.RemoveAll(filepath.Dir(baselinePath))
+	}
+	os.Exit(code)
+}
