@@ -524,19 +524,16 @@ func (j *job) conclusion(out outcome, accepted *Acceptance) (ghbot.Conclusion, s
 	return ghbot.ConclusionNeutral, string(results.VerdictNotComparable)
 }
 
-// rendered is a rendered page.
-type rendered struct{ body, title, summary, text string }
-
 // render fills the context of a render input and renders it.
-func (j *job) render(p plan, out outcome, in renderInput) rendered {
+func (j *job) render(p plan, out outcome, in renderInput) page {
 	in.Repo, in.HeadSHA, in.BaseSHA, in.PR, in.Kind, in.By, in.Cells = j.repo.FullName(), p.HeadSHA, p.BaseSHA, p.PR, p.Kind, p.By, p.Cells
 	in.ServerURL, in.RunURL, in.ArtifactURL = strings.TrimRight(j.ghc.ServerURL, "/"), j.runURL, j.artifactURL
 	if !in.Measuring && in.Cancelled == "" {
 		in.Head, in.Comparison, in.NoBaseline, in.Baseline = out.Head, out.Comparison, out.NoBaseline, out.Baseline
 	}
 	in.FailOff = !j.cfg.GitHub.FailOnRegression
-	body, title, summary, text := renderComment(in)
-	return rendered{body, title, summary, text}
+	in.CheckName = j.checkName()
+	return renderComment(in)
 }
 
 // state returns the comment's state after this step.
@@ -585,7 +582,7 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 	}); err != nil {
 		return err
 	}
-	j.summary(r.text)
+	j.summary(r.full)
 	j.resultOutputs(verdict, conclusion, regressed, out)
 	return nil
 }

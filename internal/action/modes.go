@@ -156,7 +156,7 @@ func (j *job) measureMode(ctx context.Context) error {
 	if err := os.WriteFile(filepath.Join(j.in.ArtifactDir, artifactComment), []byte(r.body), 0o644); err != nil {
 		return err
 	}
-	j.summary(r.text)
+	j.summary(r.full)
 	j.resultOutputs(verdict, conclusion, len(cellsWith(out.Comparison, results.VerdictRegression)), out)
 	return nil
 }

@@ -44,11 +44,63 @@ type renderInput struct {
 	ServerURL   string
 	RunURL      string
 	ArtifactURL string
+	CheckName   string
 }
 
-// renderComment renders the PR comment's body, the check run's title, summary and text, and the
-// job summary (the body) from one input. It is the one place that calls package report.
-func renderComment(in renderInput) (body, title, summary, text string) {
+// page is a rendered page: the PR comment, the check run's title, summary and text, and the
+// whole page for the job summary and the artifacts.
+type page struct{ body, title, summary, text, full string }
+
+// renderComment renders the PR comment, the check run's output and the job summary from one
+// input. A comparison, a run under way and a missing baseline go through report.NewComment (the
+// first line answers the merge question); a baseline run and a run that ended without results
+// have no comparison to show and get the short page of renderPlain.
+func renderComment(in renderInput) page {
+	if in.Cancelled == "" && !in.Baseline && (in.Comparison != nil || in.Measuring || in.NoBaseline != "") {
+		x := report.CommentContext{
+			ServerURL: in.ServerURL, Repository: in.Repo, BaseSHA: in.BaseSHA, HeadSHA: in.HeadSHA,
+			PRNumber: in.PR, CheckName: in.CheckName, RunURL: in.RunURL, ArtifactURL: in.ArtifactURL,
+			Head: in.Head, Measuring: in.Measuring, NoBaseline: in.NoBaseline, NoCommands: in.PR == 0,
+		}
+		if a := in.Accepted; a != nil {
+			x.Accepted = &report.Acceptance{By: a.By, At: a.At, SHA: a.SHA, Reason: a.Reason}
+		}
+		var c *results.Comparison
+		if !in.Measuring {
+			c = in.Comparison
+		}
+		if cm, err := report.NewComment(c, x); err == nil {
+			title := cm.Title
+			if in.FailOff && in.Accepted == nil && c != nil && c.Verdict == results.VerdictRegression {
+				title = "Not blocking (fail_on_regression is off): " + title
+			}
+			if len(in.Cells) > 0 {
+				line := "Cells measured: " + code(strings.Join(in.Cells, ","))
+				if in.Measuring {
+					line = fmt.Sprintf("Measuring %d cells of %s: %s", len(in.Cells), short(in.HeadSHA), code(strings.Join(in.Cells, ",")))
+				}
+				cm.Body, cm.Summary, cm.StepSummary = afterFirstLine(cm.Body, line), afterFirstLine(cm.Summary, line), afterFirstLine(cm.StepSummary, line)
+			}
+			return page{body: cm.Body, title: title, summary: cm.Summary, text: cm.Text, full: cm.StepSummary}
+		}
+	}
+	body, title, summary, text := renderPlain(in)
+	return page{body: body, title: title, summary: summary, text: text, full: body}
+}
+
+// afterFirstLine returns page with the paragraph line inserted after its first line (the
+// headline).
+func afterFirstLine(page, line string) string {
+	first, rest, ok := strings.Cut(page, "\n")
+	if !ok {
+		return page + "\n\n" + line + "\n"
+	}
+	return first + "\n\n" + line + "\n" + rest
+}
+
+// renderPlain renders the short page of a run without a comparison to show (a baseline, a run
+// that ended early): body, the check run's title, summary and text.
+func renderPlain(in renderInput) (body, title, summary, text string) {
 	title = headline(in)
 	var head strings.Builder
 	fmt.Fprintf(&head, "### %s %s\n\n", icon(in), title)
