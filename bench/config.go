@@ -123,9 +123,14 @@ type Config struct {
 	MaxTokens int           // max_tokens of every decode request
 	Trials    int           // windows per cell
 	// Warmup is the number of hidden warm-up requests before the first cell (0: none).
-	Warmup   int
-	RunID    string // unique; prefixes every prompt
-	Timeouts Timeouts
+	Warmup int
+	// ContextWarmup sends, before each context's scout, one hidden request of the same length
+	// with a prompt of its own (max_tokens 1): the first request at a new length pays one-time
+	// costs (allocations, kernel selection, graph capture) that would otherwise inflate the
+	// scout's TTFT, the prefill measurement. It costs one more prefill per context.
+	ContextWarmup bool
+	RunID         string // unique; prefixes every prompt
+	Timeouts      Timeouts
 
 	// Provenance, copied into the results file.
 	Hardware      results.Hardware
@@ -147,6 +152,7 @@ func DefaultConfig() Config {
 		MaxTokens:         4096,
 		Trials:            1,
 		Warmup:            2,
+		ContextWarmup:     true,
 		Timeouts:          DefaultTimeouts(),
 	}
 }

@@ -276,6 +276,7 @@ func (s *session) setup(ctx context.Context) ([]*ctxPlan, error) {
 		ReadinessTimeoutSeconds: cfg.Timeouts.Readiness.Seconds(),
 		DrainTimeoutSeconds:     cfg.Timeouts.Drain.Seconds(),
 		WarmupRequests:          cfg.Warmup,
+		ContextWarmup:           cfg.ContextWarmup,
 	}
 	for _, n := range m.Contexts {
 		st.Contexts = append(st.Contexts, results.ContextLabel(n))
@@ -468,6 +469,10 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 		return nil
 	}
 
+	if err := s.contextWarmup(ctx, p, label); err != nil {
+		return err
+	}
+
 	// The scout: measures prefill and warms the prefix cache for the decode cells.
 	pid := results.CellID{Phase: results.PhasePrefill, ContextLabel: p.Label}
 	if p.Prefill {
@@ -516,6 +521,31 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 		if err := s.decodeCell(ctx, p, prompt.Text, c); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// contextWarmup sends the hidden warm-up request of a context (Config.ContextWarmup): a prompt
+// of the context's length that no measured request shares, max_tokens 1. Its time counts as
+// setup. A failure is noted, not fatal, unless the server no longer answers.
+func (s *session) contextWarmup(ctx context.Context, p *ctxPlan, label string) error {
+	if !s.cfg.ContextWarmup {
+		return nil
+	}
+	pr, err := s.buildPrompt(ctx, p.Tokens, label+" warm-up")
+	if err != nil {
+		s.note("the warm-up request of %s was skipped: could not build its prompt: %v", p.Label, err)
+		return s.checkAlive(ctx, "the warm-up prompt of "+p.Label)
+	}
+	defer s.since(&s.budget.setup, s.now())
+	sctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Scout)
+	_, err = s.r.Stream.Stream(sctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: pr.Text, MaxTokens: 1}, nil)
+	cancel()
+	if err != nil {
+		if e := s.probe(ctx, "the warm-up request of "+p.Label); e != nil {
+			return e
+		}
+		s.note("the warm-up request of %s failed: %v", p.Label, err)
 	}
 	return nil
 }

@@ -347,8 +347,8 @@ func TestTrials(t *testing.T) {
 			scouts++
 		}
 	}
-	if scouts != 3 {
-		t.Errorf("%d scout requests, want 3", scouts)
+	if scouts != 3+1 {
+		t.Errorf("%d requests of max_tokens 1, want 3 scouts and the context's warm-up", scouts)
 	}
 }
 

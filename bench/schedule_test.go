@@ -13,7 +13,9 @@ import (
 
 // TestScoutWarmsTheDecodePrompt checks the prompt discipline: the decode streams of a context
 // send exactly the scout's prompt (so prefill hits the cache the scout warmed), while every
-// other prompt (another context, a further prefill trial, the warm-up) is different.
+// other prompt (another context, a further prefill trial, the warm-ups) is different. Each
+// context's first request of max_tokens 1 is its hidden warm-up (Config.ContextWarmup), sent
+// before the scout with a prompt of its own.
 func TestScoutWarmsTheDecodePrompt(t *testing.T) {
 	h := newHarness(t, steady())
 	cfg := testConfig([]int{1024, 2048}, []int{2}, 300*time.Millisecond, 1001)
@@ -24,8 +26,12 @@ func TestScoutWarmsTheDecodePrompt(t *testing.T) {
 	scouts := map[int][]uint64{} // prompt tokens → scout prompt hashes, in order
 	decode := map[int]map[uint64]int{}
 	var warm []uint64
+	ctxWarm := map[int]bool{}
 	for _, r := range h.srv.RequestLog() {
 		switch {
+		case r.MaxTokens == 1 && !ctxWarm[r.PromptTokens]:
+			ctxWarm[r.PromptTokens] = true
+			warm = append(warm, r.PromptHash)
 		case r.MaxTokens == 1:
 			scouts[r.PromptTokens] = append(scouts[r.PromptTokens], r.PromptHash)
 		case r.MaxTokens == 1001:
@@ -46,10 +52,40 @@ func TestScoutWarmsTheDecodePrompt(t *testing.T) {
 			t.Errorf("context %d: decode prompts %v, want all equal to the first scout's %x", n, decode[n], scouts[n][0])
 		}
 	}
+	if len(ctxWarm) != 2 {
+		t.Errorf("context warm-ups at %v, want one per context", ctxWarm)
+	}
 	all := append(append(append([]uint64{}, scouts[1024]...), scouts[2048]...), warm...)
 	slices.Sort(all)
 	if len(slices.Compact(all)) != len(all) {
 		t.Errorf("two different prompts share a hash: %v", all)
+	}
+}
+
+// TestContextWarmupOff checks that without Config.ContextWarmup a context sends its scout
+// first: one request of max_tokens 1 per context and trial, and the results say which.
+func TestContextWarmupOff(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		h := newHarness(t, steady())
+		cfg := testConfig([]int{1024}, []int{1}, 300*time.Millisecond, 101)
+		cfg.ContextWarmup = on
+		f, err := h.runner.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, r := range h.srv.RequestLog() {
+			if r.MaxTokens == 1 {
+				n++
+			}
+		}
+		want := 1
+		if on {
+			want = 2
+		}
+		if n != want || f.Run.Settings.ContextWarmup != on {
+			t.Errorf("context warm-up %v: %d requests of max_tokens 1 (want %d), recorded %v", on, n, want, f.Run.Settings.ContextWarmup)
+		}
 	}
 }
 

@@ -40,6 +40,7 @@ type Run struct {
 	MaxTokens       int      `yaml:"max_tokens"`
 	Trials          int      `yaml:"trials"`
 	Warmup          int      `yaml:"warmup"`
+	ContextWarmup   *bool    `yaml:"context_warmup"`
 	ReadyTimeout    Duration `yaml:"readiness_timeout"`
 	DrainTimeout    Duration `yaml:"drain_timeout"`
 	HealthTimeout   Duration `yaml:"health_timeout"`

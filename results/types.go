@@ -163,6 +163,9 @@ type Settings struct {
 	ReadinessTimeoutSeconds float64 `json:"readiness_timeout_seconds,omitempty"`
 	DrainTimeoutSeconds     float64 `json:"drain_timeout_seconds,omitempty"`
 	WarmupRequests          int     `json:"warmup_requests,omitempty"`
+	// ContextWarmup is set when each context's scout followed a hidden request of the same
+	// length (so the prefill measurement excludes first-request costs).
+	ContextWarmup bool `json:"context_warmup,omitempty"`
 	// Simulator describes the built-in simulator when the run measured it: in-process (run
 	// without --url, demo) or a `speedmatrix sim` that said so in its /version.
 	Simulator *SimulatorSettings `json:"simulator,omitempty"`

@@ -114,6 +114,8 @@ its line, column and dotted path.`,
 	f.IntVar(&o.MaxTokens, "max-tokens", o.MaxTokens, "max_tokens of every decode request")
 	f.IntVar(&o.Trials, "trials", o.Trials, "measure each cell this many times (each trial kept separately)")
 	f.IntVar(&o.Warmup, "warmup", o.Warmup, "hidden warm-up requests before the first cell")
+	o.ContextWarmup = new(bool)
+	f.BoolVar(o.ContextWarmup, "context-warmup", true, "send one hidden request of each context's length (its own prompt) before its scout, so that first-request costs stay out of the prefill measurement")
 	f.DurationVar(&o.ReadyTimeout, "readiness-timeout", o.ReadyTimeout, "how long a window waits for the server to run all C requests before the cell is marked queued and measured anyway")
 	f.DurationVar(&o.DrainTimeout, "drain-timeout", o.DrainTimeout, "how long to wait between cells for the server to finish every request")
 	f.DurationVar(&o.HealthTimeout, "health-timeout", o.HealthTimeout, "how long one GET /health may take (tried 3 times) before the server counts as not answering")
@@ -153,6 +155,7 @@ func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concur
 	set("max-tokens", func() { final.MaxTokens = o.MaxTokens })
 	set("trials", func() { final.Trials = o.Trials })
 	set("warmup", func() { final.Warmup = o.Warmup })
+	set("context-warmup", func() { v := *o.ContextWarmup; final.ContextWarmup = &v })
 	set("readiness-timeout", func() { final.ReadyTimeout = o.ReadyTimeout })
 	set("drain-timeout", func() { final.DrainTimeout = o.DrainTimeout })
 	set("health-timeout", func() { final.HealthTimeout = o.HealthTimeout })
@@ -250,6 +253,9 @@ func benchConfig(o runOptions, baseURL, runID string) (bench.Config, error) {
 	cfg.MaxTokens = o.MaxTokens
 	cfg.Trials = o.Trials
 	cfg.Warmup = o.Warmup
+	if o.ContextWarmup != nil {
+		cfg.ContextWarmup = *o.ContextWarmup
+	}
 	cfg.Timeouts.Readiness = o.ReadyTimeout
 	cfg.Timeouts.Drain = o.DrainTimeout
 	cfg.Timeouts.Health = o.HealthTimeout
