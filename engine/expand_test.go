@@ -16,9 +16,9 @@ func TestExpand(t *testing.T) {
 		{"$$5", "$5", ""},
 		{"$PORT", "$PORT", ""},
 		{"cost$", "cost$", ""},
-		{"${NOPE}", "", "${NOPE} is not set"},
-		{"${PORT", "", "unclosed"},
-		{"${}", "", "empty"},
+		{"${NOPE}", "", "${NOPE}: the variable is not set"},
+		{"${PORT", "", "without a closing }"},
+		{"${}", "", "not a variable name"},
 	}
 	for _, tt := range tests {
 		got, err := expand(tt.in, lookup)

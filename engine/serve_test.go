@@ -310,7 +310,7 @@ func TestServeUnsetVariable(t *testing.T) {
 	_, err := engine.StartServer(context.Background(), engine.ServeSpec{
 		Command: []string{"true", "--api-key", "${SPEEDMATRIX_TEST_UNSET}"}, GPU: testGPU(t),
 		Expand: func(string) (string, bool) { return "", false }})
-	if err == nil || !strings.Contains(err.Error(), "${SPEEDMATRIX_TEST_UNSET} is not set") {
+	if err == nil || !strings.Contains(err.Error(), "${SPEEDMATRIX_TEST_UNSET}: the variable is not set") {
 		t.Fatalf("err = %v", err)
 	}
 }
