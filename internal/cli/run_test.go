@@ -63,7 +63,7 @@ func TestRunWritesValidResults(t *testing.T) {
 	}
 	want := &results.Settings{URL: srv.URL, Endpoint: "completions", Matrix: "custom", Contexts: []string{"1K"},
 		Concurrency: []int{1, 2}, PrefillContexts: []string{"1K"}, DurationSeconds: 0.4, MaxTokens: 101, Trials: 1,
-		ReadinessTimeoutSeconds: 60, DrainTimeoutSeconds: 120, WarmupRequests: 1}
+		ReadinessTimeoutSeconds: 60, DrainTimeoutSeconds: 120, WarmupRequests: 1, ContextWarmup: true}
 	if diff := cmp.Diff(want, f.Run.Settings); diff != "" {
 		t.Errorf("settings (-want +got):\n%s", diff)
 	}
