@@ -19,6 +19,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // Deps is what the action uses of the outside world.
@@ -345,7 +346,7 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 		j.setOutput("cells", strings.Join(p.Cells, ","))
 		return nil
 	}
-	out, err := j.measureCompare(ctx, p)
+	out, err := j.measureCompare(ctx, c, p)
 	if err != nil {
 		return err
 	}
@@ -400,9 +401,13 @@ func (j *job) abort(ctx context.Context, c *ghbot.Client, p plan, cause error) {
 	j.setOutput("conclusion", string(conclusion))
 }
 
-// measureCompare measures the plan's commit, keeps a baseline run in the store, and compares
-// any other run with the baseline of its base commit. It writes the artifact directory.
-func (j *job) measureCompare(ctx context.Context, p plan) (outcome, error) {
+// measureCompare measures the plan's commit, keeps its results in the store (a baseline run's
+// as the default branch's, any other as the PR's), and compares any other run with its baseline:
+// the store's (the merge-base, or its nearest ancestor with results) with the store's history as
+// the noise, else the local baseline directory's result of the base commit. c is nil where no
+// token can write (the measure mode): the local directory alone. It writes the artifact
+// directory.
+func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outcome, error) {
 	cfg := j.cfg
 	cfg.Output = j.in.Results
 	if cfg.Engine.Commit == "" {
@@ -431,33 +436,72 @@ func (j *job) measureCompare(ctx context.Context, p plan) (outcome, error) {
 	if err := copyFile(cfg.Output, filepath.Join(j.in.ArtifactDir, artifactResults)); err != nil {
 		return out, fmt.Errorf("copy the results to the artifact directory: %w", err)
 	}
+	rs := j.openStore(c)
 	if p.Kind == ghbot.RunBaseline {
-		if err := (dirStore{j.in.BaselineDir}).Put(p.HeadSHA, cfg.Output); err != nil {
-			return out, err
+		stored := j.put(ctx, rs, store.KindDefault, p.HeadSHA, 0, head)
+		if !stored || rs.commits == nil {
+			// The local directory is the fallback where the store could not be written.
+			if err := (dirStore{j.in.BaselineDir}).Put(p.HeadSHA, cfg.Output); err != nil {
+				return out, err
+			}
+		}
+		if stored {
+			j.changePoint(ctx, c, rs, head)
 		}
 		out.Baseline = true
 		return out, nil
 	}
-	basePath := j.in.Baseline
-	if basePath == "" {
-		basePath = dirStore{j.in.BaselineDir}.Get(p.BaseSHA)
+	if p.PR > 0 {
+		j.put(ctx, rs, store.KindPR, p.HeadSHA, p.PR, head)
 	}
-	if basePath == "" {
-		out.NoBaseline = fmt.Sprintf("No baseline results for the base %s: a push to the default branch measures one (or set the action's baseline input).", code(orDash(short(p.BaseSHA))))
-		return out, nil
+	var base *results.File
+	var warnings []string
+	var hist []*results.File
+	if j.in.Baseline == "" {
+		if b, ok := j.resolve(ctx, rs, p, head); ok {
+			base = b.File
+			if b.Distance > 0 {
+				warnings = append(warnings, distanceWarning(b))
+			}
+			hist = j.history(ctx, rs, head, p.HeadSHA)
+			if err := results.WriteFile(filepath.Join(j.in.ArtifactDir, artifactBase), base); err != nil {
+				return out, err
+			}
+		} else if b.Reason != "" {
+			out.NoBaseline = "No baseline in the store: " + b.Reason + "."
+		}
 	}
-	base, err := results.ReadFile(basePath)
-	if err != nil {
-		return out, fmt.Errorf("read the baseline: %w", err)
+	if base == nil {
+		basePath := j.in.Baseline
+		if basePath == "" {
+			basePath = dirStore{j.in.BaselineDir}.Get(p.BaseSHA)
+		}
+		if basePath == "" {
+			if out.NoBaseline == "" {
+				out.NoBaseline = fmt.Sprintf("No baseline results for the base %s: a push to the default branch measures one (or set the action's baseline input).", code(orDash(short(p.BaseSHA))))
+			}
+			return out, nil
+		}
+		out.NoBaseline = ""
+		if base, err = results.ReadFile(basePath); err != nil {
+			return out, fmt.Errorf("read the baseline: %w", err)
+		}
+		if err := copyFile(basePath, filepath.Join(j.in.ArtifactDir, artifactBase)); err != nil {
+			return out, err
+		}
 	}
-	if err := copyFile(basePath, filepath.Join(j.in.ArtifactDir, artifactBase)); err != nil {
-		return out, err
-	}
-	return j.compareWith(out, base, p.Cells)
+	return j.compareWithHistory(out, base, hist, warnings, p.Cells)
 }
 
 // compareWith compares out.Head with base under the configuration's thresholds.
 func (j *job) compareWith(out outcome, base *results.File, cells []string) (outcome, error) {
+	return j.compareWithHistory(out, base, nil, nil, cells)
+}
+
+// compareWithHistory compares out.Head with base under the configuration's thresholds, the
+// noise of each cell taken from hist when it holds enough runs; warnings are added to the
+// comparison's.
+func (j *job) compareWithHistory(out outcome, base *results.File, hist []*results.File, warnings []string, cells []string) (outcome, error) {
 	th := compare.DefaultThresholds()
 	if v := j.cfg.Compare.FDR; v > 0 {
 		th.FDR = v
@@ -470,7 +514,10 @@ func (j *job) compareWith(out outcome, base *results.File, cells []string) (outc
 			th.Delta[results.Metric(k)] = v
 		}
 	}
-	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{out.Head}, BasePath: "base", HeadPath: "head"}
+	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{out.Head}, BasePath: "base", HeadPath: "head", History: hist}
+	if n := j.cfg.Store.MinHistory; n > 0 {
+		th.MinHistory = n
+	}
 	for _, s := range cells {
 		id, err := results.ParseCellID(s)
 		if err != nil {
@@ -487,6 +534,7 @@ func (j *job) compareWith(out outcome, base *results.File, cells []string) (outc
 	if err != nil {
 		return out, fmt.Errorf("compare: %w", err)
 	}
+	cmp.Warnings = append(cmp.Warnings, warnings...)
 	out.Comparison = cmp
 	out.ComparisonPath = filepath.Join(j.in.ArtifactDir, artifactComparison)
 	if err := results.WriteComparisonFile(out.ComparisonPath, cmp); err != nil {

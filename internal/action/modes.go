@@ -138,7 +138,7 @@ func (j *job) measureMode(ctx context.Context) error {
 	if err := os.MkdirAll(j.in.ArtifactDir, 0o755); err != nil {
 		return err
 	}
-	out, err := j.measureCompare(ctx, p)
+	out, err := j.measureCompare(ctx, nil, p)
 	if err != nil {
 		m.Error = err.Error()
 		if werr := writeMeta(j.in.ArtifactDir, m); werr != nil {

@@ -1,0 +1,133 @@
+package action
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/speedmatrix/speedmatrix/history"
+
+	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
+)
+
+// resultStore is where the bot keeps results between runs (package store): the configuration's
+// store.dir when set (tests, local use), else the repository's data branch (store.branch)
+// written through c. Without a client (the measure mode) there is none, and the local baseline
+// directory (dirStore) is the fallback.
+type resultStore struct {
+	s       store.Store
+	commits store.Commits
+}
+
+// openStore returns the run's store; the zero resultStore when there is none.
+func (j *job) openStore(c *ghbot.Client) resultStore {
+	var rs resultStore
+	if c != nil {
+		rs.commits = store.GitHubCommits{GH: c.GitHub(), Owner: j.repo.Owner, Repo: j.repo.Name}
+	}
+	switch {
+	case j.cfg.Store.Dir != "":
+		rs.s = store.NewDir(j.cfg.Store.Dir)
+	case c != nil:
+		var opts []store.BranchOption
+		if j.cfg.Store.Branch != "" {
+			opts = append(opts, store.WithBranchName(j.cfg.Store.Branch))
+		}
+		opts = append(opts, store.WithBranchLogger(j.log))
+		rs.s = store.NewBranch(c.GitHub(), j.repo.Owner, j.repo.Name, opts...)
+	}
+	return rs
+}
+
+// put stores head as sha's result of kind (pr: the PR's number). A failure is logged, not
+// returned: the results are in the artifact whatever the store says.
+func (j *job) put(ctx context.Context, rs resultStore, kind store.Kind, sha string, pr int, head *results.File) bool {
+	if rs.s == nil {
+		return false
+	}
+	e, err := rs.s.Put(ctx, store.Entry{Commit: sha, Kind: kind, PR: pr}, head)
+	if err != nil {
+		j.log.Warn("storing the results", "kind", kind, "sha", sha, "err", err)
+		return false
+	}
+	j.log.Info("results stored", "kind", kind, "sha", sha, "config_id", e.ConfigID, "path", e.Path)
+	return true
+}
+
+// resolve finds the baseline of head in the store: the merge-base of head and base, or its
+// nearest first-parent ancestor with results of head's config id. found is false when the store
+// could not answer (none, or an error: logged), so that the caller falls back on the local
+// baseline directory.
+func (j *job) resolve(ctx context.Context, rs resultStore, p plan, head *results.File) (b store.Baseline, found bool) {
+	if rs.s == nil || rs.commits == nil {
+		return store.Baseline{}, false
+	}
+	base := p.BaseSHA
+	if base == "" {
+		base = j.repo.DefaultBranch
+	}
+	if base == "" {
+		return store.Baseline{}, false
+	}
+	b, err := store.Resolve(ctx, rs.commits, rs.s, store.Query{ConfigID: store.ConfigID(head), Head: p.HeadSHA, Base: base})
+	if err != nil {
+		j.log.Warn("resolving the baseline in the store", "err", err)
+		return store.Baseline{}, false
+	}
+	j.log.Info(b.Describe())
+	return b, b.Found()
+}
+
+// history returns the stored default-branch results of head's config for compare's noise
+// (compare.Input.History), without sha's own; none below the configured min_history.
+func (j *job) history(ctx context.Context, rs resultStore, head *results.File, exclude ...string) []*results.File {
+	if rs.s == nil {
+		return nil
+	}
+	opts := store.HistoryOptions{Min: j.cfg.Store.MinHistory, Exclude: exclude}
+	files, _, note, err := store.History(ctx, rs.s, store.ConfigID(head), opts)
+	if err != nil {
+		j.log.Warn("reading the history", "err", err)
+		return nil
+	}
+	j.log.Info(note)
+	return files
+}
+
+// distanceWarning is the comparison's warning line naming the baseline commit and how far back
+// from the merge-base it is.
+func distanceWarning(b store.Baseline) string {
+	return fmt.Sprintf("The %s", b.Describe())
+}
+
+// changePoint analyses the stored default-branch series of head's config (oldest first, at most
+// the retention's Keep) and logs a change point that the newest commit starts and that is a
+// regression. Opening or updating the issue is not done yet (issue 12, item 5).
+func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, head *results.File) {
+	keep := j.cfg.Store.Retention.Keep
+	if keep <= 0 {
+		keep = 100
+	}
+	files, entries, _, err := store.History(ctx, rs.s, store.ConfigID(head), store.HistoryOptions{Max: keep, Min: 2})
+	if err != nil || len(files) < 2 {
+		if err != nil {
+			j.log.Warn("reading the history for change points", "err", err)
+		}
+		return
+	}
+	slices.Reverse(files)
+	h, err := history.Analyze(files, history.DefaultOptions())
+	if err != nil {
+		j.log.Warn("change points", "err", err)
+		return
+	}
+	newest := entries[0].Commit
+	for _, r := range h.Regressions() {
+		if r.Shift.Commit == newest {
+			j.log.Warn("a change point that is a regression starts at the pushed commit", "cell", r.Series.Cell.String(), "metric", string(r.Series.Metric), "commit", newest, "previous", r.Shift.Previous)
+		}
+	}
+	_ = c
+}
