@@ -120,8 +120,15 @@ func TestActionEveryPayload(t *testing.T) {
 		"push/with-new-branch.payload.json": {event: "push", checkSHA: pushAfter, conclusion: "success", measured: true,
 			outputs: map[string]string{"verdict": "baseline", "conclusion": "success"},
 			check: func(t *testing.T, e *actEnv, st ghtest.State) {
-				if !fileExistsT(filepath.Join(e.dir, "baselines", pushAfter+".json")) {
-					t.Errorf("the push's results are not in the baseline store")
+				// The push's results are on the data branch, as results/<sha>/<config-id>.json.
+				found := false
+				for p := range e.srv.Files(actRepo, "heads/speedmatrix-data") {
+					if strings.HasPrefix(p, "results/"+pushAfter+"/") && strings.HasSuffix(p, ".json") {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("the push's results are not on the data branch: %v", e.srv.Files(actRepo, "heads/speedmatrix-data"))
 				}
 			}},
 		"workflow_dispatch/payload.json": {event: "workflow_dispatch", checkSHA: runSHA, conclusion: "neutral", measured: true,

@@ -1,0 +1,192 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
+)
+
+// storeEnv is an action environment whose configuration names a store directory, with the
+// commit graph root → older… → a1 → prBase (master) and prHead on prBase in the fake.
+type storeEnv struct {
+	*actEnv
+	st    *store.Dir
+	older []string // first-parent ancestors of a1, nearest first
+	a1    string
+}
+
+func newStoreEnv(t *testing.T, older int) *storeEnv {
+	t.Helper()
+	e := &storeEnv{actEnv: newActEnv(t)}
+	dir := filepath.Join(e.dir, "store")
+	e.writeConfig(actionConfig("") + "store: {dir: " + dir + "}\n")
+	e.st = store.NewDir(dir)
+	day := time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC)
+	parent := e.srv.AddCommit(actRepo, ghtest.GitCommit{Message: "root", Date: day}, nil)
+	var chain []string
+	for i := 0; i < older; i++ {
+		parent = e.srv.AddCommit(actRepo, ghtest.GitCommit{Message: fmt.Sprint("older ", i), Parents: []string{parent}, Date: day.Add(time.Duration(i+1) * time.Hour)}, nil)
+		chain = append([]string{parent}, chain...)
+	}
+	e.older = chain
+	e.a1 = e.srv.AddCommit(actRepo, ghtest.GitCommit{Message: "a1", Parents: []string{parent}, Date: day.Add(100 * time.Hour)}, nil)
+	e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: prBase, Message: "base", Parents: []string{e.a1}, Date: day.Add(101 * time.Hour)}, nil)
+	e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: prHead, Message: "head", Parents: []string{prBase}, Date: day.Add(102 * time.Hour)}, nil)
+	e.srv.SetRef(actRepo, "heads/master", prBase)
+	return e
+}
+
+// put stores the shared baseline results as sha's default-branch result.
+func (e *storeEnv) put(sha string) { e.putScaled(sha, 1) }
+
+// putScaled stores the shared baseline results with their decode throughputs times k as sha's
+// default-branch result.
+func (e *storeEnv) putScaled(sha string, k float64) {
+	e.t.Helper()
+	f, err := results.ReadFile(baselineResults(e.t))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	scale := func(m *results.DecodeMetrics) {
+		for _, v := range []*float64{m.TotalTokPerS, m.PerRequestTokPerS} {
+			if v != nil {
+				*v *= k
+			}
+		}
+	}
+	for i := range f.Decode {
+		if k == 1 {
+			break
+		}
+		// The trials' samples would not agree with scaled summaries: keep the summary only.
+		scale(&f.Decode[i].DecodeMetrics)
+		f.Decode[i].Trials, f.Decode[i].SummaryOnly = nil, true
+	}
+	if _, err := e.st.Put(context.Background(), store.Entry{Commit: sha, Kind: store.KindDefault}, f); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// runPR runs the opened pull_request event and returns the comparison and the bot's comment.
+func (e *storeEnv) runPR() (map[string]string, *results.Comparison, string) {
+	e.t.Helper()
+	e.event("pull_request", payload(e.t, "pull_request/opened.payload.json"))
+	out, stderr, err := e.run(context.Background())
+	if err != nil {
+		e.t.Fatalf("run: %v\n%s", err, stderr)
+	}
+	var body string
+	if c := botComments(e.srv.State()); len(c) == 1 {
+		body = c[0].Body
+	}
+	p := filepath.Join(e.dir, "artifact", "comparison.json")
+	if !fileExistsT(p) {
+		return out, nil, body
+	}
+	cmp, err := results.ReadComparisonFile(p)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return out, cmp, body
+}
+
+// noiseSources counts the comparison's noise sources.
+func noiseSources(c *results.Comparison) map[string]int {
+	n := map[string]int{}
+	for _, cell := range c.Cells {
+		for _, m := range cell.Metrics {
+			if m.Noise != nil {
+				n[m.Noise.Source]++
+			}
+		}
+	}
+	return n
+}
+
+// TestActionStoreMergeBase: a PR's baseline is the store's results of its merge-base; the PR's
+// own results are stored as kind pr, never a baseline.
+func TestActionStoreMergeBase(t *testing.T) {
+	e := newStoreEnv(t, 0)
+	e.put(prBase)
+	out, cmp, body := e.runPR()
+	if cmp == nil {
+		t.Fatalf("no comparison; outputs %v\n%s", out, body)
+	}
+	if out["verdict"] == "no_baseline" {
+		t.Errorf("verdict %q", out["verdict"])
+	}
+	for _, w := range cmp.Warnings {
+		if strings.Contains(w, "before the merge-base") {
+			t.Errorf("warning %q with the merge-base's own results", w)
+		}
+	}
+	prs, err := e.st.List(context.Background(), store.Filter{Kind: store.KindPR})
+	if err != nil || len(prs) != 1 || prs[0].Commit != prHead || prs[0].PR != 2 {
+		t.Errorf("PR entries %+v, %v; want prHead's as PR 2", prs, err)
+	}
+}
+
+// TestActionStoreNearestAncestor: a merge-base without results falls back on its nearest
+// ancestor that has some, and the comparison and the comment say which and how far back.
+func TestActionStoreNearestAncestor(t *testing.T) {
+	e := newStoreEnv(t, 0)
+	e.put(e.a1)
+	out, cmp, body := e.runPR()
+	if cmp == nil {
+		t.Fatalf("no comparison; outputs %v\n%s", out, body)
+	}
+	want := "1 commit before the merge"
+	found := false
+	for _, w := range cmp.Warnings {
+		found = found || strings.Contains(w, want) && strings.Contains(w, e.a1[:12])
+	}
+	if !found {
+		t.Errorf("warnings %q lack %q", cmp.Warnings, want)
+	}
+	if !strings.Contains(body, want) || !strings.Contains(body, e.a1[:12]) {
+		t.Errorf("the comment does not say %q:\n%s", want, body)
+	}
+}
+
+// TestActionStoreNoBaseline: no stored results of the config gives a neutral result with the
+// store's reason.
+func TestActionStoreNoBaseline(t *testing.T) {
+	e := newStoreEnv(t, 0)
+	out, cmp, body := e.runPR()
+	if cmp != nil || out["verdict"] != "no_baseline" {
+		t.Fatalf("verdict %q, comparison %v", out["verdict"], cmp != nil)
+	}
+	if !strings.Contains(body, "No baseline in the store") {
+		t.Errorf("the comment lacks the store's reason:\n%s", body)
+	}
+}
+
+// TestActionStoreHistoryNoise: with min_history default-branch results of the config stored,
+// compare takes the noise from them; with fewer, from its prior.
+func TestActionStoreHistoryNoise(t *testing.T) {
+	for _, n := range []int{1, 3} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			e := newStoreEnv(t, 3)
+			e.put(prBase)
+			for i, sha := range e.older[:n-1] {
+				e.putScaled(sha, 1+0.03*float64(i+1))
+			}
+			e.put(e.a1)
+			_, cmp, body := e.runPR()
+			if cmp == nil {
+				t.Fatalf("no comparison:\n%s", body)
+			}
+			src := noiseSources(cmp)
+			if got := src[results.NoiseHistory] > 0; got != (n+1 >= 3) {
+				t.Errorf("%d results stored: noise sources %v", n+1, src)
+			}
+		})
+	}
+}
