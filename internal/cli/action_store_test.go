@@ -190,3 +190,46 @@ func TestActionStoreHistoryNoise(t *testing.T) {
 		})
 	}
 }
+
+// TestActionDataBranchPushThenPR: a push to the default branch stores its results on the data
+// branch (results/<sha>/<config-id>.json); a PR whose merge-base is that commit then finds
+// them there and gets a comparison, and its own results are stored apart under pr/.
+func TestActionDataBranchPushThenPR(t *testing.T) {
+	e := newActEnv(t)
+	day := time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC)
+	root := e.srv.AddCommit(actRepo, ghtest.GitCommit{Message: "root", Date: day}, nil)
+	e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: pushAfter, Message: "pushed", Parents: []string{root}, Date: day.Add(time.Hour)}, nil)
+	e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: prBase, Message: "base", Parents: []string{pushAfter}, Date: day.Add(2 * time.Hour)}, nil)
+	e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: prHead, Message: "head", Parents: []string{pushAfter}, Date: day.Add(3 * time.Hour)}, nil)
+	e.srv.SetRef(actRepo, "heads/master", prBase)
+
+	e.event("push", payload(t, "push/with-new-branch.payload.json"))
+	if out, stderr, err := e.run(context.Background()); err != nil || out["verdict"] != "baseline" {
+		t.Fatalf("push: %v, outputs %v\n%s", err, out, stderr)
+	}
+	var stored string
+	for p := range e.srv.Files(actRepo, "heads/speedmatrix-data") {
+		if strings.HasPrefix(p, "results/"+pushAfter+"/") {
+			stored = p
+		}
+	}
+	if stored == "" || fileExistsT(filepath.Join(e.dir, "baselines", pushAfter+".json")) {
+		t.Fatalf("push: data branch %v; local copy %v", e.srv.Files(actRepo, "heads/speedmatrix-data"), fileExistsT(filepath.Join(e.dir, "baselines", pushAfter+".json")))
+	}
+
+	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+	out, stderr, err := e.run(context.Background())
+	if err != nil {
+		t.Fatalf("PR: %v\n%s", err, stderr)
+	}
+	if out["verdict"] == "no_baseline" || out["comparison"] == "" {
+		t.Fatalf("PR: outputs %v\n%s", out, stderr)
+	}
+	prStored := false
+	for p := range e.srv.Files(actRepo, "heads/speedmatrix-data") {
+		prStored = prStored || strings.HasPrefix(p, "pr/2/"+prHead+"/")
+	}
+	if !prStored {
+		t.Errorf("PR results not stored under pr/2/: %v", e.srv.Files(actRepo, "heads/speedmatrix-data"))
+	}
+}
