@@ -210,6 +210,7 @@ type Server struct {
 	minted    int
 	gitRepos  map[string]*gitRepo
 	gitHook   func(method, path string)
+	issues    []*Issue
 }
 
 type principal struct {
@@ -561,6 +562,7 @@ func (h *handler) route(path string) {
 		h.withCheck(seg[1]+"/"+seg[2], seg[4], func(c *CheckRun) { h.json(200, h.checkJSON(c)) })
 	case match("PATCH", "repos", "*", "*", "check-runs", "*"):
 		h.withCheck(seg[1]+"/"+seg[2], seg[4], h.updateCheck)
+	case h.routeIssues(m, seg):
 	case h.routeGit(seg):
 	default:
 		writeError(h.w, http.StatusNotFound, "Not Found")

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/speedmatrix/speedmatrix/compare/changepoint"
 	"github.com/speedmatrix/speedmatrix/history"
 
 	"github.com/speedmatrix/speedmatrix/ghbot"
@@ -102,15 +104,27 @@ func distanceWarning(b store.Baseline) string {
 	return fmt.Sprintf("The %s", b.Describe())
 }
 
+// The change-point issue: one open issue, found by its marker among the label's.
+const (
+	changePointTitle  = "speedmatrix: performance change point"
+	changePointLabel  = "speedmatrix"
+	changePointMarker = "<!-- speedmatrix:change-point -->"
+)
+
 // changePoint analyses the stored default-branch series of head's config (oldest first, at most
-// the retention's Keep) and logs a change point that the newest commit starts and that is a
-// regression. Opening or updating the issue is not done yet (issue 12, item 5).
+// the retention's Keep) and, when a series' latest change point is a regression (its current
+// level is the worse one), opens or updates the one change-point issue with the cells, commits
+// and sizes. A change point needs changepoint's MinSize results on either side, so it is seen
+// once the new level has lasted that many pushes. Failures are logged: the results are stored.
 func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, head *results.File) {
+	if c == nil {
+		return
+	}
 	keep := j.cfg.Store.Retention.Keep
 	if keep <= 0 {
 		keep = 100
 	}
-	files, entries, _, err := store.History(ctx, rs.s, store.ConfigID(head), store.HistoryOptions{Max: keep, Min: 2})
+	files, _, _, err := store.History(ctx, rs.s, store.ConfigID(head), store.HistoryOptions{Max: keep, Min: 2})
 	if err != nil || len(files) < 2 {
 		if err != nil {
 			j.log.Warn("reading the history for change points", "err", err)
@@ -123,11 +137,33 @@ func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, 
 		j.log.Warn("change points", "err", err)
 		return
 	}
-	newest := entries[0].Commit
-	for _, r := range h.Regressions() {
-		if r.Shift.Commit == newest {
-			j.log.Warn("a change point that is a regression starts at the pushed commit", "cell", r.Series.Cell.String(), "metric", string(r.Series.Metric), "commit", newest, "previous", r.Shift.Previous)
+	var rows []string
+	for _, s := range h.Series {
+		if len(s.Shifts) == 0 {
+			continue
 		}
+		sh := s.Shifts[len(s.Shifts)-1]
+		if sh.Direction != changepoint.Regression {
+			continue
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %.4g → %.4g | %+.1f %% |", s.Cell, s.Metric,
+			code(short(sh.Commit)), code(short(sh.Previous)), sh.Before, sh.After, 100*sh.Change))
 	}
-	_ = c
+	if len(rows) == 0 {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nThe default branch's results of config `%s` shifted to a worse level (change points over the last %d pushes, newest %s):\n\n",
+		changePointMarker, store.ConfigID(head), len(files), code(short(head.Engine.Commit)))
+	b.WriteString("| Cell | Metric | First commit | Last before | Mean before → after | Change |\n|---|---|---|---|---|---|\n")
+	b.WriteString(strings.Join(rows, "\n") + "\n")
+	if j.runURL != "" {
+		fmt.Fprintf(&b, "\n[The run](%s)\n", j.runURL)
+	}
+	n, created, err := c.UpsertIssue(ctx, j.repo, changePointLabel, changePointMarker, changePointTitle, b.String())
+	if err != nil {
+		j.log.Warn("the change-point issue", "err", err)
+		return
+	}
+	j.log.Warn("a change point that is a regression", "issue", n, "created", created, "series", len(rows))
 }
