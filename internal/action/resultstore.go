@@ -124,7 +124,7 @@ func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, 
 	if keep <= 0 {
 		keep = 100
 	}
-	files, _, _, err := store.History(ctx, rs.s, store.ConfigID(head), store.HistoryOptions{Max: keep, Min: 2})
+	files, entries, _, err := store.History(ctx, rs.s, store.ConfigID(head), store.HistoryOptions{Max: keep, Min: 2})
 	if err != nil || len(files) < 2 {
 		if err != nil {
 			j.log.Warn("reading the history for change points", "err", err)
@@ -132,6 +132,13 @@ func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, 
 		return
 	}
 	slices.Reverse(files)
+	slices.Reverse(entries)
+	commit := func(i int) string { // the store's commit of point i (the file may not say)
+		if i >= 0 && i < len(entries) {
+			return entries[i].Commit
+		}
+		return ""
+	}
 	h, err := history.Analyze(files, history.DefaultOptions())
 	if err != nil {
 		j.log.Warn("change points", "err", err)
@@ -147,7 +154,7 @@ func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, 
 			continue
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %.4g → %.4g | %+.1f %% |", s.Cell, s.Metric,
-			code(short(sh.Commit)), code(short(sh.Previous)), sh.Before, sh.After, 100*sh.Change))
+			code(short(commit(sh.Index))), code(short(commit(sh.Index-1))), sh.Before, sh.After, 100*sh.Change))
 	}
 	if len(rows) == 0 {
 		return

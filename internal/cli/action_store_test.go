@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,7 @@ type storeEnv struct {
 	st    *store.Dir
 	older []string // first-parent ancestors of a1, nearest first
 	a1    string
+	puts  int
 }
 
 func newStoreEnv(t *testing.T, older int) *storeEnv {
@@ -69,7 +71,9 @@ func (e *storeEnv) putScaled(sha string, k float64) {
 		scale(&f.Decode[i].DecodeMetrics)
 		f.Decode[i].Trials, f.Decode[i].SummaryOnly = nil, true
 	}
-	if _, err := e.st.Put(context.Background(), store.Entry{Commit: sha, Kind: store.KindDefault}, f); err != nil {
+	e.puts++
+	at := time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(e.puts) * time.Hour)
+	if _, err := e.st.Put(context.Background(), store.Entry{Commit: sha, Kind: store.KindDefault, Time: at}, f); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -233,3 +237,55 @@ func TestActionDataBranchPushThenPR(t *testing.T) {
 		t.Errorf("PR results not stored under pr/2/: %v", e.srv.Files(actRepo, "heads/speedmatrix-data"))
 	}
 }
+
+// TestActionChangePointIssue: pushes whose results sit a sustained 20 % below the level of
+// the earlier default-branch results open one change-point issue with the cells, commits and
+// sizes; a second push updates that issue instead of opening another.
+func TestActionChangePointIssue(t *testing.T) {
+	e := newStoreEnv(t, 0)
+	for i := range 14 {
+		k := 1.25
+		if i >= 10 {
+			k = 1
+		}
+		e.putScaled(seqSHA(i+1), k)
+	}
+	e.event("push", payload(t, "push/with-new-branch.payload.json"))
+	for run := 1; run <= 2; run++ {
+		out, stderr, err := e.run(context.Background())
+		if err != nil || out["verdict"] != "baseline" {
+			t.Fatalf("push %d: %v, outputs %v\n%s", run, err, out, stderr)
+		}
+		issues := e.srv.Issues(actRepo)
+		if len(issues) != 1 {
+			t.Fatalf("push %d: %d issues, want 1: %+v\n%s", run, len(issues), issues, stderr)
+		}
+		is := issues[0]
+		if is.Title != "speedmatrix: performance change point" || !slices.Contains(is.Labels, "speedmatrix") ||
+			!strings.Contains(is.Body, "<!-- speedmatrix:change-point -->") || !strings.Contains(is.Body, "decode/8K/8") ||
+			!strings.Contains(is.Body, "`"+seqSHA(11)[:7]+"` | `"+seqSHA(10)[:7]+"`") || !strings.Contains(is.Body, "%") {
+			t.Errorf("push %d: issue %+v", run, is)
+		}
+	}
+	if n := len(e.srv.State().CallsTo("PATCH", "/repos/Codertocat/Hello-World/issues/")); n != 1 {
+		t.Errorf("%d issue edits, want 1 (the second push updates the issue)", n)
+	}
+}
+
+// TestActionNoChangePointNoIssue: pushes at the level of the earlier results open no issue.
+func TestActionNoChangePointNoIssue(t *testing.T) {
+	e := newStoreEnv(t, 0)
+	for i := range 8 {
+		e.putScaled(seqSHA(i+1), 1)
+	}
+	e.event("push", payload(t, "push/with-new-branch.payload.json"))
+	if out, stderr, err := e.run(context.Background()); err != nil || out["verdict"] != "baseline" {
+		t.Fatalf("push: %v, outputs %v\n%s", err, out, stderr)
+	}
+	if issues := e.srv.Issues(actRepo); len(issues) != 0 {
+		t.Errorf("%d issues, want none: %+v", len(issues), issues)
+	}
+}
+
+// seqSHA returns a made-up commit id whose first 7 digits are n.
+func seqSHA(n int) string { return fmt.Sprintf("%07x%033x", n, 0) }
