@@ -24,6 +24,19 @@
 // Whatever happens after the check started, a deferred completion leaves nothing in_progress:
 // cancelled (timed_out when the context's deadline passed) with the error as the summary.
 //
+// Results are kept in the store (package store): the repository's data branch (store.branch)
+// written with the run's token, or the directory store.dir when the configuration names one.
+// A push to the default branch stores its results as kind default-branch, then looks for a
+// change point on that config's series (history.Analyze, oldest first, at most
+// store.retention.keep results): when a series' latest change point is a regression, it opens
+// or updates the one issue "speedmatrix: performance change point" (label speedmatrix, found
+// by the hidden marker <!-- speedmatrix:change-point -->). A PR's results are stored as kind
+// pr, never a baseline; its baseline is store.Resolve's (the merge-base, or its nearest
+// first-parent ancestor with results of the same config id; the comparison warns how far back
+// it went), with store.History (at least store.min_history results) as compare's noise. Without
+// a token (the measure mode), or when the store has nothing to say, the local baseline
+// directory (input baseline-dir, <sha>.json) is the fallback.
+//
 // The state of the PR's comment — the commit measured, its verdict, the cells it could not
 // decide, and an acceptance (who, when, which commit, why) — is kept in the comment as a
 // hidden line, <!-- speedmatrix:state {json} -->, which the next event reads back: /bench

@@ -13,8 +13,9 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// dirStore is the local baseline store: a directory of results files named <sha>.json. Issue 12
-// replaces it with the data branch; until then it lives on the (self-hosted) runner's disk.
+// dirStore is the local baseline directory: results files named <sha>.json on the (self-hosted)
+// runner's disk. It is the fallback where the store (resultStore) cannot be written or read:
+// the measure mode, which holds no token.
 type dirStore struct{ dir string }
 
 // path returns the file of sha.
