@@ -10,6 +10,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // accept records /bench accept (or the Accept button) in the comment's state and turns the
@@ -217,9 +218,32 @@ func (j *job) reportMode(ctx context.Context) error {
 		return nil
 	}
 	out := outcome{Head: head, ResultsPath: resultsPath}
+	// The report job holds the token, so it keeps the results in the store: a push's as the
+	// default branch's, a PR's apart; and a PR's baseline comes from the store when it has one.
+	rs := j.openStore(c)
+	var stored store.Baseline
+	switch {
+	case p.Kind == ghbot.RunBaseline:
+		if j.put(ctx, rs, store.KindDefault, p.HeadSHA, 0, head) {
+			j.changePoint(ctx, c, rs, head)
+		}
+	default:
+		if p.PR > 0 {
+			j.put(ctx, rs, store.KindPR, p.HeadSHA, p.PR, head)
+		}
+		stored, _ = j.resolve(ctx, rs, p, head)
+	}
 	switch basePath := filepath.Join(j.in.ArtifactDir, artifactBase); {
 	case p.Kind == ghbot.RunBaseline:
 		out.Baseline = true
+	case stored.Found():
+		var warnings []string
+		if stored.Distance > 0 {
+			warnings = append(warnings, distanceWarning(stored))
+		}
+		if out, err = j.compareWithHistory(out, stored.File, j.history(ctx, rs, head, p.HeadSHA), warnings, p.Cells); err != nil {
+			return err
+		}
 	case fileExists(basePath):
 		base, err := results.ReadFile(basePath)
 		if err != nil {

@@ -289,3 +289,38 @@ func TestActionNoChangePointNoIssue(t *testing.T) {
 
 // seqSHA returns a made-up commit id whose first 7 digits are n.
 func seqSHA(n int) string { return fmt.Sprintf("%07x%033x", n, 0) }
+
+// TestActionReportModeUsesStore: in the split workflow the measure job (no token) finds no
+// baseline; the report job (the token) stores the PR's results apart and compares with the
+// store's baseline, the merge-base's nearest ancestor with results, saying how far back.
+func TestActionReportModeUsesStore(t *testing.T) {
+	e := newStoreEnv(t, 0)
+	e.put(e.a1)
+	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+	token := e.vars["INPUT_TOKEN"]
+	delete(e.vars, "INPUT_TOKEN")
+	e.vars["INPUT_MODE"] = "measure"
+	if out := mustRun(t, e.actEnv); out["verdict"] != "no_baseline" {
+		t.Fatalf("measure outputs %v", out)
+	}
+	e.vars["INPUT_TOKEN"], e.vars["INPUT_MODE"], e.vars["INPUT_SHA"] = token, "report", prHead
+	out := mustRun(t, e.actEnv)
+	if out["verdict"] == "no_baseline" || out["comparison"] == "" {
+		t.Fatalf("report outputs %v", out)
+	}
+	cmp, err := results.ReadComparisonFile(out["comparison"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, w := range cmp.Warnings {
+		found = found || strings.Contains(w, "1 commit before the merge") && strings.Contains(w, e.a1[:12])
+	}
+	if !found {
+		t.Errorf("warnings %q lack the distance", cmp.Warnings)
+	}
+	prs, err := e.st.List(context.Background(), store.Filter{Kind: store.KindPR})
+	if err != nil || len(prs) != 1 || prs[0].Commit != prHead {
+		t.Errorf("PR entries %+v, %v", prs, err)
+	}
+}
