@@ -132,6 +132,10 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 			}
 		}
 		noise.WithinCV = ptr(math.Sqrt(w))
+		if aboveprior && vb == prior2 && vh == prior2 {
+			// The window saw less than the measured noise: the measured noise alone set it.
+			noise.Source = results.NoiseMeasured
+		}
 	default:
 		p.vb, p.vh = prior2, prior2
 		se = math.Sqrt(prior2 * (1/float64(kb) + 1/float64(kh)))
