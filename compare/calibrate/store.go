@@ -100,7 +100,7 @@ func StoreAA(ctx context.Context, s store.Store, configID string, th compare.Thr
 		groups = append(groups, files)
 		for i := range files {
 			for j := i + 1; j < len(files); j++ {
-				cmp, err := compare.Compare(compare.Input{Base: files[i:i+1], Head: files[j:j+1]}, th)
+				cmp, err := compare.Compare(compare.Input{Base: files[i : i+1], Head: files[j : j+1]}, th)
 				if err != nil {
 					return nil, fmt.Errorf("calibrate --store: commit %s, runs %s and %s: %w", c, es[i].Path, es[j].Path, err)
 				}
