@@ -648,7 +648,7 @@ func undecidableText(items []results.UndecidableItem) string {
 }
 
 // noiseLegend explains the letters of noiseGrid.
-const noiseLegend = "one letter per metric in the order of the tables above: T trials, H history, W within-run batch means floored by the prior, P prior, M measured noise above the prior, · not compared"
+const noiseLegend = "one letter per metric in the order of the tables above: T trials, H history, W within-run batch means floored by the prior, P prior, · not compared"
 
 // noiseLetter abbreviates a cell-metric's noise source.
 func noiseLetter(m *results.MetricComparison) string {
