@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,8 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -128,6 +132,31 @@ func TestCalibrateStoreRealAA(t *testing.T) {
 		t.Errorf("no cell-metric switched to the measured noise")
 	}
 	t.Logf("%d cell-metrics switched to the measured noise", switched)
+	if err := results.ValidateComparison(got); err != nil {
+		t.Errorf("comparison with measured noise does not validate: %v", err)
+	}
+	sch, err := jsonschema.NewCompiler().Compile("../../results/schema/comparison-v1.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := results.EncodeComparison(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sch.Validate(inst); err != nil {
+		t.Errorf("a comparison with measured noise does not satisfy the schema: %v", err)
+	}
+	var b strings.Builder
+	if err := report.ComparisonText(&b, got); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "measured noise above the prior") {
+		t.Errorf("the rendered comparison does not say the measured noise above the prior was used:\n%s", b.String())
+	}
 }
 
 // cellID returns the id of a compared cell.
