@@ -2,6 +2,9 @@ package store
 
 import (
 	"context"
+	"slices"
+
+	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // AACandidate returns the commit an A/A rerun should re-measure (config.Store.AAEvery): the
@@ -27,4 +30,47 @@ func AACandidate(ctx context.Context, s Store, configID string) (e Entry, ok boo
 		}
 	}
 	return Entry{}, false, nil
+}
+
+// Repeats returns the runs of every commit of configID that the store holds at least twice
+// (its default-branch result and its A/A reruns), one group per commit, newest commit first,
+// with the entries read: the material of a real A/A calibration and of measured noise
+// (compare.MeasuredNoise).
+func Repeats(ctx context.Context, s Store, configID string) ([][]*results.File, [][]Entry, error) {
+	var entries []Entry
+	for _, k := range []Kind{KindDefault, KindAA} {
+		es, err := s.List(ctx, Filter{ConfigID: configID, Kind: k})
+		if err != nil {
+			return nil, nil, err
+		}
+		entries = append(entries, es...)
+	}
+	slices.SortStableFunc(entries, func(a, b Entry) int { return b.Time.Compare(a.Time) })
+	byCommit := map[string][]Entry{}
+	var commits []string
+	for _, e := range entries {
+		if _, ok := byCommit[e.Commit]; !ok {
+			commits = append(commits, e.Commit)
+		}
+		byCommit[e.Commit] = append(byCommit[e.Commit], e)
+	}
+	var groups [][]*results.File
+	var used [][]Entry
+	for _, c := range commits {
+		es := byCommit[c]
+		if len(es) < 2 {
+			continue
+		}
+		files := make([]*results.File, len(es))
+		for i, e := range es {
+			f, err := s.Open(ctx, e)
+			if err != nil {
+				return nil, nil, err
+			}
+			files[i] = f
+		}
+		groups = append(groups, files)
+		used = append(used, es)
+	}
+	return groups, used, nil
 }

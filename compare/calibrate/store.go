@@ -71,38 +71,19 @@ func StoreAA(ctx context.Context, s store.Store, configID string, th compare.Thr
 			configID = ids[0]
 		}
 	}
-	byCommit := map[string][]store.Entry{}
-	var commits []string
-	for _, e := range entries {
-		if _, ok := byCommit[e.Commit]; !ok {
-			commits = append(commits, e.Commit)
-		}
-		byCommit[e.Commit] = append(byCommit[e.Commit], e)
+	groups, used, err := store.Repeats(ctx, s, configID)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate --store: %w", err)
 	}
-	rep := &StoreReport{ConfigID: configID}
-	var groups [][]*results.File
+	rep := &StoreReport{ConfigID: configID, Commits: len(groups)}
 	alarms, pairs := 0, 0
-	for _, c := range commits {
-		es := byCommit[c]
-		if len(es) < 2 {
-			continue
-		}
-		files := make([]*results.File, len(es))
-		for i, e := range es {
-			f, err := s.Open(ctx, e)
-			if err != nil {
-				return nil, fmt.Errorf("calibrate --store: %w", err)
-			}
-			files[i] = f
-		}
-		rep.Commits++
+	for g, files := range groups {
 		rep.Runs += len(files)
-		groups = append(groups, files)
 		for i := range files {
 			for j := i + 1; j < len(files); j++ {
 				cmp, err := compare.Compare(compare.Input{Base: files[i : i+1], Head: files[j : j+1]}, th)
 				if err != nil {
-					return nil, fmt.Errorf("calibrate --store: commit %s, runs %s and %s: %w", c, es[i].Path, es[j].Path, err)
+					return nil, fmt.Errorf("calibrate --store: commit %s, runs %s and %s: %w", used[g][i].Commit, used[g][i].Path, used[g][j].Path, err)
 				}
 				pairs++
 				if cmp.Verdict == results.VerdictRegression {
