@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/speedmatrix/speedmatrix/compare"
@@ -32,6 +33,7 @@ func TestCalibrateStoreRealAA(t *testing.T) {
 	st := store.NewDir(filepath.Join(dir, "store"))
 	commits := []string{strings.Repeat("a", 40), strings.Repeat("b", 40)}
 	var files []*results.File
+	var paths []string
 	for i, runs := range []int{3, 2} {
 		for r := range runs {
 			seed := fmt.Sprint(10*i + r + 1)
@@ -45,6 +47,10 @@ func TestCalibrateStoreRealAA(t *testing.T) {
 			// The simulator's launch command names its seed, which store.ConfigID hashes (its
 			// doc says the seed does not change it); one machine's runs share one command.
 			f.Run.LaunchCommand = "speedmatrix sim --noise 0.3"
+			if err := results.WriteFile(out, f); err != nil {
+				t.Fatal(err)
+			}
+			paths = append(paths, out)
 			e := store.Entry{Commit: commits[i], Kind: store.KindDefault}
 			if r > 0 {
 				e.Kind, e.RunID = store.KindAA, "rerun"+seed
@@ -135,6 +141,31 @@ func TestCalibrateStoreRealAA(t *testing.T) {
 	if err := results.ValidateComparison(got); err != nil {
 		t.Errorf("comparison with measured noise does not validate: %v", err)
 	}
+
+	// compare --store finds the same measured noise in the store by itself.
+	stdout, stderr, err = runBench(t, nil, "compare", "--store", filepath.Join(dir, "store"), "--format", "json", paths[3], paths[4])
+	if err != nil {
+		t.Fatalf("compare --store: %v\n%s", err, stderr)
+	}
+	fromStore, err := results.DecodeComparison([]byte(stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySource := func(c *results.Comparison) map[string]string {
+		out := map[string]string{}
+		for _, cell := range c.Cells {
+			for _, m := range cell.Metrics {
+				if m.Noise != nil {
+					out[cell.Cell+" "+string(m.Metric)] = m.Noise.Source
+				}
+			}
+		}
+		return out
+	}
+	if diff := cmp.Diff(bySource(got), bySource(fromStore)); diff != "" {
+		t.Errorf("compare --store noise sources differ from compare given the calibrated noise (-want +got):\n%s", diff)
+	}
+
 	sch, err := jsonschema.NewCompiler().Compile("../../results/schema/comparison-v1.schema.json")
 	if err != nil {
 		t.Fatal(err)
