@@ -25,9 +25,7 @@ import (
 // false-alarm rate and a measured CV above the prior there, and that compare given that
 // measured noise uses it (noise source measured) where it otherwise used the prior.
 func TestCalibrateStoreRealAA(t *testing.T) {
-	if testing.Short() {
-		t.Skip("measures the simulator five times")
-	}
+	// About 4 s: it runs under -short too, being the acceptance test of measured noise.
 	ctx := context.Background()
 	dir := t.TempDir()
 	st := store.NewDir(filepath.Join(dir, "store"))
