@@ -90,6 +90,7 @@ func TestCalibrateStoreRealAA(t *testing.T) {
 		t.Fatalf("no concurrency-8 cell-metric measured above the prior at --sim-noise 0.3: %v", above)
 	}
 	text, _, err := runBench(t, nil, "calibrate", "--store", filepath.Join(dir, "store"))
+	t.Logf("calibrate --store:\n%s", text)
 	if err != nil || !strings.Contains(text, "False alarms") || !strings.Contains(text, "above prior") {
 		t.Errorf("calibrate --store text output (err %v) lacks the false-alarm rate or the above-prior cells:\n%s", err, text)
 	}
