@@ -3,6 +3,7 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -23,6 +24,16 @@ type Input struct {
 	// Cells, when not empty, limits the comparison to these cells (the second look compares
 	// only the cells it re-measured).
 	Cells []results.CellID
+	// MeasuredNoise is the run-to-run CV of cell-metrics measured on this machine (A/A reruns
+	// of one commit: MeasuredNoise, `speedmatrix calibrate --store`). Where it exceeds the
+	// prior, it replaces the prior (noise source NoiseMeasured, and the floor of within+prior).
+	MeasuredNoise map[NoiseKey]float64
+}
+
+// NoiseKey names one cell-metric.
+type NoiseKey struct {
+	Cell   results.CellID
+	Metric results.Metric
 }
 
 // MismatchError says that the two sides measured different models, hardware or time scales.
@@ -164,7 +175,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		}
 		for i, m := range results.Metrics(id.Phase) {
 			p := &pending{id: id, metric: m, out: &cell.Metrics[i]}
-			if p.estimate(b, h, historyOf(history, id, m), th) {
+			if p.estimate(b, h, historyOf(history, id, m), in.MeasuredNoise[NoiseKey{id, m}], th) {
 				tests = append(tests, p)
 			}
 		}
@@ -422,3 +433,38 @@ func overall(c results.VerdictCounts, rows []results.RowComparison) results.Verd
 
 // ptr returns a pointer to v.
 func ptr[T any](v T) *T { return &v }
+
+// MeasuredNoise returns the run-to-run CV of every cell-metric measured in groups, each group
+// the runs (files, and trials in them) of one commit: the within-commit variance of the log
+// values, pooled across groups (Σ(nᵢ − 1)·sᵢ² / Σ(nᵢ − 1)), with its degrees of freedom.
+// Groups with fewer than two runs of a cell add nothing to it. The CVs are compare's
+// Input.MeasuredNoise.
+func MeasuredNoise(groups [][]*results.File) (cv map[NoiseKey]float64, df map[NoiseKey]int) {
+	ss := map[NoiseKey]float64{}
+	df = map[NoiseKey]int{}
+	for _, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		cells, _ := collect(g)
+		for id, s := range cells {
+			if !s.status.Measured() {
+				continue
+			}
+			for _, m := range results.Metrics(id.Phase) {
+				logs := s.sample(m).logs
+				if len(logs) < 2 {
+					continue
+				}
+				k := NoiseKey{id, m}
+				ss[k] += varianceOf(logs) * float64(len(logs)-1)
+				df[k] += len(logs) - 1
+			}
+		}
+	}
+	cv = map[NoiseKey]float64{}
+	for k, s := range ss {
+		cv[k] = math.Sqrt(s / float64(df[k]))
+	}
+	return cv, df
+}

@@ -54,7 +54,7 @@ func lostReason(h *sideData, m results.Metric, base float64) string {
 
 // estimate fills p.out with the change, interval, p-values and noise of one cell-metric and
 // reports whether it joins the test family.
-func (p *pending) estimate(b, h *sideData, hist []float64, th Thresholds) bool {
+func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th Thresholds) bool {
 	m, out := p.metric, p.out
 	p.b, p.h = b, h
 	bs, hs := b.sample(m), h.sample(m)
@@ -78,8 +78,14 @@ func (p *pending) estimate(b, h *sideData, hist []float64, th Thresholds) bool {
 	kb, kh := len(bs.logs), len(hs.logs)
 	cb, ch := meanOf(bs.logs), meanOf(hs.logs)
 	prior := th.Prior.CV(p.id, m)
-	prior2 := prior * prior
 	noise := &results.Noise{BaseTrials: kb, HeadTrials: kh}
+	aboveprior := measured > prior && !math.IsInf(measured, 0)
+	if aboveprior {
+		// Noise measured on this machine above the prior: the prior is wrong here.
+		noise.PriorCV, noise.MeasuredCV = ptr(prior), ptr(measured)
+		prior = measured
+	}
+	prior2 := prior * prior
 	var se, df float64
 	switch {
 	case kb >= 2 && kh >= 2 && (varianceOf(bs.logs) > 0 || varianceOf(hs.logs) > 0):
@@ -126,16 +132,27 @@ func (p *pending) estimate(b, h *sideData, hist []float64, th Thresholds) bool {
 			}
 		}
 		noise.WithinCV = ptr(math.Sqrt(w))
+		if aboveprior && vb == prior2 && vh == prior2 {
+			// The window saw less than the measured noise: the measured noise alone set it.
+			noise.Source = results.NoiseMeasured
+		}
 	default:
 		p.vb, p.vh = prior2, prior2
 		se = math.Sqrt(prior2 * (1/float64(kb) + 1/float64(kh)))
 		df = math.Inf(1)
 		noise.Source = results.NoisePrior
 		noise.CV = prior
+		if aboveprior {
+			noise.Source = results.NoiseMeasured
+			break
+		}
 		noise.PriorReason, noise.Samples = priorReason(b, h, kb, kh, m)
 		if noise.PriorReason == results.PriorFewSamples {
 			noise.SamplesNeeded = withinNeeded
 		}
+	}
+	if noise.Source != results.NoisePrior && noise.Source != results.NoiseWithin && noise.Source != results.NoiseMeasured {
+		noise.PriorCV, noise.MeasuredCV = nil, nil // trials or history measured it directly
 	}
 	if !math.IsInf(df, 1) {
 		noise.DF = ptr(df)

@@ -29,6 +29,17 @@
 //   - prior: the configured CV (DefaultPrior: published run-to-run noise at the upper end of its
 //     range), taken as known.
 //
+// Measured noise: Input.MeasuredNoise holds the run-to-run CV of cell-metrics measured on the
+// user's own machine: the within-commit spread of repeated runs of one commit (default-branch
+// results and A/A reruns in the store, config store.aa_every), pooled across commits
+// (MeasuredNoise; `speedmatrix calibrate --store` computes and reports it with the real A/A
+// false-alarm rate). Where it exceeds the prior of a cell-metric, it replaces the prior: as the
+// floor of within+prior, and where the prior alone would have applied, or the window saw less
+// than it, the noise source is "measured" (results.NoiseMeasured, taken as known) and
+// results.Noise records the prior's CV and the measured one, so that the rendered comparison says
+// "measured noise above the prior". Measured noise below the prior changes nothing: the prior
+// stays the floor. Trials and history, which measure the cell directly, take precedence.
+//
 // The output names the source of every cell-metric and, where it is the prior, why nothing better
 // was there (results.Noise.PriorReason): no raw samples (summary only); raw samples too few for
 // batch means (fewer than 25 requests, or full 1 s bins for total tok/s, in the window — the

@@ -320,9 +320,11 @@ func noiseCounts(c *results.Comparison) []string {
 		results.NoiseHistory: "spread of the cell across the base's history",
 		results.NoiseWithin:  "within-run batch means, at least the prior",
 		results.NoisePrior:   why.text(),
+		// The prior was too small on this machine: A/A reruns in the store measured more.
+		results.NoiseMeasured: "measured noise above the prior, from A/A reruns of one commit in the store",
 	}
 	var out []string
-	for _, s := range []string{results.NoiseTrials, results.NoiseHistory, results.NoiseWithin, results.NoisePrior} {
+	for _, s := range []string{results.NoiseTrials, results.NoiseHistory, results.NoiseWithin, results.NoisePrior, results.NoiseMeasured} {
 		if counts[s] > 0 {
 			out = append(out, fmt.Sprintf("%s: %d (%s)", s, counts[s], desc[s]))
 		}
@@ -660,6 +662,8 @@ func noiseLetter(m *results.MetricComparison) string {
 		return "H"
 	case results.NoiseWithin:
 		return "W"
+	case results.NoiseMeasured:
+		return "M"
 	}
 	return "P"
 }

@@ -94,6 +94,10 @@ const (
 	NoiseHistory = "history"      // the spread of the same cell across earlier results of the base
 	NoiseWithin  = "within+prior" // within-run batch means, floored by the configured prior
 	NoisePrior   = "prior"        // the configured prior alone: Noise.PriorReason says why
+	// NoiseMeasured: run-to-run noise measured on this machine (A/A reruns of one commit in the
+	// store, `speedmatrix calibrate --store`) above the prior, used in its place: Noise.PriorCV
+	// is the prior it exceeded.
+	NoiseMeasured = "measured"
 )
 
 // Why the configured prior alone set the noise (Noise.PriorReason).
@@ -307,6 +311,10 @@ type Noise struct {
 	// many a within-run estimate takes.
 	Samples       *int `json:"samples,omitempty"`
 	SamplesNeeded int  `json:"samples_needed,omitempty"`
+	// PriorCV is, where measured noise above the prior replaced it (Source NoiseMeasured, or the
+	// floor of NoiseWithin), the prior's CV; MeasuredCV the measured one that replaced it.
+	PriorCV    *float64 `json:"prior_cv,omitempty"`
+	MeasuredCV *float64 `json:"measured_cv,omitempty"`
 }
 
 // RowComparison is the pooled test of one decode context row: per run, every tested
@@ -466,9 +474,9 @@ func ValidateComparison(c *Comparison) error {
 			}
 			if m.Noise != nil {
 				switch m.Noise.Source {
-				case NoiseTrials, NoiseHistory, NoiseWithin, NoisePrior:
+				case NoiseTrials, NoiseHistory, NoiseWithin, NoisePrior, NoiseMeasured:
 				default:
-					v.addf("%s.noise.source %q is not trials, history, within+prior or prior", mw, m.Noise.Source)
+					v.addf("%s.noise.source %q is not trials, history, within+prior, prior or measured", mw, m.Noise.Source)
 				}
 				switch m.Noise.PriorReason {
 				case "", PriorSummaryOnly, PriorFewSamples, PriorNoWithin, PriorPrefill, PriorNoSpread:

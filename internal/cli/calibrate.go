@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // newCalibrateCmd builds `speedmatrix calibrate`.
@@ -11,6 +12,7 @@ func newCalibrateCmd(env *Env) *cobra.Command {
 	s := calibrate.DefaultSettings()
 	var thresholds []string
 	var singleLook bool
+	var storeDir, configID, format string
 	cmd := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Measure the false-alarm and detection rates of compare on synthetic matrices",
@@ -27,7 +29,12 @@ between runs as well as within), then runs
 By default each comparison also follows its own rerun advice (the second look), as a user would:
 the listed cells measured again, and decode rows that no cell of theirs decides measured whole
 for the row test; the output gives the GPU time those reruns cost (30 s windows). The full run
-(1000 A/A, 400 A/B) takes a minute or two; the figures are reproducible by --seed.`,
+(1000 A/A, 400 A/B) takes a minute or two; the figures are reproducible by --seed.
+
+With --store DIR it instead measures the error rate on this machine: every pair of stored runs
+of one commit (default-branch results and A/A reruns, config store.aa_every) is compared as a
+real A/A comparison (one look, no history), and the run-to-run noise those runs show is given
+per cell-metric next to the prior's. Where it exceeds the prior, compare uses the measured one.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if s.AA < 0 || s.AB < 0 || s.AA+s.AB == 0 {
@@ -54,6 +61,19 @@ for the row test; the output gives the GPU time those reruns cost (30 s windows)
 				}
 			}
 			s.TwoLook = !singleLook
+			if storeDir != "" {
+				if format != "text" && format != "json" {
+					return usagef("--format %q: want text or json", format)
+				}
+				rep, err := calibrate.StoreAA(cmd.Context(), store.NewDir(storeDir), configID, s.Thresholds)
+				if err != nil {
+					return err
+				}
+				if format == "json" {
+					return rep.WriteJSON(env.Stdout)
+				}
+				return rep.Write(env.Stdout)
+			}
 			rep, err := calibrate.Run(cmd.Context(), s)
 			if err != nil {
 				return err
@@ -75,5 +95,8 @@ for the row test; the output gives the GPU time those reruns cost (30 s windows)
 	f.IntVar(&s.Thresholds.MaxFurtherTrials, "max-further-trials", s.Thresholds.MaxFurtherTrials, "most further trials the rerun advice asks of one cell (as compare)")
 	f.IntVar(&s.Thresholds.MaxRowTrials, "max-row-trials", s.Thresholds.MaxRowTrials, "most further runs the rerun advice asks of a whole decode row that no cell of its decides; 0 turns the row rerun off")
 	f.StringArrayVar(&thresholds, "threshold", nil, "practical floor δ as METRIC=PERCENT, repeatable, as for compare")
+	f.StringVar(&storeDir, "store", "", "local store directory: real A/A from the stored runs of one commit instead of synthetic matrices")
+	f.StringVar(&configID, "config-id", "", "with --store: the configuration to calibrate (default: the only one stored)")
+	f.StringVar(&format, "format", "text", "with --store: text or json")
 	return cmd
 }

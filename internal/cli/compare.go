@@ -103,6 +103,9 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 				if in.History, err = historyFromStore(cmd.Context(), env, store.NewDir(storeDir), in.Base[0], in.Head, historyMax, th.MinHistory); err != nil {
 					return err
 				}
+				if in.MeasuredNoise, err = measuredFromStore(cmd.Context(), env, store.NewDir(storeDir), in.Base[0]); err != nil {
+					return err
+				}
 			}
 			if historyDir != "" {
 				in.History, histWarnings, err = readHistory(historyDir)
@@ -142,7 +145,7 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 	}
 	f := cmd.Flags()
 	f.StringVar(&historyDir, "history", "", "folder of earlier results files of the base (*.json); each cell's spread across them is its noise")
-	f.StringVar(&storeDir, "store", "", "results store (speedmatrix store): the newest default-branch results of the base's config id are the history, when there are at least min_history")
+	f.StringVar(&storeDir, "store", "", "results store (speedmatrix store): the newest default-branch results of the base's config id are the history, when there are at least min_history; repeated runs of one commit (A/A reruns) give measured noise, used where it exceeds the prior")
 	f.IntVar(&historyMax, "history-max", 10, "with --store, use at most this many default-branch results as history")
 	f.StringArrayVar(&thresholds, "threshold", nil, "practical floor δ as METRIC=PERCENT, repeatable (metrics: "+strings.Join(compare.MetricNames(), ", ")+"), e.g. --threshold ttft=10")
 	f.Float64Var(&fdr, "fdr", def.FDR, "false discovery rate q over all tested cell-metrics (both looks together)")
@@ -172,6 +175,21 @@ func historyFromStore(ctx context.Context, env *Env, s store.Store, base *result
 	}
 	env.Log.Info(note)
 	return files, nil
+}
+
+// measuredFromStore returns the run-to-run noise measured in s: the spread of the repeated runs
+// (default-branch result and A/A reruns) of each commit of the base's config id, pooled.
+func measuredFromStore(ctx context.Context, env *Env, s store.Store, base *results.File) (map[compare.NoiseKey]float64, error) {
+	groups, _, err := store.Repeats(ctx, s, store.ConfigID(base))
+	if err != nil {
+		return nil, fmt.Errorf("--store: %w", err)
+	}
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	cv, _ := compare.MeasuredNoise(groups)
+	env.Log.Info(fmt.Sprintf("measured noise: A/A runs of %d commits in the store; where it exceeds the prior, compare uses it", len(groups)))
+	return cv, nil
 }
 
 // readSide reads one side's comma-separated results files.

@@ -1,0 +1,151 @@
+package calibrate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
+)
+
+// StoreReport is a real A/A calibration from the runs a store holds (`speedmatrix calibrate
+// --store`): every pair of stored runs of one commit compared as base and head, and the
+// run-to-run noise those runs show next to the prior.
+type StoreReport struct {
+	ConfigID string `json:"config_id"`
+	// Commits counts the commits with at least two runs; Runs their runs.
+	Commits int `json:"commits"`
+	Runs    int `json:"runs"`
+	// FalseAlarm is the share of the pairs' comparisons (one look, no history) with a
+	// regression verdict, with its 95 % Wilson interval.
+	FalseAlarm Rate `json:"false_alarm"`
+	// Noise is the measured run-to-run CV of every cell-metric with at least one degree of
+	// freedom, next to the prior's.
+	Noise []MeasuredNoise `json:"noise"`
+}
+
+// MeasuredNoise is the run-to-run CV of one cell-metric measured in a store.
+type MeasuredNoise struct {
+	Cell   string         `json:"cell"`
+	Metric results.Metric `json:"metric"`
+	// CV is the within-commit spread of the log values, pooled across commits, with DF
+	// degrees of freedom.
+	CV      float64 `json:"cv"`
+	DF      int     `json:"df"`
+	PriorCV float64 `json:"prior_cv"`
+	// AbovePrior says that compare, given this measurement, uses it instead of the prior.
+	AbovePrior bool `json:"above_prior"`
+	key        compare.NoiseKey
+}
+
+// StoreAA runs the real A/A calibration of configID (empty: the only config id the store holds
+// runs of) on the default-branch results and A/A reruns in s.
+func StoreAA(ctx context.Context, s store.Store, configID string, th compare.Thresholds) (*StoreReport, error) {
+	var entries []store.Entry
+	for _, k := range []store.Kind{store.KindDefault, store.KindAA} {
+		es, err := s.List(ctx, store.Filter{ConfigID: configID, Kind: k})
+		if err != nil {
+			return nil, fmt.Errorf("calibrate --store: %w", err)
+		}
+		entries = append(entries, es...)
+	}
+	if configID == "" {
+		var ids []string
+		for _, e := range entries {
+			if !slices.Contains(ids, e.ConfigID) {
+				ids = append(ids, e.ConfigID)
+			}
+		}
+		if len(ids) > 1 {
+			sort.Strings(ids)
+			return nil, fmt.Errorf("calibrate --store: the store holds runs of %d configurations (%s); pick one with --config-id", len(ids), strings.Join(ids, ", "))
+		}
+		if len(ids) == 1 {
+			configID = ids[0]
+		}
+	}
+	groups, used, err := store.Repeats(ctx, s, configID)
+	if err != nil {
+		return nil, fmt.Errorf("calibrate --store: %w", err)
+	}
+	rep := &StoreReport{ConfigID: configID, Commits: len(groups)}
+	alarms, pairs := 0, 0
+	for g, files := range groups {
+		rep.Runs += len(files)
+		for i := range files {
+			for j := i + 1; j < len(files); j++ {
+				cmp, err := compare.Compare(compare.Input{Base: files[i : i+1], Head: files[j : j+1]}, th)
+				if err != nil {
+					return nil, fmt.Errorf("calibrate --store: commit %s, runs %s and %s: %w", used[g][i].Commit, used[g][i].Path, used[g][j].Path, err)
+				}
+				pairs++
+				if cmp.Verdict == results.VerdictRegression {
+					alarms++
+				}
+			}
+		}
+	}
+	if pairs == 0 {
+		return nil, fmt.Errorf("calibrate --store: no commit of config %q has two stored runs; store A/A reruns (config store.aa_every) or measure a commit twice", configID)
+	}
+	rep.FalseAlarm = rate(alarms, pairs)
+	cv, df := compare.MeasuredNoise(groups)
+	for k, v := range cv {
+		p := th.Prior.CV(k.Cell, k.Metric)
+		rep.Noise = append(rep.Noise, MeasuredNoise{Cell: k.Cell.String(), Metric: k.Metric, CV: v, DF: df[k], PriorCV: p, AbovePrior: v > p, key: k})
+	}
+	sort.Slice(rep.Noise, func(i, j int) bool {
+		a, b := rep.Noise[i], rep.Noise[j]
+		if a.Cell != b.Cell {
+			return a.Cell < b.Cell
+		}
+		return a.Metric < b.Metric
+	})
+	return rep, nil
+}
+
+// Measured returns the measured noise as compare's Input.MeasuredNoise.
+func (r *StoreReport) Measured() map[compare.NoiseKey]float64 {
+	out := map[compare.NoiseKey]float64{}
+	for _, n := range r.Noise {
+		out[n.key] = n.CV
+	}
+	return out
+}
+
+// WriteJSON writes the report as indented JSON.
+func (r *StoreReport) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// Write writes the report as text: the false-alarm rate and a table of the measured noise.
+func (r *StoreReport) Write(w io.Writer) error {
+	above := 0
+	for _, n := range r.Noise {
+		if n.AbovePrior {
+			above++
+		}
+	}
+	fmt.Fprintf(w, "Real A/A from the store, config %s: %d commits with %d runs, %d pairs compared (one look, no history)\n", r.ConfigID, r.Commits, r.Runs, r.FalseAlarm.N)
+	fmt.Fprintf(w, "False alarms (any regression verdict): %s\n", r.FalseAlarm)
+	fmt.Fprintf(w, "Measured run-to-run noise above the prior in %d of %d cell-metrics; compare uses the measured noise there.\n\n", above, len(r.Noise))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cell\tmetric\tmeasured CV\tdf\tprior CV\t\t")
+	for _, n := range r.Noise {
+		flag := ""
+		if n.AbovePrior {
+			flag = "above prior"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f %%\t%d\t%.2f %%\t%s\t\n", n.Cell, n.Metric, n.CV*100, n.DF, n.PriorCV*100, flag)
+	}
+	return tw.Flush()
+}
