@@ -185,7 +185,8 @@ type Store struct {
 	// Retention bounds the history kept.
 	Retention Retention `yaml:"retention"`
 	// AAEvery, when positive, re-measures one default-branch commit every AAEvery pushes (an
-	// A/A rerun, stored under aa/); 0 turns A/A reruns off.
+	// A/A rerun, stored under aa/): the push whose result is the AAEvery-th of its config is
+	// measured twice in the action's one-job mode; 0 turns A/A reruns off.
 	AAEvery int `yaml:"aa_every"`
 	// MinHistory is the fewest default-branch results of a config that make compare take its
 	// noise from history instead of the prior.

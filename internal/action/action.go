@@ -447,6 +447,7 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		}
 		if stored {
 			j.changePoint(ctx, c, rs, head)
+			j.aaRerun(ctx, rs, cfg, p.HeadSHA, head)
 		}
 		out.Baseline = true
 		return out, nil

@@ -7,9 +7,9 @@ import (
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/compare/changepoint"
-	"github.com/speedmatrix/speedmatrix/history"
-
+	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/history"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -56,6 +56,39 @@ func (j *job) put(ctx context.Context, rs resultStore, kind store.Kind, sha stri
 	}
 	j.log.Info("results stored", "kind", kind, "sha", sha, "config_id", e.ConfigID, "path", e.Path)
 	return true
+}
+
+// aaRerun measures the default branch's commit sha a second time and stores that run as an A/A
+// rerun (kind aa) when store.aa_every is set and this push's result is the aa_every-th of its
+// config: the server that just measured it is measured again, so the pair is a real A/A
+// comparison for `speedmatrix calibrate --store` and the measured noise of compare. A failure is
+// logged, not returned: the push's own result is stored already.
+func (j *job) aaRerun(ctx context.Context, rs resultStore, cfg config.Config, sha string, head *results.File) {
+	n := j.cfg.Store.AAEvery
+	if n <= 0 || rs.s == nil {
+		return
+	}
+	id := store.ConfigID(head)
+	entries, err := rs.s.List(ctx, store.Filter{ConfigID: id, Kind: store.KindDefault})
+	if err != nil {
+		j.log.Warn("A/A rerun: listing the store", "err", err)
+		return
+	}
+	if len(entries) == 0 || len(entries)%n != 0 {
+		return
+	}
+	cfg.Output = strings.TrimSuffix(cfg.Output, ".json") + ".aa.json"
+	j.log.Info("A/A rerun: measuring the same commit again", "sha", sha, "every", n, "default_branch_results", len(entries))
+	if err := j.d.Measure(ctx, cfg); err != nil {
+		j.log.Warn("A/A rerun: measuring", "sha", sha, "err", err)
+		return
+	}
+	again, err := results.ReadFile(cfg.Output)
+	if err != nil {
+		j.log.Warn("A/A rerun: reading its results", "err", err)
+		return
+	}
+	j.put(ctx, rs, store.KindAA, sha, 0, again)
 }
 
 // resolve finds the baseline of head in the store: the merge-base of head and base, or its

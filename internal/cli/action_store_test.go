@@ -324,3 +324,39 @@ func TestActionReportModeUsesStore(t *testing.T) {
 		t.Errorf("PR entries %+v, %v", prs, err)
 	}
 }
+
+// TestActionAARerun: with store.aa_every N, the push whose result is the N-th default-branch
+// result of its config measures the same commit again and stores that run as an A/A rerun
+// (aa/<sha>/…) beside the push's own result; other pushes measure once.
+func TestActionAARerun(t *testing.T) {
+	for _, tc := range []struct {
+		every  int
+		wantAA bool
+	}{{1, true}, {2, false}} {
+		t.Run(fmt.Sprint("aa_every ", tc.every), func(t *testing.T) {
+			e := newActEnv(t)
+			day := time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC)
+			root := e.srv.AddCommit(actRepo, ghtest.GitCommit{Message: "root", Date: day}, nil)
+			e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: pushAfter, Message: "pushed", Parents: []string{root}, Date: day.Add(time.Hour)}, nil)
+			e.srv.SetRef(actRepo, "heads/master", pushAfter)
+			e.writeConfig(actionConfig("") + fmt.Sprintf("store: {aa_every: %d}\n", tc.every))
+			e.event("push", payload(t, "push/with-new-branch.payload.json"))
+			if out, stderr, err := e.run(context.Background()); err != nil || out["verdict"] != "baseline" {
+				t.Fatalf("push: %v, outputs %v\n%s", err, out, stderr)
+			}
+			var def, aa int
+			for p := range e.srv.Files(actRepo, "heads/speedmatrix-data") {
+				switch {
+				case strings.HasPrefix(p, "results/"+pushAfter+"/"):
+					def++
+				case strings.HasPrefix(p, "aa/"+pushAfter+"/"):
+					aa++
+				}
+			}
+			if def != 1 || (aa == 1) != tc.wantAA || aa > 1 {
+				t.Errorf("data branch holds %d default-branch and %d A/A results of the push, want 1 and %v: %v",
+					def, aa, tc.wantAA, e.srv.Files(actRepo, "heads/speedmatrix-data"))
+			}
+		})
+	}
+}
