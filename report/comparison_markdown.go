@@ -113,7 +113,7 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 		fmt.Sprintf("unchanged: TOST at %s; intervals at %s%%; power %s%%", strconv.FormatFloat(c.Settings.EquivalenceAlpha, 'g', -1, 64), strconv.FormatFloat(c.Settings.ConfidenceLevel*100, 'g', -1, 64), strconv.FormatFloat(c.Settings.Power*100, 'g', -1, 64)))
 	prefill, grid := noiseGrid(c)
 	if prefill != "" {
-		settings = append(settings, "noise source per prefill cell ("+noiseLegend+"): "+prefill)
+		settings = append(settings, "noise source per prefill cell ("+legendFor(c)+"): "+prefill)
 	}
 	for i, row := range grid {
 		if i == 0 {

@@ -564,7 +564,7 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 		for _, l := range nc {
 			fmt.Fprintln(ew, "  "+l)
 		}
-		fmt.Fprintln(ew, "  Per cell ("+noiseLegend+"):")
+		fmt.Fprintln(ew, "  Per cell ("+legendFor(c)+"):")
 		prefill, decode := noiseGrid(c)
 		if prefill != "" {
 			fmt.Fprintln(ew, "    prefill: "+prefill)
@@ -645,6 +645,19 @@ func undecidableText(items []results.UndecidableItem) string {
 		parts = append(parts, fmt.Sprintf("%s (%s)", it.Cell, strings.Join(ms, ", ")))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// legendFor returns the legend of c's noise grid: noiseLegend, and M where some cell-metric took
+// the noise measured in A/A reruns.
+func legendFor(c *results.Comparison) string {
+	for _, cl := range c.Cells {
+		for _, m := range cl.Metrics {
+			if m.Noise != nil && m.Noise.Source == results.NoiseMeasured {
+				return strings.Replace(noiseLegend, ", P prior,", ", P prior, M measured on this machine (A/A reruns; above the prior),", 1)
+			}
+		}
+	}
+	return noiseLegend
 }
 
 // noiseLegend explains the letters of noiseGrid.

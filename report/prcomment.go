@@ -1191,7 +1191,7 @@ func (m *model) statistics() string {
 	}
 	prefill, grid := noiseGrid(c)
 	if prefill != "" || len(grid) > 0 {
-		fmt.Fprintf(&b, "\nNoise source per cell (%s).\n", noiseLegend)
+		fmt.Fprintf(&b, "\nNoise source per cell (%s).\n", legendFor(c))
 		if prefill != "" {
 			fmt.Fprintf(&b, "\nPrefill: %s\n", prefill)
 		}

@@ -68,6 +68,9 @@ type job struct {
 	runURL, artifactURL string
 
 	outputs map[string]string
+	// measured is the run-to-run noise measured on this machine (the store's A/A reruns), set
+	// when the baseline came from the store; compare uses it where it exceeds the prior.
+	measured map[compare.NoiseKey]float64
 }
 
 // plan is what a run measures and where it reports.
@@ -465,6 +468,7 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 				warnings = append(warnings, distanceWarning(b))
 			}
 			hist = j.history(ctx, rs, head, p.HeadSHA)
+			j.measured = j.measuredNoise(ctx, rs, base)
 			if err := results.WriteFile(filepath.Join(j.in.ArtifactDir, artifactBase), base); err != nil {
 				return out, err
 			}
@@ -515,7 +519,7 @@ func (j *job) compareWithHistory(out outcome, base *results.File, hist []*result
 			th.Delta[results.Metric(k)] = v
 		}
 	}
-	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{out.Head}, BasePath: "base", HeadPath: "head", History: hist}
+	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{out.Head}, BasePath: "base", HeadPath: "head", History: hist, MeasuredNoise: j.measured}
 	if n := j.cfg.Store.MinHistory; n > 0 {
 		th.MinHistory = n
 	}

@@ -241,6 +241,7 @@ func (j *job) reportMode(ctx context.Context) error {
 		if stored.Distance > 0 {
 			warnings = append(warnings, distanceWarning(stored))
 		}
+		j.measured = j.measuredNoise(ctx, rs, stored.File)
 		if out, err = j.compareWithHistory(out, stored.File, j.history(ctx, rs, head, p.HeadSHA), warnings, p.Cells); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/compare/changepoint"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
@@ -89,6 +90,26 @@ func (j *job) aaRerun(ctx context.Context, rs resultStore, cfg config.Config, sh
 		return
 	}
 	j.put(ctx, rs, store.KindAA, sha, 0, again)
+}
+
+// measuredNoise returns the run-to-run noise of the base's config measured in the store: the
+// spread of each commit's repeated runs (its default-branch result and A/A reruns), pooled; nil
+// when the store holds no repeated run.
+func (j *job) measuredNoise(ctx context.Context, rs resultStore, base *results.File) map[compare.NoiseKey]float64 {
+	if rs.s == nil || base == nil {
+		return nil
+	}
+	groups, _, err := store.Repeats(ctx, rs.s, store.ConfigID(base))
+	if err != nil {
+		j.log.Warn("measured noise: reading the store's A/A reruns", "err", err)
+		return nil
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	cv, _ := compare.MeasuredNoise(groups)
+	j.log.Info("measured noise from the store's A/A reruns; compare uses it where it exceeds the prior", "commits", len(groups))
+	return cv
 }
 
 // resolve finds the baseline of head in the store: the merge-base of head and base, or its

@@ -22,6 +22,7 @@ type storeEnv struct {
 	older []string // first-parent ancestors of a1, nearest first
 	a1    string
 	puts  int
+	aa    bool // putScaled stores A/A reruns
 }
 
 func newStoreEnv(t *testing.T, older int) *storeEnv {
@@ -73,7 +74,12 @@ func (e *storeEnv) putScaled(sha string, k float64) {
 	}
 	e.puts++
 	at := time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(e.puts) * time.Hour)
-	if _, err := e.st.Put(context.Background(), store.Entry{Commit: sha, Kind: store.KindDefault, Time: at}, f); err != nil {
+	kind := store.KindDefault
+	if e.aa {
+		kind = store.KindAA
+		f.Run.ID = fmt.Sprintf("%s-aa%d", f.Run.ID, e.puts) // one run id per stored run
+	}
+	if _, err := e.st.Put(context.Background(), store.Entry{Commit: sha, Kind: kind, Time: at}, f); err != nil {
 		e.t.Fatal(err)
 	}
 }
@@ -358,5 +364,26 @@ func TestActionAARerun(t *testing.T) {
 					def, aa, tc.wantAA, e.srv.Files(actRepo, "heads/speedmatrix-data"))
 			}
 		})
+	}
+}
+
+// TestActionStoreMeasuredNoise: A/A reruns of the merge-base in the store whose spread is above
+// the prior make the PR's comparison take that measured noise (source "measured"), and the
+// comment's statistics explain the letter.
+func TestActionStoreMeasuredNoise(t *testing.T) {
+	e := newStoreEnv(t, 0)
+	e.put(prBase)
+	e.aa = true
+	e.putScaled(prBase, 1.3)
+	e.putScaled(prBase, 0.75)
+	_, cmp, body := e.runPR()
+	if cmp == nil {
+		t.Fatalf("no comparison:\n%s", body)
+	}
+	if src := noiseSources(cmp); src[results.NoiseMeasured] == 0 {
+		t.Errorf("noise sources %v, want some measured", src)
+	}
+	if !strings.Contains(body, "M measured on this machine") {
+		t.Errorf("the comment does not explain the measured noise")
 	}
 }
