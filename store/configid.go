@@ -43,8 +43,8 @@ type configKey struct {
 //   - the built-in simulator's profile and time scale (File.TimeScale).
 //
 // The engine commit, run id, start and end times, trials, seed, the simulator's noise, slowdown
-// and fault, and every measured number do not change it: they differ between runs that are
-// meant to be compared.
+// and fault (in its settings and in its launch command), and every measured number do not
+// change it: they differ between runs that are meant to be compared.
 func ConfigID(f *results.File) string {
 	k := configKey{
 		Model:    strings.TrimSpace(f.Run.ServedModel),
@@ -78,6 +78,7 @@ func ConfigID(f *results.File) string {
 		}
 		if s.Simulator != nil {
 			k.SimProf = s.Simulator.Profile
+			k.Launch = simLaunch(k.Launch)
 		}
 	}
 	if k.Decode == nil && k.Conc == nil && k.Prefill == nil && k.Cells == nil {
@@ -93,6 +94,28 @@ func ConfigID(f *results.File) string {
 	data, _ := json.Marshal(k)
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])[:ConfigIDLen]
+}
+
+// simRunFlags are the flags of `speedmatrix sim` that differ between runs meant to be compared
+// (the seed, the noise, and the slow-downs and faults under test).
+var simRunFlags = []string{"--seed", "--noise", "--slowdown", "--fault"}
+
+// simLaunch returns a simulator's launch command (words already single-spaced) without the
+// values of simRunFlags, so that the runs of one profile at one speed share a config id.
+func simLaunch(cmd string) string {
+	words := strings.Fields(cmd)
+	out := words[:0:0]
+	for i := 0; i < len(words); i++ {
+		name, _, hasValue := strings.Cut(words[i], "=")
+		if slices.Contains(simRunFlags, name) {
+			if !hasValue {
+				i++ // the value is the next word
+			}
+			continue
+		}
+		out = append(out, words[i])
+	}
+	return strings.Join(out, " ")
 }
 
 // contexts parses context labels ("8K", "8192") to token counts, sorted and without repeats;

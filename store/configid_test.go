@@ -31,6 +31,9 @@ func TestConfigID(t *testing.T) {
 		{"driver", func(f *results.File) { f.Hardware.Driver = "580.1" }, false},
 		{"simulator slowdown (the change under test)", func(f *results.File) { f.Run.Settings.Simulator.Slowdown = "decode=1.1" }, false},
 		{"measured numbers", func(f *results.File) { *f.Decode[0].TotalTokPerS *= 2 }, false},
+		{"simulator seed, noise, slow-down and fault in its launch command", func(f *results.File) {
+			f.Run.LaunchCommand = "speedmatrix sim --profile glm-5.3-flash-nvfp4-h200x2 --speedup 40 --seed 7 --noise=0.3 --slowdown decode=1.1 --fault crash=30s"
+		}, false},
 		{"launch command white space", func(f *results.File) {
 			f.Run.LaunchCommand = "  speedmatrix   sim --profile\tglm-5.3-flash-nvfp4-h200x2 --speedup 40 --seed 0 "
 		}, false},
