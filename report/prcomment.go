@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -346,7 +347,7 @@ func newModel(c *results.Comparison, x CommentContext) *model {
 			}
 			m.checked++
 		}
-		bySize := func(a, b cellView) int { return -cmpFloat(a.size(), b.size()) }
+		bySize := func(a, b cellView) int { return -cmp.Compare(a.size(), b.size()) }
 		slices.SortStableFunc(m.slower, bySize)
 		slices.SortStableFunc(m.faster, bySize)
 		for _, r := range c.Rows {
@@ -360,16 +361,6 @@ func newModel(c *results.Comparison, x CommentContext) *model {
 	}
 	m.state, m.title = m.decide()
 	return m
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // notComparedReason says why a cell was not compared, in words that keep over capacity (the

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -491,7 +492,7 @@ func fitDecode(cells []results.DecodeCell, m float64, seats int) ([]DecodePoint,
 		}
 		pts = append(pts, point{sum / n, coef[i], n})
 	}
-	slices.SortStableFunc(pts, func(a, b point) int { return cmpFloat(a.batch, b.batch) })
+	slices.SortStableFunc(pts, func(a, b point) int { return cmp.Compare(a.batch, b.batch) })
 	merged := pts[:1]
 	for _, q := range pts[1:] {
 		last := &merged[len(merged)-1]
@@ -526,7 +527,7 @@ func fitDecode(cells []results.DecodeCell, m float64, seats int) ([]DecodePoint,
 // nonDecreasing returns the weighted least-squares non-decreasing sequence closest to ys (pool
 // adjacent violators), or nil when ys does not fall anywhere.
 func nonDecreasing(ys, ws []float64) []float64 {
-	if !slices.IsSortedFunc(ys, cmpFloat) {
+	if !slices.IsSortedFunc(ys, cmp.Compare[float64]) {
 		type block struct {
 			y, w float64
 			n    int
@@ -548,16 +549,6 @@ func nonDecreasing(ys, ws []float64) []float64 {
 		return out
 	}
 	return nil
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // acceptanceLength returns the mean speculative acceptance length the results' telemetry
