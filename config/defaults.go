@@ -25,7 +25,7 @@ func Default() Config {
 		},
 		GitHub: GitHub{CheckName: "speedmatrix", Comment: CommentAlways, FailOnRegression: true,
 			Undecided: UndecidedSuccess, MergeQueue: MergeQueueReuse},
-		Store: Store{Branch: "speedmatrix-data", MinHistory: 3,
+		Store: Store{Branch: "speedmatrix-data", MinHistory: 10,
 			Retention: Retention{Keep: 100, KeepAA: 20, PRDays: 30}},
 	}
 }

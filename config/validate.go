@@ -116,7 +116,7 @@ func (c Config) Validate() error {
 		}
 	}
 	if c.Store.MinHistory < 2 {
-		v.fail("store.min_history", "%d: want 2 or more (a variance needs two runs; 3 is the default)", c.Store.MinHistory)
+		v.fail("store.min_history", "%d: want 2 or more (a variance needs two runs; 10 is the default)", c.Store.MinHistory)
 	}
 	if len(v.errs) == 0 {
 		return nil

@@ -9,8 +9,11 @@ import (
 )
 
 // DefaultMinHistory is the fewest default-branch results History hands to compare (compare's
-// Thresholds.MinHistory): fewer measure no variance worth using, and compare keeps its prior.
-const DefaultMinHistory = 3
+// Thresholds.MinHistory): with fewer, a variance has so few degrees of freedom that the first
+// look detects far less than with the prior (`speedmatrix calibrate --history N`: a 2δ row
+// slowdown is flagged at the first look in 1.2 % of comparisons with 3 results, 13.2 % with 5,
+// 61.3 % with 10), so compare keeps its prior until there are 10.
+const DefaultMinHistory = 10
 
 // HistoryOptions bounds History.
 type HistoryOptions struct {

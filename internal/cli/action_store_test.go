@@ -29,7 +29,7 @@ func newStoreEnv(t *testing.T, older int) *storeEnv {
 	t.Helper()
 	e := &storeEnv{actEnv: newActEnv(t)}
 	dir := filepath.Join(e.dir, "store")
-	e.writeConfig(actionConfig("") + "store: {dir: " + dir + "}\n")
+	e.writeConfig(actionConfig("") + "store: {dir: " + dir + ", min_history: 3}\n")
 	e.st = store.NewDir(dir)
 	day := time.Date(2019, 5, 1, 0, 0, 0, 0, time.UTC)
 	parent := e.srv.AddCommit(actRepo, ghtest.GitCommit{Message: "root", Date: day}, nil)
