@@ -2,7 +2,6 @@ package ghbot
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -53,28 +52,7 @@ func readPayload(t testing.TB, rel string) []byte {
 // derive returns a payload with fields changed: keys are dotted paths, values JSON values.
 func derive(t testing.TB, rel string, set map[string]any) []byte {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(readPayload(t, rel), &m); err != nil {
-		t.Fatal(err)
-	}
-	for path, v := range set {
-		keys := strings.Split(path, ".")
-		cur := m
-		for _, k := range keys[:len(keys)-1] {
-			next, ok := cur[k].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				cur[k] = next
-			}
-			cur = next
-		}
-		cur[keys[len(keys)-1]] = v
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return ghtest.DerivePayload(t, readPayload(t, rel), set)
 }
 
 // decideCase is one event through ParseEvent and Decide against the fake GitHub of newEnv

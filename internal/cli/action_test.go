@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -174,28 +173,7 @@ func payload(t *testing.T, rel string) []byte {
 // derived returns a payload with fields set: keys are dotted paths, values JSON values.
 func derived(t *testing.T, rel string, set map[string]any) []byte {
 	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal(payload(t, rel), &m); err != nil {
-		t.Fatal(err)
-	}
-	for path, v := range set {
-		keys := strings.Split(path, ".")
-		cur := m
-		for _, k := range keys[:len(keys)-1] {
-			next, ok := cur[k].(map[string]any)
-			if !ok {
-				next = map[string]any{}
-				cur[k] = next
-			}
-			cur = next
-		}
-		cur[keys[len(keys)-1]] = v
-	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return ghtest.DerivePayload(t, payload(t, rel), set)
 }
 
 // benchComment is the issue_comment payload on PR #2 with body, the comment seeded in the fake.
