@@ -101,7 +101,7 @@ func (c *Client) writeCheck(ctx context.Context, repo Repo, sha, name, status st
 		return CheckRun{}, fmt.Errorf("check run %q: %q is not a commit id", name, sha)
 	}
 	if name == "" {
-		return CheckRun{}, fmt.Errorf("check run on %s: empty name", short(sha))
+		return CheckRun{}, fmt.Errorf("check run on %s: empty name", ShortSHA(sha))
 	}
 	actions, err := c.checkActions(u.Actions)
 	if err != nil {
@@ -132,7 +132,7 @@ func (c *Client) writeCheck(ctx context.Context, repo Repo, sha, name, status st
 			CompletedAt: completedAt, Output: output, Actions: actions,
 		})
 		if err != nil {
-			return CheckRun{}, fmt.Errorf("create check run %q on %s: %w", name, short(sha), err)
+			return CheckRun{}, fmt.Errorf("create check run %q on %s: %w", name, ShortSHA(sha), err)
 		}
 		return checkRun(cr), nil
 	}
@@ -143,7 +143,7 @@ func (c *Client) writeCheck(ctx context.Context, repo Repo, sha, name, status st
 		Conclusion: conclusion, CompletedAt: completedAt, Output: output, Actions: actions,
 	})
 	if err != nil {
-		return CheckRun{}, fmt.Errorf("update check run %q (%d) on %s: %w", name, cur.GetID(), short(sha), err)
+		return CheckRun{}, fmt.Errorf("update check run %q (%d) on %s: %w", name, cur.GetID(), ShortSHA(sha), err)
 	}
 	return checkRun(cr), nil
 }
@@ -170,7 +170,7 @@ func (c *Client) CompleteStale(ctx context.Context, repo Repo, sha, name string,
 				CompletedAt: &github.Timestamp{Time: c.now()}, Output: c.fitOutput(output),
 			})
 			if err != nil {
-				return n, fmt.Errorf("complete stale check run %q (%d) on %s: %w", name, cr.GetID(), short(sha), err)
+				return n, fmt.Errorf("complete stale check run %q (%d) on %s: %w", name, cr.GetID(), ShortSHA(sha), err)
 			}
 			n++
 		}
@@ -192,7 +192,7 @@ func (c *Client) findChecks(ctx context.Context, repo Repo, sha, name, status st
 	for {
 		res, resp, err := c.gh.Checks.ListCheckRunsForRef(ctx, repo.Owner, repo.Name, sha, opts)
 		if err != nil {
-			return nil, fmt.Errorf("list check runs %q on %s: %w", name, short(sha), err)
+			return nil, fmt.Errorf("list check runs %q on %s: %w", name, ShortSHA(sha), err)
 		}
 		for _, cr := range res.CheckRuns {
 			if cr.GetName() == name && cr.GetHeadSHA() == sha && cr.GetExternalID() == CheckExternalID &&

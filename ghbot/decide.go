@@ -121,7 +121,7 @@ func (c *Client) VerifyHead(ctx context.Context, repo Repo, number int, sha stri
 	}
 	if pr.HeadSHA != sha {
 		return fmt.Errorf("%w: %s#%d was approved at %s and is now at %s; a maintainer must approve the new commits (comment /bench)",
-			ErrHeadMoved, repo.FullName(), number, short(sha), short(pr.HeadSHA))
+			ErrHeadMoved, repo.FullName(), number, ShortSHA(sha), ShortSHA(pr.HeadSHA))
 	}
 	return nil
 }
@@ -251,7 +251,7 @@ func (c *Client) decidePullRequest(ctx context.Context, ev *Event, p Policy) (De
 		Do: DoActionRequired, Kind: RunPullRequest, PR: pr.Number, HeadSHA: pr.HeadSHA, HeadRef: pr.HeadRef,
 		BaseSHA: d.BaseSHA, BaseRef: pr.BaseRef,
 		Reason: fmt.Sprintf("Benchmarks run code of the pull request on a GPU machine, so they start on their own only for pull requests from this repository by users with write access; %s. "+
-			"A maintainer with write access who has read the changes at %s starts the run: %s. A later push needs a new approval.", why, short(pr.HeadSHA), start),
+			"A maintainer with write access who has read the changes at %s starts the run: %s. A later push needs a new approval.", why, ShortSHA(pr.HeadSHA), start),
 	}, nil
 }
 
@@ -322,7 +322,7 @@ func (c *Client) decideComment(ctx context.Context, ev *Event) (Decision, error)
 	if !pushed.Before(cm.CreatedAt) {
 		return refuse(fmt.Sprintf("`/bench %s` was not run: the head of #%d may have moved after your comment (%s received a push at %s, your comment is from %s), so it is not certain you saw %s. "+
 			"Read the latest commits and post the command again.", cmd.Kind, number, pr.HeadRepo,
-			pushed.UTC().Format(time.RFC3339), cm.CreatedAt.UTC().Format(time.RFC3339), short(pr.HeadSHA)))
+			pushed.UTC().Format(time.RFC3339), cm.CreatedAt.UTC().Format(time.RFC3339), ShortSHA(pr.HeadSHA)))
 	}
 	base.HeadSHA, base.HeadRef, base.BaseRef = pr.HeadSHA, pr.HeadRef, pr.BaseRef
 	if ValidSHA(pr.BaseSHA) {
@@ -428,8 +428,9 @@ func (c *Client) Respond(ctx context.Context, repo Repo, d Decision) error {
 	return nil
 }
 
-// short returns the first 7 characters of a commit id.
-func short(sha string) string {
+// ShortSHA returns the first 7 characters of a commit id (all of it when shorter), as commit
+// ids are shown in comments, check runs and errors.
+func ShortSHA(sha string) string {
 	if len(sha) > 7 {
 		return sha[:7]
 	}

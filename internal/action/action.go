@@ -292,9 +292,9 @@ func (j *job) reuseMergeGroup(ctx context.Context, c *ghbot.Client, d ghbot.Deci
 		j.log.Info("merge group: the pull request's check did not succeed on its head; measuring", "pr", m[1], "sha", prSHA, "conclusion", cr.Conclusion)
 		return false, nil
 	}
-	title := fmt.Sprintf("Not blocked: pull request #%s succeeded at %s (reused)", m[1], short(prSHA))
+	title := fmt.Sprintf("Not blocked: pull request #%s succeeded at %s (reused)", m[1], ghbot.ShortSHA(prSHA))
 	summary := fmt.Sprintf("The merge group's head %s adds pull request #%s, whose %s check succeeded on its head %s; github.merge_queue is reuse, so that verdict is reported here. Set it to run to measure every merge group.",
-		code(short(d.HeadSHA)), m[1], code(j.checkName()), code(short(prSHA)))
+		code(ghbot.ShortSHA(d.HeadSHA)), m[1], code(j.checkName()), code(ghbot.ShortSHA(prSHA)))
 	if _, err := c.CompleteCheck(ctx, j.repo, d.HeadSHA, j.checkName(), ghbot.CheckUpdate{
 		Conclusion: ghbot.ConclusionSuccess, DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: title, Summary: summary},
 	}); err != nil {
@@ -371,7 +371,7 @@ func (j *job) headMoved(ctx context.Context, c *ghbot.Client, p plan, cause erro
 	}
 	j.upsertState(ctx, c, p, r.body, j.state(p, phaseCancelled, outcome{}, ""))
 	if p.Kind == ghbot.RunCommand {
-		j.reply(ctx, c, p.PR, fmt.Sprintf("@%s the benchmark was not run: the head of #%d moved from %s after your command. Read the new commits and post the command again.", p.By, p.PR, code(short(p.HeadSHA))))
+		j.reply(ctx, c, p.PR, fmt.Sprintf("@%s the benchmark was not run: the head of #%d moved from %s after your command. Read the new commits and post the command again.", p.By, p.PR, code(ghbot.ShortSHA(p.HeadSHA))))
 	}
 	j.log.Warn("not measured: the head moved", "err", cause)
 	j.setOutput("verdict", VerdictHeadMoved)
@@ -426,7 +426,7 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 	}
 	j.log.Info("measuring", "sha", p.HeadSHA, "cells", strings.Join(p.Cells, ","), "results", cfg.Output)
 	if err := j.d.Measure(ctx, cfg); err != nil {
-		return outcome{}, fmt.Errorf("measure %s: %w", short(p.HeadSHA), err)
+		return outcome{}, fmt.Errorf("measure %s: %w", ghbot.ShortSHA(p.HeadSHA), err)
 	}
 	if err := ctx.Err(); err != nil {
 		return outcome{}, err
@@ -483,7 +483,7 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		}
 		if basePath == "" {
 			if out.NoBaseline == "" {
-				out.NoBaseline = fmt.Sprintf("No baseline results for the base %s: a push to the default branch measures one (or set the action's baseline input).", code(orDash(short(p.BaseSHA))))
+				out.NoBaseline = fmt.Sprintf("No baseline results for the base %s: a push to the default branch measures one (or set the action's baseline input).", code(orDash(ghbot.ShortSHA(p.BaseSHA))))
 			}
 			return out, nil
 		}

@@ -41,14 +41,14 @@ func (j *job) accept(ctx context.Context, c *ghbot.Client, d ghbot.Decision) err
 		}
 		switch {
 		case !okState || st.Phase != phaseDone:
-			return refuse(fmt.Sprintf("there are no results at the head %s yet. Post `/bench` first.", code(short(d.HeadSHA))))
+			return refuse(fmt.Sprintf("there are no results at the head %s yet. Post `/bench` first.", code(ghbot.ShortSHA(d.HeadSHA))))
 		case st.HeadSHA != d.HeadSHA:
-			return refuse(fmt.Sprintf("the last results are for %s, but the head is now %s; an acceptance holds for one commit. Post `/bench` to measure the head first.", code(short(st.HeadSHA)), code(short(d.HeadSHA))))
+			return refuse(fmt.Sprintf("the last results are for %s, but the head is now %s; an acceptance holds for one commit. Post `/bench` to measure the head first.", code(ghbot.ShortSHA(st.HeadSHA)), code(ghbot.ShortSHA(d.HeadSHA))))
 		case st.Verdict != string(results.VerdictRegression):
-			return refuse(fmt.Sprintf("the results at %s show no regression to accept.", code(short(d.HeadSHA))))
+			return refuse(fmt.Sprintf("the results at %s show no regression to accept.", code(ghbot.ShortSHA(d.HeadSHA))))
 		}
 	}
-	title := fmt.Sprintf("Not blocked: regression accepted by %s at %s", d.By, short(d.HeadSHA))
+	title := fmt.Sprintf("Not blocked: regression accepted by %s at %s", d.By, ghbot.ShortSHA(d.HeadSHA))
 	if _, err := c.CompleteCheck(ctx, j.repo, d.HeadSHA, j.checkName(), ghbot.CheckUpdate{
 		Conclusion: ghbot.ConclusionSuccess, DetailsURL: j.runURL,
 		Output: ghbot.CheckOutput{Title: title, Summary: block + "\n\nThe results are in the pull request's comment and the run's artifacts; a new push voids the acceptance."},
@@ -70,7 +70,7 @@ func (j *job) accept(ctx context.Context, c *ghbot.Client, d ghbot.Decision) err
 
 // acceptanceLine renders an acceptance; user text only inside code spans.
 func acceptanceLine(a Acceptance) string {
-	return fmt.Sprintf("> **Accepted** by %s on %s at %s: %s", code(a.By), a.At.UTC().Format("2006-01-02 15:04 UTC"), code(short(a.SHA)), code(a.Reason))
+	return fmt.Sprintf("> **Accepted** by %s on %s at %s: %s", code(a.By), a.At.UTC().Format("2006-01-02 15:04 UTC"), code(ghbot.ShortSHA(a.SHA)), code(a.Reason))
 }
 
 const (
@@ -197,7 +197,7 @@ func (j *job) reportMode(ctx context.Context) error {
 	}
 	switch {
 	case pinned != "" && pinned != m.HeadSHA:
-		return fmt.Errorf("mode report: the artifact is for %s, but the commit decided on is %s; nothing posted", short(m.HeadSHA), short(pinned))
+		return fmt.Errorf("mode report: the artifact is for %s, but the commit decided on is %s; nothing posted", ghbot.ShortSHA(m.HeadSHA), ghbot.ShortSHA(pinned))
 	case pinned == "" && p.PR != 0:
 		// The artifact names the commit: post only if it is the PR's head.
 		if err := c.VerifyHead(ctx, j.repo, p.PR, m.HeadSHA); err != nil {
@@ -254,7 +254,7 @@ func (j *job) reportMode(ctx context.Context) error {
 			return err
 		}
 	default:
-		out.NoBaseline = fmt.Sprintf("The measuring job found no baseline results for the base %s: a push to the default branch measures one.", code(orDash(short(p.BaseSHA))))
+		out.NoBaseline = fmt.Sprintf("The measuring job found no baseline results for the base %s: a push to the default branch measures one.", code(orDash(ghbot.ShortSHA(p.BaseSHA))))
 	}
 	return j.publish(ctx, c, p, out)
 }

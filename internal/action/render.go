@@ -77,7 +77,7 @@ func renderComment(in renderInput) page {
 			if len(in.Cells) > 0 {
 				line := "Cells measured: " + code(strings.Join(in.Cells, ","))
 				if in.Measuring {
-					line = fmt.Sprintf("Measuring %d cells of %s: %s", len(in.Cells), short(in.HeadSHA), code(strings.Join(in.Cells, ",")))
+					line = fmt.Sprintf("Measuring %d cells of %s: %s", len(in.Cells), ghbot.ShortSHA(in.HeadSHA), code(strings.Join(in.Cells, ",")))
 				}
 				cm.Body, cm.Summary, cm.StepSummary = afterFirstLine(cm.Body, line), afterFirstLine(cm.Summary, line), afterFirstLine(cm.StepSummary, line)
 			}
@@ -107,7 +107,7 @@ func renderPlain(in renderInput) (body, title, summary, text string) {
 	fmt.Fprintf(&head, "%s\n", commitLine(in))
 	if in.Accepted != nil {
 		fmt.Fprintf(&head, "\n> **Accepted** by %s on %s at %s: %s\n", code(in.Accepted.By),
-			in.Accepted.At.UTC().Format("2006-01-02 15:04 UTC"), code(short(in.Accepted.SHA)), code(in.Accepted.Reason))
+			in.Accepted.At.UTC().Format("2006-01-02 15:04 UTC"), code(ghbot.ShortSHA(in.Accepted.SHA)), code(in.Accepted.Reason))
 	}
 	if len(in.Cells) > 0 {
 		fmt.Fprintf(&head, "\nCells measured: %s\n", code(strings.Join(in.Cells, ",")))
@@ -149,7 +149,7 @@ func renderPlain(in renderInput) (body, title, summary, text string) {
 
 // headline answers the merge question in one line.
 func headline(in renderInput) string {
-	sha := short(in.HeadSHA)
+	sha := ghbot.ShortSHA(in.HeadSHA)
 	switch {
 	case in.Measuring:
 		if len(in.Cells) > 0 {
@@ -161,7 +161,7 @@ func headline(in renderInput) string {
 	case in.Baseline:
 		return fmt.Sprintf("Baseline recorded for %s", sha)
 	case in.NoBaseline != "":
-		return fmt.Sprintf("Not compared: no baseline for %s", orDash(short(in.BaseSHA)))
+		return fmt.Sprintf("Not compared: no baseline for %s", orDash(ghbot.ShortSHA(in.BaseSHA)))
 	case in.Comparison == nil:
 		return "Not compared"
 	}
@@ -246,9 +246,9 @@ func icon(in renderInput) string {
 func commitLine(in renderInput) string {
 	link := func(sha string) string {
 		if in.ServerURL == "" || in.Repo == "" {
-			return code(short(sha))
+			return code(ghbot.ShortSHA(sha))
 		}
-		return fmt.Sprintf("[%s](%s/%s/commit/%s)", code(short(sha)), in.ServerURL, in.Repo, sha)
+		return fmt.Sprintf("[%s](%s/%s/commit/%s)", code(ghbot.ShortSHA(sha)), in.ServerURL, in.Repo, sha)
 	}
 	var s string
 	switch {
@@ -286,13 +286,6 @@ func code(s string) string {
 		return "—"
 	}
 	return "`" + s + "`"
-}
-
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
 }
 
 func orDash(s string) string {

@@ -208,14 +208,14 @@ func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, 
 			continue
 		}
 		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %.4g → %.4g | %+.1f %% |", s.Cell, s.Metric,
-			code(short(commit(sh.Index))), code(short(commit(sh.Index-1))), sh.Before, sh.After, 100*sh.Change))
+			code(ghbot.ShortSHA(commit(sh.Index))), code(ghbot.ShortSHA(commit(sh.Index-1))), sh.Before, sh.After, 100*sh.Change))
 	}
 	if len(rows) == 0 {
 		return
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\nThe default branch's results of config `%s` shifted to a worse level (change points over the last %d pushes, newest %s):\n\n",
-		changePointMarker, store.ConfigID(head), len(files), code(short(head.Engine.Commit)))
+		changePointMarker, store.ConfigID(head), len(files), code(ghbot.ShortSHA(head.Engine.Commit)))
 	b.WriteString("| Cell | Metric | First commit | Last before | Mean before → after | Change |\n|---|---|---|---|---|---|\n")
 	b.WriteString(strings.Join(rows, "\n") + "\n")
 	if j.runURL != "" {
