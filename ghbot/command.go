@@ -25,6 +25,9 @@ const (
 // the PR comment and the check run, so it must stay short.
 const MaxReasonLen = 500
 
+// maxQuote is the most characters of a comment that a reply quotes.
+const maxQuote = 40
+
 // Command is a parsed /bench comment.
 type Command struct {
 	Kind CommandKind
@@ -142,7 +145,7 @@ func parseLine(line string) (Command, error) {
 		}
 		return Command{Kind: CommandAccept, Reason: reason}, nil
 	}
-	return bad("Unknown command %s.", codeSpan("/bench "+sub))
+	return bad("Unknown command %s.", CodeSpan("/bench "+sub, maxQuote))
 }
 
 // parseCells reads cells separated by commas and/or blanks.
@@ -154,7 +157,7 @@ func parseCells(s string) ([]results.CellID, error) {
 		id, err := results.ParseCellID(f)
 		if err != nil {
 			// ParseCellID's detail quotes the text outside a code span: not for a reply.
-			return nil, fmt.Errorf("%s is not a cell (want prefill/CTX or decode/CTX/CONCURRENCY, e.g. prefill/8K or decode/8K/32)", codeSpan(f))
+			return nil, fmt.Errorf("%s is not a cell (want prefill/CTX or decode/CTX/CONCURRENCY, e.g. prefill/8K or decode/8K/32)", CodeSpan(f, maxQuote))
 		}
 		if !seen[id] {
 			seen[id] = true
@@ -175,17 +178,18 @@ func unquote(s string) string {
 	return s
 }
 
-// codeSpan quotes text from a comment for the reply: at most 40 characters in a code span, its
-// backticks and control characters removed, so that no mention, link or HTML in it takes effect.
-func codeSpan(s string) string {
+// CodeSpan quotes text that someone else wrote as a markdown code span: its backticks and
+// control characters removed and at most max characters (an ellipsis marks a cut; 0 means no
+// limit), so that no mention, link or HTML in it takes effect.
+func CodeSpan(s string, max int) string {
 	s = strings.Map(func(r rune) rune {
 		if r == '`' || unicode.IsControl(r) {
 			return -1
 		}
 		return r
 	}, s)
-	if utf8.RuneCountInString(s) > 40 {
-		s = string([]rune(s)[:40]) + "…"
+	if max > 0 && utf8.RuneCountInString(s) > max {
+		s = string([]rune(s)[:max]) + "…"
 	}
 	return "`" + s + "`"
 }

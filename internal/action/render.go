@@ -6,7 +6,6 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"unicode"
 
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/report"
@@ -270,22 +269,14 @@ func commitLine(in renderInput) string {
 	return s
 }
 
-// code quotes text for markdown as a code span: backticks and control characters removed, at
-// most 300 characters, so that no mention, link or HTML in it takes effect.
+// code quotes text for markdown as ghbot.CodeSpan does, at most 300 characters, and "—" for
+// text that is blank once quoted.
 func code(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if r == '`' || unicode.IsControl(r) {
-			return -1
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > 300 {
-		s = string(r[:300]) + "…"
-	}
-	if strings.TrimSpace(s) == "" {
+	c := ghbot.CodeSpan(s, 300)
+	if strings.TrimSpace(strings.Trim(c, "`")) == "" {
 		return "—"
 	}
-	return "`" + s + "`"
+	return c
 }
 
 func orDash(s string) string {
