@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"text/tabwriter"
@@ -336,7 +337,7 @@ them. Serve the engine built at that commit first (speedmatrix engine build, eng
 					return err
 				}
 				defer os.RemoveAll(dir)
-				o.Output = dir + string(os.PathSeparator) + "results.json"
+				o.Output = filepath.Join(dir, "results.json")
 			}
 			if err := runCommand(ctx, env, o); err != nil {
 				return err
