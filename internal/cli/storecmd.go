@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"text/tabwriter"
@@ -80,6 +81,16 @@ func (s *storeFlags) open(ctx context.Context, env *Env, c config.Config) (store
 	return nil, "", usagef("no store: give --store DIR, --branch NAME --repo OWNER/NAME, or store.dir in --config")
 }
 
+// openConfigured reads the configuration and returns the store the flags name.
+func (s *storeFlags) openConfigured(ctx context.Context, env *Env) (store.Store, error) {
+	c, err := s.config()
+	if err != nil {
+		return nil, err
+	}
+	st, _, err := s.open(ctx, env, c)
+	return st, err
+}
+
 // fullCommit returns the full commit id of rev: rev itself when it is one, else what the local
 // clone says (git rev-parse).
 func fullCommit(ctx context.Context, rev string) (string, error) {
@@ -119,11 +130,7 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 		Short: "List stored results, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			c, err := sf.config()
-			if err != nil {
-				return err
-			}
-			s, _, err := sf.open(cmd.Context(), env, c)
+			s, err := sf.openConfigured(cmd.Context(), env)
 			if err != nil {
 				return err
 			}
@@ -165,11 +172,7 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 		Short: "Print (or write with -o) the default-branch results of a commit and config id",
 		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, err := sf.config()
-			if err != nil {
-				return err
-			}
-			s, _, err := sf.open(cmd.Context(), env, c)
+			s, err := sf.openConfigured(cmd.Context(), env)
 			if err != nil {
 				return err
 			}
@@ -334,7 +337,7 @@ them. Serve the engine built at that commit first (speedmatrix engine build, eng
 					return err
 				}
 				defer os.RemoveAll(dir)
-				o.Output = dir + string(os.PathSeparator) + "results.json"
+				o.Output = filepath.Join(dir, "results.json")
 			}
 			if err := runCommand(ctx, env, o); err != nil {
 				return err
