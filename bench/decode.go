@@ -99,8 +99,7 @@ func (s *session) measureDecode(ctx context.Context, id results.CellID, prompt s
 	}
 	// stop ends the workers and waits for them, at most Timeouts.Stop; the time counts as drain.
 	stop := func() bool {
-		began := s.now()
-		defer func() { s.budget.drain += s.now().Sub(began) }()
+		defer s.since(&s.budget.drain, s.now())
 		cancel()
 		done := make(chan struct{})
 		go func() { wg.Wait(); close(done) }()
@@ -135,11 +134,11 @@ ready:
 	for {
 		select {
 		case <-ctx.Done():
-			s.budget.readiness += s.now().Sub(start)
+			s.since(&s.budget.readiness, start)
 			stop()
 			return trialResult{}, errInterrupted
 		case <-failCh:
-			s.budget.readiness += s.now().Sub(start)
+			s.since(&s.budget.readiness, start)
 			return failedResult()
 		case <-deadline.C:
 			timedOut = true

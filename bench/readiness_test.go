@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/speedmatrix/speedmatrix/bench/benchtest"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -27,26 +28,34 @@ func firstDecodeArrival(t *testing.T, h *harness, maxTokens int, from time.Time)
 	return first
 }
 
+// runFourStreams runs the 1K context at concurrency 4 with the given readiness timeout against
+// a server of scfg, and returns the harness, the results and the 1K×4 decode cell.
+func runFourStreams(t *testing.T, scfg benchtest.Config, readiness time.Duration) (*harness, *results.File, *results.DecodeCell) {
+	t.Helper()
+	h := newHarness(t, scfg)
+	cfg := shortConfig(4)
+	cfg.Timeouts.Readiness = readiness
+	f, err := h.runner.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h, f, decodeCell(t, f, "1K", 4)
+}
+
 // TestQueuedDecidedWithoutTimeout checks that a cell the server cannot run (2 seats, C = 4) is
 // decided queued as soon as requests wait while running stays put, not after the readiness
 // timeout (issue 9: each queued cell cost the whole 60 s timeout).
 func TestQueuedDecidedWithoutTimeout(t *testing.T) {
 	scfg := steady()
 	scfg.MaxRunning = 2
-	h := newHarness(t, scfg)
-	cfg := shortConfig(4)
-	cfg.Timeouts.Readiness = 20 * time.Second
-	f, err := h.runner.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cell := decodeCell(t, f, "1K", 4)
+	readiness := 20 * time.Second
+	h, f, cell := runFourStreams(t, scfg, readiness)
 	if cell.Status != results.StatusQueued {
 		t.Fatalf("status %s, want queued; log:\n%s", cell.Status, h.logs.String())
 	}
 	sent := firstDecodeArrival(t, h, 1001, f.Run.Start)
 	if wait := cell.Trials[0].Start.Sub(sent); wait > 2*time.Second {
-		t.Errorf("the window opened %v after the first request, want the queue decided within 2 s (readiness timeout %v)", wait, cfg.Timeouts.Readiness)
+		t.Errorf("the window opened %v after the first request, want the queue decided within 2 s (readiness timeout %v)", wait, readiness)
 	}
 	if !strings.Contains(h.logs.String(), ruleReadyQueued) {
 		t.Errorf("rule %q did not fire; log:\n%s", ruleReadyQueued, h.logs.String())
@@ -78,14 +87,7 @@ func TestQueuedWaitsForEveryRequest(t *testing.T) {
 		}
 		return run, wait
 	}
-	h := newHarness(t, scfg)
-	cfg := shortConfig(4)
-	cfg.Timeouts.Readiness = 20 * time.Second
-	f, err := h.runner.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cell := decodeCell(t, f, "1K", 4)
+	h, f, cell := runFourStreams(t, scfg, 20*time.Second)
 	sent := firstDecodeArrival(t, h, 1001, f.Run.Start)
 	if wait := cell.Trials[0].Start.Sub(sent); cell.Status != results.StatusQueued || wait < 600*time.Millisecond || wait > 3*time.Second {
 		t.Errorf("%s, the window opened %v after the first request; want queued, after the last request arrived (600 ms) and within 3 s", cell.Status, wait)
@@ -98,20 +100,14 @@ func TestQueuedWithoutMetricsKeepsTimeout(t *testing.T) {
 	scfg := steady()
 	scfg.MaxRunning = 2
 	scfg.NoMetrics = true
-	h := newHarness(t, scfg)
-	cfg := shortConfig(4)
-	cfg.Timeouts.Readiness = 800 * time.Millisecond
-	f, err := h.runner.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cell := decodeCell(t, f, "1K", 4)
+	readiness := 800 * time.Millisecond
+	h, f, cell := runFourStreams(t, scfg, readiness)
 	if cell.Status != results.StatusQueued {
 		t.Fatalf("status %s, want queued", cell.Status)
 	}
 	sent := firstDecodeArrival(t, h, 1001, f.Run.Start)
-	if wait := cell.Trials[0].Start.Sub(sent); wait < cfg.Timeouts.Readiness*9/10 {
-		t.Errorf("the window opened %v after the first request, before the readiness timeout %v", wait, cfg.Timeouts.Readiness)
+	if wait := cell.Trials[0].Start.Sub(sent); wait < readiness*9/10 {
+		t.Errorf("the window opened %v after the first request, before the readiness timeout %v", wait, readiness)
 	}
 }
 
@@ -122,14 +118,7 @@ func TestGradualAdmissionIsNotQueued(t *testing.T) {
 	scfg := steady()
 	scfg.SerialPrefill = true
 	scfg.TTFT = 150 * time.Millisecond // 7 polls: far longer than a plateau
-	h := newHarness(t, scfg)
-	cfg := shortConfig(4)
-	cfg.Timeouts.Readiness = 10 * time.Second
-	f, err := h.runner.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cell := decodeCell(t, f, "1K", 4)
+	h, f, cell := runFourStreams(t, scfg, 10*time.Second)
 	if cell.Status != results.StatusValid {
 		t.Fatalf("status %s, want valid; log:\n%s", cell.Status, h.logs.String())
 	}

@@ -101,14 +101,7 @@ func TestReadinessWaitsForEveryStream(t *testing.T) {
 		}
 		return time.Duration(n-2) * 100 * time.Millisecond
 	}
-	h := newHarness(t, scfg)
-	cfg := shortConfig(4)
-	cfg.Timeouts.Readiness = 3 * time.Second
-	f, err := h.runner.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cell := decodeCell(t, f, "1K", 4)
+	h, _, cell := runFourStreams(t, scfg, 3*time.Second)
 	if cell.Status != results.StatusValid {
 		t.Errorf("status %s, want valid", cell.Status)
 	}

@@ -154,18 +154,7 @@ func TestRunSavesToFallback(t *testing.T) {
 // TestRunPartialCountsEveryCell checks that a partial run counts the prefill and decode cells
 // the file holds, and says which.
 func TestRunPartialCountsEveryCell(t *testing.T) {
-	var srv *benchtest.Server
-	var once atomic.Bool
-	srv = fakeServer(t, benchtest.Config{Fault: func(_, promptTokens, maxTokens int) benchtest.Fault {
-		if promptTokens == 2048 && maxTokens > 1 && once.CompareAndSwap(false, true) {
-			go func() { time.Sleep(100 * time.Millisecond); srv.Kill() }()
-		}
-		return benchtest.FaultNone
-	}})
-	out := filepath.Join(t.TempDir(), "r.json")
-	args := []string{"run", "--url", srv.URL, "--contexts", "1K,2K", "--concurrency", "1", "--duration", "400ms",
-		"--max-tokens", "1001", "--warmup", "0", "-o", out, "--quiet"}
-	_, _, err := runBench(t, nil, args...)
+	out, err := runServerDies(t)
 	if ExitCode(err) != ExitError {
 		t.Fatalf("exit %d, %v; want 1", ExitCode(err), err)
 	}

@@ -203,9 +203,10 @@ func TestRunProgressInActions(t *testing.T) {
 	}
 }
 
-// TestRunServerDies checks that a dead server ends the run with exit 1 and a partial results
-// file holding the cells measured before.
-func TestRunServerDies(t *testing.T) {
+// runServerDies runs 1K and 2K at concurrency 1 against a server that dies 100 ms into the
+// first 2K decode request, and returns the results path and the run's error.
+func runServerDies(t *testing.T) (string, error) {
+	t.Helper()
 	var srv *benchtest.Server
 	var once atomic.Bool
 	srv = fakeServer(t, benchtest.Config{Fault: func(_, promptTokens, maxTokens int) benchtest.Fault {
@@ -218,6 +219,13 @@ func TestRunServerDies(t *testing.T) {
 	args := []string{"run", "--url", srv.URL, "--contexts", "1K,2K", "--concurrency", "1", "--duration", "400ms",
 		"--max-tokens", "1001", "--warmup", "0", "-o", out, "--quiet"}
 	_, _, err := runBench(t, nil, args...)
+	return out, err
+}
+
+// TestRunServerDies checks that a dead server ends the run with exit 1 and a partial results
+// file holding the cells measured before.
+func TestRunServerDies(t *testing.T) {
+	out, err := runServerDies(t)
 	if ExitCode(err) != ExitError || !strings.Contains(err.Error(), "stopped answering") || !strings.Contains(err.Error(), "marked partial") {
 		t.Fatalf("exit %d, %v; want exit 1 saying the server stopped and the results are partial", ExitCode(err), err)
 	}

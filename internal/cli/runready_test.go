@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"context"
 	"path/filepath"
 	"testing"
 
 	"github.com/speedmatrix/speedmatrix/results"
-	"github.com/speedmatrix/speedmatrix/sim"
-	"github.com/speedmatrix/speedmatrix/sim/profile"
 )
 
 // TestRunQueuedDecidedOnSimulator measures decode/8K/1 and decode/8K/32 through `run --url`
@@ -20,17 +17,7 @@ func TestRunQueuedDecidedOnSimulator(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures the simulator for several seconds")
 	}
-	p, err := profile.Load(profile.Default, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv, err := sim.Start(ctx, sim.Config{Profile: p, NoiseCV: -1, Speedup: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := serveDefaultSim(t, 0, 20)
 	out := filepath.Join(t.TempDir(), "r.json")
 	if _, stderr, err := runBench(t, nil, "run", "--url", srv.URL(), "--cells", "decode/8K/1,decode/8K/32", "--duration", "2s",
 		"--warmup", "0", "--quiet", "-o", out); err != nil {

@@ -17,15 +17,7 @@ func TestRunOverHTTPRecordsSimulatorSpeedup(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures the simulator for a few seconds")
 	}
-	p, err := profile.Load(profile.Default, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := sim.Start(context.Background(), sim.Config{Profile: p, Seed: 1, NoiseCV: -1, Speedup: 20})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
+	srv := serveDefaultSim(t, 1, 20)
 	out := filepath.Join(t.TempDir(), "r.json")
 	if _, stderr, err := runBench(t, nil, "run", "--url", srv.URL(), "--contexts", "8K", "--concurrency", "1",
 		"--duration", "1s", "--warmup", "0", "--quiet", "-o", out); err != nil {
@@ -43,4 +35,25 @@ func TestRunOverHTTPRecordsSimulatorSpeedup(t *testing.T) {
 	if c := f.Decode[0]; c.TotalTokPerS == nil || *c.TotalTokPerS < 160*20*0.5 {
 		t.Errorf("decode 8K×1: %v tok/s, want the measured ~3,200", c.TotalTokPerS)
 	}
+}
+
+// serveDefaultSim serves the default profile without noise over HTTP at speedup, with seed, as
+// `speedmatrix sim` does, until the test ends.
+func serveDefaultSim(t *testing.T, seed uint64, speedup float64) *sim.Server {
+	t.Helper()
+	p, err := profile.Load(profile.Default, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	srv, err := sim.Start(ctx, sim.Config{Profile: p, Seed: seed, NoiseCV: -1, Speedup: speedup})
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = srv.Close()
+		cancel()
+	})
+	return srv
 }
