@@ -233,11 +233,11 @@ func priorReason(b, h *sideData, kb, kh int, m results.Metric) (string, *int) {
 // means: over the full output-token bins for total tok/s, over the requests (in the order the
 // file lists them) for the per-request metrics.
 func within(t *results.DecodeTrial, m results.Metric) (v, df float64, ok bool) {
-	if withinSamples(t, m) < withinNeeded {
-		return 0, 0, false
-	}
 	if m == results.MetricTotalTokPerS {
 		full := withinSamples(t, m)
+		if full < withinNeeded {
+			return 0, 0, false
+		}
 		rates := make([]float64, full)
 		for i := range full {
 			rates[i] = float64(t.BinOutputTokens[i]) / t.BinSeconds
@@ -248,7 +248,10 @@ func within(t *results.DecodeTrial, m results.Metric) (v, df float64, ok bool) {
 		}
 		return vm / (mean * mean), float64(d), true
 	}
-	xs := requestValues(t, m)
+	xs := requestValues(t, m) // withinSamples counts these
+	if len(xs) < withinNeeded {
+		return 0, 0, false
+	}
 	logs := make([]float64, len(xs))
 	for i, x := range xs {
 		logs[i] = math.Log(x)

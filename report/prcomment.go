@@ -433,7 +433,7 @@ func (m *model) slowerWords() string {
 				status++
 			}
 		}
-		s := fmt.Sprintf("%d %s slower", n, noun(n, "cell", "cells"))
+		s := plural(n, "cell", "cells") + " slower"
 		switch {
 		case worst != nil:
 			s += fmt.Sprintf(", the worst by %s (%s, %s)", pctAbs(worst.by.Change.Change), worst.cell.Cell, metricName(worst.by.Metric))
@@ -467,7 +467,7 @@ func statusWords(v cellView) string {
 
 // passedWords is "8 cells checked, 2 unchanged, 6 too noisy for one run — …".
 func (m *model) passedWords() string {
-	s := fmt.Sprintf("%d %s checked", m.checked, noun(m.checked, "cell", "cells"))
+	s := plural(m.checked, "cell", "cells") + " checked"
 	if n := len(m.faster); n > 0 {
 		best := m.faster[0]
 		s += fmt.Sprintf(", %d faster", n)
@@ -742,7 +742,7 @@ func (m *model) counts() string {
 	add(len(m.faster), "faster")
 	add(len(m.unchanged), "unchanged")
 	add(len(m.noisy), "too noisy to tell")
-	s := fmt.Sprintf("**%d %s checked:** %s", m.checked, noun(m.checked, "cell", "cells"), strings.Join(parts, " · "))
+	s := "**" + plural(m.checked, "cell", "cells") + " checked:** " + strings.Join(parts, " · ")
 	var nc []string
 	for _, r := range m.notComparedOrder {
 		nc = append(nc, fmt.Sprintf("%d %s", len(m.notCompared[r]), r))
@@ -937,7 +937,7 @@ func (m *model) rerun() string {
 // cell could have detected.
 func (m *model) noisyTable() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<details><summary>The %d %s too noisy to tell</summary>\n\n", len(m.noisy), noun(len(m.noisy), "cell", "cells"))
+	fmt.Fprintf(&b, "<details><summary>The %s too noisy to tell</summary>\n\n", plural(len(m.noisy), "cell", "cells"))
 	b.WriteString("| Cell | Change | 95% interval | Metric | Smallest change it could detect |\n|---|---|---|---|---|\n")
 	for _, v := range m.noisy {
 		change, interval, metric, mdc := Dash, Dash, Dash, Dash
@@ -963,7 +963,7 @@ func (m *model) noisyTable() string {
 // warnings folds the comparison's warnings, with the results files' paths replaced by their side.
 func (m *model) warnings() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<details><summary>⚠️ %d %s</summary>\n\n", len(m.c.Warnings), noun(len(m.c.Warnings), "warning", "warnings"))
+	fmt.Fprintf(&b, "<details><summary>⚠️ %s</summary>\n\n", plural(len(m.c.Warnings), "warning", "warnings"))
 	for _, w := range m.c.Warnings {
 		w = m.noPaths(w)
 		fmt.Fprintf(&b, "- %s\n", EscapeText(w, 2000))

@@ -43,9 +43,6 @@ func (v *validator) agreeN(where, field string, p *int, want int, from string) {
 	}
 }
 
-// median returns the median of xs, or NaN for none.
-func median(xs []float64) float64 { return quantile.Median(xs) }
-
 // prefillAgrees checks a measured prefill cell's summary against its trials: TTFT and prompt
 // tok/s are the medians of the trials', prompt tokens the first trial's, completed requests the
 // trial count; and each trial's prompt tok/s is its prompt tokens ÷ its TTFT.
@@ -66,8 +63,8 @@ func (v *validator) prefillAgrees(where string, c *PrefillCell) {
 	if len(c.Trials) == 1 {
 		from = "its trial"
 	}
-	v.agreeF(where, "ttft_ms", c.TTFTMs, median(ttfts), from)
-	v.agreeF(where, "prompt_tok_per_s", c.PromptTokPerS, median(rates), from)
+	v.agreeF(where, "ttft_ms", c.TTFTMs, quantile.Median(ttfts), from)
+	v.agreeF(where, "prompt_tok_per_s", c.PromptTokPerS, quantile.Median(rates), from)
 	v.agreeN(where, "prompt_tokens", c.PromptTokens, c.Trials[0].PromptTokens, "its first trial")
 	v.agreeN(where, "completed_requests", c.CompletedRequests, len(c.Trials), "the number of its trials")
 }
@@ -98,8 +95,8 @@ func (v *validator) decodeTrialAgrees(tw string, s Status, t *DecodeTrial) {
 		}
 	}
 	if len(tbts) > 0 {
-		v.agreeF(tw, "tbt_ms", t.TBTMs, median(tbts), "the median of its requests")
-		v.agreeF(tw, "per_request_tok_per_s", t.PerRequestTokPerS, median(rates), "the median of its requests")
+		v.agreeF(tw, "tbt_ms", t.TBTMs, quantile.Median(tbts), "the median of its requests")
+		v.agreeF(tw, "per_request_tok_per_s", t.PerRequestTokPerS, quantile.Median(rates), "the median of its requests")
 	}
 }
 
@@ -183,16 +180,16 @@ func (v *validator) decodeAgrees(where string, c *DecodeCell) {
 	v.agreeN(where, "output_tokens", m.OutputTokens, tokens, "the sum over "+from)
 	v.agreeN(where, "completed_requests", m.CompletedRequests, completed, "the sum over "+from)
 	v.agreeF(where, "measured_seconds", m.MeasuredSeconds, seconds, "the sum of window_seconds over "+from)
-	v.agreeF(where, "per_request_tok_per_s", m.PerRequestTokPerS, median(rates), "the median over the requests of "+from)
-	v.agreeF(where, "tbt_ms", m.TBTMs, median(tbts), "the median over the requests of "+from)
+	v.agreeF(where, "per_request_tok_per_s", m.PerRequestTokPerS, quantile.Median(rates), "the median over the requests of "+from)
+	v.agreeF(where, "tbt_ms", m.TBTMs, quantile.Median(tbts), "the median over the requests of "+from)
 	if len(ttfts) == 0 {
-		v.agreeF(where, "ttft_ms", m.TTFTMs, median(trialTTFTs), "the median of "+from)
+		v.agreeF(where, "ttft_ms", m.TTFTMs, quantile.Median(trialTTFTs), "the median of "+from)
 	} else {
-		v.agreeF(where, "ttft_ms", m.TTFTMs, median(ttfts), "the median over the requests of "+from)
+		v.agreeF(where, "ttft_ms", m.TTFTMs, quantile.Median(ttfts), "the median over the requests of "+from)
 	}
 	if activeW > 0 {
 		v.agreeF(where, "avg_active_requests", m.AvgActiveRequests, activeSum/activeW, "the window-weighted mean of "+from)
 	}
-	v.agreeF(where, "inter_chunk_ms", m.InterChunkMs, median(gaps), "the median of "+from)
-	v.agreeF(where, "client_queue_ms", m.ClientQueueMs, median(queues), "the median over the requests of "+from)
+	v.agreeF(where, "inter_chunk_ms", m.InterChunkMs, quantile.Median(gaps), "the median of "+from)
+	v.agreeF(where, "client_queue_ms", m.ClientQueueMs, quantile.Median(queues), "the median over the requests of "+from)
 }

@@ -42,7 +42,6 @@ type MeasuredNoise struct {
 	PriorCV float64 `json:"prior_cv"`
 	// AbovePrior says that compare, given this measurement, uses it instead of the prior.
 	AbovePrior bool `json:"above_prior"`
-	key        compare.NoiseKey
 }
 
 // StoreAA runs the real A/A calibration of configID (empty: the only config id the store holds
@@ -99,7 +98,7 @@ func StoreAA(ctx context.Context, s store.Store, configID string, th compare.Thr
 	cv, df := compare.MeasuredNoise(groups)
 	for k, v := range cv {
 		p := th.Prior.CV(k.Cell, k.Metric)
-		rep.Noise = append(rep.Noise, MeasuredNoise{Cell: k.Cell.String(), Metric: k.Metric, CV: v, DF: df[k], PriorCV: p, AbovePrior: v > p, key: k})
+		rep.Noise = append(rep.Noise, MeasuredNoise{Cell: k.Cell.String(), Metric: k.Metric, CV: v, DF: df[k], PriorCV: p, AbovePrior: v > p})
 	}
 	sort.Slice(rep.Noise, func(i, j int) bool {
 		a, b := rep.Noise[i], rep.Noise[j]
@@ -109,15 +108,6 @@ func StoreAA(ctx context.Context, s store.Store, configID string, th compare.Thr
 		return a.Metric < b.Metric
 	})
 	return rep, nil
-}
-
-// Measured returns the measured noise as compare's Input.MeasuredNoise.
-func (r *StoreReport) Measured() map[compare.NoiseKey]float64 {
-	out := map[compare.NoiseKey]float64{}
-	for _, n := range r.Noise {
-		out[n.key] = n.CV
-	}
-	return out
 }
 
 // WriteJSON writes the report as indented JSON.

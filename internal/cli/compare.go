@@ -100,10 +100,11 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 				return usagef("give --history or --store, not both")
 			}
 			if storeDir != "" {
-				if in.History, err = historyFromStore(cmd.Context(), env, store.NewDir(storeDir), in.Base[0], in.Head, historyMax, th.MinHistory); err != nil {
+				st := store.NewDir(storeDir)
+				if in.History, err = historyFromStore(cmd.Context(), env, st, in.Base[0], in.Head, historyMax, th.MinHistory); err != nil {
 					return err
 				}
-				if in.MeasuredNoise, err = measuredFromStore(cmd.Context(), env, store.NewDir(storeDir), in.Base[0]); err != nil {
+				if in.MeasuredNoise, err = measuredFromStore(cmd.Context(), env, st, in.Base[0]); err != nil {
 					return err
 				}
 			}

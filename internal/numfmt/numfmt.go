@@ -113,26 +113,20 @@ func FormatTokPerSPrecise(v float64) string {
 	if v >= 10000 {
 		return strconv.FormatFloat(v/1000, 'f', decimals(v/1000, 1), 64) + "K"
 	}
-	return Group(strconv.FormatFloat(v, 'f', decimals(v, 1), 64))
+	return grouped(v, decimals(v, 1))
 }
 
 // FormatTTFTPrecise formats a time to first token for a comparison: whole milliseconds from
 // 100 ms up as FormatTTFT does ("671 ms"), three significant digits below ("45.6 ms", "2.35 ms").
 func FormatTTFTPrecise(v float64) string {
-	if e, ok := huge(v); ok {
-		return e + " ms"
-	}
-	return Group(strconv.FormatFloat(v, 'f', decimals(v, 0), 64)) + " ms"
+	return grouped(v, decimals(v, 0)) + " ms"
 }
 
 // FormatTBTPrecise formats a time between tokens for a comparison: one decimal from 10 ms up as
 // FormatTBT does ("45.4 ms"), three significant digits below ("6.14 ms", "0.700 ms"), so that
 // "0.700 ms → 0.770 ms" shows a 10 % change that "0.7 ms → 0.8 ms" would misstate.
 func FormatTBTPrecise(v float64) string {
-	if e, ok := huge(v); ok {
-		return e + " ms"
-	}
-	return Group(strconv.FormatFloat(v, 'f', decimals(v, 1), 64)) + " ms"
+	return grouped(v, decimals(v, 1)) + " ms"
 }
 
 // hugeAt is the magnitude from which a number prints in exponent form ("1.235e+20"): no
