@@ -7,15 +7,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/speedmatrix/speedmatrix/internal/envexpand"
 )
 
 // ServeSpec says how to start an inference server and when it is ready.
@@ -171,7 +175,7 @@ func (s *Server) prepare() error {
 		return v, ok
 	}
 	for _, a := range s.spec.Command {
-		v, err := expand(a, lookup)
+		v, err := envexpand.Expand(a, lookup)
 		if err != nil {
 			return fmt.Errorf("serve: command: %w", err)
 		}
@@ -179,7 +183,7 @@ func (s *Server) prepare() error {
 	}
 	var after []string
 	for _, a := range s.spec.AfterStop {
-		v, err := expand(a, lookup)
+		v, err := envexpand.Expand(a, lookup)
 		if err != nil {
 			return fmt.Errorf("serve: after-stop command: %w", err)
 		}
@@ -189,7 +193,7 @@ func (s *Server) prepare() error {
 	s.env = append([]string(nil), s.spec.BaseEnv...)
 	added := map[string]string{}
 	for _, k := range sortedKeys(s.spec.Env) {
-		v, err := expand(s.spec.Env[k], lookup)
+		v, err := envexpand.Expand(s.spec.Env[k], lookup)
 		if err != nil {
 			return fmt.Errorf("serve: env %s: %w", k, err)
 		}
@@ -546,11 +550,4 @@ func envMap(env []string) map[string]string {
 	return m
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	return keys
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }
