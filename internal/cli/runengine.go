@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"net/url"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -498,12 +498,7 @@ func (s *engineSecrets) text(t string) string { return redact.Text(t, s.values..
 func (s *engineSecrets) launchCommand(argv []string, extraEnv map[string]string) string {
 	var words []string
 	renv := redact.Env(extraEnv, redact.WithValues(s.values...))
-	keys := make([]string, 0, len(renv))
-	for k := range renv {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(renv)) {
 		words = append(words, k+"="+shellWord(renv[k]))
 	}
 	for _, a := range redact.Args(argv, redact.WithValues(s.values...)) {
