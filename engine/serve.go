@@ -205,7 +205,7 @@ func (s *Server) prepare() error {
 		s.model = ModelFromCommand(s.argv)
 	}
 	if s.spec.APIKey == "" {
-		s.spec.APIKey = flagValue(s.argv, "--api-key")
+		s.spec.APIKey = FlagValue(s.argv, "--api-key")
 	}
 	if s.spec.APIKey == "" {
 		if v, ok := added["VLLM_API_KEY"]; ok {
@@ -503,10 +503,10 @@ func (s *Server) waitGPUReleased(ctx context.Context) error {
 // ModelFromCommand returns the model a vLLM launch command serves: the first value of
 // --served-model-name, else --model, else the positional argument after "serve".
 func ModelFromCommand(argv []string) string {
-	if v := flagValue(argv, "--served-model-name"); v != "" {
+	if v := FlagValue(argv, "--served-model-name"); v != "" {
 		return v
 	}
-	if v := flagValue(argv, "--model"); v != "" {
+	if v := FlagValue(argv, "--model"); v != "" {
 		return v
 	}
 	for i, a := range argv {
@@ -517,8 +517,8 @@ func ModelFromCommand(argv []string) string {
 	return ""
 }
 
-// flagValue returns the value of --name VALUE or --name=VALUE in argv, or "".
-func flagValue(argv []string, name string) string {
+// FlagValue returns the value of --name VALUE or --name=VALUE in argv, or "".
+func FlagValue(argv []string, name string) string {
 	for i, a := range argv {
 		if a == name && i+1 < len(argv) {
 			return argv[i+1]

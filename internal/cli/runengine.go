@@ -195,19 +195,9 @@ func clockLockError(err error) error {
 // keyVarOfCommand returns NAME when the command passes --api-key ${NAME} (or --api-key=${NAME}),
 // so that run sends the key the server was given without api_key_env saying it again.
 func keyVarOfCommand(argv []string) string {
-	ref := func(s string) string {
-		if strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}") && config.IsEnvName(s[2:len(s)-1]) {
-			return s[2 : len(s)-1]
-		}
-		return ""
-	}
-	for i, a := range argv {
-		if a == "--api-key" && i+1 < len(argv) {
-			return ref(argv[i+1])
-		}
-		if v, ok := strings.CutPrefix(a, "--api-key="); ok {
-			return ref(v)
-		}
+	s := engine.FlagValue(argv, "--api-key")
+	if strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}") && config.IsEnvName(s[2:len(s)-1]) {
+		return s[2 : len(s)-1]
 	}
 	return ""
 }
