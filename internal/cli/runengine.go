@@ -500,16 +500,10 @@ func (s *engineSecrets) launchCommand(argv []string, extraEnv map[string]string)
 // shellWord quotes a for a shell when it needs it; redact.Marker stays bare, the form the
 // reference report records.
 func shellWord(a string) string {
-	if a == "" {
-		return "''"
-	}
-	bare := strings.ReplaceAll(a, redact.Marker, "")
-	if strings.IndexFunc(bare, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_@%+=:,./-", r))
-	}) < 0 {
+	if plain := strings.ReplaceAll(a, redact.Marker, "_"); shellQuote(plain) == plain {
 		return a
 	}
-	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	return shellQuote(a)
 }
 
 // redactFile redacts the known secrets from the server's log file in place (vLLM logs its
