@@ -387,18 +387,7 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 		return
 	}
 	fs := fields(v)
-	seen := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, val := resolve(n.Content[i]), n.Content[i+1]
-		if k.Kind != yaml.ScalarNode {
-			d.fail(k, path, "want a key, got %s", describe(k))
-			continue
-		}
-		if first, ok := seen[k.Value]; ok {
-			d.fail(k, join(path, k.Value), "given twice (first at line %d)", first.Line)
-			continue
-		}
-		seen[k.Value] = k
+	d.pairs(n, path, "key", func(k, val *yaml.Node) {
 		var target reflect.Value
 		for _, f := range fs {
 			if f.key == k.Value {
@@ -412,9 +401,28 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 				known[i] = f.key
 			}
 			d.fail(k, path, "unknown key %q (known: %s)", k.Value, strings.Join(known, ", "))
-			continue
+			return
 		}
 		d.value(val, target, join(path, k.Value))
+	})
+}
+
+// pairs calls fn with each key of the mapping n and its (unresolved) value, in order, after
+// reporting a key that is not a scalar (want names what a key should be) or one given twice.
+func (d *decoder) pairs(n *yaml.Node, path, want string, fn func(k, val *yaml.Node)) {
+	seen := map[string]*yaml.Node{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := resolve(n.Content[i])
+		if k.Kind != yaml.ScalarNode {
+			d.fail(k, path, "want a %s, got %s", want, describe(k))
+			continue
+		}
+		if first, ok := seen[k.Value]; ok {
+			d.fail(k, join(path, k.Value), "given twice (first at line %d)", first.Line)
+			continue
+		}
+		seen[k.Value] = k
+		fn(k, n.Content[i+1])
 	}
 }
 
@@ -425,23 +433,12 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 	}
 	t := v.Type()
 	m := reflect.MakeMapWithSize(t, len(n.Content)/2)
-	seen := map[string]*yaml.Node{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k := resolve(n.Content[i])
-		if k.Kind != yaml.ScalarNode {
-			d.fail(k, path, "want a name, got %s", describe(k))
-			continue
-		}
-		if first, ok := seen[k.Value]; ok {
-			d.fail(k, join(path, k.Value), "given twice (first at line %d)", first.Line)
-			continue
-		}
-		seen[k.Value] = k
+	d.pairs(n, path, "name", func(k, raw *yaml.Node) {
 		e := reflect.New(t.Elem()).Elem()
-		val := resolve(n.Content[i+1])
+		val := resolve(raw)
 		if isNull(val) && t.Elem().Kind() == reflect.String {
 			m.SetMapIndex(reflect.ValueOf(k.Value), e) // NAME: (nothing) is the empty string
-			continue
+			return
 		}
 		before := len(d.errs)
 		if isNull(val) {
@@ -452,7 +449,7 @@ func (d *decoder) mapping(n *yaml.Node, v reflect.Value, path string) {
 		if len(d.errs) == before {
 			m.SetMapIndex(reflect.ValueOf(k.Value).Convert(t.Key()), e)
 		}
-	}
+	})
 	v.Set(m)
 }
 

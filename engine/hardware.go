@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 )
@@ -33,7 +34,7 @@ type Fingerprint struct {
 func (f Fingerprint) GPUModel() string {
 	var names []string
 	for _, g := range f.GPUs {
-		if g.Name != "" && !contains(names, g.Name) {
+		if g.Name != "" && !slices.Contains(names, g.Name) {
 			names = append(names, g.Name)
 		}
 	}
@@ -41,15 +42,6 @@ func (f Fingerprint) GPUModel() string {
 		return "unknown"
 	}
 	return strings.Join(names, " + ")
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // HardwareProbe gathers a Fingerprint. Its zero value reads the real machine; tests replace

@@ -7,15 +7,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/speedmatrix/speedmatrix/internal/envexpand"
 )
 
 // ServeSpec says how to start an inference server and when it is ready.
@@ -171,7 +175,7 @@ func (s *Server) prepare() error {
 		return v, ok
 	}
 	for _, a := range s.spec.Command {
-		v, err := expand(a, lookup)
+		v, err := envexpand.Expand(a, lookup)
 		if err != nil {
 			return fmt.Errorf("serve: command: %w", err)
 		}
@@ -179,7 +183,7 @@ func (s *Server) prepare() error {
 	}
 	var after []string
 	for _, a := range s.spec.AfterStop {
-		v, err := expand(a, lookup)
+		v, err := envexpand.Expand(a, lookup)
 		if err != nil {
 			return fmt.Errorf("serve: after-stop command: %w", err)
 		}
@@ -189,7 +193,7 @@ func (s *Server) prepare() error {
 	s.env = append([]string(nil), s.spec.BaseEnv...)
 	added := map[string]string{}
 	for _, k := range sortedKeys(s.spec.Env) {
-		v, err := expand(s.spec.Env[k], lookup)
+		v, err := envexpand.Expand(s.spec.Env[k], lookup)
 		if err != nil {
 			return fmt.Errorf("serve: env %s: %w", k, err)
 		}
@@ -201,7 +205,7 @@ func (s *Server) prepare() error {
 		s.model = ModelFromCommand(s.argv)
 	}
 	if s.spec.APIKey == "" {
-		s.spec.APIKey = flagValue(s.argv, "--api-key")
+		s.spec.APIKey = FlagValue(s.argv, "--api-key")
 	}
 	if s.spec.APIKey == "" {
 		if v, ok := added["VLLM_API_KEY"]; ok {
@@ -499,10 +503,10 @@ func (s *Server) waitGPUReleased(ctx context.Context) error {
 // ModelFromCommand returns the model a vLLM launch command serves: the first value of
 // --served-model-name, else --model, else the positional argument after "serve".
 func ModelFromCommand(argv []string) string {
-	if v := flagValue(argv, "--served-model-name"); v != "" {
+	if v := FlagValue(argv, "--served-model-name"); v != "" {
 		return v
 	}
-	if v := flagValue(argv, "--model"); v != "" {
+	if v := FlagValue(argv, "--model"); v != "" {
 		return v
 	}
 	for i, a := range argv {
@@ -513,8 +517,8 @@ func ModelFromCommand(argv []string) string {
 	return ""
 }
 
-// flagValue returns the value of --name VALUE or --name=VALUE in argv, or "".
-func flagValue(argv []string, name string) string {
+// FlagValue returns the value of --name VALUE or --name=VALUE in argv, or "".
+func FlagValue(argv []string, name string) string {
 	for i, a := range argv {
 		if a == name && i+1 < len(argv) {
 			return argv[i+1]
@@ -546,11 +550,4 @@ func envMap(env []string) map[string]string {
 	return m
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sortStrings(keys)
-	return keys
-}
+func sortedKeys(m map[string]string) []string { return slices.Sorted(maps.Keys(m)) }

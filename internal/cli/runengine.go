@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"net/url"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -195,19 +195,9 @@ func clockLockError(err error) error {
 // keyVarOfCommand returns NAME when the command passes --api-key ${NAME} (or --api-key=${NAME}),
 // so that run sends the key the server was given without api_key_env saying it again.
 func keyVarOfCommand(argv []string) string {
-	ref := func(s string) string {
-		if strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}") && config.IsEnvName(s[2:len(s)-1]) {
-			return s[2 : len(s)-1]
-		}
-		return ""
-	}
-	for i, a := range argv {
-		if a == "--api-key" && i+1 < len(argv) {
-			return ref(argv[i+1])
-		}
-		if v, ok := strings.CutPrefix(a, "--api-key="); ok {
-			return ref(v)
-		}
+	s := engine.FlagValue(argv, "--api-key")
+	if strings.HasPrefix(s, "${") && strings.HasSuffix(s, "}") && config.IsEnvName(s[2:len(s)-1]) {
+		return s[2 : len(s)-1]
 	}
 	return ""
 }
@@ -498,12 +488,7 @@ func (s *engineSecrets) text(t string) string { return redact.Text(t, s.values..
 func (s *engineSecrets) launchCommand(argv []string, extraEnv map[string]string) string {
 	var words []string
 	renv := redact.Env(extraEnv, redact.WithValues(s.values...))
-	keys := make([]string, 0, len(renv))
-	for k := range renv {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(renv)) {
 		words = append(words, k+"="+shellWord(renv[k]))
 	}
 	for _, a := range redact.Args(argv, redact.WithValues(s.values...)) {
@@ -515,16 +500,10 @@ func (s *engineSecrets) launchCommand(argv []string, extraEnv map[string]string)
 // shellWord quotes a for a shell when it needs it; redact.Marker stays bare, the form the
 // reference report records.
 func shellWord(a string) string {
-	if a == "" {
-		return "''"
-	}
-	bare := strings.ReplaceAll(a, redact.Marker, "")
-	if strings.IndexFunc(bare, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_@%+=:,./-", r))
-	}) < 0 {
+	if plain := strings.ReplaceAll(a, redact.Marker, "_"); shellQuote(plain) == plain {
 		return a
 	}
-	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	return shellQuote(a)
 }
 
 // redactFile redacts the known secrets from the server's log file in place (vLLM logs its

@@ -358,3 +358,20 @@ func TestEngineLaunchCommand(t *testing.T) {
 		t.Errorf("secretArgValues = %q", got)
 	}
 }
+
+func TestShellWord(t *testing.T) {
+	tests := []struct{ in, want string }{
+		{"", "''"},
+		{"<redacted>", "<redacted>"},
+		{"--api-key=<redacted>", "--api-key=<redacted>"},
+		{"/models/glm:5,6@x%+.", "/models/glm:5,6@x%+."},
+		{"a b", "'a b'"},
+		{"it's <redacted>", `'it'\''s <redacted>'`},
+		{"$HOME", "'$HOME'"},
+	}
+	for _, tt := range tests {
+		if got := shellWord(tt.in); got != tt.want {
+			t.Errorf("shellWord(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package engine
+package envexpand
 
 import (
 	"strings"
@@ -21,15 +21,15 @@ func TestExpand(t *testing.T) {
 		{"${}", "", "not a variable name"},
 	}
 	for _, tt := range tests {
-		got, err := expand(tt.in, lookup)
+		got, err := Expand(tt.in, lookup)
 		if tt.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tt.err) {
-				t.Errorf("expand(%q) error %v, want %q", tt.in, err, tt.err)
+				t.Errorf("Expand(%q) error %v, want %q", tt.in, err, tt.err)
 			}
 			continue
 		}
 		if err != nil || got != tt.want {
-			t.Errorf("expand(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
+			t.Errorf("Expand(%q) = %q, %v; want %q", tt.in, got, err, tt.want)
 		}
 	}
 }
