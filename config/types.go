@@ -48,8 +48,11 @@ type Run struct {
 	Quiet           bool     `yaml:"quiet"`
 	LaunchCommand   string   `yaml:"launch_command"`
 	Revision        string   `yaml:"revision"`
-	Engine          Engine   `yaml:"engine"`
-	Hardware        Hardware `yaml:"hardware"`
+	// Budget is the GPU wall time the whole job may take (build, load, first pass and the
+	// adaptive reruns); 0 is no budget and no reruns.
+	Budget   Duration `yaml:"budget"`
+	Engine   Engine   `yaml:"engine"`
+	Hardware Hardware `yaml:"hardware"`
 	// Sim configures the built-in simulator measured when there is no URL and no engine.serve.
 	Sim Sim `yaml:"sim"`
 }

@@ -62,6 +62,9 @@ func (c Config) Validate() error {
 	if r.Output == "" {
 		v.fail("output", "want a file name")
 	}
+	if r.Budget < 0 {
+		v.fail("budget", "%v: want 0 (no budget) or a positive duration like 45m", r.Budget)
+	}
 	v.engine(r.Engine)
 	if r.Hardware.GPUCount < 0 {
 		v.fail("hardware.gpu_count", "%d: want 0 or more", r.Hardware.GPUCount)
