@@ -65,10 +65,16 @@ type UndecidedCost struct {
 // Reasons an entry of RerunPlan.Undecided was not funded.
 const (
 	// UndecidedOverBudget: its advised trials cost more than the budget had left.
-	UndecidedOverBudget = "over_budget"
+	UndecidedOverBudget = results.UndecidedOverBudget
 	// UndecidedNoTrials: no number of trials within the advice's limit decides it.
-	UndecidedNoTrials = "no_trials_decide"
+	UndecidedNoTrials = results.UndecidedNoTrials
 )
+
+// Result returns u as the results file and the comparison record it (cost in seconds).
+func (u UndecidedCost) Result() results.UndecidedCost {
+	return results.UndecidedCost{Cell: u.Cell, Row: u.Row, Metrics: u.Metrics, FurtherTrials: u.FurtherTrials,
+		CostSeconds: u.Cost.Seconds(), Reason: u.Reason}
+}
 
 // PlanReruns chooses which of the advised reruns a GPU budget pays for. Every advised cell and
 // row is a candidate worth the cell-metrics it decides (a row: every metric of its cells) at the

@@ -134,6 +134,9 @@ type Comparison struct {
 	// makes the matrix's verdict a regression like a cell's.
 	Rows  []RowComparison `json:"rows,omitempty"`
 	Rerun *RerunAdvice    `json:"rerun,omitempty"`
+	// GPUTime is the head job's GPU time by phase and, for the cells left undecided, the cost
+	// to decide them; nil when the comparison was made outside a job (speedmatrix compare).
+	GPUTime *GPUTime `json:"gpu_time,omitempty"`
 	// Warnings are problems that did not stop the comparison (different models compared with
 	// --force, cells missing from one file, history files that did not match).
 	Warnings []string `json:"warnings,omitempty"`

@@ -114,7 +114,10 @@ type Run struct {
 	Settings     *Settings `json:"settings,omitempty"`
 	// Budget says where a measured run's wall-clock time went; nil for imported files.
 	Budget *Budget `json:"budget,omitempty"`
-	Extra  []KV    `json:"extra,omitempty"`
+	// GPUTime is the whole job's GPU time by phase (build, load, measurement, reruns) and the
+	// cost of deciding what it left undecided; nil for imported files.
+	GPUTime *GPUTime `json:"gpu_time,omitempty"`
+	Extra   []KV     `json:"extra,omitempty"`
 }
 
 // Budget is where a measured run's wall-clock time went, in seconds, and the CPU time the
