@@ -34,6 +34,9 @@ type runOptions struct {
 	// simSpeedup is set while the in-process simulator runs: the client then samples in model
 	// time (runsim.go).
 	simSpeedup float64
+	// adaptive holds --baseline, --history, --compare-out and the build and load times of the
+	// job (run_adaptive.go).
+	adaptive adaptiveOptions
 }
 
 // defaultRunOptions returns the defaults of `speedmatrix run`.
@@ -132,6 +135,7 @@ its line, column and dotted path.`,
 	f.Float64Var(&o.Hardware.VRAMGB, "vram-gb", 0, "memory per GPU in GB, recorded")
 	f.StringVar(&o.Hardware.Driver, "driver", "", "GPU driver version, recorded")
 	addSimRunFlags(f, &o.Sim)
+	addAdaptiveFlags(f, &o) // run_adaptive.go
 	return cmd
 }
 
@@ -172,6 +176,7 @@ func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concur
 	set("vram-gb", func() { final.Hardware.VRAMGB = o.Hardware.VRAMGB })
 	set("driver", func() { final.Hardware.Driver = o.Hardware.Driver })
 	overrideSimRunFlags(fs, &final.Sim, &o.Sim)
+	overrideAdaptiveFlags(fs, final, o)
 }
 
 // parseContexts reads a list of context lengths; "none" is the empty list.
@@ -284,6 +289,9 @@ func newRunID(now time.Time) string {
 // runCommand checks the options and measures the server at o.URL, else the server engine.serve
 // starts, else the built-in simulator.
 func runCommand(ctx context.Context, env *Env, o runOptions) error {
+	if err := checkAdaptive(o); err != nil {
+		return err
+	}
 	if o.URL == "" && o.Engine.Serve != nil {
 		return runEngine(ctx, env, o) // build, serve, measure and stop (runengine.go)
 	}
@@ -336,6 +344,7 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 		if finish != nil {
 			finish(f)
 		}
+		recordGPUTime(f, o) // run_adaptive.go
 		return out.write(f)
 	}
 	r.Checkpoint = write
@@ -364,6 +373,9 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 		return fmt.Errorf("could not write %s (%v); the results are in %s instead", o.Output, out.err, out.saved)
 	}
 	env.Log.Info("run complete", "results", out.saved, "decode_cells_measured", n.decode, "decode_cells_failed", n.decodeFailed, "prefill_cells", len(f.Prefill))
+	if o.adaptive.baseline != "" {
+		return measureAdaptive(ctx, env, o, baseURL, finish, f, write) // run_adaptive.go
+	}
 	return nil
 }
 

@@ -155,6 +155,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	o.LaunchCommand = "" // recorded by rec.apply, redacted here: measureURL knows only the API key
 	env.Log.Info("server ready; measuring", "url", srv.URL(), "model", srv.Model(), "launch", rec.launch, "log", logPath)
 
+	o.adaptive.build, o.adaptive.load = ph.build, ph.load // the GPU time before measuring (run_adaptive.go)
 	start = time.Now()
 	err = measureURL(ctx, env, o, srv.URL(), chainFinish(simulatorAtURL(ctx, env, o), rec.apply))
 	ph.measure = time.Since(start)

@@ -1,0 +1,260 @@
+package adaptive
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// Measure measures the cells (CellID strings), each trials times, and returns their results
+// file. A measurement cut short returns what it measured together with its error.
+type Measure func(ctx context.Context, cells []string, trials int) (*results.File, error)
+
+// Job is one budgeted decision.
+type Job struct {
+	// Compare is the comparison's input: Base, Head (the first pass), History, MeasuredNoise,
+	// Cells. Run adds the reruns to Head for the second look.
+	Compare compare.Input
+	// Thresholds are the comparison's; Run sets Look.
+	Thresholds compare.Thresholds
+	// Budget is the GPU wall time of the whole job; 0 buys no rerun.
+	Budget time.Duration
+	// GPU is what the job spent before the reruns: build, load and the first pass.
+	GPU results.GPUTime
+	// Overhead is what each rerun measurement costs besides the run itself (e.g. restarting the
+	// server); 0 when the reruns measure the server of the first pass.
+	Overhead time.Duration
+	// Cost prices a rerun; nil is CostModel of the first pass with Overhead.
+	Cost compare.CellCost
+	// Measure measures a rerun.
+	Measure Measure
+	// Now is the clock (nil: time.Now); Log receives progress (nil: discarded).
+	Now func() time.Time
+	Log *slog.Logger
+}
+
+// Outcome is what a budgeted decision gave.
+type Outcome struct {
+	// First is the first look; Final the comparison to report: the second look on the pooled
+	// trials when a rerun was measured, else First. Final.GPUTime is GPU.
+	First, Final *results.Comparison
+	// Plan is what the budget bought before measuring.
+	Plan compare.RerunPlan
+	// Reruns are the rerun measurements' results, in the order measured.
+	Reruns []*results.File
+	// GPU is the job's GPU time with the reruns, and the undecided cells with their cost.
+	GPU results.GPUTime
+}
+
+// unit is one rerun measurement: a cell's advised trials, or a whole row's.
+type unit struct {
+	cells  []string
+	trials int
+	cost   time.Duration
+	value  int
+	entry  compare.UndecidedCost // what it is when it is not measured
+}
+
+// Run compares the first pass with the baseline and, when cells are inconclusive, measures
+// the reruns the budget pays for (best decided cell-metrics per minute first; each started
+// only when its predicted cost fits in what is left, and stopped at the end of the budget),
+// then compares the pooled trials at the second look. It returns an error when a comparison
+// fails or ctx ends; a rerun that fails is logged, its cells stay undecided, and the job goes
+// on to the second look with what was measured.
+func Run(ctx context.Context, j Job) (Outcome, error) {
+	now := j.Now
+	if now == nil {
+		now = time.Now
+	}
+	log := j.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	out := Outcome{GPU: j.GPU}
+	out.GPU.BudgetSeconds = j.Budget.Seconds()
+	out.GPU.Sum()
+	th := j.Thresholds
+	th.Look = 1
+	first, err := compare.Compare(j.Compare, th)
+	if err != nil {
+		return out, err
+	}
+	out.First, out.Final = first, first
+	if first.Rerun == nil || len(j.Compare.Head) == 0 {
+		first.GPUTime = &out.GPU
+		return out, nil
+	}
+	cost := j.Cost
+	if cost == nil {
+		cost = CostModel(j.Compare.Head[0], j.Overhead)
+	}
+	spent := func() time.Duration { return time.Duration(out.GPU.Sum() * float64(time.Second)) }
+	out.Plan = compare.PlanReruns(first.Rerun, cost, j.Budget-spent())
+	units := planUnits(out.Plan, cost)
+	log.Info(fmt.Sprintf("adaptive: %d cells inconclusive at the first look; the budget left (%s) buys %d reruns (%s predicted), %d not",
+		first.Summary.CellCounts.Inconclusive, round(j.Budget-spent()), len(units), round(out.Plan.Cost), len(out.Plan.Undecided)))
+
+	undecided := slices.Clone(out.Plan.Undecided)
+	measured := map[string]bool{}
+	var warnings []string
+	stopped := false
+	for _, u := range units {
+		left := j.Budget - spent()
+		if stopped || u.cost > left {
+			if !stopped {
+				log.Info("adaptive: the next rerun would cross the budget; stopping", "cells", strings.Join(u.cells, ","), "predicted", round(u.cost), "left", round(left))
+			}
+			stopped = true
+			undecided = append(undecided, u.entry)
+			continue
+		}
+		log.Info("adaptive: measuring again", "cells", strings.Join(u.cells, ","), "trials", u.trials, "predicted", round(u.cost), "left", round(left))
+		mctx, cancel := context.WithTimeout(ctx, left)
+		began := now()
+		f, err := j.Measure(mctx, u.cells, u.trials)
+		took := now().Sub(began)
+		cancel()
+		out.GPU.RerunSeconds += took.Seconds()
+		out.GPU.Reruns++
+		if f != nil {
+			out.Reruns = append(out.Reruns, f)
+			for _, c := range u.cells {
+				measured[c] = true
+			}
+		}
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return out, ctx.Err()
+		case errors.Is(mctx.Err(), context.DeadlineExceeded):
+			warnings = append(warnings, fmt.Sprintf("the rerun of %s reached the end of the GPU budget and was stopped; the reruns stopped there", strings.Join(u.cells, ",")))
+			log.Warn("adaptive: the budget ran out during a rerun; stopping", "cells", strings.Join(u.cells, ","))
+			stopped = true
+		default:
+			warnings = append(warnings, fmt.Sprintf("the rerun of %s failed (%v); the reruns stopped there", strings.Join(u.cells, ","), err))
+			log.Warn("adaptive: a rerun failed; stopping the reruns", "cells", strings.Join(u.cells, ","), "err", err)
+			stopped = true
+		}
+	}
+	if len(out.Reruns) > 0 {
+		in := j.Compare
+		in.Head = append(slices.Clone(in.Head), out.Reruns...)
+		in.HeadPath += fmt.Sprintf(" + %d reruns", len(out.Reruns))
+		th.Look = 2
+		final, err := compare.Compare(in, th)
+		if err != nil {
+			return out, fmt.Errorf("the second look: %w", err)
+		}
+		final.Warnings = append(final.Warnings, warnings...)
+		out.Final = final
+	}
+	out.GPU.Undecided = stillUndecided(out.Final, undecided, measured)
+	out.GPU.Sum()
+	out.Final.GPUTime = &out.GPU
+	if out.Final != first {
+		first.GPUTime = &out.GPU
+	}
+	return out, nil
+}
+
+// planUnits returns the plan's measurements in the order they are bought: most cell-metrics
+// per minute first, the cheaper first on ties.
+func planUnits(p compare.RerunPlan, cost compare.CellCost) []unit {
+	var us []unit
+	for _, it := range p.Items {
+		c := cost(it.Cell, it.FurtherTrials)
+		us = append(us, unit{cells: []string{it.Cell}, trials: it.FurtherTrials, cost: c, value: max(1, len(it.Metrics)),
+			entry: compare.UndecidedCost{Cell: it.Cell, Metrics: it.Metrics, FurtherTrials: it.FurtherTrials, Cost: c, Reason: compare.UndecidedOverBudget}})
+	}
+	for _, r := range p.Rows {
+		cells := strings.Split(r.Cells, ",")
+		var c time.Duration
+		for _, cell := range cells {
+			c += cost(cell, r.FurtherTrials)
+		}
+		us = append(us, unit{cells: cells, trials: r.FurtherTrials, cost: c, value: len(cells) * len(results.Metrics(results.PhaseDecode)),
+			entry: compare.UndecidedCost{Cell: r.Cells, Row: r.ContextLabel, Metrics: results.Metrics(results.PhaseDecode), FurtherTrials: r.FurtherTrials, Cost: c, Reason: compare.UndecidedOverBudget}})
+	}
+	slices.SortStableFunc(us, func(a, b unit) int {
+		l, r := float64(a.value)*float64(max(b.cost, 1)), float64(b.value)*float64(max(a.cost, 1))
+		switch {
+		case l > r:
+			return -1
+		case l < r:
+			return 1
+		}
+		return cmp.Compare(a.cost, b.cost)
+	})
+	return us
+}
+
+// stillUndecided lists the cell-metrics c leaves inconclusive, grouped by cell and reason:
+// those the budget did not buy with their price (notBought, by cell and metric, or by row),
+// those measured again and still inconclusive at the second look, and those no number of
+// trials decides.
+func stillUndecided(c *results.Comparison, notBought []compare.UndecidedCost, measured map[string]bool) []results.UndecidedCost {
+	byCell := map[string][]compare.UndecidedCost{}
+	for _, u := range notBought {
+		for cell := range strings.SplitSeq(u.Cell, ",") {
+			byCell[cell] = append(byCell[cell], u)
+		}
+	}
+	var out []results.UndecidedCost
+	rows := map[string]bool{}
+	for _, cell := range c.Cells {
+		if cell.Verdict != results.VerdictInconclusive {
+			continue
+		}
+		var own []results.UndecidedCost // this cell's entries, by reason
+		add := func(u results.UndecidedCost, m results.Metric) {
+			for i := range own {
+				if own[i].Reason == u.Reason && own[i].FurtherTrials == u.FurtherTrials {
+					own[i].Metrics = append(own[i].Metrics, m)
+					return
+				}
+			}
+			u.Metrics = []results.Metric{m}
+			own = append(own, u)
+		}
+		for _, m := range cell.Metrics {
+			if m.Verdict != results.VerdictInconclusive {
+				continue
+			}
+			var entry *compare.UndecidedCost
+			for i, u := range byCell[cell.Cell] {
+				if u.Row != "" || slices.Contains(u.Metrics, m.Metric) {
+					entry = &byCell[cell.Cell][i]
+					break
+				}
+			}
+			switch {
+			case entry != nil && entry.Reason == compare.UndecidedNoTrials:
+				add(entry.Result(), m.Metric)
+			case measured[cell.Cell]:
+				add(results.UndecidedCost{Cell: cell.Cell, Reason: results.UndecidedSecondLook}, m.Metric)
+			case entry != nil && entry.Row != "":
+				if !rows[entry.Row] {
+					rows[entry.Row] = true
+					out = append(out, entry.Result())
+				}
+			case entry != nil:
+				add(entry.Result(), m.Metric)
+			default:
+				add(results.UndecidedCost{Cell: cell.Cell, Reason: results.UndecidedNoTrials}, m.Metric)
+			}
+		}
+		out = append(out, own...)
+	}
+	return out
+}
+
+// round rounds d to the second for the log.
+func round(d time.Duration) time.Duration { return d.Round(time.Second) }

@@ -1,0 +1,120 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// adaptiveSimRun returns the flags of a small noisy run of the built-in simulator: decode at 8K
+// and 32K × 1 and 8 (prefill at both), 1 s windows at 20× speed, the same seed on both sides.
+func adaptiveSimRun(out string, extra ...string) []string {
+	return append([]string{"run", "--contexts", "8K,32K", "--concurrency", "1,8", "--duration", "1s",
+		"--warmup", "0", "--sim-speedup", "20", "--sim-seed", "1", "--sim-noise", "0.02", "--quiet", "-o", out}, extra...)
+}
+
+// TestRunAdaptiveFlagsSlowRowWithinBudget is issue 13's acceptance test: on the simulator with
+// noise and a slowdown of about 2δ in the 32K row only (decode steps 7 % longer: total tok/s
+// −6.5 % against δ = 3 %, time between tokens +7 % against δ = 5 %), `run --baseline --budget`
+// flags that row and nothing else, spends no more than its budget (first pass and reruns), and
+// records the GPU time in the results and the comparison; a budget that the first pass uses up
+// measures nothing more and leaves the inconclusive cells undecided with their price.
+func TestRunAdaptiveFlagsSlowRowWithinBudget(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the simulator three times (about 20 s)")
+	}
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	if _, stderr, err := runBench(t, nil, adaptiveSimRun(base)...); err != nil {
+		t.Fatalf("base run: %v\n%s", err, stderr)
+	}
+	slow := []string{"--sim-slowdown", "decode=1.07@ctx>=24K", "--baseline", base}
+
+	head, cmpPath := filepath.Join(dir, "head.json"), filepath.Join(dir, "cmp.json")
+	_, stderr, err := runBench(t, nil, adaptiveSimRun(head, append(slow, "--budget", "60s", "--compare-out", cmpPath)...)...)
+	if !errors.Is(err, ErrRegression) {
+		t.Fatalf("run --baseline --budget 60s: err %v, want ErrRegression\n%s", err, stderr)
+	}
+	c, err := results.ReadComparisonFile(cmpPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := flagged(c); len(got) == 0 || strings.Join(got, " ") != strings.Join(inRow(got, "32K"), " ") {
+		t.Errorf("flagged %q, want cells or the row of 32K and nothing else", got)
+	}
+	g := c.GPUTime
+	if g == nil {
+		t.Fatal("the comparison records no GPU time")
+	}
+	if g.Reruns == 0 || g.RerunSeconds <= 0 {
+		t.Errorf("no rerun measured (%+v): the first look leaves the prefill cells inconclusive", *g)
+	}
+	if g.TotalSeconds > g.BudgetSeconds || g.BudgetSeconds != 60 {
+		t.Errorf("spent %.1f s of a %.0f s budget", g.TotalSeconds, g.BudgetSeconds)
+	}
+	if c.Settings.Look != 2 {
+		t.Errorf("the comparison is look %d, want the second look after the reruns", c.Settings.Look)
+	}
+	h := readResults(t, head)
+	if h.Run.GPUTime == nil || h.Run.GPUTime.TotalSeconds != g.TotalSeconds || h.Run.GPUTime.MeasureSeconds != h.Run.Budget.WallSeconds {
+		t.Errorf("results GPU time %+v, comparison's %+v", h.Run.GPUTime, *g)
+	}
+	readResults(t, filepath.Join(dir, "head.rerun1.json"))
+
+	// A budget about the first pass's own time buys no rerun: the cells stay undecided, each
+	// with its price.
+	tight := fmt.Sprintf("%.0fms", 1100*g.MeasureSeconds)
+	head2, cmp2 := filepath.Join(dir, "head2.json"), filepath.Join(dir, "cmp2.json")
+	_, stderr, err = runBench(t, nil, adaptiveSimRun(head2, append(slow, "--budget", tight, "--compare-out", cmp2)...)...)
+	if !errors.Is(err, ErrRegression) {
+		t.Fatalf("run --budget %s: err %v, want ErrRegression\n%s", tight, err, stderr)
+	}
+	c2, err := results.ReadComparisonFile(cmp2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g2 := c2.GPUTime
+	if g2 == nil || g2.Reruns != 0 || g2.RerunSeconds != 0 {
+		t.Fatalf("GPU time %+v: want no rerun within a budget of %s", g2, tight)
+	}
+	var priced []string
+	for _, u := range g2.Undecided {
+		if u.Reason == results.UndecidedOverBudget && u.CostSeconds > 0 && u.FurtherTrials > 0 {
+			priced = append(priced, u.Cell)
+		}
+	}
+	if len(priced) == 0 {
+		t.Errorf("undecided %+v: want the cells the budget could not buy, each with its cost", g2.Undecided)
+	}
+}
+
+// flagged returns the cells and rows a comparison calls a regression or an improvement.
+func flagged(c *results.Comparison) []string {
+	var out []string
+	for _, cell := range c.Cells {
+		if cell.Verdict == results.VerdictRegression || cell.Verdict == results.VerdictImprovement {
+			out = append(out, cell.Cell)
+		}
+	}
+	for _, r := range c.Rows {
+		if r.Verdict == results.VerdictRegression || r.Verdict == results.VerdictImprovement {
+			out = append(out, "row/"+r.ContextLabel)
+		}
+	}
+	return out
+}
+
+// inRow returns the items of list that are the decode row label or one of its cells.
+func inRow(list []string, label string) []string {
+	var out []string
+	for _, s := range list {
+		if s == "row/"+label || strings.HasPrefix(s, "decode/"+label+"/") {
+			out = append(out, s)
+		}
+	}
+	return out
+}
