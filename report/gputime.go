@@ -32,3 +32,86 @@ func GPUTimeLine(g *results.GPUTime) string {
 	}
 	return total + ": " + strings.Join(parts, ", ")
 }
+
+// gpuTime is the comment's block on the job's GPU time: by phase against the budget, and the
+// cells left undecided with what deciding each would cost. Empty when the job recorded none.
+func (m *model) gpuTime() string {
+	var g *results.GPUTime
+	switch {
+	case m.c != nil && m.c.GPUTime != nil:
+		g = m.c.GPUTime
+	case m.x.Head != nil:
+		g = m.x.Head.Run.GPUTime
+	}
+	if g == nil {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "#### GPU time\n\n%s.\n", GPUTimeLine(g))
+	var priced, stuck, second []results.UndecidedCost
+	for _, u := range g.Undecided {
+		switch u.Reason {
+		case results.UndecidedOverBudget:
+			priced = append(priced, u)
+		case results.UndecidedSecondLook:
+			second = append(second, u)
+		default:
+			stuck = append(stuck, u)
+		}
+	}
+	if len(priced) > 0 {
+		var total float64
+		b.WriteString("\nUndecided because the budget ran out, with what deciding each would cost:\n\n| Cell | Metrics | Further trials | GPU time |\n|---|---|---:|---:|\n")
+		for _, u := range priced {
+			name := cellCode(u.Cell)
+			if u.Row != "" {
+				name = "row " + EscapeText(u.Row, 20) + " (" + name + ")"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", name, metricTitles(u.Metrics), u.FurtherTrials, seconds(u.CostSeconds))
+			total += u.CostSeconds
+		}
+		fmt.Fprintf(&b, "\nDeciding them all would cost about %s more.\n", seconds(total))
+	}
+	if len(second) > 0 {
+		fmt.Fprintf(&b, "\nStill inconclusive after the rerun's second look, the last the method allows: %s.\n", undecidedCells(second))
+	}
+	if len(stuck) > 0 {
+		fmt.Fprintf(&b, "\nNo number of further trials within the advice's limit decides: %s.\n", undecidedCells(stuck))
+	}
+	return b.String()
+}
+
+// seconds formats a GPU time in seconds as a duration rounded to the second.
+func seconds(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Second).String()
+}
+
+// metricTitles lists metrics by their titles.
+func metricTitles(ms []results.Metric) string {
+	var ts []string
+	for _, m := range ms {
+		ts = append(ts, m.Title())
+	}
+	if len(ts) == 0 {
+		return Dash
+	}
+	return strings.Join(ts, ", ")
+}
+
+// undecidedCells lists the cells of us as code, with their metrics.
+func undecidedCells(us []results.UndecidedCost) string {
+	var parts []string
+	for _, u := range us {
+		parts = append(parts, cellCode(u.Cell)+" ("+metricTitles(u.Metrics)+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cellCode shows a cell list as code when every item is a cell, else as escaped text.
+func cellCode(list string) string {
+	cells := validCells(list)
+	if len(cells) == 0 || len(cells) != len(strings.Split(list, ",")) {
+		return EscapeText(list, 200)
+	}
+	return "`" + strings.Join(cells, ",") + "`"
+}

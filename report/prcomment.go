@@ -543,6 +543,9 @@ func (m *model) blocks() []block {
 		if r := strings.TrimSpace(m.x.NoBaseline); r != "" {
 			bs[1].text = "Why: " + EscapeText(r, 500) + "\n\n" + bs[1].text
 		}
+		if t := m.gpuTime(); t != "" { // gputime.go
+			bs = append(bs, block{name: "the GPU time", text: t, drop: 2})
+		}
 		bs = append(bs, block{name: "commands and links", text: m.commands() + m.links()})
 		if m.x.Head != nil {
 			bs = append(bs, m.headPage())
@@ -567,6 +570,9 @@ func (m *model) blocks() []block {
 	}
 	if len(m.c.Warnings) > 0 {
 		bs = append(bs, block{name: "the warnings", text: m.warnings(), drop: 3})
+	}
+	if t := m.gpuTime(); t != "" { // gputime.go
+		bs = append(bs, block{name: "the GPU time", text: t, drop: 2})
 	}
 	bs = append(bs, block{name: "commands and links", text: m.commands() + m.links()})
 	bs = append(bs, block{name: "the legend", text: m.legend(), drop: 2})
