@@ -117,7 +117,7 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 			continue
 		}
 		log.Info("adaptive: measuring again", "cells", strings.Join(u.cells, ","), "trials", u.trials, "predicted", round(u.cost), "left", round(left))
-		mctx, cancel := context.WithTimeout(ctx, left)
+		mctx, cancel := context.WithTimeout(ctx, left-stopMargin(left))
 		began := now()
 		f, err := j.Measure(mctx, u.cells, u.trials)
 		took := now().Sub(began)
@@ -134,7 +134,7 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 		case err == nil:
 		case ctx.Err() != nil:
 			return out, ctx.Err()
-		case errors.Is(mctx.Err(), context.DeadlineExceeded):
+		case errors.Is(mctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 			warnings = append(warnings, fmt.Sprintf("the rerun of %s reached the end of the GPU budget and was stopped; the reruns stopped there", strings.Join(u.cells, ",")))
 			log.Warn("adaptive: the budget ran out during a rerun; stopping", "cells", strings.Join(u.cells, ","))
 			stopped = true
@@ -254,6 +254,13 @@ func stillUndecided(c *results.Comparison, notBought []compare.UndecidedCost, me
 		out = append(out, own...)
 	}
 	return out
+}
+
+// stopMargin is how long before the end of the budget a rerun's deadline falls, so that a
+// run cut there can stop its streams and write its results within the budget: 5 % of what is
+// left, at most 30 s (the runner's bound on stopping a window's streams).
+func stopMargin(left time.Duration) time.Duration {
+	return min(left/20, 30*time.Second)
 }
 
 // round rounds d to the second for the log.
