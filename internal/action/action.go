@@ -495,6 +495,9 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 			return out, err
 		}
 	}
+	if cfg.Budget > 0 {
+		return j.budgeted(ctx, cfg, out, base, hist, warnings, p.Cells) // budget.go
+	}
 	return j.compareWithHistory(out, base, hist, warnings, p.Cells)
 }
 

@@ -1,0 +1,104 @@
+package action
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/adaptive"
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// budgeted is the comparison of a job with a GPU budget (speedmatrix.yaml budget): the first
+// look, the reruns the budget buys (package adaptive), each measured through Measure with the
+// cells and trials to run and written next to the results (OUTPUT.rerunN.json, copied to the
+// artifact directory), and the second look on the pooled trials. The head's results and the
+// comparison record the GPU time and what deciding the undecided cells would cost. A baseline
+// of another setup is reported as compareWithHistory does.
+func (j *job) budgeted(ctx context.Context, cfg config.Config, out outcome, base *results.File, hist []*results.File, warnings, cells []string) (outcome, error) {
+	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{out.Head}, BasePath: "base", HeadPath: "head", History: hist, MeasuredNoise: j.measured}
+	for _, s := range cells {
+		id, err := results.ParseCellID(s)
+		if err != nil {
+			return out, err
+		}
+		in.Cells = append(in.Cells, id)
+	}
+	var spent results.GPUTime
+	if g := out.Head.Run.GPUTime; g != nil {
+		spent = *g
+	} else if b := out.Head.Run.Budget; b != nil {
+		spent.MeasureSeconds = b.WallSeconds
+	}
+	// Each rerun is a measurement of its own: where the job starts the server, it builds
+	// (from the cache) and starts it again.
+	overhead := time.Duration((spent.BuildSeconds + spent.LoadSeconds) * float64(time.Second))
+	n := 0
+	measure := func(ctx context.Context, cells []string, trials int) (*results.File, error) {
+		n++
+		r := cfg
+		r.Cells, r.Trials, r.Budget = config.List(cells), trials, 0
+		r.Output = strings.TrimSuffix(cfg.Output, ".json") + fmt.Sprintf(".rerun%d.json", n)
+		err := j.d.Measure(ctx, r)
+		f, rerr := results.ReadFile(r.Output)
+		if rerr != nil {
+			return nil, errors.Join(err, fmt.Errorf("read the rerun's results: %w", rerr))
+		}
+		if cerr := copyFile(r.Output, filepath.Join(j.in.ArtifactDir, filepath.Base(r.Output))); cerr != nil {
+			j.log.Warn("copying a rerun's results to the artifact directory", "err", cerr)
+		}
+		return f, err
+	}
+	res, err := adaptive.Run(ctx, adaptive.Job{
+		Compare: in, Thresholds: j.thresholds(), Budget: cfg.Budget, GPU: spent, Overhead: overhead,
+		Measure: measure, Log: j.log,
+	})
+	var mm *compare.MismatchError
+	if errors.As(err, &mm) {
+		return j.compareWithHistory(out, base, hist, warnings, cells)
+	}
+	if err != nil {
+		return out, fmt.Errorf("compare: %w", err)
+	}
+	out.Head.Run.GPUTime = &res.GPU
+	if err := results.WriteFile(out.ResultsPath, out.Head); err != nil {
+		return out, fmt.Errorf("write the results with their GPU time: %w", err)
+	}
+	if err := copyFile(out.ResultsPath, filepath.Join(j.in.ArtifactDir, artifactResults)); err != nil {
+		return out, err
+	}
+	c := res.Final
+	c.Warnings = append(c.Warnings, warnings...)
+	out.Comparison = c
+	out.ComparisonPath = filepath.Join(j.in.ArtifactDir, artifactComparison)
+	if err := results.WriteComparisonFile(out.ComparisonPath, c); err != nil {
+		return out, fmt.Errorf("write the comparison: %w", err)
+	}
+	return out, nil
+}
+
+// thresholds returns compare's thresholds under the configuration, as compareWithHistory sets
+// them.
+func (j *job) thresholds() compare.Thresholds {
+	th := compare.DefaultThresholds()
+	if v := j.cfg.Compare.FDR; v > 0 {
+		th.FDR = v
+	}
+	if v := j.cfg.Compare.FalseAlarm; v > 0 {
+		th.FalseAlarm = v
+	}
+	for k, v := range j.cfg.Compare.Thresholds {
+		if v > 0 {
+			th.Delta[results.Metric(k)] = v
+		}
+	}
+	if n := j.cfg.Store.MinHistory; n > 0 {
+		th.MinHistory = n
+	}
+	return th
+}
