@@ -106,12 +106,17 @@ func runSimulated(ctx context.Context, env *Env, o runOptions) error {
 	if o.ReadyTimeout == def.ReadyTimeout {
 		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/so.Speedup), time.Second)
 	}
+	o.simSpeedup = so.Speedup
+	// Every option is checked before the simulator starts: an invalid one is a usage error
+	// that costs nothing (the URL is a placeholder; measureURL checks again with the real one).
+	if _, err := benchConfig(o, "http://127.0.0.1", "check"); err != nil {
+		return err
+	}
 	srv, err := sim.Start(ctx, sim.Config{Profile: p, Seed: so.Seed, NoiseCV: noise, Slowdown: so.Slowdown, Fault: so.Fault, Speedup: so.Speedup, Log: env.Log})
 	if err != nil {
 		return usagef("%v", err)
 	}
 	defer srv.Close()
-	o.simSpeedup = so.Speedup
 	cmd := []string{"speedmatrix", "sim", "--profile", so.Profile, "--speedup", strconv.FormatFloat(so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(so.Seed, 10)}
 	if noise >= 0 {
 		cmd = append(cmd, "--noise", strconv.FormatFloat(noise, 'g', -1, 64))
