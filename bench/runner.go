@@ -682,7 +682,9 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 // drain waits until the server runs and queues nothing, at most Timeouts.Drain. Without
 // metrics it returns at once. It scrapes at once, then again after 5 ms, doubling the wait up to
 // Timeouts.Poll, so that it returns within a few milliseconds of the server's last request
-// ending. A timeout is noted; a dead server ends the run.
+// ending. A timeout is noted; a dead server ends the run, and so does a hung one: when nothing
+// moves for the stall span (stall.go) it probes the server, and only a server that answers the
+// probe is waited for further.
 func (s *session) drain(ctx context.Context, where string) error {
 	if s.r.Metrics == nil || !s.hasQueue {
 		return ctx.Err()
@@ -694,11 +696,17 @@ func (s *session) drain(ctx context.Context, where string) error {
 	tick := time.NewTimer(wait)
 	defer tick.Stop()
 	fails := 0
+	watch := newStallWatch(s.stallSpan(), s.now())
 	for {
 		sm, err := s.scrape(ctx)
 		switch {
 		case err == nil && sm.Running == 0 && sm.Waiting == 0:
 			return nil
+		case err == nil && watch.observe(s.now(), sm, 0):
+			if e := s.probe(ctx, "draining "+where); e != nil {
+				return e
+			}
+			watch.restart(s.now())
 		case err != nil:
 			if ctx.Err() != nil {
 				return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())

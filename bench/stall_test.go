@@ -1,0 +1,110 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/bench/benchtest"
+)
+
+// stuckMetrics returns a /metrics override that reports at least one request running while
+// stuck() says so, as a server whose engine stopped keeps its gauges where they were.
+func stuckMetrics(stuck func() bool) func(int, int) (int, int) {
+	return func(running, waiting int) (int, int) {
+		if stuck() {
+			return max(running, 1), waiting
+		}
+		return running, waiting
+	}
+}
+
+// TestDrainOnHungServerProbes checks that a server which hangs in the middle of a run (its
+// streams stop, its /metrics go on reporting a request running, /health answers) ends the run
+// soon after the cell: the drain sees nothing move for the stall span, probes, gets no answer
+// and ends the run as for a dead server, instead of waiting its whole timeout and then the next
+// cell's readiness.
+func TestDrainOnHungServerProbes(t *testing.T) {
+	scfg := steady()
+	var hung atomic.Bool
+	var once sync.Once
+	scfg.Fault = func(_, promptTokens, maxTokens int) benchtest.Fault {
+		if hung.Load() {
+			return benchtest.FaultStall
+		}
+		if promptTokens == 1024 && maxTokens > 2 {
+			once.Do(func() { time.AfterFunc(150*time.Millisecond, func() { hung.Store(true) }) })
+		}
+		return benchtest.FaultNone
+	}
+	scfg.Metrics = stuckMetrics(hung.Load)
+	h := newHarness(t, scfg)
+	cfg := testConfig([]int{1024}, []int{1, 2}, 400*time.Millisecond, 1001)
+	cfg.Timeouts.Drain = 20 * time.Second
+	cfg.Timeouts.Readiness = 300 * time.Millisecond
+	cfg.Timeouts.Probe = 300 * time.Millisecond
+	cfg.Timeouts.Stall = 300 * time.Millisecond
+	began := time.Now()
+	f, err := h.runner.Run(context.Background(), cfg)
+	took := time.Since(began)
+	if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), "hangs") {
+		t.Fatalf("err = %v, want ErrServerDead saying the server hangs", err)
+	}
+	if f == nil || !f.Run.Partial {
+		t.Fatal("want the partial results")
+	}
+	if limit := 5 * time.Second; took > limit {
+		t.Errorf("the run took %v, want under %v: the drain must probe once nothing moved for 300ms", took, limit)
+	}
+}
+
+// TestDrainProbeAnsweredKeepsWaiting checks that a server whose /metrics show a request
+// running long after the client's streams ended, with nothing else moving, is not judged hung
+// when it answers the probe: the drain goes on waiting, and the run measures every cell.
+func TestDrainProbeAnsweredKeepsWaiting(t *testing.T) {
+	scfg := steady()
+	var (
+		mu         sync.Mutex
+		stuckUntil time.Time
+		probes     atomic.Int64
+	)
+	scfg.Fault = func(_, promptTokens, maxTokens int) benchtest.Fault {
+		switch {
+		case maxTokens == 2:
+			probes.Add(1)
+		case promptTokens == 1024 && maxTokens > 2:
+			mu.Lock()
+			if stuckUntil.IsZero() { // the first cell's request: stuck metrics for 2 s after it began
+				stuckUntil = time.Now().Add(2 * time.Second)
+			}
+			mu.Unlock()
+		}
+		return benchtest.FaultNone
+	}
+	scfg.Metrics = stuckMetrics(func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return time.Now().Before(stuckUntil)
+	})
+	h := newHarness(t, scfg)
+	cfg := testConfig([]int{1024}, []int{1, 2}, 300*time.Millisecond, 1001)
+	cfg.Timeouts.Drain = 20 * time.Second
+	cfg.Timeouts.Probe = 2 * time.Second
+	cfg.Timeouts.Stall = 200 * time.Millisecond
+	f, err := h.runner.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	for _, c := range []int{1, 2} {
+		if cell := decodeCell(t, f, "1K", c); !cell.Status.Measured() {
+			t.Errorf("1K×%d: %s %q, want measured", c, cell.Status, cell.Error)
+		}
+	}
+	if probes.Load() == 0 {
+		t.Error("no probe was sent: the drain never saw the stall")
+	}
+}
