@@ -99,6 +99,7 @@ func DefaultTimeouts() Timeouts {
 		Scout:     30 * time.Minute,
 		Stop:      30 * time.Second,
 		Health:    10 * time.Second,
+		Stall:     defaultStall,
 		Setup:     10 * time.Minute,
 		Sample:    time.Second,
 		Poll:      100 * time.Millisecond,

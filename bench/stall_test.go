@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bench/benchtest"
+	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // stuckMetrics returns a /metrics override that reports at least one request running while
@@ -106,5 +107,68 @@ func TestDrainProbeAnsweredKeepsWaiting(t *testing.T) {
 	}
 	if probes.Load() == 0 {
 		t.Error("no probe was sent: the drain never saw the stall")
+	}
+}
+
+// TestHungAtStartEndsAtWarmup checks that a server hung from the start (streams stall, /metrics
+// frozen, /health answers) ends the run during the warm-up request, instead of after the
+// warm-up's bound (Timeouts.Scout, 30 minutes by default).
+func TestHungAtStartEndsAtWarmup(t *testing.T) {
+	scfg := steady()
+	scfg.Fault = func(int, int, int) benchtest.Fault { return benchtest.FaultStall }
+	scfg.Metrics = stuckMetrics(func() bool { return true })
+	h := newHarness(t, scfg)
+	cfg := testConfig([]int{1024}, []int{1}, 300*time.Millisecond, 1001)
+	cfg.Timeouts.Scout = 20 * time.Second
+	cfg.Timeouts.Probe = 300 * time.Millisecond
+	cfg.Timeouts.Stall = 300 * time.Millisecond
+	began := time.Now()
+	_, err := h.runner.Run(context.Background(), cfg)
+	took := time.Since(began)
+	if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), "warm-up") {
+		t.Fatalf("err = %v, want ErrServerDead after a warm-up request", err)
+	}
+	if limit := 4 * time.Second; took > limit {
+		t.Errorf("the run took %v, want under %v", took, limit)
+	}
+}
+
+// TestHungDuringReadinessEnds checks that a server that hangs as a cell's requests arrive ends
+// the run during readiness, once nothing moved for the stall span and the probe got no answer,
+// instead of after the readiness timeout, the window and the probe.
+func TestHungDuringReadinessEnds(t *testing.T) {
+	scfg := steady()
+	var decodes atomic.Int64
+	var hung atomic.Bool
+	scfg.Fault = func(_, promptTokens, maxTokens int) benchtest.Fault {
+		if promptTokens == 1024 && maxTokens > 2 && decodes.Add(1) > 1 {
+			hung.Store(true) // the second cell's first request
+		}
+		if hung.Load() {
+			return benchtest.FaultStall
+		}
+		return benchtest.FaultNone
+	}
+	scfg.Metrics = stuckMetrics(hung.Load)
+	h := newHarness(t, scfg)
+	// max_tokens large enough that the first cell's one stream never restarts inside its window.
+	cfg := testConfig([]int{1024}, []int{1, 2}, 300*time.Millisecond, 100001)
+	cfg.Timeouts.Readiness = 20 * time.Second
+	cfg.Timeouts.Probe = 300 * time.Millisecond
+	cfg.Timeouts.Stall = 300 * time.Millisecond
+	began := time.Now()
+	f, err := h.runner.Run(context.Background(), cfg)
+	took := time.Since(began)
+	if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), "hangs") {
+		t.Fatalf("err = %v, want ErrServerDead saying the server hangs", err)
+	}
+	if c := decodeCell(t, f, "1K", 1); c.Status != results.StatusValid {
+		t.Errorf("1K×1: %s %q, want valid", c.Status, c.Error)
+	}
+	if c := decodeCell(t, f, "1K", 2); c.Status != results.StatusError || !strings.Contains(c.Error, "hangs") {
+		t.Errorf("1K×2: %s %q, want an error saying the server hangs", c.Status, c.Error)
+	}
+	if limit := 5 * time.Second; took > limit {
+		t.Errorf("the run took %v, want under %v", took, limit)
 	}
 }

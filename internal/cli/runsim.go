@@ -29,7 +29,7 @@ type simRunOptions = config.Sim
 // scaleSim returns the run's sampling periods in model time when the simulator runs faster than
 // its profile: the ~1 s running/waiting samples, the 1 s token bins and the readiness and
 // drain polls shrink by the speedup, so a 30 s model window still gets ~30 samples; so do the
-// scout's bound and the probe request sent after a stall.
+// scout's bound, the stall span and the probe request sent after a stall.
 func (o runOptions) scaleSim(t bench.Timeouts) bench.Timeouts {
 	if o.simSpeedup <= 1 {
 		return t
@@ -44,6 +44,7 @@ func (o runOptions) scaleSim(t bench.Timeouts) bench.Timeouts {
 	// for a hung simulator.
 	t.Probe = shrink(3*t.Health, 2*time.Second)
 	t.Scout = shrink(t.Scout, 30*time.Second)
+	t.Stall = shrink(t.Stall, time.Second)
 	return t
 }
 
