@@ -162,6 +162,7 @@ ready:
 				v.HasQueue, v.Running, v.Waiting = true, sm.Running, sm.Waiting
 				if watch.observe(s.now(), sm, received.Load()) {
 					// Nothing moved, on the server or the streams: a hung server or a slow one?
+					s.log.Debug("nothing moved on the server or the streams for the stall span; probing it", "cell", id.String(), "span", s.stallSpan())
 					if err := s.probe(ctx, "waiting for "+id.String()+" to be ready"); err != nil {
 						s.since(&s.budget.readiness, start)
 						st := stop()

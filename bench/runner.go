@@ -728,6 +728,7 @@ func (s *session) drain(ctx context.Context, where string) error {
 		case err == nil && sm.Running == 0 && sm.Waiting == 0:
 			return nil
 		case err == nil && watch.observe(s.now(), sm, 0):
+			s.log.Debug("nothing moved on the server for the stall span; probing it", "during", "draining "+where, "span", s.stallSpan())
 			if e := s.probe(ctx, "draining "+where); e != nil {
 				return e
 			}

@@ -105,6 +105,7 @@ func (s *session) watchRequest(ctx context.Context, what string) (wctx context.C
 			if err != nil || !w.observe(s.now(), sm, 0) {
 				continue
 			}
+			s.log.Debug("nothing moved on the server for the stall span; probing it", "during", what, "span", s.stallSpan())
 			err = s.probe(wctx, what)
 			select {
 			case <-stop:
