@@ -5,6 +5,8 @@ import (
 	"errors"
 	"sync"
 	"time"
+
+	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 )
 
 // defaultStall is Timeouts.Stall when left at 0.
@@ -25,9 +27,10 @@ func (s *session) stallSpan() time.Duration {
 // prompt tokens, prefix-cache lookups, preemptions), the KV cache usage changing (it changes
 // with every prefill chunk, so a long prefill is progress), or the client's streams receiving
 // tokens. When none of these happened for the span, the caller probes the server (one 2-token
-// request, session.probe): only a server that does not answer it hangs. A server whose
-// /metrics lacks the KV cache usage is never watched: its counters may stand still through a
-// long prefill.
+// request, session.probe): only a server that does not answer it hangs. Only vLLM's /metrics
+// are watched, and only with the KV cache usage: vLLM allocates KV blocks chunk by chunk, so the
+// usage moves through a long prefill while its counters stand still; for other servers that is
+// not known, and a probe queued behind a long prefill would wrongly find them hung.
 type stallWatch struct {
 	span time.Duration
 	last time.Time // the last sign of progress
@@ -50,7 +53,7 @@ func newStallWatch(span time.Duration, now time.Time) *stallWatch {
 // observe takes one scrape and the client's own token count (0 when it has no streams) and
 // reports whether nothing progressed for the span.
 func (w *stallWatch) observe(at time.Time, sm Sample, own int64) bool {
-	if !sm.HasQueue || !sm.HasKVUsage {
+	if !sm.HasQueue || !sm.HasKVUsage || sm.Kind != telemetry.FlavorVLLM {
 		w.last = at // nothing to judge by
 		return false
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bench/benchtest"
+	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -170,5 +171,44 @@ func TestHungDuringReadinessEnds(t *testing.T) {
 	}
 	if limit := 5 * time.Second; took > limit {
 		t.Errorf("the run took %v, want under %v", took, limit)
+	}
+}
+
+// TestStallWatch checks what counts as progress: a counter, the KV cache use, a fall of the
+// requests held or the client's own tokens restart the span; a rise of requests held does not;
+// servers other than vLLM, or without the KV cache use, are never judged.
+func TestStallWatch(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	base := Sample{Kind: telemetry.FlavorVLLM, HasQueue: true, Running: 4, Waiting: 2, HasKVUsage: true, KVUsage: 0.5}
+	with := func(f func(*Sample)) Sample { s := base; f(&s); return s }
+	for _, tc := range []struct {
+		name string
+		next Sample
+		own  int64
+		want bool // stalled at t0 + 2 s, after base at t0 and t0 + 1 s
+	}{
+		{"nothing moves", base, 0, true},
+		{"more requests arrive", with(func(s *Sample) { s.Waiting = 5 }), 0, true},
+		{"a request ends", with(func(s *Sample) { s.Running = 3 }), 0, false},
+		{"tokens generated", with(func(s *Sample) { s.Counters.GenerationTokens.V = 7 }), 0, false},
+		{"prompt tokens", with(func(s *Sample) { s.Counters.PromptTokens.V = 7 }), 0, false},
+		{"a prefill chunk", with(func(s *Sample) { s.KVUsage = 0.51 }), 0, false},
+		{"the client's streams", base, 3, false},
+		{"not vLLM", with(func(s *Sample) { s.Kind = telemetry.FlavorLlamaCpp }), 0, false},
+		{"no KV cache use", with(func(s *Sample) { s.HasKVUsage = false }), 0, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newStallWatch(1500*time.Millisecond, t0)
+			first := base
+			if tc.next.Kind != base.Kind || !tc.next.HasKVUsage {
+				first = tc.next
+			}
+			if w.observe(t0, first, 0) || w.observe(t0.Add(time.Second), first, 0) {
+				t.Fatal("stalled before the span passed")
+			}
+			if got := w.observe(t0.Add(2*time.Second), tc.next, tc.own); got != tc.want {
+				t.Errorf("stalled = %v, want %v", got, tc.want)
+			}
+		})
 	}
 }
