@@ -75,6 +75,10 @@ type Timeouts struct {
 	// Probe bounds the one short request (max_tokens 2) sent after a cell in which no token
 	// arrived, to tell a hung server from a slow cell; 0 is three times Health.
 	Probe time.Duration
+	// Stall is how long a wait (drain, readiness, a scout or warm-up request) may see no sign
+	// of progress in /metrics or on the client's streams before the server is probed with one
+	// short request (stall.go); 0 is 5 s. Only a probe that gets no answer ends the run.
+	Stall time.Duration
 	// Setup bounds each start-up call (models, version, first scrape, prompt building).
 	Setup time.Duration
 	// Sample is the longest period of the running/waiting samples inside a window (~1 s); a
@@ -95,6 +99,7 @@ func DefaultTimeouts() Timeouts {
 		Scout:     30 * time.Minute,
 		Stop:      30 * time.Second,
 		Health:    10 * time.Second,
+		Stall:     defaultStall,
 		Setup:     10 * time.Minute,
 		Sample:    time.Second,
 		Poll:      100 * time.Millisecond,
@@ -204,6 +209,9 @@ func (c *Config) Check() error {
 		if d.v <= 0 {
 			errs = append(errs, fmt.Sprintf("%s timeout %v: must be positive", d.name, d.v))
 		}
+	}
+	if t.Stall < 0 {
+		errs = append(errs, fmt.Sprintf("stall span %v: must not be negative (0: 5 s)", t.Stall))
 	}
 	if t.Probe < 0 {
 		errs = append(errs, fmt.Sprintf("probe timeout %v: must not be negative (0: three times the health timeout)", t.Probe))

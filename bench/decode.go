@@ -21,6 +21,9 @@ type trialResult struct {
 	Failed int
 	// StopTimedOut is set when workers did not stop within Timeouts.Stop.
 	StopTimedOut bool
+	// Dead is set (ErrServerDead, wrapped) when nothing moved during readiness for the stall
+	// span and the probe got no answer: the server hangs and the run ends.
+	Dead error
 }
 
 // errInterrupted marks a trial ended by the caller's context.
@@ -43,6 +46,7 @@ func (s *session) measureDecode(ctx context.Context, id results.CellID, prompt s
 		producing  = make([]atomic.Bool, c)
 		nProd      atomic.Int64
 		inflight   atomic.Int64
+		received   atomic.Int64 // tokens received by all streams, for the stall watch
 		awaiting   atomic.Int64 // requests in flight without their first token
 		usageOther string       // a usage source other than continuous, seen on some request
 		errOnce    sync.Once
@@ -66,6 +70,7 @@ func (s *session) measureDecode(ctx context.Context, id results.CellID, prompt s
 						}
 					}
 				}
+				received.Add(int64(ev.Tokens))
 				s.progress.Tokens(ev.Tokens)
 			}
 			for cellCtx.Err() == nil {
@@ -129,6 +134,7 @@ func (s *session) measureDecode(ctx context.Context, id results.CellID, prompt s
 	poll := time.NewTicker(s.cfg.Timeouts.Poll)
 	defer poll.Stop()
 	timedOut, queued := false, false
+	watch := newStallWatch(s.stallSpan(), start)
 	prodCh := allProd
 ready:
 	for {
@@ -154,6 +160,19 @@ ready:
 		if useServer && (v.Produced >= c || s.now().Sub(start) >= 2*s.cfg.Timeouts.Poll) {
 			if sm, err := s.scrape(ctx); err == nil && sm.HasQueue {
 				v.HasQueue, v.Running, v.Waiting = true, sm.Running, sm.Waiting
+				if watch.observe(s.now(), sm, received.Load()) {
+					// Nothing moved, on the server or the streams: a hung server or a slow one?
+					s.log.Debug("nothing moved on the server or the streams for the stall span; probing it", "cell", id.String(), "span", s.stallSpan())
+					if err := s.probe(ctx, "waiting for "+id.String()+" to be ready"); err != nil {
+						s.since(&s.budget.readiness, start)
+						st := stop()
+						if errors.Is(err, ErrServerDead) {
+							return trialResult{Status: results.StatusError, Err: err, Dead: err, StopTimedOut: st}, nil
+						}
+						return trialResult{}, errInterrupted
+					}
+					watch.restart(s.now())
+				}
 			}
 		}
 		v.At = s.now()

@@ -8,20 +8,22 @@ import "time"
 //     running ≥ C and waiting = 0 (without running/waiting metrics: every stream has produced a
 //     token). This is the contract's readiness, checked at once when the last stream produces
 //     its first token, then at every poll.
-//   - Queued: every one of the C requests has reached the server (running + waiting ≥ C), and
-//     for plateauPolls polls in a row (at least plateauPolls × Timeouts.Poll) the server has
-//     reported requests waiting while its running count did not rise and every request it ran
-//     had produced a token. Waiting for all C to arrive keeps the window's conditions those of
-//     a full queue and leaves no request in the server's front end when the window closes (one
-//     left there is handed over after the cell, ahead of the next scout, and delays it). The
-//     last condition is what makes the plateau safe against chunked prefill admitting requests one
-//     at a time at long contexts: a request being prefilled counts as running before its first
-//     token, so while one is being admitted running exceeds the streams that have produced,
-//     and the plateau starts again; a server at its ceiling runs only requests that produce
-//     tokens while others wait. The span is a few polls, not a fraction of the time running
-//     took to rise, because that rise is paced by the server's front end passing requests one
-//     at a time (about 0.6 s each on the reference server: 14 s to reach 23 running), not by
-//     admission, and waiting a fraction of it would cost seconds per queued cell for nothing.
+//   - Queued: all C requests are in flight, and for plateauPolls polls in a row (at least
+//     plateauPolls × Timeouts.Poll) the server has reported requests waiting while its running
+//     count did not rise and every request it ran had produced a token. The last condition is
+//     what makes the plateau safe against chunked prefill admitting requests one at a time at
+//     long contexts: a request being prefilled counts as running before its first token, so
+//     while one is being admitted running exceeds the streams that have produced, and the
+//     plateau starts again; a server at its ceiling runs only requests that produce tokens
+//     while others wait. The span is a few polls, not a fraction of the time running took to
+//     rise, because that rise is paced by the server's front end passing requests one at a time
+//     (about 0.6 s each on the reference server: 14 s to reach 23 running), not by admission,
+//     and waiting a fraction of it would cost seconds per queued cell for nothing. For the same
+//     reason the verdict does not wait for the rest of the C requests to pass the front end
+//     (at C = 128 another 61 s on the reference server): a request waiting at the running
+//     ceiling already shows the queue, the window measures the ceiling's rate, and requests
+//     still in the front end when the window closes are cancelled with the others (vLLM drops
+//     a disconnected request's queued work; so does the simulator).
 //   - The readiness timeout is the last resort, for servers without running/waiting metrics
 //     (or whose counts never settle): the cell is then marked queued.
 //
@@ -84,10 +86,7 @@ func (r *readiness) observe(v readyView) readyOutcome {
 		return notReady
 	}
 	r.polls++
-	// Decide only once every request has reached the server (running + waiting ≥ C): requests
-	// still in its front end would otherwise go on arriving during the window, and be handed
-	// over, aborted, after it, ahead of the next cell's requests.
-	if r.polls > plateauPolls && v.At.Sub(r.since) >= r.span && v.Running+v.Waiting >= c {
+	if r.polls > plateauPolls && v.At.Sub(r.since) >= r.span {
 		return readyQueued
 	}
 	return notReady

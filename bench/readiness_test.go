@@ -65,10 +65,13 @@ func TestQueuedDecidedWithoutTimeout(t *testing.T) {
 	}
 }
 
-// TestQueuedWaitsForEveryRequest checks that a queue is decided only once all C requests have
-// reached the server: here the server reports one of them missing (still in its front end) for
-// 600 ms after it began running two.
-func TestQueuedWaitsForEveryRequest(t *testing.T) {
+// TestQueuedDecidedWhileRequestsArrive checks that a queue is decided once requests wait while
+// running stays put, even when not all C requests have reached the server yet: here the server
+// reports one of them missing (still in its front end) for 3 s after it began running two. A
+// server whose front end hands requests over one at a time (0.6 s each on the reference server)
+// would otherwise cost C × 0.6 s per queued cell (74 s at C = 128) for a verdict known after the
+// running count's ceiling. (Before, the window waited for all C: TestQueuedWaitsForEveryRequest.)
+func TestQueuedDecidedWhileRequestsArrive(t *testing.T) {
 	scfg := steady()
 	scfg.MaxRunning = 2
 	var mu sync.Mutex
@@ -82,15 +85,15 @@ func TestQueuedWaitsForEveryRequest(t *testing.T) {
 		if full.IsZero() {
 			full = time.Now()
 		}
-		if time.Since(full) < 600*time.Millisecond {
+		if time.Since(full) < 3*time.Second {
 			return run, wait - 1
 		}
 		return run, wait
 	}
 	h, f, cell := runFourStreams(t, scfg, 20*time.Second)
 	sent := firstDecodeArrival(t, h, 1001, f.Run.Start)
-	if wait := cell.Trials[0].Start.Sub(sent); cell.Status != results.StatusQueued || wait < 600*time.Millisecond || wait > 3*time.Second {
-		t.Errorf("%s, the window opened %v after the first request; want queued, after the last request arrived (600 ms) and within 3 s", cell.Status, wait)
+	if wait := cell.Trials[0].Start.Sub(sent); cell.Status != results.StatusQueued || wait > 2*time.Second {
+		t.Errorf("%s, the window opened %v after the first request; want queued within 2 s, before the last request arrived (3 s)", cell.Status, wait)
 	}
 }
 

@@ -415,8 +415,13 @@ func (s *session) warmup(ctx context.Context) error {
 	req := StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: p.Text, MaxTokens: min(64, s.cfg.MaxTokens)}
 	for range s.cfg.Warmup {
 		rctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Scout)
-		_, err := s.r.Stream.Stream(rctx, req, nil)
+		wctx, watched := s.watchRequest(rctx, "a warm-up request")
+		_, err := s.r.Stream.Stream(wctx, req, nil)
+		dead := watched()
 		cancel()
+		if dead != nil {
+			return dead
+		}
 		if err != nil {
 			if e := s.checkAlive(ctx, "a warm-up request"); e != nil {
 				return e
@@ -480,6 +485,9 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 	}
 	began := s.now()
 	trial, err := s.scout(ctx, prompt)
+	if errors.Is(err, ErrServerDead) {
+		return err // its watch found the server hung
+	}
 	if err != nil {
 		// A scout that got no answer may have met a hung server: probe it.
 		if e := s.probe(ctx, "the scout request of "+p.Label); e != nil {
@@ -505,6 +513,9 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 					trials = append(trials, tr)
 					continue
 				}
+			}
+			if errors.Is(err, ErrServerDead) {
+				return err
 			}
 			if e := s.checkAlive(ctx, "a prefill trial of "+p.Label); e != nil {
 				return e
@@ -539,8 +550,13 @@ func (s *session) contextWarmup(ctx context.Context, p *ctxPlan, label string) e
 	}
 	defer s.since(&s.budget.setup, s.now())
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Scout)
-	_, err = s.r.Stream.Stream(sctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: pr.Text, MaxTokens: 1}, nil)
+	wctx, watched := s.watchRequest(sctx, "the warm-up request of "+p.Label)
+	_, err = s.r.Stream.Stream(wctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: pr.Text, MaxTokens: 1}, nil)
+	dead := watched()
 	cancel()
+	if dead != nil {
+		return dead
+	}
 	if err != nil {
 		if e := s.probe(ctx, "the warm-up request of "+p.Label); e != nil {
 			return e
@@ -576,7 +592,11 @@ func (s *session) scout(ctx context.Context, p Prompt) (results.PrefillTrial, er
 	defer s.since(&s.budget.scouts, s.now())
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Scout)
 	defer cancel()
-	res, err := s.r.Stream.Stream(sctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: p.Text, MaxTokens: 1}, nil)
+	wctx, watched := s.watchRequest(sctx, "a scout request")
+	res, err := s.r.Stream.Stream(wctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: p.Text, MaxTokens: 1}, nil)
+	if dead := watched(); dead != nil {
+		return results.PrefillTrial{}, dead
+	}
 	if err != nil {
 		return results.PrefillTrial{}, err
 	}
@@ -633,6 +653,11 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
 		}
+		if tr.Dead != nil {
+			cell.Status, cell.Error = results.StatusError, "no token arrived and nothing moved on the server while waiting for readiness (the server hangs)"
+			s.addDecode(cell)
+			return tr.Dead
+		}
 		if tr.StopTimedOut {
 			s.note("%s: streams took longer than %v to stop after the window", id, s.cfg.Timeouts.Stop)
 		}
@@ -682,7 +707,9 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 // drain waits until the server runs and queues nothing, at most Timeouts.Drain. Without
 // metrics it returns at once. It scrapes at once, then again after 5 ms, doubling the wait up to
 // Timeouts.Poll, so that it returns within a few milliseconds of the server's last request
-// ending. A timeout is noted; a dead server ends the run.
+// ending. A timeout is noted; a dead server ends the run, and so does a hung one: when nothing
+// moves for the stall span (stall.go) it probes the server, and only a server that answers the
+// probe is waited for further.
 func (s *session) drain(ctx context.Context, where string) error {
 	if s.r.Metrics == nil || !s.hasQueue {
 		return ctx.Err()
@@ -694,11 +721,18 @@ func (s *session) drain(ctx context.Context, where string) error {
 	tick := time.NewTimer(wait)
 	defer tick.Stop()
 	fails := 0
+	watch := newStallWatch(s.stallSpan(), s.now())
 	for {
 		sm, err := s.scrape(ctx)
 		switch {
 		case err == nil && sm.Running == 0 && sm.Waiting == 0:
 			return nil
+		case err == nil && watch.observe(s.now(), sm, 0):
+			s.log.Debug("nothing moved on the server for the stall span; probing it", "during", "draining "+where, "span", s.stallSpan())
+			if e := s.probe(ctx, "draining "+where); e != nil {
+				return e
+			}
+			watch.restart(s.now())
 		case err != nil:
 			if ctx.Err() != nil {
 				return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())

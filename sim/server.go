@@ -321,7 +321,7 @@ func (s *Server) loop(ctx context.Context) {
 			}
 		}
 		for _, st := range aborts {
-			s.eng.Abort(&st.req)
+			s.eng.AbortAt(&st.req, vnow)
 		}
 		if s.hung.Load() || s.dead.Load() {
 			<-ctx.Done()

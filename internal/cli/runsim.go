@@ -29,7 +29,7 @@ type simRunOptions = config.Sim
 // scaleSim returns the run's sampling periods in model time when the simulator runs faster than
 // its profile: the ~1 s running/waiting samples, the 1 s token bins and the readiness and
 // drain polls shrink by the speedup, so a 30 s model window still gets ~30 samples; so do the
-// scout's bound and the probe request sent after a stall.
+// scout's bound, the stall span and the probe request sent after a stall.
 func (o runOptions) scaleSim(t bench.Timeouts) bench.Timeouts {
 	if o.simSpeedup <= 1 {
 		return t
@@ -44,6 +44,7 @@ func (o runOptions) scaleSim(t bench.Timeouts) bench.Timeouts {
 	// for a hung simulator.
 	t.Probe = shrink(3*t.Health, 2*time.Second)
 	t.Scout = shrink(t.Scout, 30*time.Second)
+	t.Stall = shrink(t.Stall, time.Second)
 	return t
 }
 
@@ -106,12 +107,17 @@ func runSimulated(ctx context.Context, env *Env, o runOptions) error {
 	if o.ReadyTimeout == def.ReadyTimeout {
 		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/so.Speedup), time.Second)
 	}
+	o.simSpeedup = so.Speedup
+	// Every option is checked before the simulator starts: an invalid one is a usage error
+	// that costs nothing (the URL is a placeholder; measureURL checks again with the real one).
+	if _, err := benchConfig(o, "http://127.0.0.1", "check"); err != nil {
+		return err
+	}
 	srv, err := sim.Start(ctx, sim.Config{Profile: p, Seed: so.Seed, NoiseCV: noise, Slowdown: so.Slowdown, Fault: so.Fault, Speedup: so.Speedup, Log: env.Log})
 	if err != nil {
 		return usagef("%v", err)
 	}
 	defer srv.Close()
-	o.simSpeedup = so.Speedup
 	cmd := []string{"speedmatrix", "sim", "--profile", so.Profile, "--speedup", strconv.FormatFloat(so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(so.Seed, 10)}
 	if noise >= 0 {
 		cmd = append(cmd, "--noise", strconv.FormatFloat(noise, 'g', -1, 64))

@@ -163,8 +163,10 @@ type Request struct {
 
 	id         uint64
 	state      reqState
-	readyAt    time.Duration
-	limit      int // output tokens at which the request ends
+	tokenized  time.Duration // when the request joins the frontend's one-at-a-time stage
+	served     time.Duration // when that stage starts on it
+	readyAt    time.Duration // when it reaches the scheduler
+	limit      int           // output tokens at which the request ends
 	stopReason FinishReason
 	generated  int
 	computed   int // tokens whose KV is computed
@@ -237,6 +239,8 @@ type Engine struct {
 	nextID    uint64
 	frontend  []*Request // FIFO, readyAt ascending
 	frontFree time.Duration
+	now       time.Duration // the latest time Submit, Step or AbortAt was given
+	busy      time.Duration // when the frontend finishes the aborted requests it was serving
 	waiting   []*Request
 	running   []*Request
 
@@ -291,13 +295,15 @@ func (e *Engine) Submit(r *Request, now time.Duration) error {
 		return fmt.Errorf("engine: %d prompt + %d output tokens exceed max_model_len %d", r.PromptLen, r.MaxTokens, e.cfg.MaxModelLen)
 	}
 	e.nextID++
+	e.now = max(e.now, now)
 	r.id = e.nextID
 	r.state = stateFrontend
 	// Tokenizing runs in parallel for all requests; the rest of the frontend's work is done one
 	// request at a time.
 	t := &e.cfg.Timing
-	tokenized := now + seconds(t.FrontendPerToken*float64(r.PromptLen))
-	r.readyAt = max(tokenized, e.frontFree) + seconds(t.FrontendBase)
+	r.tokenized = now + seconds(t.FrontendPerToken*float64(r.PromptLen))
+	r.served = max(r.tokenized, e.frontFree)
+	r.readyAt = r.served + seconds(t.FrontendBase)
 	e.frontFree = r.readyAt
 	r.limit, r.stopReason = r.MaxTokens, FinishLength
 	if !r.IgnoreEOS && e.cfg.MeanNaturalOutput > 0 {
@@ -316,12 +322,25 @@ func (e *Engine) Submit(r *Request, now time.Duration) error {
 	return nil
 }
 
-// Abort ends a request wherever it is and frees its blocks. It reports whether the request was
-// still live.
-func (e *Engine) Abort(r *Request) bool {
+// Abort ends a request wherever it is and frees its blocks, at the latest time the engine was
+// given (AbortAt says when). It reports whether the request was still live.
+func (e *Engine) Abort(r *Request) bool { return e.AbortAt(r, e.now) }
+
+// AbortAt ends a request at virtual time now wherever it is and frees its blocks. A request
+// still waiting for its turn in the frontend's one-at-a-time stage gives the turn up, so the
+// requests behind it move up (as a vLLM API server drops a disconnected request's queued
+// work); one the stage is already serving keeps it busy until done. It reports whether the
+// request was still live.
+func (e *Engine) AbortAt(r *Request, now time.Duration) bool {
+	e.now = max(e.now, now)
 	switch r.state {
 	case stateFrontend:
 		e.frontend = remove(e.frontend, r)
+		if r.served <= e.now {
+			e.busy = max(e.busy, r.readyAt) // its work goes on; the stage stays busy
+		} else {
+			e.requeueFrontend()
+		}
 	case stateWaiting:
 		e.waiting = remove(e.waiting, r)
 	case stateRunning:
@@ -333,6 +352,24 @@ func (e *Engine) Abort(r *Request) bool {
 	r.state, r.finish = stateDone, FinishAbort
 	e.stats.Aborted++
 	return true
+}
+
+// requeueFrontend recomputes the frontend's one-at-a-time schedule after a request left it: the
+// requests it already serves (or has served) keep their times, the others are served in
+// submission order as soon as the stage and they are ready, not before now.
+func (e *Engine) requeueFrontend() {
+	base := seconds(e.cfg.Timing.FrontendBase)
+	free := max(e.now, e.busy)
+	for _, q := range e.frontend { // submission order: the stage serves first come, first served
+		if q.served <= e.now {
+			free = max(free, q.readyAt)
+			continue
+		}
+		q.served = max(q.tokenized, free)
+		q.readyAt = q.served + base
+		free = q.readyAt
+	}
+	e.frontFree = free
 }
 
 func remove(list []*Request, r *Request) []*Request {
@@ -364,6 +401,7 @@ func (e *Engine) Idle() bool {
 
 // Step plans and executes one engine step starting at virtual time now.
 func (e *Engine) Step(now time.Duration) StepResult {
+	e.now = max(e.now, now)
 	e.outs = e.outs[:0]
 	e.plan = e.plan[:0]
 	for len(e.frontend) > 0 && e.frontend[0].readyAt <= now {

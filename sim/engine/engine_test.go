@@ -424,3 +424,45 @@ func BenchmarkStepBatch32(b *testing.B) {
 		now += res.Duration + time.Millisecond
 	}
 }
+
+// TestAbortReleasesFrontend checks that requests aborted while they wait for the frontend's
+// one-at-a-time stage give up their turn: a request submitted after them is handed over as if
+// they had never come, while one already being served keeps the stage busy until it is done.
+func TestAbortReleasesFrontend(t *testing.T) {
+	cfg := testConfig()
+	cfg.Timing.FrontendBase = 0.5
+	e, _ := New(cfg)
+	var rs []*Request
+	for i := range 4 {
+		r := prompt(uint64(i), 64, 10)
+		if err := e.Submit(r, 0); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	late := prompt(9, 64, 10)
+	if err := e.Submit(late, 200*time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	// At 0.2 s the first request is being served (0 … 0.5 s), the other three wait their turn.
+	for _, r := range rs {
+		if !e.Abort(r) {
+			t.Fatalf("request %d was not live", r.ID())
+		}
+	}
+	if got := e.Stats().Frontend; got != 1 {
+		t.Fatalf("%d requests in the frontend, want 1", got)
+	}
+	res := e.Step(200 * time.Millisecond)
+	if want := time.Second; res.NextReady != want {
+		t.Errorf("the late request reaches the scheduler at %v, want %v (after the served one's 0.5 s, then its own)", res.NextReady, want)
+	}
+	checkInvariants(t, e)
+	// A request submitted once the stage is idle again starts at once.
+	e.Step(time.Second)
+	r := prompt(10, 64, 10)
+	_ = e.Submit(r, 3*time.Second)
+	if r.readyAt != 3500*time.Millisecond {
+		t.Errorf("a request submitted to an idle frontend at 3 s is ready at %v, want 3.5s", r.readyAt)
+	}
+}
