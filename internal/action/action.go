@@ -347,6 +347,9 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 		j.setOutput("pr", strconv.Itoa(p.PR))
 		j.setOutput("kind", string(p.Kind))
 		j.setOutput("cells", strings.Join(p.Cells, ","))
+		if p.Kind == ghbot.RunBaseline {
+			j.setOutput("aa", strconv.FormatBool(j.aaDecide(ctx, j.openStore(c), p.HeadSHA)))
+		}
 		return nil
 	}
 	out, err := j.measureCompare(ctx, c, p)
@@ -450,7 +453,17 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		}
 		if stored {
 			j.changePoint(ctx, c, rs, head)
-			j.aaRerun(ctx, rs, cfg, p.HeadSHA, head)
+		}
+		// A/A: the full mode decides with the push's result stored; the measure mode, which
+		// cannot read the store, was told by the decide job (input aa).
+		due := j.in.AA
+		if j.in.Mode != ModeMeasure {
+			due = stored && j.aaDue(ctx, rs, store.ConfigID(head), p.HeadSHA)
+		}
+		if due {
+			if again := j.measureAA(ctx, cfg, p.HeadSHA); again != nil && stored {
+				j.put(ctx, rs, store.KindAA, p.HeadSHA, 0, again)
+			}
 		}
 		out.Baseline = true
 		return out, nil

@@ -114,7 +114,7 @@ func (j *job) measureMode(ctx context.Context) error {
 	switch {
 	case ev.Push != nil:
 		p.Kind = ghbot.RunBaseline
-		if ev.Repo.DefaultBranch == "" || ev.Push.Ref != "refs/heads/"+ev.Repo.DefaultBranch {
+		if !j.defaultPush() {
 			return fmt.Errorf("mode measure: a push to %s is not to the default branch; baselines are measured there only", ev.Push.Ref)
 		}
 	case ev.MergeGroup != nil:
@@ -195,6 +195,11 @@ func (j *job) reportMode(ctx context.Context) error {
 	if j.in.BaseSHA != "" {
 		p.BaseSHA = j.in.BaseSHA
 	}
+	if p.Kind == ghbot.RunBaseline && !j.defaultPush() {
+		// Only a push to the default branch measures a baseline: a pull request's artifact that
+		// says otherwise must not become the default branch's results.
+		return fmt.Errorf("mode report: the artifact says kind baseline, but this run's %s event is not a push to the default branch; nothing stored or posted", j.ev.Name)
+	}
 	switch {
 	case pinned != "" && pinned != m.HeadSHA:
 		return fmt.Errorf("mode report: the artifact is for %s, but the commit decided on is %s; nothing posted", ghbot.ShortSHA(m.HeadSHA), ghbot.ShortSHA(pinned))
@@ -226,6 +231,7 @@ func (j *job) reportMode(ctx context.Context) error {
 	case p.Kind == ghbot.RunBaseline:
 		if j.put(ctx, rs, store.KindDefault, p.HeadSHA, 0, head) {
 			j.changePoint(ctx, c, rs, head)
+			j.storeArtifactAA(ctx, rs, p.HeadSHA, head)
 		}
 	default:
 		if p.PR > 0 {
@@ -303,6 +309,13 @@ func (j *job) cleanupMode(ctx context.Context) error {
 	j.setOutput("conclusion", string(ghbot.ConclusionCancelled))
 	j.summary("### " + r.title + "\n\n" + why + "\n")
 	return nil
+}
+
+// defaultPush reports whether the event is a push to the repository's default branch, the one
+// event whose results are the default branch's.
+func (j *job) defaultPush() bool {
+	ev := j.ev
+	return ev.Push != nil && ev.Repo.DefaultBranch != "" && ev.Push.Ref == "refs/heads/"+ev.Repo.DefaultBranch
 }
 
 func fileExists(p string) bool {

@@ -3,6 +3,7 @@ package action
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -59,37 +60,91 @@ func (j *job) put(ctx context.Context, rs resultStore, kind store.Kind, sha stri
 	return true
 }
 
-// aaRerun measures the default branch's commit sha a second time and stores that run as an A/A
-// rerun (kind aa) when store.aa_every is set and this push's result is the aa_every-th of its
-// config: the server that just measured it is measured again, so the pair is a real A/A
-// comparison for `speedmatrix calibrate --store` and the measured noise of compare. A failure is
-// logged, not returned: the push's own result is stored already.
-func (j *job) aaRerun(ctx context.Context, rs resultStore, cfg config.Config, sha string, head *results.File) {
+// aaDue reports whether the push of sha is an A/A rerun's turn (store.aa_every): its result is
+// the aa_every-th default-branch result of configID, counting the stored ones besides sha's and
+// sha's own.
+func (j *job) aaDue(ctx context.Context, rs resultStore, configID, sha string) bool {
 	n := j.cfg.Store.AAEvery
 	if n <= 0 || rs.s == nil {
-		return
+		return false
 	}
-	id := store.ConfigID(head)
-	entries, err := rs.s.List(ctx, store.Filter{ConfigID: id, Kind: store.KindDefault})
+	entries, err := rs.s.List(ctx, store.Filter{ConfigID: configID, Kind: store.KindDefault})
 	if err != nil {
 		j.log.Warn("A/A rerun: listing the store", "err", err)
-		return
+		return false
 	}
-	if len(entries) == 0 || len(entries)%n != 0 {
-		return
+	count := 1
+	for _, e := range entries {
+		if e.Commit != sha {
+			count++
+		}
 	}
+	return count%n == 0
+}
+
+// aaDecide is the decide job's A/A decision for the push of sha, made before anything is
+// measured: the config id is not known yet (it hashes the measured hardware), so the push counts
+// as the next result of the config the newest stored default-branch result measured (the
+// config of the previous push); with an empty store, as its config's first.
+func (j *job) aaDecide(ctx context.Context, rs resultStore, sha string) bool {
+	if j.cfg.Store.AAEvery <= 0 || rs.s == nil {
+		return false
+	}
+	latest, err := rs.s.List(ctx, store.Filter{Kind: store.KindDefault, Limit: 1})
+	if err != nil {
+		j.log.Warn("A/A rerun: listing the store", "err", err)
+		return false
+	}
+	id := "" // an empty store: no entry of any config matches below
+	if len(latest) > 0 {
+		id = latest[0].ConfigID
+	}
+	due := j.aaDue(ctx, rs, id, sha)
+	j.log.Info("A/A rerun decided", "sha", sha, "every", j.cfg.Store.AAEvery, "config_id", id, "due", due)
+	return due
+}
+
+// measureAA measures the commit of cfg a second time, right after its first measurement (the
+// server that just measured it measures it again, so the pair is a real A/A comparison for
+// `speedmatrix calibrate --store` and compare's measured noise), and copies the results to the
+// artifact directory as aa.json. nil when it failed (logged: the push's own result stands).
+func (j *job) measureAA(ctx context.Context, cfg config.Config, sha string) *results.File {
 	cfg.Output = strings.TrimSuffix(cfg.Output, ".json") + ".aa.json"
-	j.log.Info("A/A rerun: measuring the same commit again", "sha", sha, "every", n, "default_branch_results", len(entries))
+	j.log.Info("A/A rerun: measuring the same commit again", "sha", sha, "every", j.cfg.Store.AAEvery)
 	if err := j.d.Measure(ctx, cfg); err != nil {
 		j.log.Warn("A/A rerun: measuring", "sha", sha, "err", err)
-		return
+		return nil
 	}
 	again, err := results.ReadFile(cfg.Output)
 	if err != nil {
 		j.log.Warn("A/A rerun: reading its results", "err", err)
+		return nil
+	}
+	if err := copyFile(cfg.Output, filepath.Join(j.in.ArtifactDir, artifactAA)); err != nil {
+		j.log.Warn("A/A rerun: copying its results to the artifact directory", "err", err)
+	}
+	return again
+}
+
+// storeArtifactAA stores the artifact's aa.json (the measure job's A/A rerun of the push of sha)
+// as an A/A rerun, when it measured head's config and commit; the report mode's counterpart of
+// the full mode's measureAA and put.
+func (j *job) storeArtifactAA(ctx context.Context, rs resultStore, sha string, head *results.File) {
+	p := filepath.Join(j.in.ArtifactDir, artifactAA)
+	if !fileExists(p) {
 		return
 	}
-	j.put(ctx, rs, store.KindAA, sha, 0, again)
+	again, err := results.ReadFile(p)
+	switch {
+	case err != nil:
+		j.log.Warn("A/A rerun: the artifact's aa.json cannot be read; not stored", "err", err)
+	case store.ConfigID(again) != store.ConfigID(head):
+		j.log.Warn("A/A rerun: the artifact's aa.json measured another config than results.json; not stored")
+	case again.Engine.Commit != "" && !strings.EqualFold(again.Engine.Commit, sha):
+		j.log.Warn("A/A rerun: the artifact's aa.json measured another commit; not stored")
+	default:
+		j.put(ctx, rs, store.KindAA, sha, 0, again)
+	}
 }
 
 // measuredNoise returns the run-to-run noise of the base's config measured in the store: the
