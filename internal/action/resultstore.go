@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/compare"
-	"github.com/speedmatrix/speedmatrix/compare/changepoint"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
-	"github.com/speedmatrix/speedmatrix/history"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -211,75 +208,4 @@ func (j *job) history(ctx context.Context, rs resultStore, head *results.File, e
 // from the merge-base it is.
 func distanceWarning(b store.Baseline) string {
 	return fmt.Sprintf("The %s", b.Describe())
-}
-
-// The change-point issue: one open issue, found by its marker among the label's.
-const (
-	changePointTitle  = "speedmatrix: performance change point"
-	changePointLabel  = "speedmatrix"
-	changePointMarker = "<!-- speedmatrix:change-point -->"
-)
-
-// changePoint analyses the stored default-branch series of head's config (oldest first, at most
-// the retention's Keep) and, when a series' latest change point is a regression (its current
-// level is the worse one), opens or updates the one change-point issue with the cells, commits
-// and sizes. A change point needs changepoint's MinSize results on either side, so it is seen
-// once the new level has lasted that many pushes. Failures are logged: the results are stored.
-func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, head *results.File) {
-	if c == nil {
-		return
-	}
-	keep := j.cfg.Store.Retention.Keep
-	if keep <= 0 {
-		keep = 100
-	}
-	files, entries, _, err := store.History(ctx, rs.s, store.ConfigID(head), store.HistoryOptions{Max: keep, Min: 2})
-	if err != nil || len(files) < 2 {
-		if err != nil {
-			j.log.Warn("reading the history for change points", "err", err)
-		}
-		return
-	}
-	slices.Reverse(files)
-	slices.Reverse(entries)
-	commit := func(i int) string { // the store's commit of point i (the file may not say)
-		if i >= 0 && i < len(entries) {
-			return entries[i].Commit
-		}
-		return ""
-	}
-	h, err := history.Analyze(files, history.DefaultOptions())
-	if err != nil {
-		j.log.Warn("change points", "err", err)
-		return
-	}
-	var rows []string
-	for _, s := range h.Series {
-		if len(s.Shifts) == 0 {
-			continue
-		}
-		sh := s.Shifts[len(s.Shifts)-1]
-		if sh.Direction != changepoint.Regression {
-			continue
-		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %.4g → %.4g | %+.1f %% |", s.Cell, s.Metric,
-			code(ghbot.ShortSHA(commit(sh.Index))), code(ghbot.ShortSHA(commit(sh.Index-1))), sh.Before, sh.After, 100*sh.Change))
-	}
-	if len(rows) == 0 {
-		return
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\nThe default branch's results of config `%s` shifted to a worse level (change points over the last %d pushes, newest %s):\n\n",
-		changePointMarker, store.ConfigID(head), len(files), code(ghbot.ShortSHA(head.Engine.Commit)))
-	b.WriteString("| Cell | Metric | First commit | Last before | Mean before → after | Change |\n|---|---|---|---|---|---|\n")
-	b.WriteString(strings.Join(rows, "\n") + "\n")
-	if j.runURL != "" {
-		fmt.Fprintf(&b, "\n[The run](%s)\n", j.runURL)
-	}
-	n, created, err := c.UpsertIssue(ctx, j.repo, changePointLabel, changePointMarker, changePointTitle, b.String())
-	if err != nil {
-		j.log.Warn("the change-point issue", "err", err)
-		return
-	}
-	j.log.Warn("a change point that is a regression", "issue", n, "created", created, "series", len(rows))
 }
