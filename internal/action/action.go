@@ -465,6 +465,9 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 				j.put(ctx, rs, store.KindAA, p.HeadSHA, 0, again)
 			}
 		}
+		if stored {
+			j.prune(ctx, rs)
+		}
 		out.Baseline = true
 		return out, nil
 	}

@@ -35,7 +35,10 @@
 // change point on that config's series (history.Analyze, oldest first, at most
 // store.retention.keep results): when a series' latest change point is a regression, it opens
 // or updates the one issue "speedmatrix: performance change point" (label speedmatrix, found
-// by the hidden marker <!-- speedmatrix:change-point -->). A PR's results are stored as kind
+// by the hidden marker <!-- speedmatrix:change-point -->), and closes it with a comment naming
+// the commit each series recovered at once every regression it reports is back within δ of its
+// old level for 3 results. It then prunes the store by store.retention (store.Plan: never the
+// current baseline), a commit of its own on the data branch. A PR's results are stored as kind
 // pr, never a baseline; its baseline is store.Resolve's (the merge-base, or its nearest
 // first-parent ancestor with results of the same config id; the comparison warns how far back
 // it went), with store.History (at least store.min_history results) as compare's noise. Without

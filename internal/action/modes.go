@@ -232,6 +232,7 @@ func (j *job) reportMode(ctx context.Context) error {
 		if j.put(ctx, rs, store.KindDefault, p.HeadSHA, 0, head) {
 			j.changePoint(ctx, c, rs, head)
 			j.storeArtifactAA(ctx, rs, p.HeadSHA, head)
+			j.prune(ctx, rs)
 		}
 	default:
 		if p.PR > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/config"
@@ -208,4 +209,26 @@ func (j *job) history(ctx context.Context, rs resultStore, head *results.File, e
 // from the merge-base it is.
 func distanceWarning(b store.Baseline) string {
 	return fmt.Sprintf("The %s", b.Describe())
+}
+
+// prune bounds the store by store.retention after a push stored its results: the newest
+// retention.keep default-branch results and keep_aa A/A reruns of each config, and PR results
+// for pr_days days (store.Plan, which never removes the newest default-branch result of a
+// config: the current baseline). On the data branch it is a commit of its own, retried on a new
+// tip when another writer moved the branch first, as every write is. A failure is logged: the
+// push's results are stored.
+func (j *job) prune(ctx context.Context, rs resultStore) {
+	r := j.cfg.Store.Retention
+	if rs.s == nil || r.Keep == 0 && r.KeepAA == 0 && r.PRDays == 0 {
+		return
+	}
+	p := store.Policy{Keep: r.Keep, KeepAA: r.KeepAA, PRAge: time.Duration(r.PRDays) * 24 * time.Hour}
+	removed, err := rs.s.Prune(ctx, p)
+	if err != nil {
+		j.log.Warn("pruning the store (store.retention)", "err", err)
+		return
+	}
+	if len(removed) > 0 {
+		j.log.Info("store pruned (store.retention)", "removed", len(removed), "keep", r.Keep, "keep_aa", r.KeepAA, "pr_days", r.PRDays)
+	}
 }
