@@ -42,7 +42,8 @@ error is a regression by itself. The false discovery rate is controlled over the
 
 Noise comes from repeated trials when both sides have them, else from --history (the spread of
 each cell across earlier results of the base) or --store (the newest default-branch results of
-the base's config id in a results store, at least min_history of them), else from the
+the base's config id in a results store), from 3 results per cell (the bot waits for
+store.min_history, 10: see the README), else from the
 window's own samples floored by a prior, else from the prior alone; the output says which, per
 cell.
 
