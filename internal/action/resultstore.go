@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -145,23 +146,21 @@ func (j *job) storeArtifactAA(ctx context.Context, rs resultStore, sha string, h
 	}
 }
 
-// measuredNoise returns the run-to-run noise of the base's config measured in the store: the
-// spread of each commit's repeated runs (its default-branch result and A/A reruns), pooled; nil
-// when the store holds no repeated run.
+// measuredNoise returns the run-to-run noise of the base's config measured in the store
+// (calibrate.StoreNoise: the spread of each commit's default-branch result and A/A reruns,
+// pooled); nil when the store holds no repeated run.
 func (j *job) measuredNoise(ctx context.Context, rs resultStore, base *results.File) map[compare.NoiseKey]float64 {
 	if rs.s == nil || base == nil {
 		return nil
 	}
-	groups, _, err := store.Repeats(ctx, rs.s, store.ConfigID(base))
+	cv, commits, err := calibrate.StoreNoise(ctx, rs.s, store.ConfigID(base))
 	if err != nil {
 		j.log.Warn("measured noise: reading the store's A/A reruns", "err", err)
 		return nil
 	}
-	if len(groups) == 0 {
-		return nil
+	if commits > 0 {
+		j.log.Info("measured noise from the store's A/A reruns; compare uses it where it exceeds the prior", "commits", commits)
 	}
-	cv, _ := compare.MeasuredNoise(groups)
-	j.log.Info("measured noise from the store's A/A reruns; compare uses it where it exceeds the prior", "commits", len(groups))
 	return cv
 }
 
