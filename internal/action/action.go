@@ -478,18 +478,13 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 	var warnings []string
 	var hist []*results.File
 	if j.in.Baseline == "" {
-		if b, ok := j.resolve(ctx, rs, p, head); ok {
-			base = b.File
-			if b.Distance > 0 {
-				warnings = append(warnings, distanceWarning(b))
-			}
-			hist = j.history(ctx, rs, head, p.HeadSHA)
-			j.measured = j.measuredNoise(ctx, rs, base)
+		if sb, ok := j.storeBaseline(ctx, rs, p, head); ok {
+			base, hist, warnings = sb.base, sb.hist, sb.warnings
 			if err := results.WriteFile(filepath.Join(j.in.ArtifactDir, artifactBase), base); err != nil {
 				return out, err
 			}
-		} else if b.Reason != "" {
-			out.NoBaseline = "No baseline in the store: " + b.Reason + "."
+		} else if sb.why != "" {
+			out.NoBaseline = "No baseline in the store: " + sb.why + "."
 		}
 	}
 	if base == nil {

@@ -226,7 +226,8 @@ func (j *job) reportMode(ctx context.Context) error {
 	// The report job holds the token, so it keeps the results in the store: a push's as the
 	// default branch's, a PR's apart; and a PR's baseline comes from the store when it has one.
 	rs := j.openStore(c)
-	var stored store.Baseline
+	var stored storedBase
+	found := false
 	switch {
 	case p.Kind == ghbot.RunBaseline:
 		if j.put(ctx, rs, store.KindDefault, p.HeadSHA, 0, head) {
@@ -238,18 +239,13 @@ func (j *job) reportMode(ctx context.Context) error {
 		if p.PR > 0 {
 			j.put(ctx, rs, store.KindPR, p.HeadSHA, p.PR, head)
 		}
-		stored, _ = j.resolve(ctx, rs, p, head)
+		stored, found = j.storeBaseline(ctx, rs, p, head)
 	}
 	switch basePath := filepath.Join(j.in.ArtifactDir, artifactBase); {
 	case p.Kind == ghbot.RunBaseline:
 		out.Baseline = true
-	case stored.Found():
-		var warnings []string
-		if stored.Distance > 0 {
-			warnings = append(warnings, distanceWarning(stored))
-		}
-		j.measured = j.measuredNoise(ctx, rs, stored.File)
-		if out, err = j.compareWithHistory(out, stored.File, j.history(ctx, rs, head, p.HeadSHA), warnings, p.Cells); err != nil {
+	case found:
+		if out, err = j.compareWithHistory(out, stored.base, stored.hist, stored.warnings, p.Cells); err != nil {
 			return err
 		}
 	case fileExists(basePath):

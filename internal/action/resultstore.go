@@ -188,6 +188,32 @@ func (j *job) resolve(ctx context.Context, rs resultStore, p plan, head *results
 	return b, b.Found()
 }
 
+// storedBase is a baseline from the store with what compare takes beside it.
+type storedBase struct {
+	base     *results.File
+	hist     []*results.File // compare's history noise (none below min_history)
+	warnings []string        // how far back from the merge-base the baseline is
+	// why says why the store has no baseline ("" when it could not answer).
+	why string
+}
+
+// storeBaseline resolves head's baseline in the store (resolve) and, when there is one, reads
+// the history and the measured noise (set as j.measured) to compare with it: the one path from
+// the store to a comparison of the full, measure and report modes. ok is false when the store
+// gave no baseline.
+func (j *job) storeBaseline(ctx context.Context, rs resultStore, p plan, head *results.File) (storedBase, bool) {
+	b, ok := j.resolve(ctx, rs, p, head)
+	if !ok {
+		return storedBase{why: b.Reason}, false
+	}
+	sb := storedBase{base: b.File, hist: j.history(ctx, rs, head, p.HeadSHA)}
+	if b.Distance > 0 {
+		sb.warnings = append(sb.warnings, distanceWarning(b))
+	}
+	j.measured = j.measuredNoise(ctx, rs, b.File)
+	return sb, true
+}
+
 // history returns the stored default-branch results of head's config for compare's noise
 // (compare.Input.History), without sha's own; none below the configured min_history.
 func (j *job) history(ctx context.Context, rs resultStore, head *results.File, exclude ...string) []*results.File {
