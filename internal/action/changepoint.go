@@ -51,7 +51,10 @@ type cpState struct {
 	Series []cpSeries `json:"series"`
 }
 
-// parseCPState reads the state line of an issue body; ok is false when there is none.
+// parseCPState reads the state line of an issue body; ok is false when there is none or it is
+// not one this package wrote (the body can be edited: every cell, metric and commit must be
+// one, and cells are kept in their canonical form, so that only strings this package makes
+// reach the issue).
 func parseCPState(body string) (cpState, bool) {
 	_, rest, ok := strings.Cut(body, changePointStatePrefix)
 	if !ok {
@@ -65,10 +68,16 @@ func parseCPState(body string) (cpState, bool) {
 	if err := json.Unmarshal([]byte(js), &st); err != nil {
 		return cpState{}, false
 	}
-	for _, s := range st.Series {
-		if !ghbot.ValidSHA(s.First) {
+	for i, s := range st.Series {
+		id, err := results.ParseCellID(s.Cell)
+		if err != nil || !ghbot.ValidSHA(s.First) || (s.Last != "" && !ghbot.ValidSHA(s.Last)) {
 			return cpState{}, false
 		}
+		m, err := history.ParseMetric(s.Metric)
+		if err != nil || string(m) != s.Metric {
+			return cpState{}, false
+		}
+		st.Series[i].Cell = id.String()
 	}
 	return st, true
 }
