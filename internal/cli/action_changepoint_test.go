@@ -108,3 +108,27 @@ func TestActionChangePointIssueClosedOnRecovery(t *testing.T) {
 		t.Errorf("closing comments %+v, want one naming %s", comments, recovered[:7])
 	}
 }
+
+// TestActionChangePointOtherConfigKeepsIssue: pushes of another config (another matrix) without
+// a regression neither close nor rewrite the issue of the config that regressed.
+func TestActionChangePointOtherConfigKeepsIssue(t *testing.T) {
+	e := newStoreEnv(t, 0)
+	for i := range 10 {
+		e.putScaled(seqSHA(i+1), 1.25)
+	}
+	for i := range 4 {
+		e.putScaled(seqSHA(11+i), 1)
+	}
+	e.pushOf(pushAfter)
+	before := changeIssues(e)
+	if len(before) != 1 || before[0].State != "open" {
+		t.Fatalf("after the fall: issues %+v, want 1 open", before)
+	}
+	cfg := strings.Replace(actionConfig(""), "cells: [decode/8K/8]", "cells: [decode/8K/4]", 1)
+	e.writeConfig(cfg + "store: {dir: " + e.st.Root() + ", min_history: 3}\n")
+	e.pushOf(seqSHA(0x200))
+	stderr := e.pushOf(seqSHA(0x201))
+	if issues := changeIssues(e); len(issues) != 1 || issues[0].State != "open" || issues[0].Body != before[0].Body {
+		t.Errorf("after pushes of another config: issues %+v, want the one still open and as it was\n%s", issues, stderr)
+	}
+}
