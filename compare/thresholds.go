@@ -47,7 +47,10 @@ type Thresholds struct {
 	ConfidenceLevel float64
 	// Prior is the run-to-run noise assumed where the data cannot tell.
 	Prior Prior
-	// MinHistory is how many earlier base results a cell needs for history noise.
+	// MinHistory is how many earlier base results a cell needs for history noise (default 3,
+	// the fewest that give a variance with 2 degrees of freedom, for a caller that asked for
+	// history; the bot, which uses it unasked, sets store.min_history, default 10: with fewer
+	// the first look detects less than with the prior).
 	MinHistory int
 	// MinRankTrials is how many trials each side needs before the Mann–Whitney test is run as a
 	// check on a decision.

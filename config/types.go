@@ -189,10 +189,14 @@ type Store struct {
 	Retention Retention `yaml:"retention"`
 	// AAEvery, when positive, re-measures one default-branch commit every AAEvery pushes (an
 	// A/A rerun, stored under aa/): the push whose result is the AAEvery-th of its config is
-	// measured twice in the action's one-job mode; 0 turns A/A reruns off.
+	// measured twice, in the action's one-job mode and in the split workflow (the decide job's
+	// aa output tells the measure job); 0 turns A/A reruns off.
 	AAEvery int `yaml:"aa_every"`
-	// MinHistory is the fewest default-branch results of a config that make compare take its
-	// noise from history instead of the prior.
+	// MinHistory is the fewest default-branch results of a config that make the bot's
+	// comparisons take their noise from history instead of the prior (default 10, as
+	// store.DefaultMinHistory: fewer detect less at the first look than the prior). The CLI's
+	// `compare --history/--store` keeps compare's own Thresholds.MinHistory, 3: its user asked
+	// for history.
 	MinHistory int `yaml:"min_history"`
 }
 

@@ -17,25 +17,13 @@ func (c *Client) UpsertIssue(ctx context.Context, repo Repo, label, marker, titl
 		return 0, false, fmt.Errorf("issue on %s: the body lacks its marker %q", repo.FullName(), marker)
 	}
 	body, _ = FitComment(body, "")
-	opts := &github.IssueListByRepoOptions{State: "open", Labels: []string{label}, ListOptions: github.ListOptions{PerPage: 100}}
-	for page := 0; page < 10; page++ {
-		issues, resp, err := c.gh.Issues.ListByRepo(ctx, repo.Owner, repo.Name, opts)
-		if err != nil {
-			return 0, false, fmt.Errorf("list the %s issues of %s: %w", label, repo.FullName(), err)
+	if i, ok, err := c.findOpenIssue(ctx, repo, label, marker); err != nil {
+		return 0, false, err
+	} else if ok {
+		if _, _, err := c.gh.Issues.Edit(ctx, repo.Owner, repo.Name, i.GetNumber(), &github.IssueRequest{Title: github.String(title), Body: github.String(body)}); err != nil {
+			return 0, false, fmt.Errorf("update issue %s#%d: %w", repo.FullName(), i.GetNumber(), err)
 		}
-		for _, i := range issues {
-			if i.PullRequestLinks == nil && strings.Contains(i.GetBody(), marker) {
-				_, _, err := c.gh.Issues.Edit(ctx, repo.Owner, repo.Name, i.GetNumber(), &github.IssueRequest{Title: github.String(title), Body: github.String(body)})
-				if err != nil {
-					return 0, false, fmt.Errorf("update issue %s#%d: %w", repo.FullName(), i.GetNumber(), err)
-				}
-				return i.GetNumber(), false, nil
-			}
-		}
-		if resp == nil || resp.NextPage == 0 {
-			break
-		}
-		opts.Page = resp.NextPage
+		return i.GetNumber(), false, nil
 	}
 	i, _, err := c.gh.Issues.Create(ctx, repo.Owner, repo.Name, &github.IssueRequest{Title: github.String(title), Body: github.String(body), Labels: &[]string{label}})
 	if err != nil {

@@ -347,6 +347,9 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 		j.setOutput("pr", strconv.Itoa(p.PR))
 		j.setOutput("kind", string(p.Kind))
 		j.setOutput("cells", strings.Join(p.Cells, ","))
+		if p.Kind == ghbot.RunBaseline {
+			j.setOutput("aa", strconv.FormatBool(j.aaDecide(ctx, j.openStore(c), p.HeadSHA)))
+		}
 		return nil
 	}
 	out, err := j.measureCompare(ctx, c, p)
@@ -450,7 +453,20 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		}
 		if stored {
 			j.changePoint(ctx, c, rs, head)
-			j.aaRerun(ctx, rs, cfg, p.HeadSHA, head)
+		}
+		// A/A: the full mode decides with the push's result stored; the measure mode, which
+		// cannot read the store, was told by the decide job (input aa).
+		due := j.in.AA
+		if j.in.Mode != ModeMeasure {
+			due = stored && j.aaDue(ctx, rs, store.ConfigID(head), p.HeadSHA)
+		}
+		if due {
+			if again := j.measureAA(ctx, cfg, p.HeadSHA); again != nil && stored {
+				j.put(ctx, rs, store.KindAA, p.HeadSHA, 0, again)
+			}
+		}
+		if stored {
+			j.prune(ctx, rs)
 		}
 		out.Baseline = true
 		return out, nil
@@ -462,18 +478,13 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 	var warnings []string
 	var hist []*results.File
 	if j.in.Baseline == "" {
-		if b, ok := j.resolve(ctx, rs, p, head); ok {
-			base = b.File
-			if b.Distance > 0 {
-				warnings = append(warnings, distanceWarning(b))
-			}
-			hist = j.history(ctx, rs, head, p.HeadSHA)
-			j.measured = j.measuredNoise(ctx, rs, base)
+		if sb, ok := j.storeBaseline(ctx, rs, p, head); ok {
+			base, hist, warnings = sb.base, sb.hist, sb.warnings
 			if err := results.WriteFile(filepath.Join(j.in.ArtifactDir, artifactBase), base); err != nil {
 				return out, err
 			}
-		} else if b.Reason != "" {
-			out.NoBaseline = "No baseline in the store: " + b.Reason + "."
+		} else if sb.why != "" {
+			out.NoBaseline = "No baseline in the store: " + sb.why + "."
 		}
 	}
 	if base == nil {

@@ -10,14 +10,19 @@
 //   - full (default): everything in one job. For repositories whose runs are trusted.
 //   - decide: route the event, react or reply, start the check and the measuring comment, and
 //     say in the outputs (run, sha, base-sha, pr, cells) what the measuring job should check out
-//     and measure. Holds a token; runs no pull-request code.
+//     and measure; on a push, aa says whether it is an A/A rerun's turn (store.aa_every,
+//     counted in the store before the measurement: the push is the next result of the config
+//     the newest stored default-branch result measured). Holds a token; runs no pull-request
+//     code.
 //   - measure: no token, no API: measure, compare with the local baseline, and write the
 //     artifact directory (results.json, base.json, comparison.json, comment.md, meta.json).
-//     The job that runs pull-request code on the GPU machine uses it.
+//     The job that runs pull-request code on the GPU machine uses it. With input aa (a push),
+//     it measures the commit a second time into aa.json.
 //   - report: no pull-request code: read the artifact as untrusted data (validated files;
 //     the comparison is recomputed from results.json and base.json under this configuration;
-//     the commit must be the one the decide job pinned, or the PR's current head), post the
-//     comment and complete the check.
+//     the commit must be the one the decide job pinned, or the PR's current head; kind
+//     baseline only on a push to the default branch), post the comment and complete the
+//     check, and keep the results in the store (aa.json as an A/A rerun).
 //   - cleanup (or input cleanup: true): for an `if: always()` step; completes every check run
 //     of ours left queued or in_progress on the commit as cancelled, with the reason.
 //
@@ -30,7 +35,10 @@
 // change point on that config's series (history.Analyze, oldest first, at most
 // store.retention.keep results): when a series' latest change point is a regression, it opens
 // or updates the one issue "speedmatrix: performance change point" (label speedmatrix, found
-// by the hidden marker <!-- speedmatrix:change-point -->). A PR's results are stored as kind
+// by the hidden marker <!-- speedmatrix:change-point -->), and closes it with a comment naming
+// the commit each series recovered at once every regression it reports is back within δ of its
+// old level for 3 results. It then prunes the store by store.retention (store.Plan: never the
+// current baseline), a commit of its own on the data branch. A PR's results are stored as kind
 // pr, never a baseline; its baseline is store.Resolve's (the merge-base, or its nearest
 // first-parent ancestor with results of the same config id; the comparison warns how far back
 // it went), with store.History (at least store.min_history results) as compare's noise. Without

@@ -28,13 +28,13 @@ const (
 var InputNames = []string{
 	"mode", "config", "token", "app-id", "installation-id", "private-key", "private-key-file",
 	"check-name", "comment", "fail-on-regression", "label", "results", "artifact-dir",
-	"baseline", "baseline-dir", "cleanup", "sha", "pr", "base-sha", "cells",
+	"baseline", "baseline-dir", "cleanup", "sha", "pr", "base-sha", "cells", "aa",
 }
 
 // OutputNames are the step outputs the action may write, in the order it writes them.
 var OutputNames = []string{
 	"verdict", "conclusion", "regressions", "results", "comparison", "comment-url",
-	"run", "sha", "base-sha", "pr", "kind", "cells",
+	"run", "sha", "base-sha", "pr", "kind", "cells", "aa",
 }
 
 // Inputs are the action's inputs (INPUT_* variables), checked.
@@ -54,6 +54,9 @@ type Inputs struct {
 	PR      int
 	BaseSHA string
 	Cells   []string
+	// AA, in mode measure, measures a push's commit a second time as an A/A rerun (the decide
+	// job's aa output: this push is the store.aa_every-th of its config).
+	AA bool
 	// HasCredentials is set when token, app-id or a private key is given.
 	HasCredentials bool
 }
@@ -128,6 +131,13 @@ func readInputs(a *githubactions.Action, mode string) (Inputs, error) {
 		if s != "" && !ghbot.ValidSHA(s) {
 			return in, fmt.Errorf("input %s: %q is not a full commit id", name, s)
 		}
+	}
+	if v := a.GetInput("aa"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return in, fmt.Errorf("input aa: %q is not true or false", v)
+		}
+		in.AA = b
 	}
 	if v := a.GetInput("pr"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -114,7 +114,7 @@ func (j *job) measureMode(ctx context.Context) error {
 	switch {
 	case ev.Push != nil:
 		p.Kind = ghbot.RunBaseline
-		if ev.Repo.DefaultBranch == "" || ev.Push.Ref != "refs/heads/"+ev.Repo.DefaultBranch {
+		if !j.defaultPush() {
 			return fmt.Errorf("mode measure: a push to %s is not to the default branch; baselines are measured there only", ev.Push.Ref)
 		}
 	case ev.MergeGroup != nil:
@@ -195,6 +195,11 @@ func (j *job) reportMode(ctx context.Context) error {
 	if j.in.BaseSHA != "" {
 		p.BaseSHA = j.in.BaseSHA
 	}
+	if p.Kind == ghbot.RunBaseline && !j.defaultPush() {
+		// Only a push to the default branch measures a baseline: a pull request's artifact that
+		// says otherwise must not become the default branch's results.
+		return fmt.Errorf("mode report: the artifact says kind baseline, but this run's %s event is not a push to the default branch; nothing stored or posted", j.ev.Name)
+	}
 	switch {
 	case pinned != "" && pinned != m.HeadSHA:
 		return fmt.Errorf("mode report: the artifact is for %s, but the commit decided on is %s; nothing posted", ghbot.ShortSHA(m.HeadSHA), ghbot.ShortSHA(pinned))
@@ -221,28 +226,26 @@ func (j *job) reportMode(ctx context.Context) error {
 	// The report job holds the token, so it keeps the results in the store: a push's as the
 	// default branch's, a PR's apart; and a PR's baseline comes from the store when it has one.
 	rs := j.openStore(c)
-	var stored store.Baseline
+	var stored storedBase
+	found := false
 	switch {
 	case p.Kind == ghbot.RunBaseline:
 		if j.put(ctx, rs, store.KindDefault, p.HeadSHA, 0, head) {
 			j.changePoint(ctx, c, rs, head)
+			j.storeArtifactAA(ctx, rs, p.HeadSHA, head)
+			j.prune(ctx, rs)
 		}
 	default:
 		if p.PR > 0 {
 			j.put(ctx, rs, store.KindPR, p.HeadSHA, p.PR, head)
 		}
-		stored, _ = j.resolve(ctx, rs, p, head)
+		stored, found = j.storeBaseline(ctx, rs, p, head)
 	}
 	switch basePath := filepath.Join(j.in.ArtifactDir, artifactBase); {
 	case p.Kind == ghbot.RunBaseline:
 		out.Baseline = true
-	case stored.Found():
-		var warnings []string
-		if stored.Distance > 0 {
-			warnings = append(warnings, distanceWarning(stored))
-		}
-		j.measured = j.measuredNoise(ctx, rs, stored.File)
-		if out, err = j.compareWithHistory(out, stored.File, j.history(ctx, rs, head, p.HeadSHA), warnings, p.Cells); err != nil {
+	case found:
+		if out, err = j.compareWithHistory(out, stored.base, stored.hist, stored.warnings, p.Cells); err != nil {
 			return err
 		}
 	case fileExists(basePath):
@@ -303,6 +306,13 @@ func (j *job) cleanupMode(ctx context.Context) error {
 	j.setOutput("conclusion", string(ghbot.ConclusionCancelled))
 	j.summary("### " + r.title + "\n\n" + why + "\n")
 	return nil
+}
+
+// defaultPush reports whether the event is a push to the repository's default branch, the one
+// event whose results are the default branch's.
+func (j *job) defaultPush() bool {
+	ev := j.ev
+	return ev.Push != nil && ev.Repo.DefaultBranch != "" && ev.Push.Ref == "refs/heads/"+ev.Repo.DefaultBranch
 }
 
 func fileExists(p string) bool {

@@ -3,14 +3,14 @@ package action
 import (
 	"context"
 	"fmt"
-	"slices"
+	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/speedmatrix/speedmatrix/compare"
-	"github.com/speedmatrix/speedmatrix/compare/changepoint"
+	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
-	"github.com/speedmatrix/speedmatrix/history"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -59,56 +59,108 @@ func (j *job) put(ctx context.Context, rs resultStore, kind store.Kind, sha stri
 	return true
 }
 
-// aaRerun measures the default branch's commit sha a second time and stores that run as an A/A
-// rerun (kind aa) when store.aa_every is set and this push's result is the aa_every-th of its
-// config: the server that just measured it is measured again, so the pair is a real A/A
-// comparison for `speedmatrix calibrate --store` and the measured noise of compare. A failure is
-// logged, not returned: the push's own result is stored already.
-func (j *job) aaRerun(ctx context.Context, rs resultStore, cfg config.Config, sha string, head *results.File) {
+// aaDue reports whether the push of sha is an A/A rerun's turn (store.aa_every): its result is
+// the aa_every-th default-branch result of configID, counting the stored ones besides sha's and
+// sha's own.
+func (j *job) aaDue(ctx context.Context, rs resultStore, configID, sha string) bool {
 	n := j.cfg.Store.AAEvery
 	if n <= 0 || rs.s == nil {
-		return
+		return false
 	}
-	id := store.ConfigID(head)
-	entries, err := rs.s.List(ctx, store.Filter{ConfigID: id, Kind: store.KindDefault})
+	entries, err := rs.s.List(ctx, store.Filter{ConfigID: configID, Kind: store.KindDefault})
 	if err != nil {
 		j.log.Warn("A/A rerun: listing the store", "err", err)
-		return
+		return false
 	}
-	if len(entries) == 0 || len(entries)%n != 0 {
-		return
+	count := 1
+	for _, e := range entries {
+		if e.Commit != sha {
+			count++
+		}
 	}
+	return count%n == 0
+}
+
+// aaDecide is the decide job's A/A decision for the push of sha, made before anything is
+// measured: the config id is not known yet (it hashes the measured hardware), so the push counts
+// as the next result of the config the newest stored default-branch result measured (the
+// config of the previous push); with an empty store, as its config's first.
+func (j *job) aaDecide(ctx context.Context, rs resultStore, sha string) bool {
+	if j.cfg.Store.AAEvery <= 0 || rs.s == nil {
+		return false
+	}
+	latest, err := rs.s.List(ctx, store.Filter{Kind: store.KindDefault, Limit: 1})
+	if err != nil {
+		j.log.Warn("A/A rerun: listing the store", "err", err)
+		return false
+	}
+	id := "" // an empty store: no entry of any config matches below
+	if len(latest) > 0 {
+		id = latest[0].ConfigID
+	}
+	due := j.aaDue(ctx, rs, id, sha)
+	j.log.Info("A/A rerun decided", "sha", sha, "every", j.cfg.Store.AAEvery, "config_id", id, "due", due)
+	return due
+}
+
+// measureAA measures the commit of cfg a second time, right after its first measurement (the
+// server that just measured it measures it again, so the pair is a real A/A comparison for
+// `speedmatrix calibrate --store` and compare's measured noise), and copies the results to the
+// artifact directory as aa.json. nil when it failed (logged: the push's own result stands).
+func (j *job) measureAA(ctx context.Context, cfg config.Config, sha string) *results.File {
 	cfg.Output = strings.TrimSuffix(cfg.Output, ".json") + ".aa.json"
-	j.log.Info("A/A rerun: measuring the same commit again", "sha", sha, "every", n, "default_branch_results", len(entries))
+	j.log.Info("A/A rerun: measuring the same commit again", "sha", sha, "every", j.cfg.Store.AAEvery)
 	if err := j.d.Measure(ctx, cfg); err != nil {
 		j.log.Warn("A/A rerun: measuring", "sha", sha, "err", err)
-		return
+		return nil
 	}
 	again, err := results.ReadFile(cfg.Output)
 	if err != nil {
 		j.log.Warn("A/A rerun: reading its results", "err", err)
-		return
+		return nil
 	}
-	j.put(ctx, rs, store.KindAA, sha, 0, again)
+	if err := copyFile(cfg.Output, filepath.Join(j.in.ArtifactDir, artifactAA)); err != nil {
+		j.log.Warn("A/A rerun: copying its results to the artifact directory", "err", err)
+	}
+	return again
 }
 
-// measuredNoise returns the run-to-run noise of the base's config measured in the store: the
-// spread of each commit's repeated runs (its default-branch result and A/A reruns), pooled; nil
-// when the store holds no repeated run.
+// storeArtifactAA stores the artifact's aa.json (the measure job's A/A rerun of the push of sha)
+// as an A/A rerun, when it measured head's config and commit; the report mode's counterpart of
+// the full mode's measureAA and put.
+func (j *job) storeArtifactAA(ctx context.Context, rs resultStore, sha string, head *results.File) {
+	p := filepath.Join(j.in.ArtifactDir, artifactAA)
+	if !fileExists(p) {
+		return
+	}
+	again, err := results.ReadFile(p)
+	switch {
+	case err != nil:
+		j.log.Warn("A/A rerun: the artifact's aa.json cannot be read; not stored", "err", err)
+	case store.ConfigID(again) != store.ConfigID(head):
+		j.log.Warn("A/A rerun: the artifact's aa.json measured another config than results.json; not stored")
+	case again.Engine.Commit != "" && !strings.EqualFold(again.Engine.Commit, sha):
+		j.log.Warn("A/A rerun: the artifact's aa.json measured another commit; not stored")
+	default:
+		j.put(ctx, rs, store.KindAA, sha, 0, again)
+	}
+}
+
+// measuredNoise returns the run-to-run noise of the base's config measured in the store
+// (calibrate.StoreNoise: the spread of each commit's default-branch result and A/A reruns,
+// pooled); nil when the store holds no repeated run.
 func (j *job) measuredNoise(ctx context.Context, rs resultStore, base *results.File) map[compare.NoiseKey]float64 {
 	if rs.s == nil || base == nil {
 		return nil
 	}
-	groups, _, err := store.Repeats(ctx, rs.s, store.ConfigID(base))
+	cv, commits, err := calibrate.StoreNoise(ctx, rs.s, store.ConfigID(base))
 	if err != nil {
 		j.log.Warn("measured noise: reading the store's A/A reruns", "err", err)
 		return nil
 	}
-	if len(groups) == 0 {
-		return nil
+	if commits > 0 {
+		j.log.Info("measured noise from the store's A/A reruns; compare uses it where it exceeds the prior", "commits", commits)
 	}
-	cv, _ := compare.MeasuredNoise(groups)
-	j.log.Info("measured noise from the store's A/A reruns; compare uses it where it exceeds the prior", "commits", len(groups))
 	return cv
 }
 
@@ -136,6 +188,32 @@ func (j *job) resolve(ctx context.Context, rs resultStore, p plan, head *results
 	return b, b.Found()
 }
 
+// storedBase is a baseline from the store with what compare takes beside it.
+type storedBase struct {
+	base     *results.File
+	hist     []*results.File // compare's history noise (none below min_history)
+	warnings []string        // how far back from the merge-base the baseline is
+	// why says why the store has no baseline ("" when it could not answer).
+	why string
+}
+
+// storeBaseline resolves head's baseline in the store (resolve) and, when there is one, reads
+// the history and the measured noise (set as j.measured) to compare with it: the one path from
+// the store to a comparison of the full, measure and report modes. ok is false when the store
+// gave no baseline.
+func (j *job) storeBaseline(ctx context.Context, rs resultStore, p plan, head *results.File) (storedBase, bool) {
+	b, ok := j.resolve(ctx, rs, p, head)
+	if !ok {
+		return storedBase{why: b.Reason}, false
+	}
+	sb := storedBase{base: b.File, hist: j.history(ctx, rs, head, p.HeadSHA)}
+	if b.Distance > 0 {
+		sb.warnings = append(sb.warnings, distanceWarning(b))
+	}
+	j.measured = j.measuredNoise(ctx, rs, b.File)
+	return sb, true
+}
+
 // history returns the stored default-branch results of head's config for compare's noise
 // (compare.Input.History), without sha's own; none below the configured min_history.
 func (j *job) history(ctx context.Context, rs resultStore, head *results.File, exclude ...string) []*results.File {
@@ -158,73 +236,24 @@ func distanceWarning(b store.Baseline) string {
 	return fmt.Sprintf("The %s", b.Describe())
 }
 
-// The change-point issue: one open issue, found by its marker among the label's.
-const (
-	changePointTitle  = "speedmatrix: performance change point"
-	changePointLabel  = "speedmatrix"
-	changePointMarker = "<!-- speedmatrix:change-point -->"
-)
-
-// changePoint analyses the stored default-branch series of head's config (oldest first, at most
-// the retention's Keep) and, when a series' latest change point is a regression (its current
-// level is the worse one), opens or updates the one change-point issue with the cells, commits
-// and sizes. A change point needs changepoint's MinSize results on either side, so it is seen
-// once the new level has lasted that many pushes. Failures are logged: the results are stored.
-func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, head *results.File) {
-	if c == nil {
+// prune bounds the store by store.retention after a push stored its results: the newest
+// retention.keep default-branch results and keep_aa A/A reruns of each config, and PR results
+// for pr_days days (store.Plan, which never removes the newest default-branch result of a
+// config: the current baseline). On the data branch it is a commit of its own, retried on a new
+// tip when another writer moved the branch first, as every write is. A failure is logged: the
+// push's results are stored.
+func (j *job) prune(ctx context.Context, rs resultStore) {
+	r := j.cfg.Store.Retention
+	if rs.s == nil || r.Keep == 0 && r.KeepAA == 0 && r.PRDays == 0 {
 		return
 	}
-	keep := j.cfg.Store.Retention.Keep
-	if keep <= 0 {
-		keep = 100
-	}
-	files, entries, _, err := store.History(ctx, rs.s, store.ConfigID(head), store.HistoryOptions{Max: keep, Min: 2})
-	if err != nil || len(files) < 2 {
-		if err != nil {
-			j.log.Warn("reading the history for change points", "err", err)
-		}
-		return
-	}
-	slices.Reverse(files)
-	slices.Reverse(entries)
-	commit := func(i int) string { // the store's commit of point i (the file may not say)
-		if i >= 0 && i < len(entries) {
-			return entries[i].Commit
-		}
-		return ""
-	}
-	h, err := history.Analyze(files, history.DefaultOptions())
+	p := store.Policy{Keep: r.Keep, KeepAA: r.KeepAA, PRAge: time.Duration(r.PRDays) * 24 * time.Hour}
+	removed, err := rs.s.Prune(ctx, p)
 	if err != nil {
-		j.log.Warn("change points", "err", err)
+		j.log.Warn("pruning the store (store.retention)", "err", err)
 		return
 	}
-	var rows []string
-	for _, s := range h.Series {
-		if len(s.Shifts) == 0 {
-			continue
-		}
-		sh := s.Shifts[len(s.Shifts)-1]
-		if sh.Direction != changepoint.Regression {
-			continue
-		}
-		rows = append(rows, fmt.Sprintf("| %s | %s | %s | %s | %.4g → %.4g | %+.1f %% |", s.Cell, s.Metric,
-			code(ghbot.ShortSHA(commit(sh.Index))), code(ghbot.ShortSHA(commit(sh.Index-1))), sh.Before, sh.After, 100*sh.Change))
+	if len(removed) > 0 {
+		j.log.Info("store pruned (store.retention)", "removed", len(removed), "keep", r.Keep, "keep_aa", r.KeepAA, "pr_days", r.PRDays)
 	}
-	if len(rows) == 0 {
-		return
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s\nThe default branch's results of config `%s` shifted to a worse level (change points over the last %d pushes, newest %s):\n\n",
-		changePointMarker, store.ConfigID(head), len(files), code(ghbot.ShortSHA(head.Engine.Commit)))
-	b.WriteString("| Cell | Metric | First commit | Last before | Mean before → after | Change |\n|---|---|---|---|---|---|\n")
-	b.WriteString(strings.Join(rows, "\n") + "\n")
-	if j.runURL != "" {
-		fmt.Fprintf(&b, "\n[The run](%s)\n", j.runURL)
-	}
-	n, created, err := c.UpsertIssue(ctx, j.repo, changePointLabel, changePointMarker, changePointTitle, b.String())
-	if err != nil {
-		j.log.Warn("the change-point issue", "err", err)
-		return
-	}
-	j.log.Warn("a change point that is a regression", "issue", n, "created", created, "series", len(rows))
 }

@@ -64,6 +64,7 @@ const (
 	artifactBase       = "base.json"
 	artifactComparison = "comparison.json"
 	artifactComment    = "comment.md"
+	artifactAA         = "aa.json" // a push's A/A rerun (input aa)
 	metaSchema         = "speedmatrix/action-artifact/v1"
 	maxMetaBytes       = 64 << 10
 )

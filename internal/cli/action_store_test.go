@@ -53,6 +53,12 @@ func (e *storeEnv) put(sha string) { e.putScaled(sha, 1) }
 // default-branch result.
 func (e *storeEnv) putScaled(sha string, k float64) {
 	e.t.Helper()
+	e.putScaledAt(sha, k, time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(e.puts+1)*time.Hour))
+}
+
+// putScaledAt is putScaled with the result's time in the store.
+func (e *storeEnv) putScaledAt(sha string, k float64, at time.Time) {
+	e.t.Helper()
 	f, err := results.ReadFile(baselineResults(e.t))
 	if err != nil {
 		e.t.Fatal(err)
@@ -73,7 +79,6 @@ func (e *storeEnv) putScaled(sha string, k float64) {
 		f.Decode[i].Trials, f.Decode[i].SummaryOnly = nil, true
 	}
 	e.puts++
-	at := time.Date(2019, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(e.puts) * time.Hour)
 	kind := store.KindDefault
 	if e.aa {
 		kind = store.KindAA

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -42,7 +43,8 @@ error is a regression by itself. The false discovery rate is controlled over the
 
 Noise comes from repeated trials when both sides have them, else from --history (the spread of
 each cell across earlier results of the base) or --store (the newest default-branch results of
-the base's config id in a results store, at least min_history of them), else from the
+the base's config id in a results store), from 3 results per cell (the bot waits for
+store.min_history, 10: see the README), else from the
 window's own samples floored by a prior, else from the prior alone; the output says which, per
 cell.
 
@@ -104,8 +106,12 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 				if in.History, err = historyFromStore(cmd.Context(), env, st, in.Base[0], in.Head, historyMax, th.MinHistory); err != nil {
 					return err
 				}
-				if in.MeasuredNoise, err = measuredFromStore(cmd.Context(), env, st, in.Base[0]); err != nil {
-					return err
+				var commits int
+				if in.MeasuredNoise, commits, err = calibrate.StoreNoise(cmd.Context(), st, store.ConfigID(in.Base[0])); err != nil {
+					return fmt.Errorf("--store: %w", err)
+				}
+				if commits > 0 {
+					env.Log.Info(fmt.Sprintf("measured noise: A/A runs of %d commits in the store; where it exceeds the prior, compare uses it", commits))
 				}
 			}
 			if historyDir != "" {
@@ -176,21 +182,6 @@ func historyFromStore(ctx context.Context, env *Env, s store.Store, base *result
 	}
 	env.Log.Info(note)
 	return files, nil
-}
-
-// measuredFromStore returns the run-to-run noise measured in s: the spread of the repeated runs
-// (default-branch result and A/A reruns) of each commit of the base's config id, pooled.
-func measuredFromStore(ctx context.Context, env *Env, s store.Store, base *results.File) (map[compare.NoiseKey]float64, error) {
-	groups, _, err := store.Repeats(ctx, s, store.ConfigID(base))
-	if err != nil {
-		return nil, fmt.Errorf("--store: %w", err)
-	}
-	if len(groups) == 0 {
-		return nil, nil
-	}
-	cv, _ := compare.MeasuredNoise(groups)
-	env.Log.Info(fmt.Sprintf("measured noise: A/A runs of %d commits in the store; where it exceeds the prior, compare uses it", len(groups)))
-	return cv, nil
 }
 
 // readSide reads one side's comma-separated results files.

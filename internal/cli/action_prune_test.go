@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
+)
+
+// TestActionPushPrunesDataBranch: a push stores its results and then prunes the data branch to
+// store.retention.keep default-branch results of the config, newest first (the push's own, the
+// current baseline, among them), in a commit of its own that says [skip ci]; another writer
+// that moves the branch during the prune loses nothing: the prune retries on the new tip.
+func TestActionPushPrunesDataBranch(t *testing.T) {
+	e := pushEnv(t, "store: {retention: {keep: 3}}\n")
+	gh, err := github.NewClient(nil).WithAuthToken(actToken).WithEnterpriseURLs(e.srv.URL, e.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := store.NewBranch(gh, "Codertocat", "Hello-World")
+	f, err := results.ReadFile(baselineResults(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 1; i <= 5; i++ {
+		at := time.Date(2019, 1, 1, i, 0, 0, 0, time.UTC)
+		if _, err := other.Put(ctx, store.Entry{Commit: seqSHA(i), Time: at}, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The 1st ref update is the push's result, the 2nd the prune's: before that one, another
+	// writer stores a pull request's result, so the prune's update is not a fast forward.
+	updates, raced := 0, false
+	e.srv.OnGit(func(method, path string) {
+		if method != "PATCH" || !strings.Contains(path, "/git/refs/heads/speedmatrix-data") || raced {
+			return
+		}
+		if updates++; updates == 2 {
+			raced = true
+			if _, err := other.Put(ctx, store.Entry{Commit: prHead, Kind: store.KindPR, PR: 2}, f); err != nil {
+				t.Errorf("the racing writer: %v", err)
+			}
+		}
+	})
+	out, stderr, err := e.run(ctx)
+	if err != nil || out["verdict"] != "baseline" {
+		t.Fatalf("push: %v, outputs %v\n%s", err, out, stderr)
+	}
+	if !raced {
+		t.Errorf("the push updated the data branch %d times: no prune", updates)
+	}
+	var kept []string
+	pr := false
+	for p := range e.srv.Files(actRepo, "heads/speedmatrix-data") {
+		switch {
+		case strings.HasPrefix(p, "results/"):
+			kept = append(kept, strings.Split(p, "/")[1][:7])
+		case strings.HasPrefix(p, "pr/2/"+prHead+"/"):
+			pr = true
+		}
+	}
+	want := map[string]bool{pushAfter[:7]: true, seqSHA(5)[:7]: true, seqSHA(4)[:7]: true}
+	if len(kept) != 3 || !want[kept[0]] || !want[kept[1]] || !want[kept[2]] {
+		t.Errorf("default-branch results kept %v, want the push's and seqSHA 4 and 5", kept)
+	}
+	if !pr {
+		t.Errorf("the racing writer's result is lost")
+	}
+	entries, err := other.List(ctx, store.Filter{})
+	if err != nil || len(entries) != 4 {
+		t.Errorf("index: %d entries, %v; want 3 default-branch and the PR's", len(entries), err)
+	}
+	tip, _ := e.srv.Commit(actRepo, e.srv.Ref(actRepo, "heads/speedmatrix-data"))
+	if !strings.Contains(tip.Message, "prune 3 results") || !strings.Contains(tip.Message, "[skip ci]") {
+		t.Errorf("the data branch's tip %q, want the prune's commit", tip.Message)
+	}
+}
+
+// TestActionSplitReportPrunes: in the split workflow the report job, which stores the push's
+// results, prunes the data branch by store.retention too.
+func TestActionSplitReportPrunes(t *testing.T) {
+	e := pushEnv(t, "store: {retention: {keep: 1}}\n")
+	gh, err := github.NewClient(nil).WithAuthToken(actToken).WithEnterpriseURLs(e.srv.URL, e.srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := results.ReadFile(baselineResults(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := store.NewBranch(gh, "Codertocat", "Hello-World")
+	for i := 1; i <= 2; i++ {
+		if _, err := other.Put(context.Background(), store.Entry{Commit: seqSHA(i), Time: time.Date(2019, 1, 1, i, 0, 0, 0, time.UTC)}, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	splitRun(t, e)
+	for i := 1; i <= 2; i++ {
+		if def, _ := dataFiles(e, seqSHA(i)); def != 0 {
+			t.Errorf("seqSHA(%d)'s result kept beyond keep 1", i)
+		}
+	}
+	if def, _ := dataFiles(e, pushAfter); def != 1 {
+		t.Errorf("the push's result (the current baseline) is not on the data branch")
+	}
+}
