@@ -115,6 +115,8 @@ type Run struct {
 	// Budget says where a measured run's wall-clock time went; nil for imported files.
 	Budget *Budget `json:"budget,omitempty"`
 	Extra  []KV    `json:"extra,omitempty"`
+	// Shard is set when the file holds one shard of a sharded run (shard.go).
+	Shard *Shard `json:"shard,omitempty"`
 }
 
 // Budget is where a measured run's wall-clock time went, in seconds, and the CPU time the
