@@ -127,10 +127,10 @@ func PlanShards(cfg Config, n int) (ShardPlan, error) {
 	}
 	slices.SortFunc(rows, func(a, b *ShardRow) int { return cmp.Compare(a.Context, b.Context) })
 	if n < 1 {
-		return ShardPlan{}, fmt.Errorf("shards %d: want at least 1", n)
+		return ShardPlan{}, fmt.Errorf("%d shards: want at least 1", n)
 	}
 	if n > len(rows) {
-		return ShardPlan{}, fmt.Errorf("shards %d: this matrix has %d context rows and a shard holds whole rows, so at most %d shards", n, len(rows), len(rows))
+		return ShardPlan{}, fmt.Errorf("%d shards: this matrix has %d context rows and a shard holds whole rows, so at most %d shards", n, len(rows), len(rows))
 	}
 	// Longest row first, to the shard expected to finish first.
 	order := slices.Clone(rows)

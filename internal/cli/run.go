@@ -34,6 +34,9 @@ type runOptions struct {
 	// simSpeedup is set while the in-process simulator runs: the client then samples in model
 	// time (runsim.go).
 	simSpeedup float64
+	// shardSpec is --shard K/N; shard the rows it resolves to (run_shard.go).
+	shardSpec string
+	shard     *bench.Shard
 }
 
 // defaultRunOptions returns the defaults of `speedmatrix run`.
@@ -132,6 +135,7 @@ its line, column and dotted path.`,
 	f.Float64Var(&o.Hardware.VRAMGB, "vram-gb", 0, "memory per GPU in GB, recorded")
 	f.StringVar(&o.Hardware.Driver, "driver", "", "GPU driver version, recorded")
 	addSimRunFlags(f, &o.Sim)
+	f.StringVar(&o.shardSpec, "shard", "", shardUsage)
 	return cmd
 }
 
@@ -172,6 +176,7 @@ func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concur
 	set("vram-gb", func() { final.Hardware.VRAMGB = o.Hardware.VRAMGB })
 	set("driver", func() { final.Hardware.Driver = o.Hardware.Driver })
 	overrideSimRunFlags(fs, &final.Sim, &o.Sim)
+	set("shard", func() { final.shardSpec = o.shardSpec })
 }
 
 // parseContexts reads a list of context lengths; "none" is the empty list.
@@ -261,6 +266,7 @@ func benchConfig(o runOptions, baseURL, runID string) (bench.Config, error) {
 	cfg.Timeouts.Health = o.HealthTimeout
 	cfg.Timeouts = o.scaleSim(cfg.Timeouts) // model-time sampling against the simulator (runsim.go)
 	cfg.RunID = runID
+	cfg.Shard = o.shard
 	cfg.LaunchCommand = redact.Command(o.LaunchCommand)
 	cfg.Revision = o.Revision
 	cfg.ToolVersion = Version()
@@ -284,6 +290,9 @@ func newRunID(now time.Time) string {
 // runCommand checks the options and measures the server at o.URL, else the server engine.serve
 // starts, else the built-in simulator.
 func runCommand(ctx context.Context, env *Env, o runOptions) error {
+	if err := resolveShard(env, &o); err != nil { // run_shard.go
+		return err
+	}
 	if o.URL == "" && o.Engine.Serve != nil {
 		return runEngine(ctx, env, o) // build, serve, measure and stop (runengine.go)
 	}
