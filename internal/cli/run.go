@@ -290,7 +290,7 @@ func newRunID(now time.Time) string {
 // runCommand checks the options and measures the server at o.URL, else the server engine.serve
 // starts, else the built-in simulator.
 func runCommand(ctx context.Context, env *Env, o runOptions) error {
-	if err := resolveShard(env, &o); err != nil { // run_shard.go
+	if done, err := shardStep(ctx, env, &o); done || err != nil { // plan, run --shard (run_shard.go)
 		return err
 	}
 	if o.URL == "" && o.Engine.Serve != nil {

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/bench"
@@ -9,6 +10,15 @@ import (
 
 // shardUsage is the help of run's --shard flag.
 const shardUsage = "measure only shard K of N of the plan `speedmatrix plan --shards N` prints for the same settings, e.g. 2/4 (whole context rows; speedmatrix merge joins the shards)"
+
+// shardStep is runCommand's first step: for `speedmatrix plan` it prints the plan and says the
+// command is done; for run --shard K/N it resolves the shard's rows into o.
+func shardStep(ctx context.Context, env *Env, o *runOptions) (done bool, err error) {
+	if n, ok := ctx.Value(planKey{}).(int); ok {
+		return true, printPlan(env, *o, n)
+	}
+	return false, resolveShard(env, o)
+}
 
 // resolveShard turns run's --shard K/N into the rows the run measures: shard K of the plan
 // that `speedmatrix plan --shards N` computes from the same settings.
