@@ -12,6 +12,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/merge"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // shardMatrixArgs are the matrix of the sharded end-to-end test: 4 context rows × concurrency 1
@@ -84,6 +85,9 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	}
 	if got.Run.Partial || got.Run.Shard != nil {
 		t.Errorf("merged file: partial %v (%s), shard %+v", got.Run.Partial, got.Run.PartialReason, got.Run.Shard)
+	}
+	if g, w := store.ConfigID(got), store.ConfigID(want); g != w {
+		t.Errorf("merged config id %s, one run's %s: the baseline store would not find one for the other", g, w)
 	}
 	gs, ws := *got.Run.Settings, *want.Run.Settings
 	gs.URL, ws.URL = "", "" // each run's simulator listens on its own port
