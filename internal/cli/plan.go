@@ -48,8 +48,9 @@ prints, on one line, the GitHub Actions job matrix of one job per shard:
   {"include":[{"shard":"1/4","plan":"…","contexts":"8K,1024K","cells":"prefill/8K,…","expected_minutes":12.1},…]}
 
 for strategy.matrix: ${{ fromJSON(needs.plan.outputs.matrix) }}. Each job runs
-speedmatrix run --shard ${{ matrix.shard }} with the same settings, and one job joins the
-shards with speedmatrix merge. plan takes every flag of run (and --config), so that the
+speedmatrix run --shard ${{ matrix.shard }} --plan ${{ matrix.plan }} with the same settings
+(--plan makes a runner whose settings or speedmatrix version make another plan fail before
+it measures), and one job joins the shards with speedmatrix merge. plan takes every flag of run (and --config), so that the
 workflow can pass both the same ones; only those that shape the matrix change the plan
 (--matrix, --contexts, --concurrency, --prefill-contexts, --cells, --duration, --trials,
 --context-warmup).
@@ -73,6 +74,7 @@ log on stderr.`
 	}
 	cmd.Flags().IntVar(&shards, "shards", 0, "number of shards (runners), at most the number of context rows")
 	_ = cmd.Flags().MarkHidden("shard")
+	_ = cmd.Flags().MarkHidden("plan")
 	return cmd
 }
 

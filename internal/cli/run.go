@@ -34,9 +34,9 @@ type runOptions struct {
 	// simSpeedup is set while the in-process simulator runs: the client then samples in model
 	// time (runsim.go).
 	simSpeedup float64
-	// shardSpec is --shard K/N; shard the rows it resolves to (run_shard.go).
-	shardSpec string
-	shard     *bench.Shard
+	// shardSpec is --shard K/N, planID --plan; shard the rows they resolve to (run_shard.go).
+	shardSpec, planID string
+	shard             *bench.Shard
 }
 
 // defaultRunOptions returns the defaults of `speedmatrix run`.
@@ -135,7 +135,7 @@ its line, column and dotted path.`,
 	f.Float64Var(&o.Hardware.VRAMGB, "vram-gb", 0, "memory per GPU in GB, recorded")
 	f.StringVar(&o.Hardware.Driver, "driver", "", "GPU driver version, recorded")
 	addSimRunFlags(f, &o.Sim)
-	f.StringVar(&o.shardSpec, "shard", "", shardUsage)
+	addShardFlags(f, &o) // run_shard.go
 	return cmd
 }
 
@@ -176,7 +176,7 @@ func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concur
 	set("vram-gb", func() { final.Hardware.VRAMGB = o.Hardware.VRAMGB })
 	set("driver", func() { final.Hardware.Driver = o.Hardware.Driver })
 	overrideSimRunFlags(fs, &final.Sim, &o.Sim)
-	set("shard", func() { final.shardSpec = o.shardSpec })
+	overrideShardFlags(fs, final, o)
 }
 
 // parseContexts reads a list of context lengths; "none" is the empty list.
