@@ -177,6 +177,7 @@ func join(in []Input, missing []string) (*results.File, error) {
 		Decode:   []results.DecodeCell{},
 	}
 	out.Run.Shard = nil
+	out.Hardware.OtherGPUProcesses = slices.Clone(ref.Hardware.OtherGPUProcesses)
 	out.Run.Partial, out.Run.PartialReason = false, ""
 	out.Run.Extra = slices.Clone(ref.Run.Extra)
 	if ref.Run.ID != "" {
