@@ -144,6 +144,9 @@ type Config struct {
 	Revision      string
 	ToolVersion   string
 	Seed          int64
+
+	// Shard, when set, restricts the run to one shard's context rows (shard.go).
+	Shard *Shard
 }
 
 // DefaultConfig returns a full-matrix configuration with the contract's defaults.

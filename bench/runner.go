@@ -294,6 +294,10 @@ func (s *session) setup(ctx context.Context) ([]*ctxPlan, error) {
 		st.Contexts, st.Concurrency, st.PrefillContexts = nil, nil, nil
 	}
 	s.file.Run.Settings = st
+	if cfg.Shard != nil {
+		plan = shardPlan(plan, cfg.Shard)
+		s.file.Run.Shard = shardRecord(cfg.Shard)
+	}
 	return plan, nil
 }
 

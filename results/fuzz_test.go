@@ -39,7 +39,9 @@ func FuzzImport(f *testing.F) {
 // FuzzDecode feeds the results reader arbitrary bytes. It must never panic, and whatever it
 // accepts must write back byte-stably.
 func FuzzDecode(f *testing.F) {
-	for _, file := range []*results.File{measured(), mustImportF(f, readRef(f))} {
+	sharded := measured()
+	sharded.Run.Shard = &results.Shard{Index: 2, Count: 4, Plan: "a6744badb16c", Contexts: []string{"16K", "512K"}}
+	for _, file := range []*results.File{measured(), mustImportF(f, readRef(f)), sharded} {
 		b, err := results.Encode(file)
 		if err != nil {
 			f.Fatal(err)

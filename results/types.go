@@ -118,6 +118,8 @@ type Run struct {
 	// cost of deciding what it left undecided; nil for imported files.
 	GPUTime *GPUTime `json:"gpu_time,omitempty"`
 	Extra   []KV     `json:"extra,omitempty"`
+	// Shard is set when the file holds one shard of a sharded run (shard.go).
+	Shard *Shard `json:"shard,omitempty"`
 }
 
 // Budget is where a measured run's wall-clock time went, in seconds, and the CPU time the

@@ -128,6 +128,7 @@ func Validate(f *File) error {
 	v.bounded("run", "seconds_per_measurement", f.Run.SecondsPerMeasurement, maxSeconds, "s")
 	validateTimeScale(v, f)
 	validateFingerprint(v, &f.Hardware)
+	v.validateShard(f.Run.Shard)
 	if f.Run.MaxOutputTokens < 0 {
 		v.addf("run: max_output_tokens is negative (%d)", f.Run.MaxOutputTokens)
 	}

@@ -147,6 +147,8 @@ matrix with regression verdicts.`,
 		newBaselineCmd(env),
 		newStoreCmd(env),
 		newActionCmd(env),
+		newPlanCmd(env),
+		newMergeCmd(env),
 	)
 	return root
 }

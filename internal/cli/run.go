@@ -37,6 +37,9 @@ type runOptions struct {
 	// adaptive holds --baseline, --history, --compare-out and the build and load times of the
 	// job (run_adaptive.go).
 	adaptive adaptiveOptions
+	// shardSpec is --shard K/N, planID --plan; shard the rows they resolve to (run_shard.go).
+	shardSpec, planID string
+	shard             *bench.Shard
 }
 
 // defaultRunOptions returns the defaults of `speedmatrix run`.
@@ -136,6 +139,7 @@ its line, column and dotted path.`,
 	f.StringVar(&o.Hardware.Driver, "driver", "", "GPU driver version, recorded")
 	addSimRunFlags(f, &o.Sim)
 	addAdaptiveFlags(f, &o) // run_adaptive.go
+	addShardFlags(f, &o)    // run_shard.go
 	return cmd
 }
 
@@ -177,6 +181,7 @@ func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concur
 	set("driver", func() { final.Hardware.Driver = o.Hardware.Driver })
 	overrideSimRunFlags(fs, &final.Sim, &o.Sim)
 	overrideAdaptiveFlags(fs, final, o)
+	overrideShardFlags(fs, final, o)
 }
 
 // parseContexts reads a list of context lengths; "none" is the empty list.
@@ -266,6 +271,7 @@ func benchConfig(o runOptions, baseURL, runID string) (bench.Config, error) {
 	cfg.Timeouts.Health = o.HealthTimeout
 	cfg.Timeouts = o.scaleSim(cfg.Timeouts) // model-time sampling against the simulator (runsim.go)
 	cfg.RunID = runID
+	cfg.Shard = o.shard
 	cfg.LaunchCommand = redact.Command(o.LaunchCommand)
 	cfg.Revision = o.Revision
 	cfg.ToolVersion = Version()
@@ -290,6 +296,9 @@ func newRunID(now time.Time) string {
 // starts, else the built-in simulator.
 func runCommand(ctx context.Context, env *Env, o runOptions) error {
 	if err := checkAdaptive(o); err != nil {
+		return err
+	}
+	if done, err := shardStep(ctx, env, &o); done || err != nil { // plan, run --shard (run_shard.go)
 		return err
 	}
 	if o.URL == "" && o.Engine.Serve != nil {

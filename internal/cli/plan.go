@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/speedmatrix/speedmatrix/bench"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// shardMatrix is the GitHub Actions job matrix `speedmatrix plan` prints: one include entry per
+// shard, for `strategy.matrix: ${{ fromJSON(needs.plan.outputs.matrix) }}`.
+type shardMatrix struct {
+	Include []shardEntry `json:"include"`
+}
+
+// shardEntry is one shard of the job matrix.
+type shardEntry struct {
+	Shard string `json:"shard"` // K/N, for `run --shard`
+	Plan  string `json:"plan"`  // the plan's identity, recorded in every shard's results
+	// Contexts are the nominal contexts of the shard's rows; Cells its cells as planned before
+	// the server is known (a 1024K row is measured as 1019K on a 1M server).
+	Contexts        string  `json:"contexts"`
+	Cells           string  `json:"cells"`
+	ExpectedMinutes float64 `json:"expected_minutes"`
+}
+
+// planKey is the context key under which `speedmatrix plan` asks the run command it is built
+// from for the plan instead of a run (runCommand, shardStep).
+type planKey struct{}
+
+// newPlanCmd builds `speedmatrix plan`: the run command, every flag of it included, that prints
+// the plan of its settings instead of measuring them, so that plan and run read the same
+// settings the same way.
+func newPlanCmd(env *Env) *cobra.Command {
+	var shards int
+	cmd := newRunCmd(env)
+	cmd.Use = "plan --shards N [--config speedmatrix.yaml] [flags of run]"
+	cmd.Short = "Split the matrix into shards for several runners: prints the GitHub Actions job matrix"
+	cmd.Long = `plan splits the matrix that run would measure with the same settings into N shards and
+prints, on one line, the GitHub Actions job matrix of one job per shard:
+
+  {"include":[{"shard":"1/4","plan":"…","contexts":"8K,1024K","cells":"prefill/8K,…","expected_minutes":12.1},…]}
+
+for strategy.matrix: ${{ fromJSON(needs.plan.outputs.matrix) }}. Each job runs
+speedmatrix run --shard ${{ matrix.shard }} --plan ${{ matrix.plan }} with the same settings
+(--plan makes a runner whose settings or speedmatrix version make another plan fail before
+it measures), and one job joins the shards with speedmatrix merge. plan takes every flag of run (and --config), so that the
+workflow can pass both the same ones; only those that shape the matrix change the plan
+(--matrix, --contexts, --concurrency, --prefill-contexts, --cells, --duration, --trials,
+--context-warmup).
+
+A shard is made of whole context rows (a context's prefill cell and all its decode cells), so
+that the scout that warms the prefix cache serves the decode cells after it. Rows are balanced
+by their expected time: every decode trial its window plus 2 s (readiness and drain), every
+prefill its length at 13K prompt tok/s falling to ~10K at 1M tokens (the reference report's),
+twice with the context warm-up; the plan knows no server, so cells a server will find over
+capacity count as measured. The split is deterministic: run --shard K/N computes the same from
+the same settings and records the plan's identity, which merge checks. N above the number of
+rows is an error that says the maximum. The expected time per shard is in the JSON and in the
+log on stderr.`
+	run := cmd.RunE
+	cmd.RunE = func(c *cobra.Command, args []string) error {
+		if !c.Flags().Changed("shards") {
+			return usagef("--shards is required: how many runners share the matrix, e.g. --shards 4")
+		}
+		c.SetContext(context.WithValue(c.Context(), planKey{}, shards))
+		return run(c, args)
+	}
+	cmd.Flags().IntVar(&shards, "shards", 0, "number of shards (runners), at most the number of context rows")
+	_ = cmd.Flags().MarkHidden("shard")
+	_ = cmd.Flags().MarkHidden("plan")
+	return cmd
+}
+
+// printPlan prints the job matrix of the run options o in n shards (newPlanCmd).
+func printPlan(env *Env, o runOptions, n int) error {
+	p, err := planShards(o, n)
+	if err != nil {
+		return err
+	}
+	m := shardMatrix{}
+	var minutes []string
+	var total, longest float64
+	for _, s := range p.Shards {
+		e := shardEntry{Shard: s.String(), Plan: s.Plan, ExpectedMinutes: roundMinutes(s.Expected.Minutes())}
+		var labels, ids []string
+		for _, r := range s.Rows {
+			labels = append(labels, results.ContextLabel(r))
+		}
+		for _, c := range s.Cells {
+			ids = append(ids, c.String())
+		}
+		e.Contexts, e.Cells = strings.Join(labels, ","), strings.Join(ids, ",")
+		m.Include = append(m.Include, e)
+		minutes = append(minutes, fmt.Sprintf("%s %.1f min (%s)", e.Shard, e.ExpectedMinutes, e.Contexts))
+		total += s.Expected.Minutes()
+		longest = math.Max(longest, s.Expected.Minutes())
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	env.Log.Info("plan", "plan", p.ID, "shards", len(p.Shards), "rows", len(p.Rows),
+		"expected_minutes", strings.Join(minutes, "; "), "longest_minutes", roundMinutes(longest), "total_minutes", roundMinutes(total))
+	_, err = fmt.Fprintf(env.Stdout, "%s\n", data)
+	return err
+}
+
+// roundMinutes rounds to a tenth of a minute.
+func roundMinutes(m float64) float64 { return math.Round(m*10) / 10 }
+
+// planShards splits the matrix of the run options o into n shards (bench.PlanShards); errors
+// are usage errors. It depends on o as the user gave it, before the simulator shortens the
+// window, so that plan and every run --shard of the same settings agree.
+func planShards(o runOptions, n int) (bench.ShardPlan, error) {
+	cfg, err := benchConfig(o, "", "")
+	if err != nil {
+		return bench.ShardPlan{}, err
+	}
+	p, err := bench.PlanShards(cfg, n)
+	if err != nil {
+		return p, usagef("--shards %d: %v", n, strings.TrimPrefix(err.Error(), fmt.Sprintf("%d shards: ", n)))
+	}
+	return p, nil
+}
