@@ -359,6 +359,8 @@ func (g *priorGroup) label(lo, hi int) string {
 		return "one request per prefill run"
 	case results.PriorNoSpread:
 		return "repeated trials identical"
+	case results.PriorCounters:
+		return "one counter ratio per run (speculative acceptance)"
 	}
 	return "no better source"
 }
