@@ -63,6 +63,7 @@ func (c Config) Validate() error {
 		v.fail("output", "want a file name")
 	}
 	v.engine(r.Engine)
+	v.specDecode(r)
 	if r.Hardware.GPUCount < 0 {
 		v.fail("hardware.gpu_count", "%d: want 0 or more", r.Hardware.GPUCount)
 	}
@@ -86,7 +87,7 @@ func (c Config) Validate() error {
 	}
 	v.fraction("compare.fdr", c.Compare.FDR)
 	v.fraction("compare.false_alarm", c.Compare.FalseAlarm)
-	metrics := slices.Concat(results.Metrics(results.PhaseDecode), results.Metrics(results.PhasePrefill))
+	metrics := slices.Concat(results.Metrics(results.PhaseDecode), results.Metrics(results.PhasePrefill), []results.Metric{results.MetricSpecAcceptance})
 	names := make([]string, 0, len(metrics))
 	for _, m := range metrics {
 		if !slices.Contains(names, string(m)) {
