@@ -34,6 +34,9 @@ type runOptions struct {
 	// simSpeedup is set while the in-process simulator runs: the client then samples in model
 	// time (runsim.go).
 	simSpeedup float64
+	// finish, when set, amends a served run's results before each write (spec_decode: pinned
+	// records its acceptance pass, runengine_pinned.go).
+	finish func(*results.File)
 }
 
 // defaultRunOptions returns the defaults of `speedmatrix run`.
@@ -284,6 +287,9 @@ func newRunID(now time.Time) string {
 // runCommand checks the options and measures the server at o.URL, else the server engine.serve
 // starts, else the built-in simulator.
 func runCommand(ctx context.Context, env *Env, o runOptions) error {
+	if o.SpecDecode.Pinned() {
+		return runEnginePinned(ctx, env, o) // acceptance pass, then the pinned matrix (runengine_pinned.go)
+	}
 	if o.URL == "" && o.Engine.Serve != nil {
 		return runEngine(ctx, env, o) // build, serve, measure and stop (runengine.go)
 	}

@@ -156,7 +156,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	env.Log.Info("server ready; measuring", "url", srv.URL(), "model", srv.Model(), "launch", rec.launch, "log", logPath)
 
 	start = time.Now()
-	err = measureURL(ctx, env, o, srv.URL(), chainFinish(simulatorAtURL(ctx, env, o), rec.apply))
+	err = measureURL(ctx, env, o, srv.URL(), chainFinish(simulatorAtURL(ctx, env, o), rec.apply, o.finish))
 	ph.measure = time.Since(start)
 	if serr := srv.Err(); serr != nil {
 		// The server exited while it was measured: say why, with its last log lines.
