@@ -1,7 +1,9 @@
 package compare
 
 import (
+	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -165,4 +167,20 @@ func acceptanceTested(cells []results.CellComparison) bool {
 		}
 	}
 	return false
+}
+
+// pinWarnings says when base and head served speculative decoding differently (one pinned, or
+// pinned at different lengths): their decode speeds at low concurrency then differ by how much
+// each accepted, not only by the engine.
+func pinWarnings(b, h *results.File) []string {
+	desc := func(f *results.File) string {
+		if f.Pinned() {
+			return fmt.Sprintf("pinned at %s tokens per draft step", strconv.FormatFloat(f.SpecDecode.PinnedAcceptanceLength, 'f', -1, 64))
+		}
+		return "as launched"
+	}
+	if b.Pinned() == h.Pinned() && (!b.Pinned() || b.SpecDecode.PinnedAcceptanceLength == h.SpecDecode.PinnedAcceptanceLength) {
+		return nil
+	}
+	return []string{fmt.Sprintf("speculative decoding was served differently (base %s, head %s): decode speed at low concurrency differs by acceptance as well as by the engine; compare runs served alike, or set spec_decode.acceptance_length so that both pin the same length", desc(b), desc(h))}
 }

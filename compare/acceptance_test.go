@@ -3,6 +3,7 @@ package compare_test
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/speedmatrix/speedmatrix/compare"
@@ -116,6 +117,9 @@ func TestAcceptanceCompared(t *testing.T) {
 			}
 			if tc.want != results.VerdictNotComparable && c.Settings.Metrics[len(c.Settings.Metrics)-1].Metric != results.MetricSpecAcceptance {
 				t.Errorf("settings do not list the acceptance metric: %+v", c.Settings.Metrics)
+			}
+			if pinned := tc.head.Pinned() != tc.base.Pinned(); pinned != strings.Contains(strings.Join(c.Warnings, "\n"), "speculative decoding was served differently") {
+				t.Errorf("warnings %q: want the pinned/as-launched difference named: %v", c.Warnings, pinned)
 			}
 			if err := results.ValidateComparison(c); err != nil {
 				t.Errorf("the comparison does not validate: %v", err)

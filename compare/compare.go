@@ -89,6 +89,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		c.Warnings = append(c.Warnings, w)
 	}
 	c.Warnings = append(c.Warnings, FingerprintWarnings(in.Base[0].Hardware, in.Head[0].Hardware)...)
+	c.Warnings = append(c.Warnings, pinWarnings(in.Base[0], in.Head[0])...)
 	for _, side := range [][]*results.File{in.Base[1:], in.Head[1:]} {
 		for _, f := range side {
 			if d := setupDifferences(in.Base[0], f); len(d) > 0 {
