@@ -20,7 +20,23 @@ const noiseAccept = noiseDecode + 1
 // with probability frac(L − 1): the minimum-variance schedule of vLLM's synthetic rejection
 // sampling (SpeculativeConfig rejection_sample_method "synthetic" with
 // synthetic_acceptance_length, which counts the target's own token as this package does). No
-// run-to-run factor applies: a pinned server's acceptance does not vary from run to run.
+// run-to-run factor applies: a pinned server's acceptance does not vary from run to run, and the
+// decode step time's run-to-run factor, which stands for that variation, keeps a tenth of its CV
+// (decodeRunCV).
+
+// pinnedRunShare is the share of the decode step time's run-to-run CV left when acceptance is
+// pinned: that CV stands for the published spread of speculative decoding (CV/batch, PROFILES.md),
+// which is the acceptance changing from run to run; pinned, what is left is the 0.5–2 % at low
+// concurrency a server shows without speculative decoding (1.5 % at concurrency 1 for CV 0.15).
+const pinnedRunShare = 0.1
+
+// decodeRunCV returns the CV at batch 1 of the decode step time's run-to-run factor.
+func (e *Engine) decodeRunCV() float64 {
+	if e.cfg.PinnedAcceptanceLength > 0 {
+		return e.cfg.NoiseCV * pinnedRunShare
+	}
+	return e.cfg.NoiseCV
+}
 
 // acceptFactor returns the run-to-run factor on the mean accepted tokens for the planned step.
 func (e *Engine) acceptFactor() float64 {

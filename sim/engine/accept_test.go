@@ -7,20 +7,21 @@ import (
 )
 
 // acceptanceOfRun runs one request of steps decode steps at concurrency 1 and returns the mean
-// tokens per draft step the spec counters give (1 + accepted ÷ drafts).
-func acceptanceOfRun(t *testing.T, cfg Config, steps int) float64 {
+// tokens per draft step the spec counters give (1 + accepted ÷ drafts) and the tokens per second
+// of virtual time.
+func acceptanceOfRun(t *testing.T, cfg Config, steps int) (length, rate float64) {
 	t.Helper()
 	e, err := New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := prompt(7, 16384, steps*(1+cfg.NumSpecTokens)) // one context bucket (16K … 32K) all along
-	run(t, e, 0, map[time.Duration][]*Request{0: {r}})
+	_, end := run(t, e, 0, map[time.Duration][]*Request{0: {r}})
 	st := e.Stats()
 	if st.SpecDrafts == 0 {
 		t.Fatal("no draft steps")
 	}
-	return 1 + float64(st.SpecAccepted)/float64(st.SpecDrafts)
+	return 1 + float64(st.SpecAccepted)/float64(st.SpecDrafts), float64(r.MaxTokens) / end.Seconds()
 }
 
 // TestAcceptanceRunToRun: with --noise, acceptance varies from seed to seed (a run) at
@@ -34,13 +35,7 @@ func TestAcceptanceRunToRun(t *testing.T) {
 	base.NumBlocks = 4096
 	base.MaxModelLen = 1 << 20
 	const steps, seeds = 1500, 16
-	spread := func(cfg Config) (mean, cv float64) {
-		var xs []float64
-		for s := range seeds {
-			c := cfg
-			c.Seed = uint64(100 + s)
-			xs = append(xs, acceptanceOfRun(t, c, steps))
-		}
+	cvOf := func(xs []float64) (mean, cv float64) {
 		m := 0.0
 		for _, x := range xs {
 			m += x
@@ -51,6 +46,20 @@ func TestAcceptanceRunToRun(t *testing.T) {
 			v += (x - m) * (x - m)
 		}
 		return m, math.Sqrt(v/float64(len(xs)-1)) / m
+	}
+	rateCV := map[bool]float64{}
+	spread := func(cfg Config) (mean, cv float64) {
+		var ls, rs []float64
+		for s := range seeds {
+			c := cfg
+			c.Seed = uint64(100 + s)
+			l, r := acceptanceOfRun(t, c, steps)
+			ls, rs = append(ls, l), append(rs, r)
+		}
+		if cfg.NoiseCV > 0 {
+			_, rateCV[cfg.PinnedAcceptanceLength > 0] = cvOf(rs)
+		}
+		return cvOf(ls)
 	}
 	noisy := base
 	noisy.NoiseCV = 0.15
@@ -73,6 +82,12 @@ func TestAcceptanceRunToRun(t *testing.T) {
 	}
 	if math.Abs(mp-2.6) > 0.02 {
 		t.Errorf("pinned acceptance length %.3f, want 2.6", mp)
+	}
+	// The speed follows: pinned, only the run-to-run noise a server has without speculative
+	// decoding is left (a tenth of the CV at concurrency 1).
+	t.Logf("tokens per second across seeds: CV %.4f unpinned, %.4f pinned", rateCV[false], rateCV[true])
+	if rateCV[true] > rateCV[false]/3 {
+		t.Errorf("pinned decode speed varies by %.4f across seeds, unpinned by %.4f: pinning should remove most of it", rateCV[true], rateCV[false])
 	}
 	if cvQuiet > 0.02 {
 		t.Errorf("acceptance length CV without noise %.4f, want only the draws' spread (< 0.02)", cvQuiet)

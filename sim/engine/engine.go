@@ -511,7 +511,7 @@ func (e *Engine) stepSeconds() float64 {
 		if e.cfg.Slowdown != nil {
 			decode *= e.cfg.Slowdown(PhaseDecode, mean, batch)
 		}
-		decode *= runFactor(e.cfg.Seed, e.cfg.NoiseCV, float64(batch), noiseDecode, uint64(batch), ctxBucket(mean))
+		decode *= runFactor(e.cfg.Seed, e.decodeRunCV(), float64(batch), noiseDecode, uint64(batch), ctxBucket(mean))
 	}
 	d := decode + prefill
 	if e.cfg.NoiseCV > 0 {
