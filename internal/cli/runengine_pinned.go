@@ -29,7 +29,8 @@ import (
 //     pinned_from, acceptance_pass}; a measured length is rounded to two decimals.
 //
 // A pass that measured no acceptance (no spec-decode counters) ends the run before the matrix
-// unless acceptance_length is set.
+// unless acceptance_length is set. A run of no decode cell (a prefill-only rerun) has no pass and
+// needs acceptance_length. A rerun's --trials N applies to the pass when above its trials.
 func runEnginePinned(ctx context.Context, env *Env, o runOptions) error {
 	if o.URL != "" || o.Engine.Serve == nil {
 		return usagef("spec_decode: pinned needs engine.serve and no --url: speedmatrix starts the server twice, unpinned for the acceptance pass and pinned for the matrix")
@@ -38,19 +39,27 @@ func runEnginePinned(ctx context.Context, env *Env, o runOptions) error {
 	if err != nil {
 		return err
 	}
-	env.Log.Info("spec_decode pinned: measuring acceptance unpinned first", "contexts", []string(pass.Contexts), "concurrency", []string(pass.Concurrency), "trials", pass.Trials, "output", pass.Output)
-	if err := runEngine(ctx, env, pass); err != nil {
-		return fmt.Errorf("spec_decode: pinned: the acceptance pass: %w", err)
+	var cells []results.DecodeCell
+	if len(pass.Contexts) > 0 {
+		env.Log.Info("spec_decode pinned: measuring acceptance unpinned first", "contexts", []string(pass.Contexts), "concurrency", []string(pass.Concurrency), "trials", pass.Trials, "output", pass.Output)
+		if err := runEngine(ctx, env, pass); err != nil {
+			return fmt.Errorf("spec_decode: pinned: the acceptance pass: %w", err)
+		}
+		pf, err := results.ReadFile(pass.Output)
+		if err != nil {
+			return fmt.Errorf("spec_decode: pinned: reading the acceptance pass: %w", err)
+		}
+		cells = measuredAcceptance(pf)
+	} else {
+		env.Log.Info("spec_decode pinned: no decode cell to measure, so no acceptance pass")
 	}
-	pf, err := results.ReadFile(pass.Output)
-	if err != nil {
-		return fmt.Errorf("spec_decode: pinned: reading the acceptance pass: %w", err)
-	}
-	cells := measuredAcceptance(pf)
 	l, from := o.SpecDecode.AcceptanceLength, results.PinnedFromConfig
 	if l == 0 {
 		m, ok := meanAcceptance(cells)
 		if !ok {
+			if len(pass.Contexts) == 0 {
+				return usagef("spec_decode: pinned: the run measures no decode cell, so there is no acceptance pass to pin at; set spec_decode.acceptance_length")
+			}
 			return fmt.Errorf("spec_decode: pinned: the acceptance pass measured no speculative acceptance (the server exported no spec-decode counters, or serves without speculative decoding); set spec_decode.acceptance_length to pin a known length, or serve as_launched")
 		}
 		l, from = math.Round(m*100)/100, results.PinnedFromAcceptance // two decimals: a readable command
@@ -78,7 +87,7 @@ func acceptancePassOptions(o runOptions) (runOptions, error) {
 	p.Cells = nil
 	p.Concurrency = config.List{fmt.Sprint(sd.PassConcurrency())}
 	p.PrefillContexts = config.List{"none"}
-	p.Trials = sd.PassTrials()
+	p.Trials = max(sd.PassTrials(), o.Trials) // a rerun's --trials N counts for the pass too
 	if sd.AcceptanceDuration > 0 {
 		p.Duration = sd.AcceptanceDuration
 	}
@@ -89,7 +98,7 @@ func acceptancePassOptions(o runOptions) (runOptions, error) {
 			return p, err
 		}
 		if len(ctxs) == 0 {
-			return p, usagef("spec_decode: pinned: the matrix has no decode context for the acceptance pass; set spec_decode.acceptance_contexts")
+			return p, nil // nothing decodes: no pass (a prefill-only rerun)
 		}
 		p.Contexts = config.List{results.ContextLabel(slices.Min(ctxs))}
 		if hi := slices.Max(ctxs); hi != slices.Min(ctxs) {

@@ -174,6 +174,16 @@ func TestAcceptancePassOptions(t *testing.T) {
 	if got, want := []any{[]string(p.Contexts), []string(p.Concurrency), p.Trials}, []any{[]string{"16K"}, []string{"2"}, 5}; !cmp.Equal(got, want) {
 		t.Errorf("configured pass: %v, want %v", got, want)
 	}
+	// A rerun's trials count for the pass; a prefill-only rerun has no pass.
+	o.Trials = 6
+	if p, err = acceptancePassOptions(o); err != nil || p.Trials != 6 {
+		t.Errorf("rerun with --trials 6: pass trials %d (%v), want 6", p.Trials, err)
+	}
+	o.SpecDecode.AcceptanceContexts = nil
+	o.Cells = config.List{"prefill/8K"}
+	if p, err = acceptancePassOptions(o); err != nil || len(p.Contexts) != 0 {
+		t.Errorf("prefill-only rerun: pass contexts %v (%v), want none", p.Contexts, err)
+	}
 	o.URL = "http://127.0.0.1:1"
 	if err := runEnginePinned(context.Background(), &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, Log: slog.New(slog.DiscardHandler)}, o); err == nil || !strings.Contains(err.Error(), "needs engine.serve") {
 		t.Errorf("pinned with --url: %v, want a usage error", err)
