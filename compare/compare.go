@@ -57,6 +57,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	if err := th.check(); err != nil {
 		return nil, err
 	}
+	th = withAcceptanceDefaults(th)
 	plan, err := th.plan()
 	if err != nil {
 		return nil, err
@@ -88,6 +89,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		c.Warnings = append(c.Warnings, w)
 	}
 	c.Warnings = append(c.Warnings, FingerprintWarnings(in.Base[0].Hardware, in.Head[0].Hardware)...)
+	c.Warnings = append(c.Warnings, pinWarnings(in.Base[0], in.Head[0])...)
 	for _, side := range [][]*results.File{in.Base[1:], in.Head[1:]} {
 		for _, f := range side {
 			if d := setupDifferences(in.Base[0], f); len(d) > 0 {
@@ -107,6 +109,8 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 
 	base, baseOrder := collect(in.Base)
 	head, headOrder := collect(in.Head)
+	attachAcceptance(base, in.Base)
+	attachAcceptance(head, in.Head)
 	order := mergeOrder(baseOrder, headOrder)
 	if len(in.Cells) > 0 {
 		want := map[results.CellID]bool{}
@@ -170,10 +174,11 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		if b.status == results.StatusQueued {
 			cell.Reason = "requests queued in both runs"
 		}
-		for _, m := range results.Metrics(id.Phase) {
+		ms := cellMetrics(id, b, h)
+		for _, m := range ms {
 			cell.Metrics = append(cell.Metrics, results.MetricComparison{Metric: m, Delta: th.Delta[m]})
 		}
-		for i, m := range results.Metrics(id.Phase) {
+		for i, m := range ms {
 			p := &pending{id: id, metric: m, out: &cell.Metrics[i]}
 			if p.estimate(b, h, historyOf(history, id, m), in.MeasuredNoise[NoiseKey{id, m}], th) {
 				tests = append(tests, p)
@@ -199,6 +204,9 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		for _, m := range cell.Metrics {
 			c.Summary.Counts.Add(m.Verdict)
 		}
+	}
+	if acceptanceTested(c.Cells) {
+		c.Settings.Metrics = append(c.Settings.Metrics, results.MetricSettings{Metric: results.MetricSpecAcceptance, Delta: th.Delta[results.MetricSpecAcceptance], HigherIsBetter: true})
 	}
 	c.Summary.Tests = len(tests)
 	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
@@ -368,6 +376,9 @@ func statusVerdict(b, h results.Status) (v results.Verdict, reason string, decid
 // historyOf returns the log values of metric m of cell id in the history files where the cell
 // was measured.
 func historyOf(files []*results.File, id results.CellID, m results.Metric) []float64 {
+	if m == results.MetricSpecAcceptance {
+		return acceptanceHistory(files, id)
+	}
 	var out []float64
 	for _, f := range files {
 		if id.Phase == results.PhasePrefill {

@@ -66,6 +66,8 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 			out.Reason = "no value in either run"
 		case len(bs.logs) == 0:
 			out.Reason = "no value in base"
+		case m == results.MetricSpecAcceptance:
+			out.Reason = "no speculative acceptance measured in head" // a missing counter says nothing of the engine
 		default:
 			// Both cells were measured (a status change is decided before), the base has the
 			// number and the head has none it could be compared by: a 100 % drop (or an

@@ -6,7 +6,13 @@
 // # Method
 //
 // Metrics: prefill prompt tok/s and TTFT; decode total tok/s, per-request tok/s, TTFT and time
-// between tokens. Throughput is better higher, latency lower.
+// between tokens. Throughput is better higher, latency lower. Where either side measured it, a
+// decode cell also has speculative acceptance length (tokens per draft step from the server's
+// spec-decode counters; a run served with spec_decode: pinned takes it from its acceptance pass),
+// better higher, δ = 3 %, in the same BH family but in no row test, with its own prior
+// (DefaultAcceptancePrior: vLLM's acceptance-driven throughput spread, 20 % up to concurrency 2,
+// 7.5 % at 4, 1 % from 8) and no within-run estimate (a window's acceptance is one counter ratio);
+// a side without it is not comparable there, never a lost number. acceptance.go says why.
 //
 // Estimate: every metric is compared on the log scale. A side's value is the mean of the log
 // values of its trials (one per trial; the cell's summary when it kept none), so the change is

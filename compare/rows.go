@@ -62,7 +62,7 @@ func decodeRows(tests []*pending) (map[string][]*pending, []string) {
 	byRow := map[string][]*pending{}
 	var order []string
 	for _, t := range tests {
-		if t.id.Phase != results.PhaseDecode {
+		if t.id.Phase != results.PhaseDecode || t.metric == results.MetricSpecAcceptance {
 			continue
 		}
 		if byRow[t.id.ContextLabel] == nil {

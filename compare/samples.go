@@ -26,6 +26,9 @@ type sideData struct {
 	file int
 	// extra are this cell in further files of the same side, pooled with the first.
 	extra []sideValueSource
+	// accept are the cells holding this decode cell's speculative acceptance, one per file
+	// (acceptance.go).
+	accept []*results.DecodeCell
 }
 
 // sideValueSource is a cell from one more file of the same side.
@@ -190,6 +193,8 @@ func (s *sideData) priorReason(m results.Metric) (string, int) {
 			return results.PriorSummaryOnly, 0
 		}
 		return results.PriorPrefill, 0
+	case m == results.MetricSpecAcceptance:
+		return results.PriorCounters, 0
 	case s.decode != nil:
 		d := s.decode
 		if d.SummaryOnly || len(d.Trials) == 0 {
@@ -265,6 +270,9 @@ func within(t *results.DecodeTrial, m results.Metric) (v, df float64, ok bool) {
 
 // sample collects one side's material for metric m.
 func (s *sideData) sample(m results.Metric) metricSample {
+	if m == results.MetricSpecAcceptance {
+		return s.acceptanceSample()
+	}
 	out := metricSample{withinVar: math.NaN()}
 	add := func(d *results.DecodeCell, p *results.PrefillCell) {
 		switch {

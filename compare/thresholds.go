@@ -72,6 +72,9 @@ type Prior struct {
 	// DecodeRate lists the CV of decode total tok/s, per-request tok/s and time between tokens by
 	// concurrency: the first entry whose UpTo is at least the cell's concurrency applies.
 	DecodeRate []ConcurrencyCV
+	// SpecAcceptance lists the CV of speculative acceptance length by concurrency (empty:
+	// DefaultAcceptancePrior).
+	SpecAcceptance []ConcurrencyCV
 }
 
 // ConcurrencyCV is a CV for concurrency levels up to UpTo (0 = any).
@@ -87,9 +90,10 @@ type ConcurrencyCV struct {
 // median TTFT on light load varies 10–20 % (prior 20 %); a single prefill request 5 %.
 func DefaultPrior() Prior {
 	return Prior{
-		Prefill:    0.05,
-		DecodeTTFT: 0.20,
-		DecodeRate: []ConcurrencyCV{{UpTo: 1, CV: 0.20}, {UpTo: 2, CV: 0.10}, {UpTo: 4, CV: 0.05}, {UpTo: 0, CV: 0.01}},
+		Prefill:        0.05,
+		DecodeTTFT:     0.20,
+		DecodeRate:     []ConcurrencyCV{{UpTo: 1, CV: 0.20}, {UpTo: 2, CV: 0.10}, {UpTo: 4, CV: 0.05}, {UpTo: 0, CV: 0.01}},
+		SpecAcceptance: DefaultAcceptancePrior(),
 	}
 }
 
@@ -100,6 +104,9 @@ func (p Prior) CV(id results.CellID, m results.Metric) float64 {
 	}
 	if m == results.MetricTTFT {
 		return p.DecodeTTFT
+	}
+	if m == results.MetricSpecAcceptance {
+		return p.acceptanceCV(id.Concurrency)
 	}
 	for _, e := range p.DecodeRate {
 		if e.UpTo == 0 || id.Concurrency <= e.UpTo {
@@ -123,6 +130,7 @@ func DefaultThresholds() Thresholds {
 			results.MetricPerRequestTokPerS: 0.03,
 			results.MetricTTFT:              0.05,
 			results.MetricTBT:               0.05,
+			results.MetricSpecAcceptance:    DefaultAcceptanceDelta,
 		},
 		FDR:              0.05,
 		FalseAlarm:       0.01,
@@ -171,19 +179,21 @@ var allMetrics = []results.Metric{results.MetricPromptTokPerS, results.MetricTot
 
 // metricAliases maps the names --threshold accepts to the metrics they set.
 var metricAliases = map[string][]results.Metric{
-	"prompt_tok_per_s":      {results.MetricPromptTokPerS},
-	"prompt":                {results.MetricPromptTokPerS},
-	"total_tok_per_s":       {results.MetricTotalTokPerS},
-	"total":                 {results.MetricTotalTokPerS},
-	"per_request_tok_per_s": {results.MetricPerRequestTokPerS},
-	"per_request":           {results.MetricPerRequestTokPerS},
-	"ttft_ms":               {results.MetricTTFT},
-	"ttft":                  {results.MetricTTFT},
-	"tbt_ms":                {results.MetricTBT},
-	"tbt":                   {results.MetricTBT},
-	"throughput":            {results.MetricPromptTokPerS, results.MetricTotalTokPerS, results.MetricPerRequestTokPerS},
-	"latency":               {results.MetricTTFT, results.MetricTBT},
-	"all":                   allMetrics,
+	"prompt_tok_per_s":       {results.MetricPromptTokPerS},
+	"prompt":                 {results.MetricPromptTokPerS},
+	"total_tok_per_s":        {results.MetricTotalTokPerS},
+	"total":                  {results.MetricTotalTokPerS},
+	"per_request_tok_per_s":  {results.MetricPerRequestTokPerS},
+	"per_request":            {results.MetricPerRequestTokPerS},
+	"ttft_ms":                {results.MetricTTFT},
+	"ttft":                   {results.MetricTTFT},
+	"tbt_ms":                 {results.MetricTBT},
+	"tbt":                    {results.MetricTBT},
+	"throughput":             {results.MetricPromptTokPerS, results.MetricTotalTokPerS, results.MetricPerRequestTokPerS},
+	"latency":                {results.MetricTTFT, results.MetricTBT},
+	"spec_acceptance_length": {results.MetricSpecAcceptance},
+	"acceptance":             {results.MetricSpecAcceptance},
+	"all":                    allMetrics,
 }
 
 // MetricNames returns the names SetThreshold accepts, sorted.

@@ -207,6 +207,9 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string) {
 	case t == buildType:
 		d.build(n, v, path)
 		return
+	case t == specDecodeType && n.Kind != yaml.MappingNode:
+		d.specDecode(n, v, path)
+		return
 	}
 	switch t.Kind() {
 	case reflect.Struct:

@@ -55,6 +55,8 @@ type Run struct {
 	Hardware Hardware `yaml:"hardware"`
 	// Sim configures the built-in simulator measured when there is no URL and no engine.serve.
 	Sim Sim `yaml:"sim"`
+	// SpecDecode is how speculative decoding is served for the matrix (spec_decode: pinned).
+	SpecDecode SpecDecode `yaml:"spec_decode"`
 }
 
 // List is a list given as a YAML sequence ([8K, 16K]) or as one comma-separated string

@@ -66,6 +66,7 @@ func (c Config) Validate() error {
 		v.fail("budget", "%v: want 0 (no budget) or a positive duration like 45m", r.Budget)
 	}
 	v.engine(r.Engine)
+	v.specDecode(r)
 	if r.Hardware.GPUCount < 0 {
 		v.fail("hardware.gpu_count", "%d: want 0 or more", r.Hardware.GPUCount)
 	}
@@ -89,7 +90,7 @@ func (c Config) Validate() error {
 	}
 	v.fraction("compare.fdr", c.Compare.FDR)
 	v.fraction("compare.false_alarm", c.Compare.FalseAlarm)
-	metrics := slices.Concat(results.Metrics(results.PhaseDecode), results.Metrics(results.PhasePrefill))
+	metrics := slices.Concat(results.Metrics(results.PhaseDecode), results.Metrics(results.PhasePrefill), []results.Metric{results.MetricSpecAcceptance})
 	names := make([]string, 0, len(metrics))
 	for _, m := range metrics {
 		if !slices.Contains(names, string(m)) {

@@ -144,7 +144,7 @@ func writeMatrixTables(ew *errWriter, c *results.Comparison, heading string) {
 			fmt.Fprintln(ew, " |")
 		}
 	}
-	for _, m := range results.Metrics(results.PhaseDecode) {
+	for _, m := range decodeMetricsOf(c) {
 		g := decodeGrid(c, m, mdCell)
 		if len(g.contexts) == 0 {
 			continue

@@ -104,6 +104,8 @@ func formatValue(m results.Metric, v *float64, s float64) string {
 		return numfmt.FormatTTFTPrecise(*v)
 	case results.MetricTBT:
 		return numfmt.FormatTBTPrecise(*v)
+	case results.MetricSpecAcceptance:
+		return formatAcceptance(*v)
 	}
 	return numfmt.FormatTokPerSPrecise(*v) + " tok/s"
 }
@@ -359,6 +361,8 @@ func (g *priorGroup) label(lo, hi int) string {
 		return "one request per prefill run"
 	case results.PriorNoSpread:
 		return "repeated trials identical"
+	case results.PriorCounters:
+		return "one counter ratio per run (speculative acceptance)"
 	}
 	return "no better source"
 }
@@ -518,7 +522,7 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 		}
 		table(ew, "", tab)
 	}
-	for _, m := range results.Metrics(results.PhaseDecode) {
+	for _, m := range decodeMetricsOf(c) {
 		g := decodeGrid(c, m, cellMetricText)
 		if len(g.contexts) == 0 {
 			continue

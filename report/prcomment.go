@@ -244,7 +244,7 @@ func decidingOrder(p results.Phase) []results.Metric {
 	if p == results.PhasePrefill {
 		return []results.Metric{results.MetricPromptTokPerS, results.MetricTTFT}
 	}
-	return []results.Metric{results.MetricTotalTokPerS, results.MetricPerRequestTokPerS, results.MetricTBT, results.MetricTTFT}
+	return []results.Metric{results.MetricTotalTokPerS, results.MetricPerRequestTokPerS, results.MetricTBT, results.MetricTTFT, results.MetricSpecAcceptance}
 }
 
 // statusChanged reports whether the cell's status differs between two runs that both hold it.
@@ -293,6 +293,8 @@ func metricName(m results.Metric) string {
 		return "TTFT"
 	case results.MetricTBT:
 		return "time between tokens"
+	case results.MetricSpecAcceptance:
+		return "acceptance length"
 	}
 	return string(m)
 }
@@ -556,6 +558,9 @@ func (m *model) blocks() []block {
 		bs = append(bs, block{name: "acceptance", text: t})
 	}
 	bs = append(bs, block{name: "counts", text: m.counts()})
+	if t := m.specAcceptance(); t != "" {
+		bs = append(bs, block{name: "speculative acceptance", text: t, drop: 3})
+	}
 	if len(m.slower)+len(m.slowerRows) > 0 {
 		bs = append(bs, block{name: "the slower cells", text: m.changeTable("Slower", m.slower, m.slowerRows), drop: 1})
 	}

@@ -129,6 +129,19 @@ func commentScenarios(t *testing.T) map[string]commentScenario {
 			prefix: "### ⚪ No baseline: ", first: "nothing to compare this head with"}
 	}
 	{
+		// Speculative decoding: the head's matrix served with acceptance pinned at the base's
+		// length, its acceptance pass 15 % shorter at concurrency 1 (three runs a side).
+		m := calibrate.NewMatrix(18, 0.05)
+		r := rand.New(rand.NewPCG(18, 1))
+		b, h := runs(m, r, "base", 3, nil, ctx[:2], 8), runs(m, r, "head", 3, nil, ctx[:2], 8)
+		for i := range b {
+			withAcceptance(b[i], 3*(1+0.01*float64(i-1)), false, 0)
+			withAcceptance(h[i], 3, true, 2.55*(1+0.01*float64(i-1)))
+		}
+		out["speculative"] = commentScenario{c: cmpOf(b, h), base: b[0], head: h[0], state: StateBlocked,
+			prefix: "### ❌ Blocked: ", first: "acceptance length"}
+	}
+	{
 		x := testContext()
 		x.Measuring = true
 		out["measuring"] = commentScenario{x: x, state: StateMeasuring, prefix: "### ⏳ Measuring 0123456…", first: "when the run ends"}

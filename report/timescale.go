@@ -53,7 +53,7 @@ func comparisonTimeScaleLine(c *results.Comparison) string {
 // scaledMetric returns a metric's value in the profile's time: a rate divided by s, a time
 // multiplied by it.
 func scaledMetric(m results.Metric, v *float64, s float64) *float64 {
-	if v == nil || s == 1 {
+	if v == nil || s == 1 || m == results.MetricSpecAcceptance { // a count per step, not a time
 		return v
 	}
 	x := *v * s

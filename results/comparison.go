@@ -46,6 +46,10 @@ const (
 	MetricPerRequestTokPerS Metric = "per_request_tok_per_s"
 	MetricTTFT              Metric = "ttft_ms"
 	MetricTBT               Metric = "tbt_ms"
+	// MetricSpecAcceptance is the mean tokens per speculative draft step (1 + accepted ÷
+	// drafts, the server's spec-decode counters) of a decode cell. It is compared only where a
+	// side measured it, so it is not in Metrics (see package compare).
+	MetricSpecAcceptance Metric = "spec_acceptance_length"
 )
 
 // Metrics returns the metrics compared for a phase, in display order.
@@ -59,7 +63,7 @@ func Metrics(p Phase) []Metric {
 // HigherIsBetter reports whether a larger value of m is better (throughput) rather than worse
 // (latency).
 func (m Metric) HigherIsBetter() bool {
-	return m == MetricPromptTokPerS || m == MetricTotalTokPerS || m == MetricPerRequestTokPerS
+	return m == MetricPromptTokPerS || m == MetricTotalTokPerS || m == MetricPerRequestTokPerS || m == MetricSpecAcceptance
 }
 
 // Title returns the metric's name as a report shows it.
@@ -75,6 +79,8 @@ func (m Metric) Title() string {
 		return "TTFT"
 	case MetricTBT:
 		return "Time between tokens"
+	case MetricSpecAcceptance:
+		return "Acceptance length"
 	}
 	return string(m)
 }
@@ -82,7 +88,7 @@ func (m Metric) Title() string {
 // knownMetric reports whether m is one of the metrics.
 func knownMetric(m Metric) bool {
 	switch m {
-	case MetricPromptTokPerS, MetricTotalTokPerS, MetricPerRequestTokPerS, MetricTTFT, MetricTBT:
+	case MetricPromptTokPerS, MetricTotalTokPerS, MetricPerRequestTokPerS, MetricTTFT, MetricTBT, MetricSpecAcceptance:
 		return true
 	}
 	return false
@@ -114,6 +120,9 @@ const (
 	PriorPrefill = "prefill_one_request"
 	// PriorNoSpread: both sides repeated the cell, and every repetition gave the same value.
 	PriorNoSpread = "trials_identical"
+	// PriorCounters: the metric is one ratio of the server's counters per window (speculative
+	// acceptance), so one run has no within-run spread.
+	PriorCounters = "counters_only"
 )
 
 // Comparison is the outcome of comparing a head results file with a base results file.
@@ -482,10 +491,10 @@ func ValidateComparison(c *Comparison) error {
 					v.addf("%s.noise.source %q is not trials, history, within+prior, prior or measured", mw, m.Noise.Source)
 				}
 				switch m.Noise.PriorReason {
-				case "", PriorSummaryOnly, PriorFewSamples, PriorNoWithin, PriorPrefill, PriorNoSpread:
+				case "", PriorSummaryOnly, PriorFewSamples, PriorNoWithin, PriorPrefill, PriorNoSpread, PriorCounters:
 				default:
-					v.addf("%s.noise.prior_reason %q is not one of %s, %s, %s, %s, %s", mw, m.Noise.PriorReason,
-						PriorSummaryOnly, PriorFewSamples, PriorNoWithin, PriorPrefill, PriorNoSpread)
+					v.addf("%s.noise.prior_reason %q is not one of %s, %s, %s, %s, %s, %s", mw, m.Noise.PriorReason,
+						PriorSummaryOnly, PriorFewSamples, PriorNoWithin, PriorPrefill, PriorNoSpread, PriorCounters)
 				}
 				finite(&v, mw+".noise.cv", m.Noise.CV)
 				if m.Noise.Scale != nil {

@@ -63,6 +63,8 @@ func TestSchemaHasEveryGoField(t *testing.T) {
 	f.Run.Settings.Endpoint = "completions"
 	f.Prefill[0].Status, f.Decode[0].Status = results.StatusValid, results.StatusValid
 	f.Prefill[0].ContextLabel, f.Decode[0].ContextLabel = "8K", "8K"
+	f.SpecDecode.Mode, f.SpecDecode.PinnedFrom = results.SpecDecodePinned, results.PinnedFromConfig
+	f.SpecDecode.AcceptancePass[0].Status, f.SpecDecode.AcceptancePass[0].ContextLabel = results.StatusValid, "8K"
 	data, err := json.Marshal(&f)
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,9 @@ type File struct {
 	Server   *Server       `json:"server,omitempty"`
 	Prefill  []PrefillCell `json:"prefill"`
 	Decode   []DecodeCell  `json:"decode"`
+	// SpecDecode, when set, says the matrix was served with speculative acceptance pinned and
+	// holds the separate acceptance pass (specdecode.go).
+	SpecDecode *SpecDecode `json:"spec_decode,omitempty"`
 	// Notes are things a reader must know to trust the numbers (a missing /tokenize, a metric
 	// estimated client-side, an import that kept only summaries).
 	Notes []string `json:"notes,omitempty"`

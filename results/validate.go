@@ -163,6 +163,7 @@ func Validate(f *File) error {
 		seen[c.ID()] = i
 		v.decode(where, c)
 	}
+	v.specDecode(f.SpecDecode)
 	if len(v.problems) > 0 {
 		return &ValidationError{Problems: v.problems}
 	}

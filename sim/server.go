@@ -59,6 +59,9 @@ type Config struct {
 	Seed uint64
 	// NoiseCV is the coefficient of variation of injected noise; negative means the profile's.
 	NoiseCV float64
+	// SpeculativeConfig is vLLM's --speculative-config JSON; with rejection_sample_method
+	// "synthetic" it pins acceptance (ParseSpecConfig).
+	SpeculativeConfig string
 	// Slowdown and Fault are --slowdown and --fault specs (see package inject).
 	Slowdown string
 	Fault    string
@@ -130,6 +133,9 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	ecfg, err := cfg.Profile.EngineConfig(cfg.Seed, cfg.NoiseCV)
 	if err != nil {
+		return nil, fmt.Errorf("sim: profile %s: %w", cfg.Profile.Name, err)
+	}
+	if err := pinAcceptance(&ecfg, cfg.SpeculativeConfig); err != nil {
 		return nil, fmt.Errorf("sim: profile %s: %w", cfg.Profile.Name, err)
 	}
 	if len(slow.Rules) > 0 {

@@ -40,6 +40,9 @@ type runOptions struct {
 	// shardSpec is --shard K/N, planID --plan; shard the rows they resolve to (run_shard.go).
 	shardSpec, planID string
 	shard             *bench.Shard
+	// finish, when set, amends a served run's results before each write (spec_decode: pinned
+	// records its acceptance pass, runengine_pinned.go).
+	finish func(*results.File)
 }
 
 // defaultRunOptions returns the defaults of `speedmatrix run`.
@@ -300,6 +303,9 @@ func runCommand(ctx context.Context, env *Env, o runOptions) error {
 	}
 	if done, err := shardStep(ctx, env, &o); done || err != nil { // plan, run --shard (run_shard.go)
 		return err
+	}
+	if o.SpecDecode.Pinned() {
+		return runEnginePinned(ctx, env, o) // acceptance pass, then the pinned matrix (runengine_pinned.go)
 	}
 	if o.URL == "" && o.Engine.Serve != nil {
 		return runEngine(ctx, env, o) // build, serve, measure and stop (runengine.go)

@@ -19,7 +19,7 @@ import (
 func newSimCmd(env *Env) *cobra.Command {
 	var (
 		listen, prof, slowdown, fault string
-		apiKey                        string
+		apiKey, specConfig            string
 		seed                          uint64
 		noise, speedup                float64
 	)
@@ -33,7 +33,10 @@ performance profile. It models a vLLM engine: continuous batching with max_num_s
 KV cache with prefix caching, chunked prefill, preemption and speculative decoding.
 
 Injection, repeatable under --seed:
-  --noise 0.1                        run-to-run and step-level noise
+  --noise 0.1                        run-to-run and step-level noise (step time and
+                                     speculative acceptance)
+  --speculative-config JSON          vLLM's; rejection_sample_method synthetic with
+                                     synthetic_acceptance_length L pins acceptance at L
   --slowdown decode=1.10@ctx>=64K    slower work: phase=factor[@cond&cond], phase prefill,
                                      decode or all; cond ctx or batch with >=, <=, >, <, ==
   --fault error=5%,cut=100@0.1       error=RATE (HTTP 500), cut=N[@RATE] (streams end after N
@@ -66,11 +69,11 @@ logged.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			srv, err := sim.Start(ctx, sim.Config{
-				Profile: p, Addr: listen, Seed: seed, NoiseCV: noise,
+				Profile: p, Addr: listen, Seed: seed, NoiseCV: noise, SpeculativeConfig: specConfig,
 				Slowdown: slowdown, Fault: fault, Speedup: speedup, APIKey: apiKey, Log: env.Log,
 			})
 			if err != nil {
-				if strings.Contains(err.Error(), "slowdown") || strings.Contains(err.Error(), "fault") {
+				if strings.Contains(err.Error(), "slowdown") || strings.Contains(err.Error(), "fault") || strings.Contains(err.Error(), "--speculative-config") {
 					return usagef("%v", err)
 				}
 				return err
@@ -91,6 +94,7 @@ logged.`,
 	f.StringVar(&slowdown, "slowdown", "", "slow-down rules, e.g. decode=1.10@ctx>=64K,prefill=1.2")
 	f.StringVar(&fault, "fault", "", "faults to inject, e.g. error=5%,cut=100@0.1,crash=60s")
 	f.Float64Var(&speedup, "speedup", 1, "run the model this many times faster than the profile; /version says it, so that speedmatrix run --url records it and reports show the profile's time")
+	f.StringVar(&specConfig, "speculative-config", "", `vLLM's speculative config JSON; {"rejection_sample_method":"synthetic","synthetic_acceptance_length":L} pins acceptance at L tokens per draft step (no acceptance noise), other keys are ignored (the profile drafts)`)
 	f.StringVar(&apiKey, "api-key", "", "require this key as \"Authorization: Bearer KEY\" as vLLM's --api-key does (default: $VLLM_API_KEY)")
 	cmd.AddCommand(newSimFitCmd(env), newSimProfilesCmd(env))
 	return cmd

@@ -73,6 +73,10 @@ type Config struct {
 	// Acceptance[j] the probability that exactly j of them are accepted (len NumSpecTokens+1).
 	NumSpecTokens int
 	Acceptance    []float64
+	// PinnedAcceptanceLength, when above 0, pins the mean tokens per draft step (1 + accepted)
+	// as vLLM's synthetic rejection sampling does (see accept.go): no run-to-run acceptance
+	// noise, Acceptance is not used.
+	PinnedAcceptanceLength float64
 	// MeanNaturalOutput is the mean output length of a request that may stop on its own (no
 	// ignore_eos); 0 means requests only stop at max_tokens.
 	MeanNaturalOutput float64
@@ -104,6 +108,8 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("engine: max_model_len must be at least 1")
 	case c.NumSpecTokens < 0:
 		return fmt.Errorf("engine: num_speculative_tokens must not be negative")
+	case c.PinnedAcceptanceLength != 0 && (c.NumSpecTokens == 0 || c.PinnedAcceptanceLength < 1 || c.PinnedAcceptanceLength > float64(1+c.NumSpecTokens) || math.IsNaN(c.PinnedAcceptanceLength)):
+		return fmt.Errorf("engine: pinned acceptance length %g needs speculative decoding and must lie in 1..%d (1 + num_speculative_tokens)", c.PinnedAcceptanceLength, 1+c.NumSpecTokens)
 	case c.NoiseCV < 0 || c.NoiseCV > 1:
 		return fmt.Errorf("engine: noise CV %g out of range 0..1", c.NoiseCV)
 	case c.MeanNaturalOutput < 0:
@@ -234,7 +240,11 @@ type Engine struct {
 	pool      *blockPool
 	rng       *rand.Rand
 	cumAccept []float64
-	limit     int // running cap
+	// meanAccept is the mean of Acceptance; stepAccept the run-to-run factor on it for the step
+	// being applied (accept.go).
+	meanAccept float64
+	stepAccept float64
+	limit      int // running cap
 
 	nextID    uint64
 	frontend  []*Request // FIFO, readyAt ascending
@@ -270,9 +280,10 @@ func New(cfg Config) (*Engine, error) {
 		e.limit = cfg.MaxRunning
 	}
 	acc := 0.0
-	for _, p := range cfg.Acceptance {
+	for j, p := range cfg.Acceptance {
 		acc += p
 		e.cumAccept = append(e.cumAccept, acc)
+		e.meanAccept += float64(j) * p
 	}
 	e.stats.NumBlocks = cfg.NumBlocks
 	e.stats.SpecAcceptedPerPos = make([]uint64, cfg.NumSpecTokens)
@@ -538,7 +549,7 @@ func (e *Engine) stepSeconds() float64 {
 		if e.cfg.Slowdown != nil {
 			decode *= e.cfg.Slowdown(PhaseDecode, mean, batch)
 		}
-		decode *= runFactor(e.cfg.Seed, e.cfg.NoiseCV, float64(batch), noiseDecode, uint64(batch), ctxBucket(mean))
+		decode *= runFactor(e.cfg.Seed, e.decodeRunCV(), float64(batch), noiseDecode, uint64(batch), ctxBucket(mean))
 	}
 	d := decode + prefill
 	if e.cfg.NoiseCV > 0 {
@@ -550,6 +561,7 @@ func (e *Engine) stepSeconds() float64 {
 // apply executes the planned step: computes KV, samples tokens, finishes requests.
 func (e *Engine) apply() {
 	finished := false
+	e.stepAccept = e.acceptFactor()
 	for _, p := range e.plan {
 		r := p.r
 		if r.state != stateRunning {
@@ -603,12 +615,18 @@ func (e *Engine) apply() {
 	}
 }
 
-// drawAccepted draws the number of accepted draft tokens of one sequence-step.
+// drawAccepted draws the number of accepted draft tokens of one sequence-step (accept.go says
+// how run-to-run noise and pinning change the draw).
 func (e *Engine) drawAccepted() int {
 	if e.cfg.NumSpecTokens == 0 {
 		return 0
 	}
-	u := e.rng.Float64() * e.cumAccept[len(e.cumAccept)-1]
+	return e.acceptedFrom(e.rng.Float64())
+}
+
+// fromDistribution maps a uniform u in [0, 1) onto the acceptance distribution.
+func (e *Engine) fromDistribution(u float64) int {
+	u *= e.cumAccept[len(e.cumAccept)-1]
 	for j, c := range e.cumAccept {
 		if u < c {
 			return j

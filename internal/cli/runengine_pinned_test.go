@@ -1,0 +1,200 @@
+package cli
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// pinnedMatrix is a served run with spec_decode: pinned, two contexts at concurrency 1 and 2.
+const pinnedMatrix = `contexts: [1K, 4K]
+concurrency: [1, 2]
+prefill_contexts: none
+duration: 400ms
+max_tokens: 256
+warmup: 0
+readiness_timeout: 5s
+quiet: true
+spec_decode: {mode: pinned, acceptance_trials: 4, acceptance_duration: 1s}
+`
+
+// TestRunEnginePinned: with spec_decode: pinned, run serves the simulator twice: an unpinned
+// acceptance pass (the smallest and largest context at concurrency 1, four windows each, its
+// acceptance recorded in spec_decode.acceptance_pass and OUTPUT.acceptance.json), then the
+// matrix with --speculative-config pinning acceptance at the pass's mean length, which the
+// matrix's telemetry then shows. Comparing two such runs compares the passes' acceptance: two
+// runs of the same server are not an acceptance regression, a head whose pass accepted half as
+// much is.
+func TestRunEnginePinned(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server process four times and measures it for seconds")
+	}
+	run := func(seed string) *results.File {
+		c := newEngineCase(t, pinnedMatrix, simCommand("--speedup", "50", "--noise", "0.15", "--seed", seed), "")
+		_, stderr, err := c.run(context.Background(), t)
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, stderr)
+		}
+		f, err := results.ReadFile(c.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(c.out + ".acceptance.json"); err != nil {
+			t.Errorf("the acceptance pass's file: %v", err)
+		}
+		c.assertGroupGone(t)
+		return f
+	}
+	base := run("11")
+	sd := base.SpecDecode
+	if sd == nil || sd.Mode != results.SpecDecodePinned || sd.PinnedFrom != results.PinnedFromAcceptance {
+		t.Fatalf("spec_decode = %+v, want pinned from the acceptance pass", sd)
+	}
+	var passCells []string
+	var sum float64
+	for _, c := range sd.AcceptancePass {
+		passCells = append(passCells, c.ID().String())
+		if len(c.Trials) != 4 {
+			t.Errorf("%s: %d trials, want 4", c.ID(), len(c.Trials))
+		}
+		if c.Telemetry == nil || c.Telemetry.SpecAcceptanceLength == nil {
+			t.Fatalf("%s: no acceptance measured", c.ID())
+		}
+		sum += *c.Telemetry.SpecAcceptanceLength
+	}
+	if diff := cmp.Diff([]string{"decode/1K/1", "decode/4K/1"}, passCells); diff != "" {
+		t.Errorf("acceptance pass cells (-want +got):\n%s", diff)
+	}
+	if want := math.Round(sum/2*100) / 100; sd.PinnedAcceptanceLength != want {
+		t.Errorf("pinned at %g, want the pass's mean %g", sd.PinnedAcceptanceLength, want)
+	}
+	if !strings.Contains(base.Run.LaunchCommand, `"rejection_sample_method":"synthetic","synthetic_acceptance_length":`) {
+		t.Errorf("the recorded launch command is not pinned: %s", base.Run.LaunchCommand)
+	}
+	for _, c := range base.Decode {
+		if c.Telemetry == nil || c.Telemetry.SpecAcceptanceLength == nil {
+			t.Errorf("%s: no acceptance telemetry", c.ID())
+			continue
+		}
+		if got := *c.Telemetry.SpecAcceptanceLength; math.Abs(got/sd.PinnedAcceptanceLength-1) > 0.03 {
+			t.Errorf("%s: the pinned matrix accepted %.3f tokens per step, want the pinned %.3f", c.ID(), got, sd.PinnedAcceptanceLength)
+		}
+	}
+
+	head := run("12")
+	cmpOf := func(h *results.File) *results.Comparison {
+		c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{h}, Force: true}, compare.DefaultThresholds())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	accVerdicts := func(c *results.Comparison) map[string]results.Verdict {
+		out := map[string]results.Verdict{}
+		for _, cell := range c.Cells {
+			for _, m := range cell.Metrics {
+				if m.Metric == results.MetricSpecAcceptance && m.Change != nil {
+					out[cell.Cell] = m.Verdict
+				}
+			}
+		}
+		return out
+	}
+	aa := accVerdicts(cmpOf(head))
+	if len(aa) != 2 {
+		t.Errorf("A/A compared acceptance in %v, want the two pass cells", aa)
+		for _, f := range []*results.File{base, head} {
+			for _, c := range f.SpecDecode.AcceptancePass {
+				t.Logf("pass cell %s: %s %s", c.ID(), c.Status, c.Error)
+			}
+		}
+	}
+	for cell, v := range aa {
+		if v == results.VerdictRegression || v == results.VerdictImprovement {
+			t.Errorf("A/A: %s acceptance %s", cell, v)
+		}
+	}
+	// The head's pass accepting half as much is an acceptance regression in both pass cells (four
+	// windows a side at concurrency 1 detect changes of about a third; see the README).
+	for i := range head.SpecDecode.AcceptancePass {
+		c := &head.SpecDecode.AcceptancePass[i]
+		scale := func(t *results.Telemetry) {
+			if t != nil && t.SpecAcceptanceLength != nil {
+				v := *t.SpecAcceptanceLength * 0.5
+				t.SpecAcceptanceLength = &v
+			}
+		}
+		scale(c.Telemetry)
+		for j := range c.Trials {
+			scale(c.Trials[j].Telemetry)
+		}
+	}
+	for cell, v := range accVerdicts(cmpOf(head)) {
+		if v != results.VerdictRegression {
+			t.Errorf("a 50 %% acceptance drop: %s %s, want regression", cell, v)
+			for _, cc := range cmpOf(head).Cells {
+				if m := metricOfCell(cc, results.MetricSpecAcceptance); cc.Cell == cell && m != nil {
+					t.Logf("%s: %s (noise %+v)", cell, m.Reason, *m.Noise)
+				}
+			}
+		}
+	}
+}
+
+// TestAcceptancePassOptions: the pass measures the smallest and largest decode context (or the
+// configured ones) at the pass's concurrency and trials, no prefill, into its own file, unpinned.
+func TestAcceptancePassOptions(t *testing.T) {
+	o := defaultRunOptions()
+	o.Output = "r.json"
+	o.Contexts = config.List{"32K", "8K", "128K"}
+	o.SpecDecode = config.SpecDecode{Mode: config.SpecDecodePinned}
+	p, err := acceptancePassOptions(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []any{[]string(p.Contexts), []string(p.Concurrency), []string(p.PrefillContexts), p.Trials, p.Output, p.SpecDecode.Pinned()}
+	want := []any{[]string{"8K", "128K"}, []string{"1"}, []string{"none"}, 3, "r.json.acceptance.json", false}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	o.SpecDecode = config.SpecDecode{Mode: config.SpecDecodePinned, AcceptanceContexts: config.List{"16K"}, AcceptanceConcurrency: 2, AcceptanceTrials: 5}
+	if p, err = acceptancePassOptions(o); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := []any{[]string(p.Contexts), []string(p.Concurrency), p.Trials}, []any{[]string{"16K"}, []string{"2"}, 5}; !cmp.Equal(got, want) {
+		t.Errorf("configured pass: %v, want %v", got, want)
+	}
+	// A rerun's trials count for the pass; a prefill-only rerun has no pass.
+	o.Trials = 6
+	if p, err = acceptancePassOptions(o); err != nil || p.Trials != 6 {
+		t.Errorf("rerun with --trials 6: pass trials %d (%v), want 6", p.Trials, err)
+	}
+	o.SpecDecode.AcceptanceContexts = nil
+	o.Cells = config.List{"prefill/8K"}
+	if p, err = acceptancePassOptions(o); err != nil || len(p.Contexts) != 0 {
+		t.Errorf("prefill-only rerun: pass contexts %v (%v), want none", p.Contexts, err)
+	}
+	o.URL = "http://127.0.0.1:1"
+	if err := runEnginePinned(context.Background(), &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(string) string { return "" }, Log: slog.New(slog.DiscardHandler)}, o); err == nil || !strings.Contains(err.Error(), "needs engine.serve") {
+		t.Errorf("pinned with --url: %v, want a usage error", err)
+	}
+}
+
+func metricOfCell(c results.CellComparison, m results.Metric) *results.MetricComparison {
+	for i := range c.Metrics {
+		if c.Metrics[i].Metric == m {
+			return &c.Metrics[i]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package report
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// decodeMetricsOf returns the decode metrics a comparison's tables show: the phase's, and
+// speculative acceptance length when the comparison compared it.
+func decodeMetricsOf(c *results.Comparison) []results.Metric {
+	ms := results.Metrics(results.PhaseDecode)
+	for _, s := range c.Settings.Metrics {
+		if s.Metric == results.MetricSpecAcceptance {
+			return append(ms[:len(ms):len(ms)], results.MetricSpecAcceptance)
+		}
+	}
+	return ms
+}
+
+// formatAcceptance formats an acceptance length: "3.04 tokens/step".
+func formatAcceptance(v float64) string {
+	return strconv.FormatFloat(v, 'f', 2, 64) + " tokens/step"
+}
+
+// specAcceptance is the comment's line on speculative acceptance: every decode cell whose
+// acceptance was compared, base → head with its change and verdict, and how the head served
+// speculative decoding (pinned, with the acceptance measured in a separate pass). Empty when no
+// cell compared it.
+func (m *model) specAcceptance() string {
+	var parts []string
+	oneSided := 0
+	for i := range m.c.Cells {
+		cell := &m.c.Cells[i]
+		mc := metricOf(cell, results.MetricSpecAcceptance)
+		if mc == nil {
+			continue
+		}
+		if mc.Base == nil || mc.Head == nil || mc.Change == nil {
+			oneSided++
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s → %s (%s)", VerdictMark(mc.Verdict), cell.Cell,
+			strconv.FormatFloat(*mc.Base, 'f', 2, 64), strconv.FormatFloat(*mc.Head, 'f', 2, 64), FormatPercent(mc.Change.Change)))
+	}
+	if oneSided > 0 {
+		parts = append(parts, fmt.Sprintf("%s measured on one side only", plural(oneSided, "cell", "cells")))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	how := "measured in the matrix's own cells"
+	if f := m.x.Head; f != nil && f.Pinned() {
+		how = fmt.Sprintf("the head's matrix was served with acceptance pinned at %s tokens/step (spec_decode: pinned), its acceptance measured in a separate unpinned pass", strconv.FormatFloat(f.SpecDecode.PinnedAcceptanceLength, 'f', 2, 64))
+	}
+	return fmt.Sprintf("**Speculative acceptance** (tokens per draft step, base → head; %s): %s.\n", how, mdEscape(strings.Join(parts, " · ")))
+}
