@@ -17,6 +17,7 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
 )
 
@@ -219,7 +220,7 @@ func printCheck(ts *testscript.TestScript, srv *ghtest.Server, sha string) {
 
 // cmdEvent is the script command `event NAME FILE [PATH=VALUE...]`: it writes the payload
 // FILE of testdata/github-events with the dotted PATHs set (a VALUE that parses as JSON is
-// that value, else a string) to $WORK/event.json, and sets GITHUB_EVENT_NAME,
+// that value, else a string; a commit id is a string) to $WORK/event.json, and sets GITHUB_EVENT_NAME,
 // GITHUB_EVENT_PATH and GITHUB_SHA (the push's after, the pull request's head) for the next
 // `speedmatrix action`.
 func cmdEvent(ts *testscript.TestScript, neg bool, args []string) {
@@ -233,7 +234,9 @@ func cmdEvent(ts *testscript.TestScript, neg bool, args []string) {
 			ts.Fatalf("event: %q is not PATH=VALUE", a)
 		}
 		var j any
-		if err := json.Unmarshal([]byte(v), &j); err == nil {
+		if ghbot.ValidSHA(v) {
+			set[k] = v // a commit id, even one of digits only
+		} else if err := json.Unmarshal([]byte(v), &j); err == nil {
 			set[k] = j
 		} else {
 			set[k] = v
