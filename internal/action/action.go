@@ -391,7 +391,10 @@ func (j *job) abort(ctx context.Context, c *ghbot.Client, p plan, cause error) {
 	case ctx.Err() != nil:
 		why = "The run was cancelled before its results."
 	case cause != nil:
-		why = "The run failed before its results: " + code(cause.Error())
+		why = "The run failed before its results: " + code(firstLine(cause.Error()))
+		if exit := serverExit(cause); exit != "" {
+			why += " " + exit
+		}
 	}
 	partial := j.partialResults(p)
 	if partial != nil {

@@ -1,9 +1,13 @@
 package action
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
+	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -49,4 +53,32 @@ func measuredCells(f *results.File) int {
 		}
 	}
 	return n
+}
+
+// serverExit says how the engine's server ended when cause holds its exit (the first line of
+// cause cuts it off): its exit code or signal and the last line of its log; "" otherwise.
+func serverExit(cause error) string {
+	var pe *engine.ProcessError
+	if !errors.As(cause, &pe) || pe.What != "server" {
+		return ""
+	}
+	s := fmt.Sprintf("The %s %s", pe.What, pe.Reason)
+	switch {
+	case pe.Signal != "":
+		s += fmt.Sprintf(" (killed by %s)", pe.Signal)
+	case pe.ExitCode >= 0:
+		s += fmt.Sprintf(" (exit code %d)", pe.ExitCode)
+	}
+	for i := len(pe.Tail) - 1; i >= 0; i-- {
+		if line := strings.TrimSpace(pe.Tail[i]); line != "" {
+			return s + "; the last line of its log: " + code(line) + "."
+		}
+	}
+	return s + "."
+}
+
+// firstLine returns s up to its first line break.
+func firstLine(s string) string {
+	first, _, _ := strings.Cut(s, "\n")
+	return first
 }
