@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -39,7 +40,9 @@ type configKey struct {
 //   - the matrix: decode contexts, concurrency levels, prefill contexts and an explicit cell
 //     list (run.settings; for a file without settings, the cells it holds), the window
 //     duration, max_tokens and the endpoint;
-//   - the launch command, already redacted of secrets, with runs of white space made one space;
+//   - the launch command, already redacted of secrets, with runs of white space made one space
+//     and the server's port (of run.settings.url) written PORT: an engine served on a port
+//     picked per run (engine.serve.port 0) is one series;
 //   - the built-in simulator's profile and time scale (File.TimeScale).
 //
 // The engine commit, run id, start and end times, trials, seed, the simulator's noise, slowdown
@@ -58,6 +61,7 @@ func ConfigID(f *results.File) string {
 	}
 	if s := f.Run.Settings; s != nil {
 		k.Endpoint = s.Endpoint
+		k.Launch = withoutPort(k.Launch, s.URL)
 		k.Decode = contexts(s.Contexts)
 		k.Conc = sortedInts(s.Concurrency)
 		k.Prefill = contexts(s.PrefillContexts)
@@ -94,6 +98,28 @@ func ConfigID(f *results.File) string {
 	data, _ := json.Marshal(k)
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])[:ConfigIDLen]
+}
+
+// withoutPort returns the launch command (words already single-spaced) with the port of the
+// server's URL written PORT where the command gives it: host:PORT, --port PORT, --port=PORT.
+func withoutPort(cmd, serverURL string) string {
+	u, err := url.Parse(serverURL)
+	if err != nil || u.Port() == "" {
+		return cmd
+	}
+	port := u.Port()
+	words := strings.Fields(cmd)
+	for i, w := range words {
+		switch {
+		case strings.HasSuffix(w, ":"+port):
+			words[i] = strings.TrimSuffix(w, port) + "PORT"
+		case strings.HasSuffix(w, "port="+port):
+			words[i] = strings.TrimSuffix(w, port) + "PORT"
+		case w == port && i > 0 && strings.HasSuffix(words[i-1], "port"):
+			words[i] = "PORT"
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // simRunFlags are the flags of `speedmatrix sim` that differ between runs meant to be compared

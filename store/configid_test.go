@@ -73,3 +73,37 @@ func TestConfigIDWithoutSettings(t *testing.T) {
 		t.Errorf("files without settings holding different cells share config id %s", store.ConfigID(a))
 	}
 }
+
+// TestConfigIDServerPort: an engine served on a port picked per run (engine.serve.port 0) puts
+// that port in its launch command; runs on different ports are one series, whichever way the
+// command names the port. Another number in the command still makes another config.
+func TestConfigIDServerPort(t *testing.T) {
+	withServer := func(url, launch string) func(*results.File) {
+		return func(f *results.File) { f.Run.Settings.URL, f.Run.LaunchCommand = url, launch }
+	}
+	for _, tc := range []struct {
+		name       string
+		a, b       func(*results.File)
+		sameConfig bool
+	}{
+		{"the simulator's --listen",
+			withServer("http://127.0.0.1:41234", "speedmatrix sim --profile glm-5.3-flash-nvfp4-h200x2 --speedup 40 --listen 127.0.0.1:41234"),
+			withServer("http://127.0.0.1:35001", "speedmatrix sim --profile glm-5.3-flash-nvfp4-h200x2 --speedup 40 --listen 127.0.0.1:35001"), true},
+		{"vllm's --port N",
+			withServer("http://127.0.0.1:41234", "vllm serve org/model --port 41234 --max-num-seqs 64"),
+			withServer("http://127.0.0.1:35001", "vllm serve org/model --port 35001 --max-num-seqs 64"), true},
+		{"--port=N",
+			withServer("http://127.0.0.1:41234", "vllm serve org/model --port=41234"),
+			withServer("http://127.0.0.1:35001", "vllm serve org/model --port=35001"), true},
+		{"another setting equal to the port",
+			withServer("http://127.0.0.1:64", "vllm serve org/model --port 64 --max-num-seqs 64"),
+			withServer("http://127.0.0.1:64", "vllm serve org/model --port 64 --max-num-seqs 32"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := store.ConfigID(runFile(t, tc.a)), store.ConfigID(runFile(t, tc.b))
+			if (a == b) != tc.sameConfig {
+				t.Errorf("ConfigID %s and %s; want the same config: %v", a, b, tc.sameConfig)
+			}
+		})
+	}
+}

@@ -33,12 +33,15 @@ func TestScripts(t *testing.T) {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("REPO_TESTDATA", repoTestdata)
+			setupGHFake(env)
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"freeport": cmdFreeport,
 			"waithttp": cmdWaitHTTP,
 			"exitcode": exitCode,
+			"ghfake":   cmdGHFake(t),
+			"event":    cmdEvent,
 		},
 	})
 }

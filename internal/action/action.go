@@ -68,6 +68,8 @@ type job struct {
 	runURL, artifactURL string
 
 	outputs map[string]string
+	// started is when the job began (a results file older than that is not this run's).
+	started time.Time
 	// measured is the run-to-run noise measured on this machine (the store's A/A reruns), set
 	// when the baseline came from the store; compare uses it where it exceeds the prior.
 	measured map[compare.NoiseKey]float64
@@ -123,7 +125,7 @@ func newJob(d Deps) (*job, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	j := &job{d: d, a: d.Action, log: d.Log, now: d.Now, outputs: map[string]string{}}
+	j := &job{d: d, a: d.Action, log: d.Log, now: d.Now, outputs: map[string]string{}, started: time.Now()}
 	var err error
 	if j.in, err = readInputs(d.Action, d.Mode); err != nil {
 		return nil, err
@@ -392,13 +394,22 @@ func (j *job) abort(ctx context.Context, c *ghbot.Client, p plan, cause error) {
 	case ctx.Err() != nil:
 		why = "The run was cancelled before its results."
 	case cause != nil:
-		why = "The run failed before its results: " + code(cause.Error())
+		why = "The run failed before its results: " + code(firstLine(cause.Error()))
+		if exit := serverExit(cause); exit != "" {
+			why += " " + exit
+		}
+	}
+	partial := j.partialResults(p)
+	if partial != nil {
+		n := measuredCells(partial)
+		why += fmt.Sprintf(" %d %s measured before it stopped: their results are in the run's artifacts (%s, marked partial) and below.",
+			n, plural(n, "cell was", "cells were"), artifactResults)
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	r := j.render(p, outcome{}, renderInput{Cancelled: why})
+	r := j.render(p, outcome{}, renderInput{Cancelled: why, Head: partial})
 	if _, err := c.CompleteCheck(actx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
-		Conclusion: conclusion, DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: r.title, Summary: r.summary},
+		Conclusion: conclusion, DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: r.title, Summary: r.summary, Text: r.text},
 	}); err != nil {
 		j.log.Error("completing the check of a run that stopped", "err", err)
 	}

@@ -122,7 +122,7 @@ func renderPlain(in renderInput) (body, title, summary, text string) {
 	var b strings.Builder
 	b.WriteString(summary)
 	switch {
-	case in.Measuring, in.Cancelled != "":
+	case in.Measuring, in.Cancelled != "" && in.Head == nil:
 	case in.Comparison != nil:
 		var page bytes.Buffer
 		if err := report.PRComment(&page, in.Comparison, in.Head); err != nil {
@@ -155,6 +155,9 @@ func headline(in renderInput) string {
 			return fmt.Sprintf("Measuring %d cells of %s…", len(in.Cells), sha)
 		}
 		return fmt.Sprintf("Measuring %s…", sha)
+	case in.Cancelled != "" && in.Head != nil:
+		n := measuredCells(in.Head)
+		return fmt.Sprintf("Stopped: the run for %s ended after %d %s; partial results attached", sha, n, plural(n, "cell", "cells"))
 	case in.Cancelled != "":
 		return fmt.Sprintf("Not measured: the run for %s ended before its results", sha)
 	case in.Baseline:

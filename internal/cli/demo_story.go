@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/report"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// demoCheckName is the check run the demo's check.md stands for.
+const demoCheckName = "speedmatrix"
+
+// demoPages is what the demo writes: the comparison, the PR comment and the check run's output.
+type demoPages struct {
+	Comparison *results.Comparison
+	Comment    *report.Comment
+	// Conclusion is the check's conclusion: failure for a regression, else success.
+	Conclusion string
+	// Check is check.md: the conclusion, then the check run's title, summary and text.
+	Check string
+}
+
+// renderDemo compares head with base and renders the pages the bot would post. It does no I/O
+// and gives the same pages for the same files (the example in docs/example is checked with it).
+func renderDemo(base, head *results.File, basePath, headPath string) (demoPages, error) {
+	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head},
+		BasePath: basePath, HeadPath: headPath}, compare.DefaultThresholds())
+	if err != nil {
+		return demoPages{}, err
+	}
+	cm, err := report.NewComment(c, report.CommentContext{Base: base, Head: head, CheckName: demoCheckName})
+	if err != nil {
+		return demoPages{}, err
+	}
+	d := demoPages{Comparison: c, Comment: cm, Conclusion: "success"}
+	if c.Verdict == results.VerdictRegression {
+		d.Conclusion = "failure"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "<!-- The check run %q the bot would complete on the head commit: its conclusion, then its output's title, summary and text. -->\n\n", demoCheckName)
+	fmt.Fprintf(&b, "**Conclusion:** `%s`\n\n**Title:** %s\n\n---\n\n%s\n\n---\n\n%s", d.Conclusion, cm.Title, strings.TrimSpace(cm.Summary), cm.Text)
+	d.Check = b.String()
+	return d, nil
+}
+
+// demoSummaryInput is what the terminal summary says besides the pages.
+type demoSummaryInput struct {
+	dir, store, slowdown, profile string
+	speedup                       float64
+}
+
+// demoSummary writes the demo's story for a terminal: what was measured and stored, the
+// verdict, the cells that regressed (in the profile's time), and the files written.
+func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
+	c := d.Comparison
+	scale := in.speedup
+	if !(scale > 0) {
+		scale = 1
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "speedmatrix demo: the quick matrix on the simulated GPU (profile %s, run %g× faster; figures are in the profile's time)\n\n", in.profile, scale)
+	fmt.Fprintf(&b, "1. base: measured and stored as the baseline of commit %s in %s\n", demoBaseSHA[:7], in.store)
+	if in.slowdown != "" {
+		fmt.Fprintf(&b, "2. head: measured with a regression injected: --head-slowdown %s\n", in.slowdown)
+	} else {
+		b.WriteString("2. head: measured with no change injected (an A/A run)\n")
+	}
+	cc := c.Summary.CellCounts
+	fmt.Fprintf(&b, "3. compared with the stored baseline: verdict %s — %d slower · %d faster · %d unchanged · %d too noisy to tell\n",
+		c.Verdict, cc.Regression, cc.Improvement, cc.Unchanged, cc.Inconclusive)
+	rows := demoRegressions(c, scale)
+	if len(rows) > 0 {
+		b.WriteString("\n   Slower cells (the metric that decided, base → head):\n")
+		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+		for _, r := range rows {
+			fmt.Fprintf(tw, "     %s\t%s\t%+.1f%%\t%s\n", r.cell, r.metric, r.change*100, r.values)
+		}
+		tw.Flush()
+		b.WriteString("\n")
+	}
+	fmt.Fprintf(&b, "4. the check %q: %s — %s\n\n", demoCheckName, d.Conclusion, d.Comment.Title)
+	b.WriteString("Files:\n")
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, f := range []struct{ name, what string }{
+		{"comment.md", "the pull-request comment"},
+		{"check.md", "the check run's conclusion and output"},
+		{"comparison.json", "the comparison: every cell-metric's change, interval and verdict"},
+		{"base.json", "the base's results, as measured"},
+		{"head.json", "the head's results, as measured"},
+		{"store", "the local store holding the baseline"},
+	} {
+		fmt.Fprintf(tw, "  %s\t%s\n", filepath.Join(in.dir, f.name), f.what)
+	}
+	tw.Flush()
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// demoRow is one slower cell of the summary.
+type demoRow struct {
+	cell, metric, values string
+	change               float64
+}
+
+// demoRegressions returns the slower cells, worst first, each with the first of its metrics
+// found slower (the order of the comparison: throughput before latency, as the comment's
+// "decided by") and the values in the profile's time.
+func demoRegressions(c *results.Comparison, scale float64) []demoRow {
+	var rows []demoRow
+	for _, cl := range c.Cells {
+		var worst *results.MetricComparison
+		for i, m := range cl.Metrics {
+			if m.Verdict != results.VerdictRegression || m.Change == nil {
+				continue
+			}
+			worst = &cl.Metrics[i]
+			break
+		}
+		if worst == nil {
+			continue
+		}
+		r := demoRow{cell: cl.Cell, metric: worst.Metric.Title(), change: worst.Change.Change}
+		if worst.Base != nil && worst.Head != nil {
+			if worst.Metric.HigherIsBetter() {
+				r.values = fmt.Sprintf("%.1f → %.1f tok/s", *worst.Base/scale, *worst.Head/scale)
+			} else {
+				r.values = fmt.Sprintf("%.0f → %.0f ms", *worst.Base*scale, *worst.Head*scale)
+			}
+		}
+		rows = append(rows, r)
+	}
+	sort.SliceStable(rows, func(i, j int) bool { return math.Abs(rows[i].change) > math.Abs(rows[j].change) })
+	return rows
+}
