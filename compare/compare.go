@@ -104,6 +104,11 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		history = append(history, h)
 	}
 	c.Settings.HistoryFiles = len(history)
+	pairing, w := pairingOf(in) // paired.go
+	if w != "" {
+		c.Warnings = append(c.Warnings, w)
+	}
+	c.Settings.Pairing = pairing
 
 	base, baseOrder := collect(in.Base)
 	head, headOrder := collect(in.Head)
@@ -174,7 +179,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 			cell.Metrics = append(cell.Metrics, results.MetricComparison{Metric: m, Delta: th.Delta[m]})
 		}
 		for i, m := range results.Metrics(id.Phase) {
-			p := &pending{id: id, metric: m, out: &cell.Metrics[i]}
+			p := &pending{id: id, metric: m, out: &cell.Metrics[i], paired: pairing != nil}
 			if p.estimate(b, h, historyOf(history, id, m), in.MeasuredNoise[NoiseKey{id, m}], th) {
 				tests = append(tests, p)
 			}
