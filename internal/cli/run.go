@@ -132,6 +132,7 @@ its line, column and dotted path.`,
 	f.Float64Var(&o.Hardware.VRAMGB, "vram-gb", 0, "memory per GPU in GB, recorded")
 	f.StringVar(&o.Hardware.Driver, "driver", "", "GPU driver version, recorded")
 	addSimRunFlags(f, &o.Sim)
+	addPairedFlags(f, &o.Paired) // run_paired.go
 	return cmd
 }
 
@@ -172,6 +173,7 @@ func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concur
 	set("vram-gb", func() { final.Hardware.VRAMGB = o.Hardware.VRAMGB })
 	set("driver", func() { final.Hardware.Driver = o.Hardware.Driver })
 	overrideSimRunFlags(fs, &final.Sim, &o.Sim)
+	overridePairedFlags(fs, &final.Paired, &o.Paired)
 }
 
 // parseContexts reads a list of context lengths; "none" is the empty list.
@@ -284,6 +286,9 @@ func newRunID(now time.Time) string {
 // runCommand checks the options and measures the server at o.URL, else the server engine.serve
 // starts, else the built-in simulator.
 func runCommand(ctx context.Context, env *Env, o runOptions) error {
+	if o.Paired.Enabled {
+		return runPaired(ctx, env, o) // base and head alternately in blocks (run_paired.go)
+	}
 	if o.URL == "" && o.Engine.Serve != nil {
 		return runEngine(ctx, env, o) // build, serve, measure and stop (runengine.go)
 	}
