@@ -322,7 +322,7 @@ func noiseCounts(c *results.Comparison) []string {
 		results.NoisePrior:   why.text(),
 		// The prior was too small on this machine: A/A reruns in the store measured more.
 		results.NoiseMeasured: "measured noise above the prior, from A/A reruns of one commit in the store",
-		results.NoisePaired:   "spread of the head/base ratios of the pairs of one paired A/B run, drift between blocks removed",
+		results.NoisePaired:   "spread of the head/base ratios of the pairs of one paired A/B run, a drift between blocks removed where both orders occurred",
 	}
 	var out []string
 	for _, s := range []string{results.NoisePaired, results.NoiseTrials, results.NoiseHistory, results.NoiseWithin, results.NoisePrior, results.NoiseMeasured} {

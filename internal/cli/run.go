@@ -81,6 +81,12 @@ and measures it over HTTP like any server: --sim-profile (default the profile fi
 reference report), --sim-speedup (default 10; rates scale by it), --sim-seed, --sim-noise,
 --sim-slowdown and --sim-fault (see speedmatrix sim --help).
 
+--paired measures a base (--base-url) and a head (--url) alternately on one machine, in blocks
+of the whole matrix (or --cells) once, ABBA order, --blocks per side; it writes the head's results
+to -o and the base's to --base-output, every trial marked with its block and pair, and compare
+then uses the pairs' head/base ratios, in which a drift of the machine cancels. Without either
+URL it measures two built-in simulators with the same --sim-* settings.
+
 The API key is read from the environment variable named by --api-key-env, never from a flag,
 and is never printed or written. --config reads the same settings from speedmatrix.yaml (keys
 are the flag names with underscores: max_tokens, prefill_contexts, engine: {name, version, ...},
