@@ -78,6 +78,9 @@ type Paired struct {
 	// BaseOutput is the base's results file; the head's is output (--base-output; default:
 	// output with .base before its extension).
 	BaseOutput string `yaml:"base_output"`
+	// BaseSource is, with engine.serve, a checkout of the base commit: built like
+	// engine.source, and served in turn with it, one engine at a time (--base-source).
+	BaseSource string `yaml:"base_source"`
 }
 
 // List is a list given as a YAML sequence ([8K, 16K]) or as one comma-separated string

@@ -29,6 +29,7 @@ func addPairedFlags(f *pflag.FlagSet, p *config.Paired) {
 	f.StringVar(&p.Scheme, "paired-scheme", config.PairedABBA, "with --paired: ABBA, or sequential (every base block, then every head block: what two separate runs do; compare does not pair it)")
 	f.StringVar(&p.BaseURL, "base-url", "", "with --paired: base URL of the base's server")
 	f.StringVar(&p.BaseOutput, "base-output", "", "with --paired: the base's results file (default: -o with .base before its extension)")
+	f.StringVar(&p.BaseSource, "base-source", "", "with --paired and engine.serve: a checkout of the base commit, built and served like engine.source (one engine on the GPU at a time)")
 }
 
 // overridePairedFlags copies the paired flags given on the command line into final.
@@ -43,6 +44,7 @@ func overridePairedFlags(fs *pflag.FlagSet, final, o *config.Paired) {
 	set("paired-scheme", func() { final.Scheme = o.Scheme })
 	set("base-url", func() { final.BaseURL = o.BaseURL })
 	set("base-output", func() { final.BaseOutput = o.BaseOutput })
+	set("base-source", func() { final.BaseSource = o.BaseSource })
 }
 
 // baseOutputPath returns the base's results file of a paired run: paired.base_output, else the
@@ -62,6 +64,8 @@ type pairedSide struct {
 	url    string
 	out    string
 	finish func(*results.File)
+	// engine, when set, is served for each block of this side and stopped after it.
+	engine *pairedEngine
 	blocks []*results.File
 	nums   []int // each block's place in the order served (1-based)
 }
@@ -86,15 +90,26 @@ func runPaired(ctx context.Context, env *Env, o runOptions) error {
 	if o.Trials != 1 {
 		return usagef("--trials %d with --paired: each block measures every cell once; ask for more blocks (--blocks) instead", o.Trials)
 	}
-	if o.Engine.Serve != nil {
-		return usagef("--paired with engine.serve is not supported yet: serve the base and the head yourself and give --base-url and --url")
-	}
 	base := &pairedSide{name: "base", url: p.BaseURL, out: baseOutputPath(o)}
 	head := &pairedSide{name: "head", url: o.URL, out: o.Output}
 	if base.out == head.out {
 		return usagef("--base-output %s is the head's results file too: name another", base.out)
 	}
 	switch {
+	case base.url == "" && head.url == "" && o.Engine.Serve != nil:
+		// Two builds of the engine, served one at a time (run_paired_engine.go).
+		if p.BaseSource == "" {
+			return usagef("--paired with engine.serve needs paired.base_source (--base-source): a checkout of the base commit, built and served like engine.source")
+		}
+		for _, s := range []*pairedSide{base, head} {
+			src := o.Engine.Source
+			if s == base {
+				src = p.BaseSource
+			}
+			if s.engine, err = buildPairedEngine(ctx, env, o, src, s.out+".server.log"); err != nil {
+				return err
+			}
+		}
 	case base.url == "" && head.url == "":
 		stop, err := startPairedSims(ctx, env, &o, base, head)
 		if err != nil {
@@ -153,11 +168,25 @@ func runPaired(ctx context.Context, env *Env, o runOptions) error {
 			s = base
 		}
 		runID := fmt.Sprintf("%s-%s%d", pairID, s.name, len(s.blocks)+1)
-		env.Log.Info("paired block", "block", i+1, "of", len(order), "side", s.name, "url", s.url)
-		f, runErr := measureBlock(ctx, env, o, s.url, key, runID)
+		env.Log.Info("paired block", "block", i+1, "of", len(order), "side", s.name)
+		url, so, finish := s.url, o, s.finish
+		var stop func() error
+		if s.engine != nil {
+			var err error
+			if url, so, finish, stop, err = s.engine.serve(ctx, env); err != nil {
+				return fmt.Errorf("paired block %d of %d (%s): %w; the blocks measured so far are in %s and %s", i+1, len(order), s.name, err, base.out, head.out)
+			}
+			if key == "" && so.APIKeyEnv != "" {
+				key = env.Getenv(so.APIKeyEnv)
+			}
+		}
+		f, runErr := measureBlock(ctx, env, so, url, key, runID)
+		if stop != nil {
+			runErr = errors.Join(runErr, stop())
+		}
 		if f != nil {
-			if s.finish != nil {
-				s.finish(f)
+			if finish != nil {
+				finish(f)
 			}
 			s.blocks = append(s.blocks, f)
 			s.nums = append(s.nums, i+1)
