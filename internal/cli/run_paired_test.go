@@ -45,8 +45,10 @@ func pairedSimRun(t *testing.T, scheme string) *results.Comparison {
 // engine on a machine that drifts (every block about 4 % slower than the one before). Measured
 // in separate blocks (all base, then all head: what two runs do), the head is about 15 % slower
 // and the comparison reports a regression that is not there; measured ABBA and compared pair by
-// pair, the drift cancels and nothing regressed: the throughput and time between tokens are
-// shown unchanged.
+// pair, the drift cancels: no metric regressed or improved, and the per-request rate and the
+// time between tokens (medians over requests) are shown unchanged. Total tok/s is unchanged too
+// on a quiet machine; on a loaded one a stall of a 200 ms window can make it inconclusive (one
+// run in four with 8 test jobs on 2 cores), never a regression, so it is held to that.
 func TestPairedCancelsDrift(t *testing.T) {
 	seq := pairedSimRun(t, results.PairingSequential)
 	if seq.Settings.Pairing != nil {
@@ -63,10 +65,14 @@ func TestPairedCancelsDrift(t *testing.T) {
 	if abba.Verdict == results.VerdictRegression || abba.Verdict == results.VerdictImprovement {
 		t.Errorf("ABBA under drift: verdict %s, want no change found\n%s", abba.Verdict, verdicts(abba))
 	}
-	for _, m := range []results.Metric{results.MetricTotalTokPerS, results.MetricPerRequestTokPerS, results.MetricTBT} {
+	for _, m := range results.Metrics(results.PhaseDecode) {
 		mc := metricOf(t, abba, "decode/8K/4", m)
-		if mc.Verdict != results.VerdictUnchanged || mc.Noise == nil || mc.Noise.Source != results.NoisePaired {
-			t.Errorf("ABBA %s: %s from %+v (%s), want unchanged from the pairs", m, mc.Verdict, mc.Noise, mc.Reason)
+		if mc.Noise == nil || mc.Noise.Source != results.NoisePaired {
+			t.Errorf("ABBA %s: noise %+v, want the pairs'", m, mc.Noise)
+		}
+		robust := m == results.MetricPerRequestTokPerS || m == results.MetricTBT
+		if mc.Verdict == results.VerdictRegression || mc.Verdict == results.VerdictImprovement || (robust && mc.Verdict != results.VerdictUnchanged) {
+			t.Errorf("ABBA %s: %s (%s), want unchanged", m, mc.Verdict, mc.Reason)
 		}
 	}
 }
