@@ -16,6 +16,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/bench/stream"
 	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/internal/redact"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
@@ -78,7 +79,7 @@ type pairedSide struct {
 // side is measured at a time. The servers are --base-url and --url, or, with neither, two
 // built-in simulators with the same settings (the sim section: an A/A run, for trying the
 // method; a --sim-slowdown drift such as all=+5%/min shows what pairing is for).
-func runPaired(ctx context.Context, env *Env, o runOptions) error {
+func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 	p := o.Paired
 	if p.Blocks < 2 {
 		return usagef("--blocks %d: want at least 2 blocks per side (pairs to estimate the noise from)", p.Blocks)
@@ -109,6 +110,21 @@ func runPaired(ctx context.Context, env *Env, o runOptions) error {
 			if s.engine, err = buildPairedEngine(ctx, env, o, src, s.out+".server.log"); err != nil {
 				return err
 			}
+		}
+		if o.GPU.LockClocks {
+			lock, err := engine.LockClocks(ctx, nil, engine.LockOptions{})
+			if err != nil {
+				return clockLockError(err)
+			}
+			env.Log.Info("GPU clocks locked", "commands", strings.Join(lock.Commands, "; "))
+			defer func() {
+				if rerr := lock.Restore(context.WithoutCancel(ctx)); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("gpu.lock_clocks: restoring the clocks: %w; run nvidia-smi -rgc and -rmc as root", rerr))
+					return
+				}
+				env.Log.Info("GPU clocks restored")
+			}()
+			base.engine.lock, head.engine.lock = lock, lock
 		}
 	case base.url == "" && head.url == "":
 		stop, err := startPairedSims(ctx, env, &o, base, head)

@@ -20,6 +20,8 @@ type pairedEngine struct {
 	sec     *engineSecrets
 	logPath string
 	hw      engine.Fingerprint
+	// lock is the clock lock of gpu.lock_clocks, held for the whole paired run; nil without.
+	lock *engine.ClockLock
 }
 
 // buildPairedEngine builds the engine of o from source; the server's output goes to logPath
@@ -72,9 +74,17 @@ func (p *pairedEngine) serve(ctx context.Context, env *Env) (string, runOptions,
 	p.sec.add(secretArgValues(srv.Argv())...)
 	prov := srv.Provenance(ctx, p.bd)
 	rec := engineRecord{prov: prov, build: p.bd, logPath: p.logPath,
-		launch: p.sec.launchCommand(srv.Argv(), expanded.Env), hardware: hardwareFromFingerprint(p.hw, nil)}
+		launch: p.sec.launchCommand(srv.Argv(), expanded.Env), hardware: hardwareFromFingerprint(p.hw, p.lock)}
 	for _, n := range p.hw.Notes {
 		rec.notes = append(rec.notes, "hardware: "+n)
+	}
+	for _, n := range srv.Notes() {
+		rec.notes = append(rec.notes, "server: "+n)
+	}
+	if p.lock != nil {
+		for _, w := range p.lock.Warnings {
+			rec.notes = append(rec.notes, "gpu.lock_clocks: "+w)
+		}
 	}
 	if o.Engine.Name == "" {
 		o.Engine.Name = prov.Engine
