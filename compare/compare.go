@@ -104,7 +104,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		history = append(history, h)
 	}
 	c.Settings.HistoryFiles = len(history)
-	pairing, w := pairingOf(in) // paired.go
+	pairing, pairs, w := pairingOf(in) // paired.go
 	if w != "" {
 		c.Warnings = append(c.Warnings, w)
 	}
@@ -179,7 +179,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 			cell.Metrics = append(cell.Metrics, results.MetricComparison{Metric: m, Delta: th.Delta[m]})
 		}
 		for i, m := range results.Metrics(id.Phase) {
-			p := &pending{id: id, metric: m, out: &cell.Metrics[i], paired: pairing != nil}
+			p := &pending{id: id, metric: m, out: &cell.Metrics[i], pairs: pairs}
 			if p.estimate(b, h, historyOf(history, id, m), in.MeasuredNoise[NoiseKey{id, m}], th) {
 				tests = append(tests, p)
 			}

@@ -25,8 +25,8 @@ type pending struct {
 	p      float64
 	// b and h are the two sides' data of the cell (for the row test).
 	b, h *sideData
-	// paired is set when the sides are one paired run's (paired.go).
-	paired bool
+	// pairs is set when the sides are paired runs' (paired.go).
+	pairs *pairRuns
 }
 
 // lostReason says what a head cell holds for metric m instead of a usable value, and what the
@@ -91,7 +91,7 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 	var se, df float64
 	diff := ch - cb
 	switch {
-	case p.paired && p.estimatePaired(b, h, noise, th): // pairs of one paired run (paired.go)
+	case p.pairs != nil && p.estimatePaired(b, h, noise, th): // pairs of one paired run (paired.go)
 		se, df, diff = p.est.SE, p.est.DF, p.est.Diff
 	case kb >= 2 && kh >= 2 && (varianceOf(bs.logs) > 0 || varianceOf(hs.logs) > 0):
 		vb, vh := varianceOf(bs.logs), varianceOf(hs.logs)

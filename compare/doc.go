@@ -14,9 +14,10 @@
 // interval of the log difference mapped back with exp (this is the delta-method interval of a
 // ratio done exactly on the log scale, and it can never cross −100 %).
 //
-// Paired: when the two sides are the base and head files of one paired A/B run (`run --paired`,
-// results.Run.Pairing with the same id, scheme ABBA), a cell-metric whose trials form at least
-// two pairs is estimated from the pairs' log-ratios instead (noise source "paired", before every
+// Paired: when the two sides are the base and head files of paired A/B runs (`run --paired`,
+// results.Run.Pairing, scheme ABBA; every run's base file on one side and its head file on the
+// other, so several files per side pool the pairs of several runs), a cell-metric whose trials
+// form at least two pairs is estimated from the pairs' log-ratios instead (noise source "paired", before every
 // source below): base and head served alternately in blocks on one machine, pair k the k-th
 // block of each, adjacent in time. Where both orders occur among three or more pairs (ABBA) it
 // is the two-period crossover analysis (stats.PairedEstimate): the change is the mean of the two

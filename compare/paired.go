@@ -4,32 +4,80 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 
 	"github.com/speedmatrix/speedmatrix/compare/stats"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// pairingOf returns the pairing the comparison uses: the two sides are the base and head files
-// of one paired run (`run --paired`) in an interleaved scheme, one file each. Otherwise it is
-// nil, with a warning when both files are sides of paired runs that cannot be paired.
-func pairingOf(in Input) (*results.Pairing, string) {
-	if len(in.Base) != 1 || len(in.Head) != 1 {
-		return nil, ""
+// pairRuns names the paired run of each file of the two sides (index: the file's place).
+type pairRuns struct {
+	base, head []string
+}
+
+// pairingOf returns the pairing the comparison uses, and the paired run of every file: each side's
+// files are sides of paired runs (`run --paired`) in an interleaved scheme, and every paired run
+// on one side is on the other too (one file each: a first comparison; several: the pooled
+// second look after a further paired run). Otherwise it is nil, with a warning when the files
+// are sides of paired runs that cannot be paired. The pairing it returns is the first run's
+// scheme with the runs' ids joined by commas and their blocks added up.
+func pairingOf(in Input) (*results.Pairing, *pairRuns, string) {
+	runs := &pairRuns{}
+	ids := map[string][2]int{} // files per side of each paired run
+	var order []string
+	for k, side := range [][]*results.File{in.Base, in.Head} {
+		for _, f := range side {
+			p := f.Run.Pairing
+			if p == nil {
+				return nil, nil, ""
+			}
+			if p.Scheme != results.PairingABBA {
+				return nil, nil, "" // sequential blocks are not pairs
+			}
+			if _, seen := ids[p.ID]; !seen {
+				order = append(order, p.ID)
+			}
+			n := ids[p.ID]
+			n[k]++
+			ids[p.ID] = n
+			if k == 0 {
+				runs.base = append(runs.base, p.ID)
+			} else {
+				runs.head = append(runs.head, p.ID)
+			}
+		}
 	}
-	b, h := in.Base[0].Run.Pairing, in.Head[0].Run.Pairing
-	switch {
-	case b == nil || h == nil:
-		return nil, ""
-	case b.ID != h.ID:
-		return nil, fmt.Sprintf("both files come from paired runs, but different paired runs (%s and %s): compared unpaired; compare the base and head files of one `run --paired`", b.ID, h.ID)
-	case b.Scheme != results.PairingABBA || h.Scheme != results.PairingABBA:
-		return nil, "" // sequential blocks are not pairs
-	case b.Side == h.Side:
-		return nil, fmt.Sprintf("both files are the %s side of paired run %s: compared unpaired", b.Side, b.ID)
+	out := *in.Base[0].Run.Pairing
+	out.Side, out.Order, out.Blocks = "", "", 0
+	for _, id := range order {
+		if n := ids[id]; n != [2]int{1, 1} {
+			return nil, nil, fmt.Sprintf("both sides come from paired runs, but different paired runs (run %s is in %d base and %d head files): compared unpaired; compare the base and head files of the same `run --paired` runs", id, n[0], n[1])
+		}
 	}
-	p := *b
-	p.Side = ""
-	return &p, ""
+	blocks := map[string]int{}
+	for _, f := range in.Base {
+		blocks[f.Run.Pairing.ID] = f.Run.Pairing.Blocks
+	}
+	for i, f := range in.Head {
+		if f.Run.Pairing.Side == sideOf(in.Base, f.Run.Pairing.ID) {
+			return nil, nil, fmt.Sprintf("head file %d is the %s side of paired run %s, as its base file is: compared unpaired", i+1, f.Run.Pairing.Side, f.Run.Pairing.ID)
+		}
+	}
+	for _, id := range order {
+		out.Blocks += blocks[id]
+	}
+	out.ID = strings.Join(order, ",")
+	return &out, runs, ""
+}
+
+// sideOf returns the side of paired run id among files.
+func sideOf(files []*results.File, id string) string {
+	for _, f := range files {
+		if f.Run.Pairing.ID == id {
+			return f.Run.Pairing.Side
+		}
+	}
+	return ""
 }
 
 // pairedTrial is one side's value of a metric in one pair.
@@ -38,42 +86,63 @@ type pairedTrial struct {
 	block int
 }
 
-// pairTrials returns the log values of metric m of one side's trials by pair.
-func (s *sideData) pairTrials(m results.Metric) map[int]pairedTrial {
-	out := map[int]pairedTrial{}
-	switch {
-	case s.decode != nil:
-		for i := range s.decode.Trials {
-			t := &s.decode.Trials[i]
-			if l, ok := logOf(decodeTrialValue(t, m)); ok && t.Pair > 0 {
-				out[t.Pair] = pairedTrial{l, t.Block}
+// pairKey names one pair: its paired run and its number in it.
+type pairKey struct {
+	run  string
+	pair int
+}
+
+// pairTrials returns the log values of metric m of one side's trials by pair; runs names the
+// paired run of each of the side's files.
+func (s *sideData) pairTrials(m results.Metric, runs []string) map[pairKey]pairedTrial {
+	out := map[pairKey]pairedTrial{}
+	add := func(d *results.DecodeCell, p *results.PrefillCell, file int) {
+		if file >= len(runs) {
+			return
+		}
+		switch {
+		case d != nil:
+			for i := range d.Trials {
+				t := &d.Trials[i]
+				if l, ok := logOf(decodeTrialValue(t, m)); ok && t.Pair > 0 {
+					out[pairKey{runs[file], t.Pair}] = pairedTrial{l, t.Block}
+				}
+			}
+		case p != nil:
+			for _, t := range p.Trials {
+				v := t.TTFTMs
+				if m == results.MetricPromptTokPerS {
+					v = t.PromptTokPerS
+				}
+				if v > 0 && t.Pair > 0 {
+					out[pairKey{runs[file], t.Pair}] = pairedTrial{math.Log(v), t.Block}
+				}
 			}
 		}
-	case s.prefill != nil:
-		for _, t := range s.prefill.Trials {
-			v := t.TTFTMs
-			if m == results.MetricPromptTokPerS {
-				v = t.PromptTokPerS
-			}
-			if v > 0 && t.Pair > 0 {
-				out[t.Pair] = pairedTrial{math.Log(v), t.Block}
-			}
-		}
+	}
+	add(s.decode, s.prefill, s.file)
+	for _, e := range s.extra {
+		add(e.decode, e.prefill, e.file)
 	}
 	return out
 }
 
 // pairDiffs returns, in pair order, the head − base log differences of metric m over the pairs
 // both sides measured, and for each whether the head's block came first.
-func pairDiffs(b, h *sideData, m results.Metric) (d []float64, headFirst []bool) {
-	bt, ht := b.pairTrials(m), h.pairTrials(m)
-	var pairs []int
+func pairDiffs(b, h *sideData, m results.Metric, runs *pairRuns) (d []float64, headFirst []bool) {
+	bt, ht := b.pairTrials(m, runs.base), h.pairTrials(m, runs.head)
+	var pairs []pairKey
 	for k := range bt {
 		if _, ok := ht[k]; ok {
 			pairs = append(pairs, k)
 		}
 	}
-	sort.Ints(pairs)
+	sort.Slice(pairs, func(i, j int) bool {
+		if pairs[i].run != pairs[j].run {
+			return pairs[i].run < pairs[j].run
+		}
+		return pairs[i].pair < pairs[j].pair
+	})
 	for _, k := range pairs {
 		d = append(d, ht[k].log-bt[k].log)
 		headFirst = append(headFirst, ht[k].block < bt[k].block)
@@ -86,7 +155,7 @@ func pairDiffs(b, h *sideData, m results.Metric) (d []float64, headFirst []bool)
 // sign-flip test of the pairs' drift-corrected log-ratios as the rank check. It reports false,
 // leaving p alone, when fewer than two pairs hold the metric or their spread is zero.
 func (p *pending) estimatePaired(b, h *sideData, noise *results.Noise, th Thresholds) bool {
-	d, hf := pairDiffs(b, h, p.metric)
+	d, hf := pairDiffs(b, h, p.metric, p.pairs)
 	pe, err := stats.PairedEstimate(d, hf)
 	if err != nil || !(pe.SE > 0) {
 		return false

@@ -121,3 +121,33 @@ func TestPairedNeedsOneRun(t *testing.T) {
 		t.Errorf("sequential with drift: verdict %s (%s), want the false regression", mc.Verdict, mc.Reason)
 	}
 }
+
+// TestPairedPooled: two paired runs given as two files per side (a second look after more
+// blocks) pool their pairs, each base block paired with the head block of its own run.
+func TestPairedPooled(t *testing.T) {
+	b1, h1 := pairedFiles("ABBAAB", 0.02, 1)
+	b2, h2 := pairedFiles("ABBAAB", 0.02, 1)
+	for _, f := range []*results.File{b2, h2} {
+		f.Run.Pairing.ID = "second"
+		f.Run.ID += "-2"
+	}
+	c, err := compare.Compare(compare.Input{Base: []*results.File{b1, b2}, Head: []*results.File{h1, h2}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := c.Settings.Pairing; p == nil || p.Blocks != 6 || p.ID != "pr,second" {
+		t.Fatalf("pairing %+v, want 6 blocks over runs pr and second", p)
+	}
+	mc := find(t, c, "decode/8K/8", results.MetricTotalTokPerS)
+	if mc.Noise == nil || mc.Noise.Source != results.NoisePaired || mc.Noise.Pairs != 6 || mc.Verdict != results.VerdictUnchanged {
+		t.Errorf("pooled pairs: %s from %+v, want unchanged from 6 pairs", mc.Verdict, mc.Noise)
+	}
+	// A head file without its base's run: nothing pairs the runs, so nothing is paired.
+	c, err = compare.Compare(compare.Input{Base: []*results.File{b1, b2}, Head: []*results.File{h1}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Settings.Pairing != nil || !strings.Contains(strings.Join(c.Warnings, "\n"), "different paired runs") {
+		t.Errorf("unmatched runs: pairing %+v, warnings %q; want unpaired with a warning", c.Settings.Pairing, c.Warnings)
+	}
+}
