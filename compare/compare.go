@@ -209,6 +209,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
 	c.Verdict = overall(c.Summary.CellCounts, c.Rows)
 	c.Rerun = advise(tests, th, plan)
+	pairedAdvice(c.Rerun, pairing) // paired.go
 	return c, nil
 }
 

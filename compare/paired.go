@@ -188,3 +188,14 @@ func (p *pending) estimatePaired(b, h *sideData, noise *results.Noise, th Thresh
 	}
 	return true
 }
+
+// pairedAdvice adds to the rerun advice of a paired comparison how to measure the further
+// trials: as one more paired run of the listed cells, whose pairs pool with these at the second
+// look (separate runs of base and head would add trials without pairs).
+func pairedAdvice(adv *results.RerunAdvice, pairing *results.Pairing) {
+	if adv == nil || pairing == nil || adv.Trials == 0 || adv.Cells == "" {
+		return
+	}
+	adv.Rule.Text += fmt.Sprintf(" This comparison is paired: measure the further trials as one more paired run, "+
+		"run --paired --blocks %d --cells %s, and give its base and head files after these, so that its pairs pool with these.", max(adv.Trials, 2), adv.Cells)
+}

@@ -2,6 +2,7 @@ package compare_test
 
 import (
 	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,5 +150,22 @@ func TestPairedPooled(t *testing.T) {
 	}
 	if c.Settings.Pairing != nil || !strings.Contains(strings.Join(c.Warnings, "\n"), "different paired runs") {
 		t.Errorf("unmatched runs: pairing %+v, warnings %q; want unpaired with a warning", c.Settings.Pairing, c.Warnings)
+	}
+}
+
+// TestPairedRerunAdvice: the rerun advice of a paired comparison asks for one more paired run
+// of the cells, whose pairs pool with these.
+func TestPairedRerunAdvice(t *testing.T) {
+	base, head := pairedFiles("ABBA", 0.02, 1) // 2 pairs: one degree of freedom, too few
+	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rerun == nil || len(c.Rerun.Items) == 0 {
+		t.Fatalf("rerun advice %+v, want some cells; %+v", c.Rerun, c.Cells)
+	}
+	want := "run --paired --blocks " + strconv.Itoa(max(c.Rerun.Trials, 2)) + " --cells " + c.Rerun.Cells
+	if !strings.Contains(c.Rerun.Rule.Text, want) {
+		t.Errorf("rule %q, want it to say %q", c.Rerun.Rule.Text, want)
 	}
 }
