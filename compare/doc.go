@@ -25,7 +25,7 @@
 // variance their pooled within-group variance, n − 2 degrees of freedom; so a drift linear in
 // time changes neither the estimate nor its error, where two separate runs would call it a
 // change. The rank check is the exact sign-flip test of the drift-corrected log-ratios (in
-// place of Mann–Whitney). Pairs whose log-ratios all agree exactly fall back to the unpaired
+// place of Mann–Whitney), asked only where its smallest p-value, 2/2^n, reaches q (six pairs). Pairs whose log-ratios all agree exactly fall back to the unpaired
 // sources. The comparison records the pairing (ComparisonSettings.Pairing).
 //
 // Noise: the run-to-run variance of one run's log value, σ², comes from the first of

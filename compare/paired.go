@@ -152,7 +152,7 @@ func pairDiffs(b, h *sideData, m results.Metric, runs *pairRuns) (d []float64, h
 
 // estimatePaired sets p's estimate from the pairs of a paired run: the two-period crossover
 // estimate of the log-ratio (stats.PairedEstimate), which removes a drift between blocks, and the
-// sign-flip test of the pairs' drift-corrected log-ratios as the rank check. It reports false,
+// sign-flip test of the pairs' drift-corrected log-ratios as the rank check where it can reach q. It reports false,
 // leaving p alone, when fewer than two pairs hold the metric or their spread is zero.
 func (p *pending) estimatePaired(b, h *sideData, noise *results.Noise, th Thresholds) bool {
 	d, hf := pairDiffs(b, h, p.metric, p.pairs)
@@ -172,7 +172,9 @@ func (p *pending) estimatePaired(b, h *sideData, noise *results.Noise, th Thresh
 	if pe.PeriodAdjusted {
 		noise.Drift = ptr(math.Expm1(pe.Period))
 	}
-	if pe.Pairs >= th.MinRankTrials && pe.Pairs <= stats.MaxSignFlipPairs {
+	// The check is asked only where it can agree: its smallest p, 2/2^n, must reach q (six pairs
+	// at q = 0.05); with fewer it would veto every change.
+	if pe.Pairs >= th.MinRankTrials && pe.Pairs <= stats.MaxSignFlipPairs && 2/math.Ldexp(1, pe.Pairs) <= th.FDR {
 		r := make([]float64, len(d))
 		for i, x := range d {
 			// Base first: x = Δ + period; head first: x = Δ − period.

@@ -169,3 +169,17 @@ func TestPairedRerunAdvice(t *testing.T) {
 		t.Errorf("rule %q, want it to say %q", c.Rerun.Rule.Text, want)
 	}
 }
+
+// TestPairedFewPairsCanDecide: with the default 4 blocks per side, an 8 % slowdown under drift
+// is a regression. The sign-flip check cannot reach q with 4 or 5 pairs (its smallest p is
+// 2/2^n: 0.125, 0.0625), so it is only asked where it can.
+func TestPairedFewPairsCanDecide(t *testing.T) {
+	base, head := pairedFiles("ABBAABBA", 0.02, 0.92)
+	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mc := find(t, c, "decode/8K/8", results.MetricTotalTokPerS); mc.Verdict != results.VerdictRegression {
+		t.Errorf("8 %% slowdown over 4 pairs: verdict %s (%s), want a regression", mc.Verdict, mc.Reason)
+	}
+}
