@@ -201,3 +201,56 @@ func pairedAdvice(adv *results.RerunAdvice, pairing *results.Pairing) {
 	adv.Rule.Text += fmt.Sprintf(" This comparison is paired: measure the further trials as one more paired run, "+
 		"run --paired --blocks %d --cells %s, and give its base and head files after these, so that its pairs pool with these.", max(adv.Trials, 2), adv.Cells)
 }
+
+// pairedRow returns the paired estimate of a row's score change in a paired comparison: for each
+// pair that holds every cell-metric of the row on both sides, the score difference
+// Σ w·(log head − log base), and their crossover estimate (stats.PairedEstimate), which removes a
+// drift between blocks as for a cell. ok is false when the comparison is not paired, fewer than
+// two pairs hold the whole row, or the differences do not vary.
+func pairedRow(ts []*pending, w []float64) (est stats.Estimate, pairs int, ok bool) {
+	if len(ts) == 0 || ts[0].pairs == nil {
+		return est, 0, false
+	}
+	runs := ts[0].pairs
+	type pairMaps struct{ b, h map[pairKey]pairedTrial }
+	maps := make([]pairMaps, len(ts))
+	for i, t := range ts {
+		maps[i] = pairMaps{t.b.pairTrials(t.metric, runs.base), t.h.pairTrials(t.metric, runs.head)}
+	}
+	var keys []pairKey
+	for k := range maps[0].b {
+		all := true
+		for _, m := range maps {
+			_, inB := m.b[k]
+			_, inH := m.h[k]
+			if !inB || !inH {
+				all = false
+				break
+			}
+		}
+		if all {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].run != keys[j].run {
+			return keys[i].run < keys[j].run
+		}
+		return keys[i].pair < keys[j].pair
+	})
+	var d []float64
+	var hf []bool
+	for _, k := range keys {
+		var y float64
+		for i, m := range maps {
+			y += w[i] * (m.h[k].log - m.b[k].log)
+		}
+		d = append(d, y)
+		hf = append(hf, maps[0].h[k].block < maps[0].b[k].block)
+	}
+	pe, err := stats.PairedEstimate(d, hf)
+	if err != nil || !(pe.SE > 0) {
+		return est, 0, false
+	}
+	return pe.Estimate, pe.Pairs, true
+}

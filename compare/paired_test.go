@@ -183,3 +183,25 @@ func TestPairedFewPairsCanDecide(t *testing.T) {
 		t.Errorf("8 %% slowdown over 4 pairs: verdict %s (%s), want a regression", mc.Verdict, mc.Reason)
 	}
 }
+
+// TestPairedRow: a paired comparison's row test is paired too (the crossover estimate of each
+// pair's score difference), so the drift that swamps the Welch test of the runs' scores cancels
+// and the row is shown unchanged; a row-wide slowdown under the same drift is a regression.
+func TestPairedRow(t *testing.T) {
+	for _, tc := range []struct {
+		change float64
+		want   results.Verdict
+	}{{1, results.VerdictUnchanged}, {0.94, results.VerdictRegression}} {
+		base, head := pairedFiles("ABBAABBAABBA", 0.02, tc.change)
+		c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, compare.DefaultThresholds())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(c.Rows) != 1 {
+			t.Fatalf("rows %+v, want the 8K row", c.Rows)
+		}
+		if r := c.Rows[0]; r.Verdict != tc.want || r.Pairs != 6 {
+			t.Errorf("change %g: row verdict %s over %d pairs (%s), want %s over 6 pairs", tc.change, r.Verdict, r.Pairs, r.Reason, tc.want)
+		}
+	}
+}

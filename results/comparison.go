@@ -350,6 +350,9 @@ type RowComparison struct {
 	Q       float64 `json:"q"`
 	Verdict Verdict `json:"verdict"`
 	Reason  string  `json:"reason,omitempty"`
+	// Pairs is set when the row was tested pair by pair (a paired comparison): the pairs whose
+	// score difference entered the crossover estimate in place of Welch's t.
+	Pairs int `json:"pairs,omitempty"`
 }
 
 // RerunAdvice lists the inconclusive cells to measure again and the rule for the second look.
