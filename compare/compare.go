@@ -106,6 +106,11 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		history = append(history, h)
 	}
 	c.Settings.HistoryFiles = len(history)
+	pairing, pairs, w := pairingOf(in) // paired.go
+	if w != "" {
+		c.Warnings = append(c.Warnings, w)
+	}
+	c.Settings.Pairing = pairing
 
 	base, baseOrder := collect(in.Base)
 	head, headOrder := collect(in.Head)
@@ -179,7 +184,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 			cell.Metrics = append(cell.Metrics, results.MetricComparison{Metric: m, Delta: th.Delta[m]})
 		}
 		for i, m := range ms {
-			p := &pending{id: id, metric: m, out: &cell.Metrics[i]}
+			p := &pending{id: id, metric: m, out: &cell.Metrics[i], pairs: pairs}
 			if p.estimate(b, h, historyOf(history, id, m), in.MeasuredNoise[NoiseKey{id, m}], th) {
 				tests = append(tests, p)
 			}
@@ -212,6 +217,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
 	c.Verdict = overall(c.Summary.CellCounts, c.Rows)
 	c.Rerun = advise(tests, th, plan)
+	pairedAdvice(c.Rerun, pairing) // paired.go
 	return c, nil
 }
 

@@ -25,6 +25,8 @@ type pending struct {
 	p      float64
 	// b and h are the two sides' data of the cell (for the row test).
 	b, h *sideData
+	// pairs is set when the sides are paired runs' (paired.go).
+	pairs *pairRuns
 }
 
 // lostReason says what a head cell holds for metric m instead of a usable value, and what the
@@ -89,7 +91,10 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 	}
 	prior2 := prior * prior
 	var se, df float64
+	diff := ch - cb
 	switch {
+	case p.pairs != nil && p.estimatePaired(b, h, noise, th): // pairs of one paired run (paired.go)
+		se, df, diff = p.est.SE, p.est.DF, p.est.Diff
 	case kb >= 2 && kh >= 2 && (varianceOf(bs.logs) > 0 || varianceOf(hs.logs) > 0):
 		vb, vh := varianceOf(bs.logs), varianceOf(hs.logs)
 		e := stats.WelchFromSummaries(ch, vh, kh, cb, vb, kb)
@@ -161,8 +166,8 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 	}
 	out.Noise = noise
 	p.kb, p.kh = kb, kh
-	p.est = stats.Estimate{Diff: ch - cb, SE: se, DF: df}
-	if kb >= th.MinRankTrials && kh >= th.MinRankTrials {
+	p.est = stats.Estimate{Diff: diff, SE: se, DF: df}
+	if kb >= th.MinRankTrials && kh >= th.MinRankTrials && noise.Source != results.NoisePaired {
 		if mw, err := stats.MannWhitney(hs.logs, bs.logs, stats.TwoSided); err == nil {
 			out.RankP = ptr(mw.P)
 		}

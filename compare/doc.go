@@ -20,6 +20,24 @@
 // interval of the log difference mapped back with exp (this is the delta-method interval of a
 // ratio done exactly on the log scale, and it can never cross −100 %).
 //
+// Paired: when the two sides are the base and head files of paired A/B runs (`run --paired`,
+// results.Run.Pairing, scheme ABBA; every run's base file on one side and its head file on the
+// other, so several files per side pool the pairs of several runs), a cell-metric whose trials
+// form at least two pairs is estimated from the pairs' log-ratios instead (noise source
+// "paired", before every source below): base and head served alternately in blocks on one
+// machine, pair k the k-th block of each, adjacent in time. Where both orders occur among three
+// or more pairs (ABBA) it is the two-period crossover analysis (stats.PairedEstimate): the change
+// is the mean of the two order groups' mean log-ratios, the drift per block half their
+// difference (Noise.Drift), the variance their pooled within-group variance, n − 2 degrees of
+// freedom; so a drift linear in time changes neither the estimate nor its error, where two
+// separate runs would call it a change. The rank check is the exact sign-flip test of the
+// drift-corrected log-ratios (in place of Mann–Whitney), asked only where its smallest p-value,
+// 2/2^n, reaches q (six pairs). Pairs whose log-ratios all agree exactly fall back to the
+// unpaired sources. A row test (below) of a paired comparison is paired too: each pair's score
+// difference (head − base, the same weights), crossover estimate in place of Welch
+// (RowComparison.Pairs). The comparison records the pairing (ComparisonSettings.Pairing), and
+// its rerun advice asks for one more paired run of the listed cells.
+//
 // Noise: the run-to-run variance of one run's log value, σ², comes from the first of
 //   - trials: both sides hold at least two trials (several trials in a file, or several files per
 //     side pooled): Welch's t with Welch–Satterthwaite degrees of freedom; when only one side

@@ -119,7 +119,11 @@ func rowTests(tests []*pending, th Thresholds) []*rowPending {
 		if err != nil {
 			continue
 		}
-		r := &rowPending{label: label, tests: ts, w: w, est: est, out: &results.RowComparison{ContextLabel: label, BaseRuns: len(yb), HeadRuns: len(yh)}}
+		pairs := 0
+		if e, n, ok := pairedRow(ts, w); ok { // a paired comparison: pair by pair (paired.go)
+			est, pairs = e, n
+		}
+		r := &rowPending{label: label, tests: ts, w: w, est: est, out: &results.RowComparison{ContextLabel: label, BaseRuns: len(yb), HeadRuns: len(yh), Pairs: pairs}}
 		seen := map[results.CellID]bool{}
 		for _, t := range ts {
 			if !seen[t.id] {
@@ -151,6 +155,9 @@ func decideRows(rows []*rowPending, qs []float64, th Thresholds, level float64) 
 		e := out.Effect
 		sig := out.Q <= level
 		desc := fmt.Sprintf("row score %+.2fδ (%g%% CI %+.2f … %+.2f; %d+%d runs)", e, th.ConfidenceLevel*100, out.Low, out.High, out.BaseRuns, out.HeadRuns)
+		if out.Pairs > 0 {
+			desc = strings.Replace(desc, " runs)", fmt.Sprintf(" runs, %d pairs)", out.Pairs), 1)
+		}
 		switch {
 		case sig && math.Abs(e) > 1:
 			out.Verdict = results.VerdictImprovement

@@ -43,6 +43,7 @@ func TestLoadExamples(t *testing.T) {
 			Repository: "https://github.com/vllm-project/vllm", Keep: 3},
 		Hardware: Hardware{Type: "gpu", GPU: "H200 NVL", GPUCount: 1, VRAMGB: 141, Driver: "570.1", Clocks: "default", OS: "linux"},
 		Sim:      Sim{Profile: "reference", Speedup: 5, Seed: 7, Noise: f64(0.02), Slowdown: "decode=1.10@ctx>=64K", Fault: "error=5%"},
+		Paired:   Default().Paired,
 	}
 
 	custom := Default()
@@ -85,7 +86,7 @@ func TestParseErrors(t *testing.T) {
 		{"nested unknown key", "engine:\n  name: vllm\n  serve:\n    command: [a]\n    comand: [b]\n",
 			`speedmatrix.yaml:5:5: engine.serve: unknown key "comand" (known: command, env, port, ready_timeout, stop_grace)`},
 		{"top unknown key", "max_tokenz: 5\n",
-			`speedmatrix.yaml:1:1: unknown key "max_tokenz" (known: url, api_key_env, model, endpoint, matrix, contexts, concurrency, prefill_contexts, cells, duration, max_tokens, trials, warmup, context_warmup, readiness_timeout, drain_timeout, health_timeout, output, quiet, launch_command, revision, budget, engine, hardware, sim, spec_decode, gpu, github, compare, store)`},
+			`speedmatrix.yaml:1:1: unknown key "max_tokenz" (known: url, api_key_env, model, endpoint, matrix, contexts, concurrency, prefill_contexts, cells, duration, max_tokens, trials, warmup, context_warmup, readiness_timeout, drain_timeout, health_timeout, output, quiet, launch_command, revision, budget, engine, hardware, sim, spec_decode, paired, gpu, github, compare, store)`},
 		{"hardware unknown key", "hardware:\n  gpus: 2\n",
 			`speedmatrix.yaml:2:3: hardware: unknown key "gpus" (known: type, gpu, gpu_count, vram_per_gpu_gb, driver, clocks, os)`},
 		{"port not a number", "engine:\n  serve:\n    command: [a]\n    port: abc\n",

@@ -22,6 +22,7 @@ func Default() Config {
 			HealthTimeout: t.Health,
 			Output:        "results.json",
 			Engine:        Engine{Keep: 3},
+			Paired:        Paired{Blocks: 4, Scheme: PairedABBA},
 		},
 		GitHub: GitHub{CheckName: "speedmatrix", Comment: CommentAlways, FailOnRegression: true,
 			Undecided: UndecidedSuccess, MergeQueue: MergeQueueReuse},

@@ -57,6 +57,35 @@ type Run struct {
 	Sim Sim `yaml:"sim"`
 	// SpecDecode is how speculative decoding is served for the matrix (spec_decode: pinned).
 	SpecDecode SpecDecode `yaml:"spec_decode"`
+	// Paired configures paired A/B runs (run --paired).
+	Paired Paired `yaml:"paired"`
+}
+
+// Paired schemes (paired.scheme).
+const (
+	PairedABBA       = "ABBA"
+	PairedSequential = "sequential"
+)
+
+// Paired is a paired A/B run (run --paired): the base and head servers served alternately in
+// blocks, each block the whole matrix once, so that a drift of the machine cancels.
+type Paired struct {
+	// Enabled runs paired (--paired).
+	Enabled bool `yaml:"enabled"`
+	// Blocks is how many blocks each side gets (--blocks).
+	Blocks int `yaml:"blocks"`
+	// Scheme is ABBA, or sequential (every base block, then every head block: what two
+	// separate runs do, for comparison) (--paired-scheme).
+	Scheme string `yaml:"scheme"`
+	// BaseURL is the base's server; the head's is url (--base-url). Without either, two
+	// built-in simulators of the sim section are measured.
+	BaseURL string `yaml:"base_url"`
+	// BaseOutput is the base's results file; the head's is output (--base-output; default:
+	// output with .base before its extension).
+	BaseOutput string `yaml:"base_output"`
+	// BaseSource is, with engine.serve, a checkout of the base commit: built like
+	// engine.source, and served in turn with it, one engine at a time (--base-source).
+	BaseSource string `yaml:"base_source"`
 }
 
 // List is a list given as a YAML sequence ([8K, 16K]) or as one comma-separated string

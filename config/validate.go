@@ -79,6 +79,12 @@ func (c Config) Validate() error {
 	if r.Sim.Noise != nil && (*r.Sim.Noise < 0 || *r.Sim.Noise > 1) {
 		v.fail("sim.noise", "%g: want a coefficient of variation between 0 and 1", *r.Sim.Noise)
 	}
+	if r.Paired.Blocks < 2 {
+		v.fail("paired.blocks", "%d: want at least 2 (pairs to estimate the noise from)", r.Paired.Blocks)
+	}
+	if r.Paired.Scheme != PairedABBA && r.Paired.Scheme != PairedSequential {
+		v.fail("paired.scheme", "%q: want %s or %s", r.Paired.Scheme, PairedABBA, PairedSequential)
+	}
 	if g := c.GitHub.Comment; g != CommentAlways && g != CommentRegression && g != CommentNever {
 		v.fail("github.comment", "%q: want %s, %s or %s", g, CommentAlways, CommentRegression, CommentNever)
 	}

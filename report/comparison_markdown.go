@@ -50,6 +50,9 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 	if l := comparisonTimeScaleLine(c); l != "" {
 		fmt.Fprintf(ew, "\n%s\n", l)
 	}
+	if l := pairingLine(c); l != "" { // paired.go
+		fmt.Fprintf(ew, "\n%s\n", l)
+	}
 	if len(c.Warnings) > 0 {
 		fmt.Fprintln(ew)
 		for _, w := range c.Warnings {

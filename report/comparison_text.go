@@ -324,9 +324,10 @@ func noiseCounts(c *results.Comparison) []string {
 		results.NoisePrior:   why.text(),
 		// The prior was too small on this machine: A/A reruns in the store measured more.
 		results.NoiseMeasured: "measured noise above the prior, from A/A reruns of one commit in the store",
+		results.NoisePaired:   "spread of the head/base ratios of the pairs of one paired A/B run, a drift between blocks removed where both orders occurred",
 	}
 	var out []string
-	for _, s := range []string{results.NoiseTrials, results.NoiseHistory, results.NoiseWithin, results.NoisePrior, results.NoiseMeasured} {
+	for _, s := range []string{results.NoisePaired, results.NoiseTrials, results.NoiseHistory, results.NoiseWithin, results.NoisePrior, results.NoiseMeasured} {
 		if counts[s] > 0 {
 			out = append(out, fmt.Sprintf("%s: %d (%s)", s, counts[s], desc[s]))
 		}
@@ -495,6 +496,9 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 	if l := comparisonTimeScaleLine(c); l != "" {
 		fmt.Fprintln(ew, l)
 	}
+	if l := pairingLine(c); l != "" { // paired.go
+		fmt.Fprintln(ew, l)
+	}
 	fmt.Fprintln(ew)
 	fmt.Fprintf(ew, "Verdict: %s. %s\n", verdictWord(c.Verdict), headline(c))
 	fmt.Fprintf(ew, "Cells:        %s\n", countsLine(c.Summary.CellCounts))
@@ -659,6 +663,9 @@ func legendFor(c *results.Comparison) string {
 			if m.Noise != nil && m.Noise.Source == results.NoiseMeasured {
 				return strings.Replace(noiseLegend, ", P prior,", ", P prior, M measured on this machine (A/A reruns; above the prior),", 1)
 			}
+			if m.Noise != nil && m.Noise.Source == results.NoisePaired {
+				return strings.Replace(noiseLegend, "T trials,", "A paired A/B (per-pair ratios), T trials,", 1)
+			}
 		}
 	}
 	return noiseLegend
@@ -681,6 +688,8 @@ func noiseLetter(m *results.MetricComparison) string {
 		return "W"
 	case results.NoiseMeasured:
 		return "M"
+	case results.NoisePaired:
+		return "A"
 	}
 	return "P"
 }

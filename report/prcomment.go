@@ -658,6 +658,11 @@ func (m *model) header() string {
 	if scale != "" {
 		lines = append(lines, scale)
 	}
+	if m.c != nil {
+		if l := pairingLine(m.c); l != "" { // paired.go
+			lines = append(lines, l)
+		}
+	}
 	if len(lines) == 0 {
 		return ""
 	}

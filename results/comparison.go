@@ -104,6 +104,9 @@ const (
 	// store, `speedmatrix calibrate --store`) above the prior, used in its place: Noise.PriorCV
 	// is the prior it exceeded.
 	NoiseMeasured = "measured"
+	// NoisePaired: the spread of the head/base log-ratios of the pairs of a paired A/B run
+	// (Noise.Pairs of them; the period effect removed where both orders occurred).
+	NoisePaired = "paired"
 )
 
 // Why the configured prior alone set the noise (Noise.PriorReason).
@@ -195,6 +198,9 @@ type ComparisonSettings struct {
 	// HistoryFiles is how many earlier base results gave the history noise.
 	HistoryFiles int  `json:"history_files,omitempty"`
 	Forced       bool `json:"forced,omitempty"`
+	// Pairing is set when the two sides were one paired A/B run and the comparison used the
+	// pairs' log-ratios (noise source NoisePaired); Side is empty.
+	Pairing *Pairing `json:"pairing,omitempty"`
 }
 
 // MetricSettings are one metric's practical floor and direction.
@@ -327,6 +333,11 @@ type Noise struct {
 	// floor of NoiseWithin), the prior's CV; MeasuredCV the measured one that replaced it.
 	PriorCV    *float64 `json:"prior_cv,omitempty"`
 	MeasuredCV *float64 `json:"measured_cv,omitempty"`
+	// Pairs is, for NoisePaired, how many pairs the estimate used; Drift, when both orders
+	// occurred, the fitted drift per block (the later block's change over the earlier one, a
+	// fraction), which the estimate removed.
+	Pairs int      `json:"pairs,omitempty"`
+	Drift *float64 `json:"drift,omitempty"`
 }
 
 // RowComparison is the pooled test of one decode context row: per run, every tested
@@ -351,6 +362,9 @@ type RowComparison struct {
 	Q       float64 `json:"q"`
 	Verdict Verdict `json:"verdict"`
 	Reason  string  `json:"reason,omitempty"`
+	// Pairs is set when the row was tested pair by pair (a paired comparison): the pairs whose
+	// score difference entered the crossover estimate in place of Welch's t.
+	Pairs int `json:"pairs,omitempty"`
 }
 
 // RerunAdvice lists the inconclusive cells to measure again and the rule for the second look.
@@ -486,9 +500,9 @@ func ValidateComparison(c *Comparison) error {
 			}
 			if m.Noise != nil {
 				switch m.Noise.Source {
-				case NoiseTrials, NoiseHistory, NoiseWithin, NoisePrior, NoiseMeasured:
+				case NoiseTrials, NoiseHistory, NoiseWithin, NoisePrior, NoiseMeasured, NoisePaired:
 				default:
-					v.addf("%s.noise.source %q is not trials, history, within+prior, prior or measured", mw, m.Noise.Source)
+					v.addf("%s.noise.source %q is not trials, history, within+prior, prior, measured or paired", mw, m.Noise.Source)
 				}
 				switch m.Noise.PriorReason {
 				case "", PriorSummaryOnly, PriorFewSamples, PriorNoWithin, PriorPrefill, PriorNoSpread, PriorCounters:

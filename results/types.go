@@ -123,6 +123,31 @@ type Run struct {
 	Extra   []KV     `json:"extra,omitempty"`
 	// Shard is set when the file holds one shard of a sharded run (shard.go).
 	Shard *Shard `json:"shard,omitempty"`
+	// Pairing is set when the run is one side of a paired A/B run (`run --paired`).
+	Pairing *Pairing `json:"pairing,omitempty"`
+}
+
+// Paired schemes: the order in which `run --paired` served base (A) and head (B) blocks.
+const (
+	// PairingABBA serves A B B A A B B A …: pair k is blocks 2k−1 and 2k, and the pairs
+	// alternate their order, so a drift linear in time cancels.
+	PairingABBA = "ABBA"
+	// PairingSequential serves every base block, then every head block (what two separate runs
+	// do); compare does not pair it.
+	PairingSequential = "sequential"
+)
+
+// Pairing describes one side of a paired A/B run: base and head served alternately in blocks on
+// one machine, each block the whole matrix once. Every trial carries its Block and Pair.
+type Pairing struct {
+	// ID is shared by the base and head files of one paired run.
+	ID     string `json:"id"`
+	Scheme string `json:"scheme"` // PairingABBA or PairingSequential
+	// Blocks is how many blocks each side got (the number of pairs).
+	Blocks int `json:"blocks"`
+	// Side is "base" or "head"; Order the sequence served, e.g. "ABBAABBA" (A base, B head).
+	Side  string `json:"side"`
+	Order string `json:"order,omitempty"`
 }
 
 // Budget is where a measured run's wall-clock time went, in seconds, and the CPU time the
@@ -241,6 +266,10 @@ type PrefillCell struct {
 
 // PrefillTrial is one prefill request's raw measurement.
 type PrefillTrial struct {
+	// Block and Pair are, in a paired run (Run.Pairing), the block (1-based, in the order
+	// served, both sides counted) and the pair (1-based) this trial was measured in.
+	Block         int     `json:"block,omitempty"`
+	Pair          int     `json:"pair,omitempty"`
 	TTFTMs        float64 `json:"ttft_ms"`
 	PromptTokens  int     `json:"prompt_tokens"`
 	PromptTokPerS float64 `json:"prompt_tok_per_s"`
@@ -295,6 +324,10 @@ type DecodeCell struct {
 // DecodeTrial is one measurement window of a decode cell, with its raw samples.
 type DecodeTrial struct {
 	Start time.Time `json:"start,omitzero"`
+	// Block and Pair are, in a paired run (Run.Pairing), the block (1-based, in the order
+	// served, both sides counted) and the pair (1-based) this trial was measured in.
+	Block int `json:"block,omitempty"`
+	Pair  int `json:"pair,omitempty"`
 	DecodeMetrics
 	// BinSeconds is the width of the output-token bins (1 s); the last bin may be shorter, as
 	// WindowSeconds tells.

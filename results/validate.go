@@ -138,6 +138,7 @@ func Validate(f *File) error {
 	if f.Run.PartialReason != "" && !f.Run.Partial {
 		v.addf("run: partial_reason is set but partial is false")
 	}
+	validatePairing(v, f) // pairing.go
 	v.value("hardware", "vram_per_gpu_gb", f.Hardware.VRAMPerGPUGB)
 	if f.Hardware.GPUCount < 0 {
 		v.addf("hardware: gpu_count is negative (%d)", f.Hardware.GPUCount)

@@ -138,21 +138,23 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := pinAcceptance(&ecfg, cfg.SpeculativeConfig); err != nil {
 		return nil, fmt.Errorf("sim: profile %s: %w", cfg.Profile.Name, err)
 	}
+	if cfg.Clock == nil {
+		cfg.Clock = RealClock{}
+	}
+	start := cfg.Clock.Now()
 	if len(slow.Rules) > 0 {
+		clock := cfg.Clock
 		ecfg.Slowdown = func(p engine.Phase, ctx float64, batch int) float64 {
 			ip := inject.Decode
 			if p == engine.PhasePrefill {
 				ip = inject.Prefill
 			}
-			return slow.Factor(ip, ctx, batch)
+			return slow.FactorAt(ip, ctx, batch, clock.Now().Sub(start)) // drift rules grow with wall time
 		}
 	}
 	eng, err := engine.New(ecfg)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.Clock == nil {
-		cfg.Clock = RealClock{}
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
@@ -170,7 +172,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	s := &Server{
 		prof: cfg.Profile, eng: eng, tok: tokenizer.New(), slow: slow, faults: faults,
 		seed: cfg.Seed, speedup: cfg.Speedup, clock: cfg.Clock, log: cfg.Log,
-		start: cfg.Clock.Now(), ln: ln,
+		start: start, ln: ln,
 		wake: make(chan struct{}, 1), deadCh: make(chan struct{}), done: make(chan struct{}),
 	}
 	if cfg.APIKey != "" {

@@ -90,6 +90,12 @@ and measures it over HTTP like any server: --sim-profile (default the profile fi
 reference report), --sim-speedup (default 10; rates scale by it), --sim-seed, --sim-noise,
 --sim-slowdown and --sim-fault (see speedmatrix sim --help).
 
+--paired measures a base (--base-url) and a head (--url) alternately on one machine, in blocks
+of the whole matrix (or --cells) once, ABBA order, --blocks per side; it writes the head's results
+to -o and the base's to --base-output, every trial marked with its block and pair, and compare
+then uses the pairs' head/base ratios, in which a drift of the machine cancels. Without either
+URL it measures two built-in simulators with the same --sim-* settings.
+
 The API key is read from the environment variable named by --api-key-env, never from a flag,
 and is never printed or written. --config reads the same settings from speedmatrix.yaml (keys
 are the flag names with underscores: max_tokens, prefill_contexts, engine: {name, version, ...},
@@ -141,8 +147,9 @@ its line, column and dotted path.`,
 	f.Float64Var(&o.Hardware.VRAMGB, "vram-gb", 0, "memory per GPU in GB, recorded")
 	f.StringVar(&o.Hardware.Driver, "driver", "", "GPU driver version, recorded")
 	addSimRunFlags(f, &o.Sim)
-	addAdaptiveFlags(f, &o) // run_adaptive.go
-	addShardFlags(f, &o)    // run_shard.go
+	addAdaptiveFlags(f, &o)      // run_adaptive.go
+	addShardFlags(f, &o)         // run_shard.go
+	addPairedFlags(f, &o.Paired) // run_paired.go
 	return cmd
 }
 
@@ -185,6 +192,7 @@ func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concur
 	overrideSimRunFlags(fs, &final.Sim, &o.Sim)
 	overrideAdaptiveFlags(fs, final, o)
 	overrideShardFlags(fs, final, o)
+	overridePairedFlags(fs, &final.Paired, &o.Paired)
 }
 
 // parseContexts reads a list of context lengths; "none" is the empty list.
@@ -306,6 +314,9 @@ func runCommand(ctx context.Context, env *Env, o runOptions) error {
 	}
 	if o.SpecDecode.Pinned() {
 		return runEnginePinned(ctx, env, o) // acceptance pass, then the pinned matrix (runengine_pinned.go)
+	}
+	if o.Paired.Enabled {
+		return runPaired(ctx, env, o) // base and head alternately in blocks (run_paired.go)
 	}
 	if o.URL == "" && o.Engine.Serve != nil {
 		return runEngine(ctx, env, o) // build, serve, measure and stop (runengine.go)

@@ -38,7 +38,9 @@ Injection, repeatable under --seed:
   --speculative-config JSON          vLLM's; rejection_sample_method synthetic with
                                      synthetic_acceptance_length L pins acceptance at L
   --slowdown decode=1.10@ctx>=64K    slower work: phase=factor[@cond&cond], phase prefill,
-                                     decode or all; cond ctx or batch with >=, <=, >, <, ==
+                                     decode or all; cond ctx or batch with >=, <=, >, <, ==;
+                                     factor +5%/min (or /s, /h) is a drift: 5 % slower per
+                                     minute of wall-clock time since start
   --fault error=5%,cut=100@0.1       error=RATE (HTTP 500), cut=N[@RATE] (streams end after N
                                      tokens), crash=DUR (connections refused), dead=DUR (/health
                                      503, requests 500), hang=DUR (streams stall),

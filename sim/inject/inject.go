@@ -9,6 +9,10 @@
 //	rule   = phase "=" factor [ "@" cond { "&" cond } ]
 //	phase  = "prefill" | "decode" | "all"
 //	factor = a number > 0, e.g. 1.10, or a percentage of the normal time, e.g. 110%
+//	       | "+" rate "/" unit    a drift: the factor grows from 1 by rate per unit of
+//	                              wall-clock time since the server started, e.g. +5%/min
+//	rate   = a number > 0 (0.05) or a percentage (5%), at most 1000
+//	unit   = "s" | "min" | "h"
 //	cond   = ("ctx" | "batch") op count
 //	op     = ">=" | "<=" | ">" | "<" | "=="
 //	count  = a whole number, with K (×1024) or M (×1024²) allowed for ctx
@@ -17,6 +21,9 @@
 // tokens take 10 % longer; "prefill=1.2" makes all prefill 20 % slower. For prefill, ctx is the
 // prompt length and batch is 1; for decode, ctx is the mean context per sequence and batch the
 // number of sequences in the step. When several rules match, their factors multiply.
+// "decode=+5%/min" makes decode steps 5 % slower after one minute, 10 % after two, and so on: a
+// machine that drifts (thermals, a neighbour, a leak), which base and head measured in separate
+// blocks see as a change and paired ABBA blocks cancel.
 //
 // Fault grammar:
 //
@@ -85,7 +92,10 @@ func (c Cond) holds(ctx float64, batch int) bool {
 type Rule struct {
 	Phase  Phase
 	Factor float64
-	Conds  []Cond
+	// Drift is, for a drift rule (Factor 1), how much the factor grows per second of wall-clock
+	// time since the server started.
+	Drift float64
+	Conds []Cond
 }
 
 // Slowdown is a parsed --slowdown spec; the zero value slows nothing.
@@ -94,8 +104,14 @@ type Slowdown struct {
 }
 
 // Factor returns the multiplier on the time of work of phase p (Prefill or Decode) at context
-// ctx and batch size batch.
+// ctx and batch size batch, at the server's start (drift rules add nothing).
 func (s *Slowdown) Factor(p Phase, ctx float64, batch int) float64 {
+	return s.FactorAt(p, ctx, batch, 0)
+}
+
+// FactorAt returns Factor at elapsed wall-clock time since the server started: each matching
+// drift rule multiplies it by 1 + Drift·elapsed.
+func (s *Slowdown) FactorAt(p Phase, ctx float64, batch int, elapsed time.Duration) float64 {
 	f := 1.0
 	for _, r := range s.Rules {
 		if r.Phase&p == 0 {
@@ -109,13 +125,13 @@ func (s *Slowdown) Factor(p Phase, ctx float64, batch int) float64 {
 			}
 		}
 		if ok {
-			f *= r.Factor
+			f *= r.Factor * (1 + r.Drift*max(elapsed.Seconds(), 0))
 		}
 	}
 	return f
 }
 
-const slowdownHelp = `want rules like decode=1.10@ctx>=64K or prefill=1.2, separated by commas`
+const slowdownHelp = `want rules like decode=1.10@ctx>=64K, prefill=1.2 or decode=+5%/min, separated by commas`
 
 // ParseSlowdown parses a --slowdown spec; the empty spec slows nothing.
 func ParseSlowdown(spec string) (*Slowdown, error) {
@@ -144,11 +160,20 @@ func ParseSlowdown(spec string) (*Slowdown, error) {
 		default:
 			return bad("unknown phase %q, want prefill, decode or all", strings.TrimSpace(name))
 		}
-		f, err := parseFactor(strings.TrimSpace(val))
-		if err != nil {
-			return bad("%v", err)
+		val = strings.TrimSpace(val)
+		if strings.HasPrefix(val, "+") || strings.HasPrefix(val, "-") || strings.Contains(val, "/") {
+			d, err := parseDrift(val)
+			if err != nil {
+				return bad("%v", err)
+			}
+			r.Factor, r.Drift = 1, d
+		} else {
+			f, err := parseFactor(val)
+			if err != nil {
+				return bad("%v", err)
+			}
+			r.Factor = f
 		}
-		r.Factor = f
 		if hasCond {
 			for _, c := range strings.Split(conds, "&") {
 				cond, err := parseCond(strings.TrimSpace(c))
@@ -176,6 +201,41 @@ func parseFactor(s string) (float64, error) {
 		return 0, fmt.Errorf("factor %q must be above 0 and at most 1000", s)
 	}
 	return f, nil
+}
+
+// parseDrift reads a drift "+rate/unit" and returns its growth per second.
+func parseDrift(s string) (float64, error) {
+	if strings.HasPrefix(s, "-") {
+		return 0, fmt.Errorf("drift %q: a drift grows the time, write it as +rate/unit, e.g. +5%%/min", s)
+	}
+	rate, unit, ok := strings.Cut(strings.TrimPrefix(s, "+"), "/")
+	if !ok {
+		return 0, fmt.Errorf("drift %q: want +rate/unit, e.g. +5%%/min", s)
+	}
+	var per float64
+	switch strings.TrimSpace(unit) {
+	case "s":
+		per = 1
+	case "min":
+		per = 60
+	case "h":
+		per = 3600
+	default:
+		return 0, fmt.Errorf("drift %q: unit %q, want s, min or h", s, unit)
+	}
+	rate = strings.TrimSpace(rate)
+	pct := strings.HasSuffix(rate, "%")
+	r, err := strconv.ParseFloat(strings.TrimSuffix(rate, "%"), 64)
+	if err != nil || math.IsNaN(r) || math.IsInf(r, 0) {
+		return 0, fmt.Errorf("drift rate %q is not a number", rate)
+	}
+	if pct {
+		r /= 100
+	}
+	if !(r > 0) || r > 1000 {
+		return 0, fmt.Errorf("drift rate %q must be above 0 and at most 1000", rate)
+	}
+	return r / per, nil
 }
 
 func parseCond(s string) (Cond, error) {

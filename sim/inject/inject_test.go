@@ -1,6 +1,7 @@
 package inject
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +21,15 @@ func TestParseSlowdown(t *testing.T) {
 		{"all=2@batch>8&ctx<1M, decode=1.5", &Slowdown{Rules: []Rule{
 			{Phase: All, Factor: 2, Conds: []Cond{{"batch", ">", 8}, {"ctx", "<", 1 << 20}}},
 			{Phase: Decode, Factor: 1.5}}}, ""},
+		{"decode=+5%/min", &Slowdown{Rules: []Rule{{Phase: Decode, Factor: 1, Drift: 0.05 / 60}}}, ""},
+		{"all=+0.01/s@ctx>=8K", &Slowdown{Rules: []Rule{{Phase: All, Factor: 1, Drift: 0.01, Conds: []Cond{{"ctx", ">=", 8192}}}}}, ""},
+		{"prefill=+36/h", &Slowdown{Rules: []Rule{{Phase: Prefill, Factor: 1, Drift: 0.01}}}, ""},
+		{"decode=+5%", nil, "want +rate/unit"},
+		{"decode=+5%/day", nil, "unit"},
+		{"decode=-5%/min", nil, "grows"},
+		{"decode=+0/min", nil, "above 0"},
+		{"decode=+x/min", nil, "not a number"},
+		{"decode=+2000/s", nil, "at most"},
 		{"decode", nil, "missing ="},
 		{"gpu=2", nil, "unknown phase"},
 		{"decode=0", nil, "above 0"},
@@ -67,6 +77,35 @@ func TestSlowdownFactor(t *testing.T) {
 		if got := s.Factor(tt.p, tt.ctx, tt.batch); got < tt.want-1e-9 || got > tt.want+1e-9 {
 			t.Errorf("Factor(%v, %g, %d) = %g, want %g", tt.p, tt.ctx, tt.batch, got, tt.want)
 		}
+	}
+}
+
+// TestSlowdownDrift checks that a drift rule's factor grows linearly with the time since the
+// server started and multiplies with the constant rules that match.
+func TestSlowdownDrift(t *testing.T) {
+	s, err := ParseSlowdown("decode=+6%/min,decode=1.1@ctx>=64K")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		p       Phase
+		ctx     float64
+		elapsed time.Duration
+		want    float64
+	}{
+		{Decode, 8192, 0, 1},
+		{Decode, 8192, 30 * time.Second, 1.03},
+		{Decode, 8192, 10 * time.Minute, 1.6},
+		{Decode, 65536, 30 * time.Second, 1.03 * 1.1},
+		{Prefill, 8192, 10 * time.Minute, 1},
+	}
+	for _, tt := range tests {
+		if got := s.FactorAt(tt.p, tt.ctx, 1, tt.elapsed); got < tt.want-1e-9 || got > tt.want+1e-9 {
+			t.Errorf("FactorAt(%v, %g, %v) = %g, want %g", tt.p, tt.ctx, tt.elapsed, got, tt.want)
+		}
+	}
+	if got := s.Factor(Decode, 8192, 1); got != 1 {
+		t.Errorf("Factor (no time) = %g, want 1", got)
 	}
 }
 
@@ -119,7 +158,7 @@ func TestDrawRate(t *testing.T) {
 }
 
 func FuzzParseSlowdown(f *testing.F) {
-	for _, s := range []string{"decode=1.10@ctx>=64K", "prefill=1.2", "all=2@batch>8&ctx<1M,decode=1.5", "x=@", ",,"} {
+	for _, s := range []string{"decode=1.10@ctx>=64K", "prefill=1.2", "all=2@batch>8&ctx<1M,decode=1.5", "x=@", ",,", "decode=+5%/min", "all=+0.01/s@ctx>=8K", "decode=+/", "decode=+1e308/s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
@@ -137,6 +176,14 @@ func FuzzParseSlowdown(f *testing.F) {
 		}
 		if f := s.Factor(Decode, 1e6, 3); !(f > 0) {
 			t.Fatalf("factor %g", f)
+		}
+		for _, r := range s.Rules {
+			if r.Drift < 0 || math.IsNaN(r.Drift) || math.IsInf(r.Drift, 0) {
+				t.Fatalf("rule with drift %g accepted", r.Drift)
+			}
+		}
+		if f := s.FactorAt(All, 1e6, 3, 24*time.Hour); !(f > 0) || math.IsInf(f, 0) {
+			t.Fatalf("factor after a day %g", f)
 		}
 	})
 }

@@ -1,0 +1,182 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// PairOrder returns the order in which a paired run serves base (A) and head (B) blocks, n
+// blocks each: ABBA (A B B A A B B A …: pair k is blocks 2k−1 and 2k, alternating which side
+// goes first, so a drift linear in time cancels) or sequential (every base block, then every
+// head block: what two separate runs do).
+func PairOrder(scheme string, n int) (string, error) {
+	if n < 1 {
+		return "", fmt.Errorf("paired run: %d blocks per side; want at least 1", n)
+	}
+	switch scheme {
+	case results.PairingABBA:
+		var b strings.Builder
+		for k := range n {
+			if k%2 == 0 {
+				b.WriteString("AB")
+			} else {
+				b.WriteString("BA")
+			}
+		}
+		return b.String(), nil
+	case results.PairingSequential:
+		return strings.Repeat("A", n) + strings.Repeat("B", n), nil
+	}
+	return "", fmt.Errorf("paired scheme %q: want %s or %s", scheme, results.PairingABBA, results.PairingSequential)
+}
+
+// MergeBlocks joins the blocks of one side of a paired run, each a results file of the matrix
+// with one trial per cell, into one file: the first block's header (run, engine, hardware,
+// server), every cell's trials in block order, each marked with its block (blockNo, the block's
+// place in the order served) and pair (its place among this side's blocks), and the summaries
+// recomputed from them. A cell that was not measured in some block (an error, over capacity)
+// takes that block's status and error, which names the block. The run's start is the first
+// block's, its end the last's; Budget adds up; Notes are joined.
+func MergeBlocks(blocks []*results.File, blockNo []int) (*results.File, error) {
+	if len(blocks) == 0 || len(blocks) != len(blockNo) {
+		return nil, errors.New("merge blocks: want one block number per block, and at least one block")
+	}
+	out := *blocks[0]
+	out.Prefill, out.Decode, out.Notes = nil, nil, nil
+	if s := blocks[0].Run.Settings; s != nil {
+		c := *s
+		out.Run.Settings = &c
+	} else {
+		out.Run.Settings = &results.Settings{}
+	}
+	out.Run.Settings.Trials = len(blocks)
+	out.Run.Budget = nil
+	prefill := map[results.CellID]int{}
+	decode := map[results.CellID]int{}
+	failed := map[results.CellID]bool{}
+	for i, f := range blocks {
+		pair, block := i+1, blockNo[i]
+		for _, n := range f.Notes {
+			if !slices.Contains(out.Notes, n) {
+				out.Notes = append(out.Notes, n)
+			}
+		}
+		if i > 0 {
+			out.Run.End = f.Run.End
+			out.Run.Partial = out.Run.Partial || f.Run.Partial
+			if f.Run.PartialReason != "" {
+				out.Run.PartialReason = fmt.Sprintf("block %d: %s", block, f.Run.PartialReason)
+			}
+		}
+		out.Run.Budget = addBudget(out.Run.Budget, f.Run.Budget)
+		for _, c := range f.Prefill {
+			id := c.ID()
+			j, seen := prefill[id]
+			if !seen {
+				j = len(out.Prefill)
+				prefill[id] = j
+				out.Prefill = append(out.Prefill, results.PrefillCell{Context: c.Context, ContextLabel: c.ContextLabel, Status: results.StatusValid})
+			}
+			m := &out.Prefill[j]
+			if failed[id] {
+				continue
+			}
+			if !c.Status.Measured() {
+				*m = c
+				m.Trials = nil
+				if c.Error != "" {
+					m.Error = fmt.Sprintf("block %d: %s", block, c.Error)
+				}
+				failed[id] = true
+				continue
+			}
+			for _, t := range c.Trials {
+				t.Block, t.Pair = block, pair
+				m.Trials = append(m.Trials, t)
+			}
+		}
+		for _, c := range f.Decode {
+			id := c.ID()
+			j, seen := decode[id]
+			if !seen {
+				j = len(out.Decode)
+				decode[id] = j
+				out.Decode = append(out.Decode, results.DecodeCell{Context: c.Context, ContextLabel: c.ContextLabel, Concurrency: c.Concurrency, Status: results.StatusValid})
+			}
+			m := &out.Decode[j]
+			if failed[id] {
+				continue
+			}
+			if !c.Status.Measured() {
+				*m = c
+				m.Trials = nil
+				if c.Error != "" {
+					m.Error = fmt.Sprintf("block %d: %s", block, c.Error)
+				}
+				failed[id] = true
+				continue
+			}
+			if c.Status == results.StatusQueued {
+				m.Status = results.StatusQueued
+			}
+			for _, t := range c.Trials {
+				t.Block, t.Pair = block, pair
+				m.Trials = append(m.Trials, t)
+			}
+		}
+	}
+	for i := range out.Prefill {
+		c := &out.Prefill[i]
+		if failed[c.ID()] || len(c.Trials) == 0 {
+			continue
+		}
+		var ttfts, rates []float64
+		for _, t := range c.Trials {
+			ttfts = append(ttfts, t.TTFTMs)
+			rates = append(rates, t.PromptTokPerS)
+		}
+		c.TTFTMs, c.PromptTokPerS = medianPtr(ttfts), medianPtr(rates)
+		c.PromptTokens = ptr(c.Trials[0].PromptTokens)
+		c.CompletedRequests = ptr(len(c.Trials))
+	}
+	for i := range out.Decode {
+		c := &out.Decode[i]
+		if failed[c.ID()] || len(c.Trials) == 0 {
+			continue
+		}
+		c.DecodeMetrics = summarize(c.Trials)
+	}
+	return &out, nil
+}
+
+// addBudget returns the sum of two budgets (nil when both are).
+func addBudget(a, b *results.Budget) *results.Budget {
+	if b == nil {
+		return a
+	}
+	if a == nil {
+		c := *b
+		return &c
+	}
+	s := *a
+	s.WallSeconds += b.WallSeconds
+	s.SetupSeconds += b.SetupSeconds
+	s.PrefillSeconds += b.PrefillSeconds
+	s.ReadinessSeconds += b.ReadinessSeconds
+	s.WindowSeconds += b.WindowSeconds
+	s.DrainSeconds += b.DrainSeconds
+	s.OtherSeconds += b.OtherSeconds
+	if m := s.WindowSeconds + s.PrefillSeconds; m > 0 {
+		s.WallPerMeasured = s.WallSeconds / m
+	}
+	if a.CPUSeconds != nil && b.CPUSeconds != nil {
+		s.CPUSeconds = ptr(*a.CPUSeconds + *b.CPUSeconds)
+	} else {
+		s.CPUSeconds = nil
+	}
+	return &s
+}

@@ -1,0 +1,256 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/speedmatrix/speedmatrix/compare/stats"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// pairRuns names the paired run of each file of the two sides (index: the file's place).
+type pairRuns struct {
+	base, head []string
+}
+
+// pairingOf returns the pairing the comparison uses, and the paired run of every file: each side's
+// files are sides of paired runs (`run --paired`) in an interleaved scheme, and every paired run
+// on one side is on the other too (one file each: a first comparison; several: the pooled
+// second look after a further paired run). Otherwise it is nil, with a warning when the files
+// are sides of paired runs that cannot be paired. The pairing it returns is the first run's
+// scheme with the runs' ids joined by commas and their blocks added up.
+func pairingOf(in Input) (*results.Pairing, *pairRuns, string) {
+	runs := &pairRuns{}
+	ids := map[string][2]int{} // files per side of each paired run
+	var order []string
+	for k, side := range [][]*results.File{in.Base, in.Head} {
+		for _, f := range side {
+			p := f.Run.Pairing
+			if p == nil {
+				return nil, nil, ""
+			}
+			if p.Scheme != results.PairingABBA {
+				return nil, nil, "" // sequential blocks are not pairs
+			}
+			if _, seen := ids[p.ID]; !seen {
+				order = append(order, p.ID)
+			}
+			n := ids[p.ID]
+			n[k]++
+			ids[p.ID] = n
+			if k == 0 {
+				runs.base = append(runs.base, p.ID)
+			} else {
+				runs.head = append(runs.head, p.ID)
+			}
+		}
+	}
+	out := *in.Base[0].Run.Pairing
+	out.Side, out.Order, out.Blocks = "", "", 0
+	for _, id := range order {
+		if n := ids[id]; n != [2]int{1, 1} {
+			return nil, nil, fmt.Sprintf("both sides come from paired runs, but different paired runs (run %s is in %d base and %d head files): compared unpaired; compare the base and head files of the same `run --paired` runs", id, n[0], n[1])
+		}
+	}
+	blocks := map[string]int{}
+	for _, f := range in.Base {
+		blocks[f.Run.Pairing.ID] = f.Run.Pairing.Blocks
+	}
+	for i, f := range in.Head {
+		if f.Run.Pairing.Side == sideOf(in.Base, f.Run.Pairing.ID) {
+			return nil, nil, fmt.Sprintf("head file %d is the %s side of paired run %s, as its base file is: compared unpaired", i+1, f.Run.Pairing.Side, f.Run.Pairing.ID)
+		}
+	}
+	for _, id := range order {
+		out.Blocks += blocks[id]
+	}
+	out.ID = strings.Join(order, ",")
+	return &out, runs, ""
+}
+
+// sideOf returns the side of paired run id among files.
+func sideOf(files []*results.File, id string) string {
+	for _, f := range files {
+		if f.Run.Pairing.ID == id {
+			return f.Run.Pairing.Side
+		}
+	}
+	return ""
+}
+
+// pairedTrial is one side's value of a metric in one pair.
+type pairedTrial struct {
+	log   float64
+	block int
+}
+
+// pairKey names one pair: its paired run and its number in it.
+type pairKey struct {
+	run  string
+	pair int
+}
+
+// pairTrials returns the log values of metric m of one side's trials by pair; runs names the
+// paired run of each of the side's files.
+func (s *sideData) pairTrials(m results.Metric, runs []string) map[pairKey]pairedTrial {
+	out := map[pairKey]pairedTrial{}
+	add := func(d *results.DecodeCell, p *results.PrefillCell, file int) {
+		if file >= len(runs) {
+			return
+		}
+		switch {
+		case d != nil:
+			for i := range d.Trials {
+				t := &d.Trials[i]
+				if l, ok := logOf(decodeTrialValue(t, m)); ok && t.Pair > 0 {
+					out[pairKey{runs[file], t.Pair}] = pairedTrial{l, t.Block}
+				}
+			}
+		case p != nil:
+			for _, t := range p.Trials {
+				v := t.TTFTMs
+				if m == results.MetricPromptTokPerS {
+					v = t.PromptTokPerS
+				}
+				if v > 0 && t.Pair > 0 {
+					out[pairKey{runs[file], t.Pair}] = pairedTrial{math.Log(v), t.Block}
+				}
+			}
+		}
+	}
+	add(s.decode, s.prefill, s.file)
+	for _, e := range s.extra {
+		add(e.decode, e.prefill, e.file)
+	}
+	return out
+}
+
+// pairDiffs returns, in pair order, the head − base log differences of metric m over the pairs
+// both sides measured, and for each whether the head's block came first.
+func pairDiffs(b, h *sideData, m results.Metric, runs *pairRuns) (d []float64, headFirst []bool) {
+	bt, ht := b.pairTrials(m, runs.base), h.pairTrials(m, runs.head)
+	var pairs []pairKey
+	for k := range bt {
+		if _, ok := ht[k]; ok {
+			pairs = append(pairs, k)
+		}
+	}
+	sort.Slice(pairs, func(i, j int) bool {
+		if pairs[i].run != pairs[j].run {
+			return pairs[i].run < pairs[j].run
+		}
+		return pairs[i].pair < pairs[j].pair
+	})
+	for _, k := range pairs {
+		d = append(d, ht[k].log-bt[k].log)
+		headFirst = append(headFirst, ht[k].block < bt[k].block)
+	}
+	return d, headFirst
+}
+
+// estimatePaired sets p's estimate from the pairs of a paired run: the two-period crossover
+// estimate of the log-ratio (stats.PairedEstimate), which removes a drift between blocks, and the
+// sign-flip test of the pairs' drift-corrected log-ratios as the rank check where it can reach q. It reports false,
+// leaving p alone, when fewer than two pairs hold the metric or their spread is zero.
+func (p *pending) estimatePaired(b, h *sideData, noise *results.Noise, th Thresholds) bool {
+	d, hf := pairDiffs(b, h, p.metric, p.pairs)
+	pe, err := stats.PairedEstimate(d, hf)
+	if err != nil || !(pe.SE > 0) {
+		return false
+	}
+	n := float64(pe.Pairs)
+	// One run's variance on each side such that SE² = vb/n + vh/n: the advice's predictions
+	// then hold for more pairs.
+	v := n * pe.SE * pe.SE / 2
+	p.vb, p.vh = v, v
+	p.est = pe.Estimate
+	noise.Source = results.NoisePaired
+	noise.CV = math.Sqrt(v)
+	noise.Pairs = pe.Pairs
+	if pe.PeriodAdjusted {
+		noise.Drift = ptr(math.Expm1(pe.Period))
+	}
+	// The check is asked only where it can agree: its smallest p, 2/2^n, must reach q (six pairs
+	// at q = 0.05); with fewer it would veto every change.
+	if pe.Pairs >= th.MinRankTrials && pe.Pairs <= stats.MaxSignFlipPairs && 2/math.Ldexp(1, pe.Pairs) <= th.FDR {
+		r := make([]float64, len(d))
+		for i, x := range d {
+			// Base first: x = Δ + period; head first: x = Δ − period.
+			if hf[i] {
+				r[i] = x + pe.Period
+			} else {
+				r[i] = x - pe.Period
+			}
+		}
+		if sp, err := stats.SignFlip(r); err == nil {
+			p.out.RankP = ptr(sp)
+		}
+	}
+	return true
+}
+
+// pairedAdvice adds to the rerun advice of a paired comparison how to measure the further
+// trials: as one more paired run of the listed cells, whose pairs pool with these at the second
+// look (separate runs of base and head would add trials without pairs).
+func pairedAdvice(adv *results.RerunAdvice, pairing *results.Pairing) {
+	if adv == nil || pairing == nil || adv.Trials == 0 || adv.Cells == "" {
+		return
+	}
+	adv.Rule.Text += fmt.Sprintf(" This comparison is paired: measure the further trials as one more paired run, "+
+		"run --paired --blocks %d --cells %s, and give its base and head files after these, so that its pairs pool with these.", max(adv.Trials, 2), adv.Cells)
+}
+
+// pairedRow returns the paired estimate of a row's score change in a paired comparison: for each
+// pair that holds every cell-metric of the row on both sides, the score difference
+// Σ w·(log head − log base), and their crossover estimate (stats.PairedEstimate), which removes a
+// drift between blocks as for a cell. ok is false when the comparison is not paired, fewer than
+// two pairs hold the whole row, or the differences do not vary.
+func pairedRow(ts []*pending, w []float64) (est stats.Estimate, pairs int, ok bool) {
+	if len(ts) == 0 || ts[0].pairs == nil {
+		return est, 0, false
+	}
+	runs := ts[0].pairs
+	type pairMaps struct{ b, h map[pairKey]pairedTrial }
+	maps := make([]pairMaps, len(ts))
+	for i, t := range ts {
+		maps[i] = pairMaps{t.b.pairTrials(t.metric, runs.base), t.h.pairTrials(t.metric, runs.head)}
+	}
+	var keys []pairKey
+	for k := range maps[0].b {
+		all := true
+		for _, m := range maps {
+			_, inB := m.b[k]
+			_, inH := m.h[k]
+			if !inB || !inH {
+				all = false
+				break
+			}
+		}
+		if all {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].run != keys[j].run {
+			return keys[i].run < keys[j].run
+		}
+		return keys[i].pair < keys[j].pair
+	})
+	var d []float64
+	var hf []bool
+	for _, k := range keys {
+		var y float64
+		for i, m := range maps {
+			y += w[i] * (m.h[k].log - m.b[k].log)
+		}
+		d = append(d, y)
+		hf = append(hf, maps[0].h[k].block < maps[0].b[k].block)
+	}
+	pe, err := stats.PairedEstimate(d, hf)
+	if err != nil || !(pe.SE > 0) {
+		return est, 0, false
+	}
+	return pe.Estimate, pe.Pairs, true
+}

@@ -1,0 +1,324 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/speedmatrix/speedmatrix/bench"
+	"github.com/speedmatrix/speedmatrix/bench/server"
+	"github.com/speedmatrix/speedmatrix/bench/stream"
+	"github.com/speedmatrix/speedmatrix/bench/telemetry"
+	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/engine"
+	"github.com/speedmatrix/speedmatrix/internal/redact"
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/sim"
+	"github.com/speedmatrix/speedmatrix/sim/profile"
+)
+
+// addPairedFlags declares the flags of a paired run (config section paired).
+func addPairedFlags(f *pflag.FlagSet, p *config.Paired) {
+	f.BoolVar(&p.Enabled, "paired", false, "paired A/B: measure the base (--base-url) and the head (--url) alternately in blocks on one machine, so that drift cancels; writes the head's results to -o and the base's to --base-output (without either URL: two built-in simulators)")
+	f.IntVar(&p.Blocks, "blocks", 4, "with --paired: blocks per side, each the whole matrix (or --cells) once")
+	f.StringVar(&p.Scheme, "paired-scheme", config.PairedABBA, "with --paired: ABBA, or sequential (every base block, then every head block: what two separate runs do; compare does not pair it)")
+	f.StringVar(&p.BaseURL, "base-url", "", "with --paired: base URL of the base's server")
+	f.StringVar(&p.BaseOutput, "base-output", "", "with --paired: the base's results file (default: -o with .base before its extension)")
+	f.StringVar(&p.BaseSource, "base-source", "", "with --paired and engine.serve: a checkout of the base commit, built and served like engine.source (one engine on the GPU at a time)")
+}
+
+// overridePairedFlags copies the paired flags given on the command line into final.
+func overridePairedFlags(fs *pflag.FlagSet, final, o *config.Paired) {
+	set := func(name string, apply func()) {
+		if fs.Changed(name) {
+			apply()
+		}
+	}
+	set("paired", func() { final.Enabled = o.Enabled })
+	set("blocks", func() { final.Blocks = o.Blocks })
+	set("paired-scheme", func() { final.Scheme = o.Scheme })
+	set("base-url", func() { final.BaseURL = o.BaseURL })
+	set("base-output", func() { final.BaseOutput = o.BaseOutput })
+	set("base-source", func() { final.BaseSource = o.BaseSource })
+}
+
+// baseOutputPath returns the base's results file of a paired run: paired.base_output, else the
+// head's with ".base" before its extension (results.json → results.base.json).
+func baseOutputPath(o runOptions) string {
+	if o.Paired.BaseOutput != "" {
+		return o.Paired.BaseOutput
+	}
+	ext := filepath.Ext(o.Output)
+	return strings.TrimSuffix(o.Output, ext) + ".base" + ext
+}
+
+// pairedSide is one side of a paired run: the server measured in its blocks, and what is
+// recorded about it.
+type pairedSide struct {
+	name   string // "base" or "head"
+	url    string
+	out    string
+	finish func(*results.File)
+	// engine, when set, is served for each block of this side and stopped after it.
+	engine *pairedEngine
+	blocks []*results.File
+	nums   []int // each block's place in the order served (1-based)
+}
+
+// runPaired is `speedmatrix run --paired`: it measures the base's server and the head's
+// alternately, block by block in the order of paired.scheme (ABBA: A B B A A B …, A the base),
+// each block the matrix (or the cells) with one trial, and writes one results file per side
+// after every block: each cell's trials carry their block and pair, and the run its Pairing, so
+// that compare can use the pairs' log-ratios, in which a drift of the machine cancels. Only one
+// side is measured at a time. The servers are --base-url and --url, or, with neither, two
+// built-in simulators with the same settings (the sim section: an A/A run, for trying the
+// method; a --sim-slowdown drift such as all=+5%/min shows what pairing is for).
+func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
+	p := o.Paired
+	if p.Blocks < 2 {
+		return usagef("--blocks %d: want at least 2 blocks per side (pairs to estimate the noise from)", p.Blocks)
+	}
+	order, err := bench.PairOrder(p.Scheme, p.Blocks)
+	if err != nil {
+		return usagef("--paired-scheme: %v", err)
+	}
+	if o.Trials != 1 {
+		return usagef("--trials %d with --paired: each block measures every cell once; ask for more blocks (--blocks) instead", o.Trials)
+	}
+	base := &pairedSide{name: "base", url: p.BaseURL, out: baseOutputPath(o)}
+	head := &pairedSide{name: "head", url: o.URL, out: o.Output}
+	if base.out == head.out {
+		return usagef("--base-output %s is the head's results file too: name another", base.out)
+	}
+	switch {
+	case base.url == "" && head.url == "" && o.Engine.Serve != nil:
+		// Two builds of the engine, served one at a time (run_paired_engine.go).
+		if p.BaseSource == "" {
+			return usagef("--paired with engine.serve needs paired.base_source (--base-source): a checkout of the base commit, built and served like engine.source")
+		}
+		for _, s := range []*pairedSide{base, head} {
+			src := o.Engine.Source
+			if s == base {
+				src = p.BaseSource
+			}
+			if s.engine, err = buildPairedEngine(ctx, env, o, src, s.out+".server.log"); err != nil {
+				return err
+			}
+		}
+		if o.GPU.LockClocks {
+			lock, err := engine.LockClocks(ctx, nil, engine.LockOptions{})
+			if err != nil {
+				return clockLockError(err)
+			}
+			env.Log.Info("GPU clocks locked", "commands", strings.Join(lock.Commands, "; "))
+			defer func() {
+				if rerr := lock.Restore(context.WithoutCancel(ctx)); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("gpu.lock_clocks: restoring the clocks: %w; run nvidia-smi -rgc and -rmc as root", rerr))
+					return
+				}
+				env.Log.Info("GPU clocks restored")
+			}()
+			base.engine.lock, head.engine.lock = lock, lock
+		}
+	case base.url == "" && head.url == "":
+		stop, err := startPairedSims(ctx, env, &o, base, head)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	case base.url == "" || head.url == "":
+		return usagef("--paired needs both --base-url (the base's server) and --url (the head's), or neither for two built-in simulators")
+	default:
+		for _, s := range []*pairedSide{base, head} {
+			if strings.Contains(s.url, "@") {
+				return usagef("--url and --base-url must not hold credentials; put the key in a variable and name it with --api-key-env")
+			}
+			if err := checkURL(s.url); err != nil {
+				return err
+			}
+			so := o
+			so.URL = s.url
+			s.finish = chainFinish(simulatorAtURL(ctx, env, so), localHardware(ctx, s.url))
+		}
+	}
+	var key string
+	if o.APIKeyEnv != "" {
+		if key = env.Getenv(o.APIKeyEnv); key == "" {
+			return usagef("--api-key-env %s: the variable is not set or empty; export the key in it", o.APIKeyEnv)
+		}
+	}
+	for _, s := range []*pairedSide{base, head} {
+		if err := prepareOutput(s.out, env.Log); err != nil {
+			return err
+		}
+	}
+	pairID := newRunID(time.Now())
+	env.Log.Info("paired run", "id", pairID, "order", order, "base", base.url, "head", head.url, "blocks_per_side", p.Blocks)
+	write := func(s *pairedSide) error {
+		if len(s.blocks) == 0 {
+			return nil
+		}
+		f, err := bench.MergeBlocks(s.blocks, s.nums)
+		if err != nil {
+			return err
+		}
+		f.Run.ID = pairID + "-" + s.name
+		f.Run.Pairing = &results.Pairing{ID: pairID, Scheme: p.Scheme, Blocks: p.Blocks, Side: s.name, Order: order}
+		if len(s.blocks) < p.Blocks {
+			f.Run.Partial = true
+			if f.Run.PartialReason == "" {
+				f.Run.PartialReason = fmt.Sprintf("%d of %d blocks measured", len(s.blocks), p.Blocks)
+			}
+		}
+		return results.WriteFile(s.out, f)
+	}
+	for i := range len(order) {
+		s := head
+		if order[i] == 'A' {
+			s = base
+		}
+		runID := fmt.Sprintf("%s-%s%d", pairID, s.name, len(s.blocks)+1)
+		env.Log.Info("paired block", "block", i+1, "of", len(order), "side", s.name)
+		url, so, finish := s.url, o, s.finish
+		var stop func() error
+		if s.engine != nil {
+			var err error
+			if url, so, finish, stop, err = s.engine.serve(ctx, env); err != nil {
+				return fmt.Errorf("paired block %d of %d (%s): %w; the blocks measured so far are in %s and %s", i+1, len(order), s.name, err, base.out, head.out)
+			}
+			if key == "" && so.APIKeyEnv != "" {
+				key = env.Getenv(so.APIKeyEnv)
+			}
+		}
+		f, runErr := measureBlock(ctx, env, so, url, key, runID)
+		if stop != nil {
+			runErr = errors.Join(runErr, stop())
+		}
+		if f != nil {
+			if finish != nil {
+				finish(f)
+			}
+			s.blocks = append(s.blocks, f)
+			s.nums = append(s.nums, i+1)
+		}
+		if err := write(s); err != nil {
+			return errors.Join(runErr, fmt.Errorf("write the %s's results %s: %w", s.name, s.out, err))
+		}
+		if runErr != nil {
+			return fmt.Errorf("paired block %d of %d (%s): %w; the blocks measured so far are in %s and %s, marked partial", i+1, len(order), s.name, runErr, base.out, head.out)
+		}
+	}
+	env.Log.Info("paired run complete", "base", base.out, "head", head.out, "compare", fmt.Sprintf("speedmatrix compare %s %s", base.out, head.out))
+	return nil
+}
+
+// measureBlock measures one block of a paired run: the matrix once at baseURL, with its own run
+// id (so that its prompts are new to the server's prefix cache, as in a run of its own).
+func measureBlock(ctx context.Context, env *Env, o runOptions, baseURL, key, runID string) (*results.File, error) {
+	cfg, err := benchConfig(o, baseURL, runID)
+	if err != nil {
+		return nil, err
+	}
+	cfg.LaunchCommand = redact.Command(o.LaunchCommand, redact.WithValues(key))
+	sc := stream.New(baseURL, stream.WithAPIKey(key))
+	defer sc.Close()
+	info := server.New(baseURL, server.WithAPIKey(key))
+	streamer := bench.StreamClient{C: sc}
+	r := &bench.Runner{
+		Stream:   streamer,
+		Server:   bench.ServerClient{C: info},
+		Prompts:  bench.NewPrompter(info, streamer, runID, o.Endpoint),
+		Metrics:  bench.TelemetryScraper{S: &telemetry.Scraper{URL: telemetry.MetricsURL(baseURL), APIKey: key, Log: env.Log}},
+		Progress: pickProgress(env, o.Quiet),
+		Log:      env.Log,
+	}
+	return r.Run(ctx, cfg)
+}
+
+// startPairedSims starts the two built-in simulators of a paired run without URLs, both with
+// the sim section's settings (the same engine on both sides), and points the sides at them. It
+// adjusts o as runSimulated does (windows in model time, the launch command, the engine name).
+func startPairedSims(ctx context.Context, env *Env, o *runOptions, base, head *pairedSide) (stop func(), err error) {
+	so := o.Sim
+	if so.Profile == "" {
+		so.Profile = profile.Default
+	}
+	if so.Speedup == 0 {
+		so.Speedup = DefaultSimSpeedup
+	}
+	if !(so.Speedup > 0) {
+		return nil, usagef("--sim-speedup %g: want a number above 0", so.Speedup)
+	}
+	noise := -1.0
+	if so.Noise != nil {
+		if *so.Noise < 0 || *so.Noise > 1 {
+			return nil, usagef("--sim-noise %g: want a coefficient of variation between 0 and 1", *so.Noise)
+		}
+		noise = *so.Noise
+	}
+	p, err := profile.Load(so.Profile, nil)
+	if err != nil {
+		return nil, usagef("--sim-profile: %v", err)
+	}
+	def := defaultRunOptions()
+	if o.Duration == def.Duration {
+		o.Duration = max(time.Duration(float64(o.Duration)/so.Speedup), bench.MinDuration)
+	}
+	if o.ReadyTimeout == def.ReadyTimeout {
+		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/so.Speedup), time.Second)
+	}
+	var srvs []*sim.Server
+	stop = func() {
+		for _, s := range srvs {
+			s.Close()
+		}
+	}
+	// Both start now, so a drift rule (which grows with the time since a simulator started)
+	// runs on one clock for both sides.
+	for range 2 {
+		s, err := sim.Start(ctx, sim.Config{Profile: p, Seed: so.Seed, NoiseCV: noise, Slowdown: so.Slowdown, Fault: so.Fault, Speedup: so.Speedup, Log: env.Log})
+		if err != nil {
+			stop()
+			return nil, usagef("%v", err)
+		}
+		srvs = append(srvs, s)
+	}
+	base.url, head.url = srvs[0].URL(), srvs[1].URL()
+	o.simSpeedup = so.Speedup
+	cmd := []string{"speedmatrix", "sim", "--profile", so.Profile, "--speedup", strconv.FormatFloat(so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(so.Seed, 10)}
+	if noise >= 0 {
+		cmd = append(cmd, "--noise", strconv.FormatFloat(noise, 'g', -1, 64))
+	}
+	if so.Slowdown != "" {
+		cmd = append(cmd, "--slowdown", so.Slowdown)
+	}
+	if so.Fault != "" {
+		cmd = append(cmd, "--fault", so.Fault)
+	}
+	if o.LaunchCommand == "" {
+		o.LaunchCommand = strings.Join(cmd, " ")
+	}
+	if o.Engine.Name == "" {
+		o.Engine.Name = "speedmatrix-sim"
+	}
+	settings := &results.SimulatorSettings{Profile: p.Name, Speedup: so.Speedup, Slowdown: so.Slowdown, Fault: so.Fault, Seed: int64(so.Seed), Noise: p.Noise.CV}
+	if noise >= 0 {
+		settings.Noise = noise
+	}
+	record := recordSimulator(settings)
+	finish := func(f *results.File) {
+		record(f)
+		if f.Run.Budget != nil {
+			f.Run.Budget.CPUIncludesServer = true
+		}
+	}
+	base.finish, head.finish = finish, finish
+	env.Log.Info("paired run without URLs: measuring two built-in simulators with the same settings", "base", base.url, "head", head.url, "profile", p.Name, "speedup", so.Speedup, "slowdown", so.Slowdown)
+	return stop, nil
+}
