@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/speedmatrix/speedmatrix/compare/calibrate"
@@ -13,6 +15,8 @@ func newCalibrateCmd(env *Env) *cobra.Command {
 	var thresholds []string
 	var singleLook bool
 	var storeDir, configID, format string
+	var budget time.Duration
+	var specNoise string
 	cmd := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Measure the false-alarm and detection rates of compare on synthetic matrices",
@@ -61,6 +65,26 @@ per cell-metric next to the prior's. Where it exceeds the prior, compare uses th
 				}
 			}
 			s.TwoLook = !singleLook
+			switch specNoise {
+			case "":
+			case "on":
+				s.Noise = calibrate.NoiseSpec
+			case "off":
+				s.Noise = calibrate.NoiseNoSpec
+			default:
+				return usagef("--spec-noise %q: want on (speculative decoding's run-to-run noise) or off", specNoise)
+			}
+			if cmd.Flags().Changed("budget") {
+				if budget < 0 || s.NaiveTrials < 0 {
+					return usagef("--budget and --naive-trials must not be negative")
+				}
+				s.Budget = budget
+				rep, err := calibrate.RunBudget(cmd.Context(), s)
+				if err != nil {
+					return err
+				}
+				return rep.Write(env.Stdout)
+			}
 			if storeDir != "" {
 				if format != "text" && format != "json" {
 					return usagef("--format %q: want text or json", format)
@@ -95,6 +119,9 @@ per cell-metric next to the prior's. Where it exceeds the prior, compare uses th
 	f.IntVar(&s.Thresholds.MaxFurtherTrials, "max-further-trials", s.Thresholds.MaxFurtherTrials, "most further trials the rerun advice asks of one cell (as compare)")
 	f.IntVar(&s.Thresholds.MaxRowTrials, "max-row-trials", s.Thresholds.MaxRowTrials, "most further runs the rerun advice asks of a whole decode row that no cell of its decides; 0 turns the row rerun off")
 	f.StringArrayVar(&thresholds, "threshold", nil, "practical floor δ as METRIC=PERCENT, repeatable, as for compare")
+	f.DurationVar(&budget, "budget", s.Budget, "budgeted mode: follow the bot's procedure (first pass, the reruns this much GPU time pays for on both sides, second look) and set it against --naive-trials")
+	f.IntVar(&s.NaiveTrials, "naive-trials", s.NaiveTrials, "with --budget: fixed trials a side of the naive procedure to compare with (0: none)")
+	f.StringVar(&specNoise, "spec-noise", "", "decode-rate noise model: on (speculative decoding: CV 10 % at C=1, 20 % at 2, 7.5 % at 4, 0.5 % from 8) or off (0.5–2 % at C≤4, 0.1–1 % from 8); default the first calibration's ranges")
 	f.StringVar(&storeDir, "store", "", "local store directory: real A/A from the stored runs of one commit instead of synthetic matrices")
 	f.StringVar(&configID, "config-id", "", "with --store: the configuration to calibrate (default: the only one stored)")
 	f.StringVar(&format, "format", "text", "with --store: text or json")
