@@ -120,21 +120,28 @@ func draw(m *Matrix, r *rand.Rand, side string, n int, slow *Slowdown, cells []r
 	return fs
 }
 
-// firstPass draws trials runs a side and the history, and compares them at the first look.
-func (s Settings) firstPass(m *Matrix, r *rand.Rand, slow *Slowdown, trials int) (compare.Input, *results.Comparison, error) {
+// firstPass draws trials runs a side and the history, and compares them at the first look
+// with thresholds th.
+func (s Settings) firstPass(m *Matrix, r *rand.Rand, slow *Slowdown, trials int, th compare.Thresholds) (compare.Input, *results.Comparison, error) {
 	in := compare.Input{Base: draw(m, r, "base", trials, nil, nil), Head: draw(m, r, "head", trials, slow, nil)}
 	for h := range s.History {
 		in.History = append(in.History, m.Run(r, fmt.Sprintf("hist-%d", h), nil))
 	}
-	th := s.Thresholds
 	th.Look = 1
 	c, err := compare.Compare(in, th)
 	return in, c, err
 }
 
-// naive runs the naive procedure: NaiveTrials runs a side, one comparison.
+// singleLook is the information fraction that makes the first look spend (almost) the whole
+// error budget: a procedure that never looks twice needs none of it kept for a second look.
+const singleLook = 0.999
+
+// naive runs the naive procedure: NaiveTrials runs a side and one comparison, which spends the
+// whole error budget since there is no second look.
 func (s Settings) naive(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome, error) {
-	_, c, err := s.firstPass(m, r, slow, s.NaiveTrials)
+	th := s.Thresholds
+	th.PlannedFraction = singleLook
+	_, c, err := s.firstPass(m, r, slow, s.NaiveTrials, th)
 	if err != nil {
 		return procOutcome{}, err
 	}
@@ -144,7 +151,7 @@ func (s Settings) naive(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome, e
 // budgeted runs the budgeted procedure: the first pass, the plan within s.Budget, the funded
 // reruns on both sides and the second look.
 func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome, error) {
-	in, first, err := s.firstPass(m, r, slow, 1)
+	in, first, err := s.firstPass(m, r, slow, 1, s.Thresholds)
 	if err != nil {
 		return procOutcome{}, err
 	}

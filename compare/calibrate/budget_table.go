@@ -37,7 +37,7 @@ func (r *BudgetReport) Write(w io.Writer) error {
 		{"decode-rate noise (run to run)", fmt.Sprintf("%s; ×%g (TTFT 10–20 %%, prefill 1–5 %%)", s.Noise.text(), s.NoiseScale)},
 		{"history", history},
 		{"budgeted procedure", fmt.Sprintf("one run a side, then the advised reruns compare.PlanReruns funds within %s (both sides), then the second look", s.Budget)},
-		{"naive procedure", fmt.Sprintf("%d trials a side, one comparison", s.NaiveTrials)},
+		{"naive procedure", fmt.Sprintf("%d trials a side, one comparison spending the whole error budget", s.NaiveTrials)},
 		{"GPU time", fmt.Sprintf("both sides; %s windows, readiness C × %s + TTFT, %s drain, per context a warm-up and a scout prefill; one run of the matrix a side: %s", s.Costs.Window, s.Costs.Handover, s.Costs.Drain, hours(r.FirstPass/2))},
 	} {
 		fmt.Fprintf(&b, "  %-32s %s\n", row[0], row[1])

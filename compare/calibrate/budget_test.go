@@ -132,6 +132,9 @@ func TestBudgetedProcedure(t *testing.T) {
 			if want := 2 * m.RunCost(s.Costs, nil, nil, 3); n.gpu != want || n.second != nil {
 				t.Errorf("naive: GPU time %v, second look %v; want %v and none", n.gpu, n.second != nil, want)
 			}
+			if adv := n.first.Rerun; adv == nil || adv.Rule.Level1 < 0.0099 {
+				t.Errorf("naive: one look at BH level %+v, want the whole 0.01", adv)
+			}
 			for _, c := range n.first.Cells {
 				for _, mc := range c.Metrics {
 					if mc.Noise != nil && (mc.Noise.BaseTrials != 3 || mc.Noise.HeadTrials != 3) {
@@ -149,7 +152,7 @@ func TestRerunCostWithinPlan(t *testing.T) {
 	s := DefaultSettings()
 	for seed := range uint64(4) {
 		m := NewMatrixNoise(seed+70, 1, NoiseNoSpec)
-		in, first, err := s.firstPass(m, rand.New(rand.NewPCG(seed, 3)), nil, 1)
+		in, first, err := s.firstPass(m, rand.New(rand.NewPCG(seed, 3)), nil, 1, s.Thresholds)
 		if err != nil || len(in.Base) != 1 {
 			t.Fatal(err)
 		}
