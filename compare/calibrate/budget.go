@@ -78,8 +78,11 @@ type BudgetReport struct {
 type procOutcome struct {
 	first, second *results.Comparison
 	gpu, rerun    time.Duration
-	// overBudget lists what the plan left out for want of budget.
-	overBudget []compare.UndecidedCost
+	// overBudget lists what the plan left out for want of budget; givenUp the decode rows with
+	// a cell-metric that no number of trials decides; funded the decode rows with a funded rerun
+	// (of a cell of theirs or of the whole row).
+	overBudget      []compare.UndecidedCost
+	givenUp, funded map[string]bool
 }
 
 // undecided counts the cell-metrics still inconclusive at the end of o: the first comparison's
@@ -158,10 +161,24 @@ func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome
 	o := procOutcome{first: first, gpu: 2 * m.RunCost(s.Costs, nil, nil, 1)}
 	cost := func(cell string, trials int) time.Duration { return m.CellCost(s.Costs, cell, trials) }
 	plan := compare.PlanReruns(first.Rerun, cost, s.Budget)
+	o.givenUp, o.funded = map[string]bool{}, map[string]bool{}
 	for _, u := range plan.Undecided {
-		if u.Reason == compare.UndecidedOverBudget {
+		switch u.Reason {
+		case compare.UndecidedOverBudget:
 			o.overBudget = append(o.overBudget, u)
+		case compare.UndecidedNoTrials:
+			if id, err := results.ParseCellID(u.Cell); err == nil && id.Phase == results.PhaseDecode {
+				o.givenUp[id.ContextLabel] = true
+			}
 		}
+	}
+	for _, it := range plan.Items {
+		if id, err := results.ParseCellID(it.Cell); err == nil && id.Phase == results.PhaseDecode {
+			o.funded[id.ContextLabel] = true
+		}
+	}
+	for _, row := range plan.Rows {
+		o.funded[row.ContextLabel] = true
 	}
 	if len(plan.Items) == 0 && len(plan.Rows) == 0 {
 		return o, nil
@@ -220,10 +237,15 @@ func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome
 }
 
 // rowDecidable says whether o could decide the slowed row: flagged at the first look, or no
-// advised rerun of the row (a cell of it, or the whole row) left out for want of budget.
+// advised rerun of the row (a cell of it, or the whole row) left out for want of budget and the
+// row not given up by the advice (a cell-metric of it that no number of trials decides, and no
+// rerun of it advised: then no budget would decide it).
 func (o procOutcome) rowDecidable(row string) bool {
 	if in, _, _, _ := regressions(o.first, row); in > 0 {
 		return true
+	}
+	if o.givenUp[row] && !o.funded[row] {
+		return false
 	}
 	for _, u := range o.overBudget {
 		if u.Row == row {

@@ -3,9 +3,12 @@ package calibrate
 import (
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/speedmatrix/speedmatrix/compare"
 )
 
 // noiseText describes the decode-rate noise model n.
@@ -36,6 +39,7 @@ func (r *BudgetReport) Write(w io.Writer) error {
 		{"A/A / A/B comparisons", fmt.Sprintf("%d / %d (A/B: each decode row in turn slowed by 2δ), seed %d", s.AA, s.AB, s.Seed)},
 		{"decode-rate noise (run to run)", fmt.Sprintf("%s; ×%g (TTFT 10–20 %%, prefill 1–5 %%)", s.Noise.text(), s.NoiseScale)},
 		{"history", history},
+		{"prior CV of decode rates", priorText(s.Thresholds.Prior.DecodeRate)},
 		{"budgeted procedure", fmt.Sprintf("one run a side, then the advised reruns compare.PlanReruns funds within %s (both sides), then the second look", s.Budget)},
 		{"naive procedure", fmt.Sprintf("%d trials a side, one comparison spending the whole error budget", s.NaiveTrials)},
 		{"GPU time", fmt.Sprintf("both sides; %s windows, readiness C × %s + TTFT, %s drain, per context a warm-up and a scout prefill; one run of the matrix a side: %s", s.Costs.Window, s.Costs.Handover, s.Costs.Drain, hours(r.FirstPass/2))},
@@ -103,4 +107,17 @@ func (r *BudgetReport) Write(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// priorText formats a decode-rate prior as --prior-decode-rate takes it.
+func priorText(p []compare.ConcurrencyCV) string {
+	var parts []string
+	for _, e := range p {
+		k := "*"
+		if e.UpTo > 0 {
+			k = strconv.Itoa(e.UpTo)
+		}
+		parts = append(parts, k+"="+strconv.FormatFloat(e.CV*100, 'f', -1, 64))
+	}
+	return strings.Join(parts, ",") + " (percent, by concurrency up to)"
 }

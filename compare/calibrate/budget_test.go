@@ -235,3 +235,31 @@ func TestRunBudgetSmall(t *testing.T) {
 		}
 	}
 }
+
+// TestRowDecidable pins which slowed rows count as decidable within the budget.
+func TestRowDecidable(t *testing.T) {
+	flagged := &results.Comparison{Cells: []results.CellComparison{{Cell: "decode/512K/1", Phase: results.PhaseDecode, ContextLabel: "512K",
+		BaseStatus: results.StatusValid, Verdict: results.VerdictRegression,
+		Metrics: []results.MetricComparison{{Metric: results.MetricTotalTokPerS, Verdict: results.VerdictRegression}}}}}
+	quiet := &results.Comparison{}
+	over := []compare.UndecidedCost{{Cell: "decode/512K/2", Reason: compare.UndecidedOverBudget}}
+	overRow := []compare.UndecidedCost{{Cell: "decode/512K/1,decode/512K/2", Row: "512K", Reason: compare.UndecidedOverBudget}}
+	tests := []struct {
+		name string
+		o    procOutcome
+		want bool
+	}{
+		{"flagged at the first look, rest unpaid", procOutcome{first: flagged, overBudget: overRow}, true},
+		{"nothing advised", procOutcome{first: quiet}, true},
+		{"a cell of the row unpaid", procOutcome{first: quiet, overBudget: over}, false},
+		{"the row's rerun unpaid", procOutcome{first: quiet, overBudget: overRow}, false},
+		{"another row unpaid", procOutcome{first: quiet, overBudget: []compare.UndecidedCost{{Cell: "decode/8K/1", Reason: compare.UndecidedOverBudget}}}, true},
+		{"given up, nothing funded", procOutcome{first: quiet, givenUp: map[string]bool{"512K": true}}, false},
+		{"given up in part, a rerun funded", procOutcome{first: quiet, givenUp: map[string]bool{"512K": true}, funded: map[string]bool{"512K": true}}, true},
+	}
+	for _, tt := range tests {
+		if got := tt.o.rowDecidable("512K"); got != tt.want {
+			t.Errorf("%s: decidable %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
