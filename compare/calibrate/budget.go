@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/compare/stats"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -35,9 +36,8 @@ type ProcedureFigures struct {
 	// AARegression is the share of A/A comparisons with any regression verdict (either look).
 	AARegression Rate
 	// ABRowFlagged is the share of A/B comparisons in which the slowed row has a regression
-	// verdict; ABDecidable the share of A/B comparisons whose slowed row the budget could decide
-	// (the budgeted procedure's: the row flagged at the first look, or nothing advised for the
-	// row left out for want of budget), and ABFlaggedDecidable the detection among those.
+	// verdict; ABDecidable the share of A/B comparisons whose slowed row the budgeted procedure's
+	// measurement could decide (rowDecidable), and ABFlaggedDecidable the detection among those.
 	ABRowFlagged       Rate
 	ABDecidable        Rate
 	ABFlaggedDecidable Rate
@@ -78,11 +78,8 @@ type BudgetReport struct {
 type procOutcome struct {
 	first, second *results.Comparison
 	gpu, rerun    time.Duration
-	// overBudget lists what the plan left out for want of budget; givenUp the decode rows with
-	// a cell-metric that no number of trials decides; funded the decode rows with a funded rerun
-	// (of a cell of theirs or of the whole row).
-	overBudget      []compare.UndecidedCost
-	givenUp, funded map[string]bool
+	// overBudget lists what the plan left out for want of budget.
+	overBudget []compare.UndecidedCost
 }
 
 // undecided counts the cell-metrics still inconclusive at the end of o: the first comparison's
@@ -161,24 +158,10 @@ func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome
 	o := procOutcome{first: first, gpu: 2 * m.RunCost(s.Costs, nil, nil, 1)}
 	cost := func(cell string, trials int) time.Duration { return m.CellCost(s.Costs, cell, trials) }
 	plan := compare.PlanReruns(first.Rerun, cost, s.Budget)
-	o.givenUp, o.funded = map[string]bool{}, map[string]bool{}
 	for _, u := range plan.Undecided {
-		switch u.Reason {
-		case compare.UndecidedOverBudget:
+		if u.Reason == compare.UndecidedOverBudget {
 			o.overBudget = append(o.overBudget, u)
-		case compare.UndecidedNoTrials:
-			if id, err := results.ParseCellID(u.Cell); err == nil && id.Phase == results.PhaseDecode {
-				o.givenUp[id.ContextLabel] = true
-			}
 		}
-	}
-	for _, it := range plan.Items {
-		if id, err := results.ParseCellID(it.Cell); err == nil && id.Phase == results.PhaseDecode {
-			o.funded[id.ContextLabel] = true
-		}
-	}
-	for _, row := range plan.Rows {
-		o.funded[row.ContextLabel] = true
 	}
 	if len(plan.Items) == 0 && len(plan.Rows) == 0 {
 		return o, nil
@@ -236,26 +219,45 @@ func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome
 	return o, err
 }
 
-// rowDecidable says whether o could decide the slowed row: flagged at the first look, or no
-// advised rerun of the row (a cell of it, or the whole row) left out for want of budget and the
-// row not given up by the advice (a cell-metric of it that no number of trials decides, and no
-// rerun of it advised: then no budget would decide it).
-func (o procOutcome) rowDecidable(row string) bool {
-	if in, _, _, _ := regressions(o.first, row); in > 0 {
-		return true
-	}
-	if o.givenUp[row] && !o.funded[row] {
+// rowDecidable says whether the measurement o bought could decide a 2δ change of the row, by
+// the noise alone (not by what it found, so that selecting on it does not inflate detection):
+// at either look, some cell-metric of the row had a smallest detectable change (MDC) of at most
+// 2δ, or the row test's standard error, read off its confidence interval, was small enough to
+// detect 2δ with the configured power at that look's level.
+func (o procOutcome) rowDecidable(row string, th compare.Thresholds) bool {
+	plan, err := th.Plan()
+	if err != nil {
 		return false
 	}
-	for _, u := range o.overBudget {
-		if u.Row == row {
-			return false
+	return powered(o.first, row, th, plan.Level1) || powered(o.second, row, th, plan.Level2)
+}
+
+// powered says whether c could detect 2δ in row at BH level alpha (see rowDecidable).
+func powered(c *results.Comparison, row string, th compare.Thresholds, alpha float64) bool {
+	if c == nil {
+		return false
+	}
+	for _, cell := range c.Cells {
+		if cell.Phase != results.PhaseDecode || cell.ContextLabel != row {
+			continue
 		}
-		if id, err := results.ParseCellID(u.Cell); err == nil && id.Phase == results.PhaseDecode && id.ContextLabel == row {
-			return false
+		for _, mc := range cell.Metrics {
+			if mc.MDC != nil && *mc.MDC <= 2*th.Delta[mc.Metric] {
+				return true
+			}
 		}
 	}
-	return true
+	z := stats.NormalQuantile(1-alpha/2) + stats.NormalQuantile(th.Power)
+	zCI := stats.NormalQuantile(1 - (1-th.ConfidenceLevel)/2)
+	for _, r := range c.Rows {
+		if r.ContextLabel != row || !(r.High > r.Low) {
+			continue
+		}
+		if se := (r.High - r.Low) / (2 * zCI); z*se <= 2 {
+			return true
+		}
+	}
+	return false
 }
 
 // budgetTally accumulates one procedure's figures.
@@ -404,7 +406,7 @@ func RunBudget(ctx context.Context, s Settings) (*BudgetReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		dec := b.rowDecidable(row)
+		dec := b.rowDecidable(row, th)
 		budgeted.ab(b, row, dec)
 		if s.NaiveTrials > 0 {
 			naive.ab(n, row, dec)

@@ -81,7 +81,7 @@ func (r *BudgetReport) Write(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(&b, "\nA/B decidable within the budget: %s (the slowed row flagged at the first look, or nothing advised for it left unpaid)\n", p.ABDecidable)
+	fmt.Fprintf(&b, "\nA/B decidable within the budget: %s (at either look a cell-metric of the slowed row, or its row test, had the power to detect 2δ)\n", p.ABDecidable)
 	b.WriteString("\nBy slowed row\n")
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	rh := "row\tdecidable\tbudgeted flagged (decidable)\tbudgeted flagged (all)"

@@ -236,29 +236,37 @@ func TestRunBudgetSmall(t *testing.T) {
 	}
 }
 
-// TestRowDecidable pins which slowed rows count as decidable within the budget.
+// TestRowDecidable pins which slowed rows count as decidable: by the power of what was
+// measured (a cell-metric's MDC at most 2δ, or a row test precise enough), at either look, and
+// never by the verdict.
 func TestRowDecidable(t *testing.T) {
-	flagged := &results.Comparison{Cells: []results.CellComparison{{Cell: "decode/512K/1", Phase: results.PhaseDecode, ContextLabel: "512K",
-		BaseStatus: results.StatusValid, Verdict: results.VerdictRegression,
-		Metrics: []results.MetricComparison{{Metric: results.MetricTotalTokPerS, Verdict: results.VerdictRegression}}}}}
-	quiet := &results.Comparison{}
-	over := []compare.UndecidedCost{{Cell: "decode/512K/2", Reason: compare.UndecidedOverBudget}}
-	overRow := []compare.UndecidedCost{{Cell: "decode/512K/1,decode/512K/2", Row: "512K", Reason: compare.UndecidedOverBudget}}
+	th := compare.DefaultThresholds()
+	f := func(x float64) *float64 { return &x }
+	cell := func(row string, mdc *float64, v results.Verdict) *results.Comparison {
+		return &results.Comparison{Cells: []results.CellComparison{{Cell: "decode/" + row + "/1", Phase: results.PhaseDecode, ContextLabel: row,
+			BaseStatus: results.StatusValid, Verdict: v,
+			Metrics: []results.MetricComparison{{Metric: results.MetricTotalTokPerS, MDC: mdc, Verdict: v}}}}}
+	}
+	rowTest := func(low, high float64) *results.Comparison {
+		return &results.Comparison{Rows: []results.RowComparison{{ContextLabel: "512K", Low: low, High: high}}}
+	}
 	tests := []struct {
 		name string
 		o    procOutcome
 		want bool
 	}{
-		{"flagged at the first look, rest unpaid", procOutcome{first: flagged, overBudget: overRow}, true},
-		{"nothing advised", procOutcome{first: quiet}, true},
-		{"a cell of the row unpaid", procOutcome{first: quiet, overBudget: over}, false},
-		{"the row's rerun unpaid", procOutcome{first: quiet, overBudget: overRow}, false},
-		{"another row unpaid", procOutcome{first: quiet, overBudget: []compare.UndecidedCost{{Cell: "decode/8K/1", Reason: compare.UndecidedOverBudget}}}, true},
-		{"given up, nothing funded", procOutcome{first: quiet, givenUp: map[string]bool{"512K": true}}, false},
-		{"given up in part, a rerun funded", procOutcome{first: quiet, givenUp: map[string]bool{"512K": true}, funded: map[string]bool{"512K": true}}, true},
+		{"a cell with MDC 5 % (2δ = 6 %)", procOutcome{first: cell("512K", f(0.05), results.VerdictInconclusive)}, true},
+		{"flagged, but MDC 12 %", procOutcome{first: cell("512K", f(0.12), results.VerdictRegression)}, false},
+		{"MDC 12 % at the first look, 5 % at the second", procOutcome{first: cell("512K", f(0.12), results.VerdictInconclusive), second: cell("512K", f(0.05), results.VerdictInconclusive)}, true},
+		{"another row's cell powered", procOutcome{first: cell("8K", f(0.01), results.VerdictUnchanged)}, false},
+		{"no MDC", procOutcome{first: cell("512K", nil, results.VerdictInconclusive)}, false},
+		// 95 % CI half-width 0.5δ: SE 0.26δ, (2.74 + 0.84)·0.26 < 2.
+		{"a precise row test", procOutcome{first: rowTest(-0.5, 0.5)}, true},
+		// Half-width 2δ: SE 1.02δ, too wide.
+		{"a wide row test", procOutcome{first: rowTest(-2, 2)}, false},
 	}
 	for _, tt := range tests {
-		if got := tt.o.rowDecidable("512K"); got != tt.want {
+		if got := tt.o.rowDecidable("512K", th); got != tt.want {
 			t.Errorf("%s: decidable %v, want %v", tt.name, got, tt.want)
 		}
 	}
