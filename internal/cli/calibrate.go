@@ -35,6 +35,15 @@ the listed cells measured again, and decode rows that no cell of theirs decides 
 for the row test; the output gives the GPU time those reruns cost (30 s windows). The full run
 (1000 A/A, 400 A/B) takes a minute or two; the figures are reproducible by --seed.
 
+With --budget D it follows the bot's adaptive procedure instead: one run a side, then the
+advised reruns that D of GPU time (both sides) pays for, chosen by compare's PlanReruns, then the
+second look; and it sets that against --naive-trials fixed trials a side with one comparison, on
+the same matrices, in one table: A/A false alarms, detection of the slowed row (on the rows the
+budget's measurement could decide, and on all), mean and worst GPU time per comparison (30 s
+windows, readiness, drain and per-context prefills at the reference server's speed), and the
+cell-metrics left undecided. --spec-noise on|off draws the decode rates' noise from speculative
+decoding's published figures or from a server without it.
+
 With --store DIR it instead measures the error rate on this machine: every pair of stored runs
 of one commit (default-branch results and A/A reruns, config store.aa_every) is compared as a
 real A/A comparison (one look, no history), and the run-to-run noise those runs show is given
