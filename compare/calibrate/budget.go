@@ -18,9 +18,11 @@ import (
 // figures are set against the naive procedure: NaiveTrials fixed trials a side and one
 // comparison.
 //
-// GPU time counts both sides' measurement (Costs): base and head are both measured in the job,
-// as paired mode does; a stored baseline would save the base's first pass, not its reruns,
-// since the second look pools base trials too.
+// GPU time counts what the job measures (Costs): by default both sides, first pass and reruns,
+// as paired mode does. With StoredBaseline, as the bot's adaptive job does with a baseline from
+// the store, the base's runs (one for the budgeted procedure, NaiveTrials for the naive one) are
+// measured earlier and cost the job nothing, and the reruns measure the head alone: the second
+// look pools more head trials against the one base run.
 
 // Procedure names.
 const (
@@ -145,18 +147,26 @@ func (s Settings) naive(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome, e
 	if err != nil {
 		return procOutcome{}, err
 	}
-	return procOutcome{first: c, gpu: 2 * m.RunCost(s.Costs, nil, nil, s.NaiveTrials)}, nil
+	return procOutcome{first: c, gpu: time.Duration(s.sides()) * m.RunCost(s.Costs, nil, nil, s.NaiveTrials)}, nil
+}
+
+// sides returns the number of sides the job measures: 1 (the head) with a stored baseline, else 2.
+func (s Settings) sides() int {
+	if s.StoredBaseline {
+		return 1
+	}
+	return 2
 }
 
 // budgeted runs the budgeted procedure: the first pass, the plan within s.Budget, the funded
-// reruns on both sides and the second look.
+// reruns (on both sides, or on the head alone with a stored baseline) and the second look.
 func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome, error) {
 	in, first, err := s.firstPass(m, r, slow, 1, s.Thresholds)
 	if err != nil {
 		return procOutcome{}, err
 	}
-	o := procOutcome{first: first, gpu: 2 * m.RunCost(s.Costs, nil, nil, 1)}
-	cost := func(cell string, trials int) time.Duration { return m.CellCost(s.Costs, cell, trials) }
+	o := procOutcome{first: first, gpu: time.Duration(s.sides()) * m.RunCost(s.Costs, nil, nil, 1)}
+	cost := func(cell string, trials int) time.Duration { return m.CellCost(s.Costs, cell, trials, s.sides()) }
 	plan := compare.PlanReruns(first.Rerun, cost, s.Budget)
 	for _, u := range plan.Undecided {
 		if u.Reason == compare.UndecidedOverBudget {
@@ -194,7 +204,9 @@ func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome
 				cells = append(cells, id)
 			}
 		}
-		in.Base = append(in.Base, m.RunCells(r, fmt.Sprintf("base-rerun-%d", t), nil, cells))
+		if !s.StoredBaseline {
+			in.Base = append(in.Base, m.RunCells(r, fmt.Sprintf("base-rerun-%d", t), nil, cells))
+		}
 		in.Head = append(in.Head, m.RunCells(r, fmt.Sprintf("head-rerun-%d", t), slow, cells))
 	}
 	for _, row := range plan.Rows {
@@ -207,11 +219,13 @@ func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome
 			cells = append(cells, id)
 			add(id, row.FurtherTrials)
 		}
-		in.Base = append(in.Base, draw(m, r, "base-"+row.ContextLabel+"-rerun", row.FurtherTrials, nil, cells)...)
+		if !s.StoredBaseline {
+			in.Base = append(in.Base, draw(m, r, "base-"+row.ContextLabel+"-rerun", row.FurtherTrials, nil, cells)...)
+		}
 		in.Head = append(in.Head, draw(m, r, "head-"+row.ContextLabel+"-rerun", row.FurtherTrials, slow, cells)...)
 	}
 	in.Cells = order
-	o.rerun = 2 * m.RunCost(s.Costs, order, trials, 0)
+	o.rerun = time.Duration(s.sides()) * m.RunCost(s.Costs, order, trials, 0)
 	o.gpu += o.rerun
 	th := s.Thresholds
 	th.Look = 2

@@ -31,6 +31,10 @@ func (r *BudgetReport) Write(w io.Writer) error {
 	s := r.Settings
 	var b strings.Builder
 	b.WriteString("Budgeted calibration of speedmatrix compare (synthetic matrices)\n\nSettings\n")
+	measured := "both sides"
+	if s.StoredBaseline {
+		measured = "the head alone: the base's runs come from the store"
+	}
 	history := "none (prior and within-run batch means)"
 	if s.History > 0 {
 		history = fmt.Sprintf("%d earlier base runs", s.History)
@@ -40,9 +44,9 @@ func (r *BudgetReport) Write(w io.Writer) error {
 		{"decode-rate noise (run to run)", fmt.Sprintf("%s; ×%g (TTFT 10–20 %%, prefill 1–5 %%)", s.Noise.text(), s.NoiseScale)},
 		{"history", history},
 		{"prior CV of decode rates", priorText(s.Thresholds.Prior.DecodeRate)},
-		{"budgeted procedure", fmt.Sprintf("one run a side, then the advised reruns compare.PlanReruns funds within %s (both sides), then the second look", s.Budget)},
+		{"budgeted procedure", fmt.Sprintf("one run a side, then the advised reruns compare.PlanReruns funds within %s (%s), then the second look", s.Budget, measured)},
 		{"naive procedure", fmt.Sprintf("%d trials a side, one comparison spending the whole error budget", s.NaiveTrials)},
-		{"GPU time", fmt.Sprintf("both sides; %s windows, readiness C × %s + TTFT, %s drain, per context a warm-up and a scout prefill; one run of the matrix a side: %s", s.Costs.Window, s.Costs.Handover, s.Costs.Drain, hours(r.FirstPass/2))},
+		{"GPU time", fmt.Sprintf("%s; %s windows, readiness C × %s + TTFT, %s drain, per context a warm-up and a scout prefill; one run of the matrix a side: %s", measured, s.Costs.Window, s.Costs.Handover, s.Costs.Drain, hours(r.FirstPass/time.Duration(s.sides())))},
 	} {
 		fmt.Fprintf(&b, "  %-32s %s\n", row[0], row[1])
 	}

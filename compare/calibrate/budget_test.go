@@ -146,6 +146,51 @@ func TestBudgetedProcedure(t *testing.T) {
 	}
 }
 
+// TestStoredBaseline: with a stored baseline the job measures the head alone: GPU time is one
+// side's, the reruns stay within the budget, and the second look pools more head trials
+// against the one base run.
+func TestStoredBaseline(t *testing.T) {
+	s := DefaultSettings()
+	s.StoredBaseline, s.Noise, s.History = true, NoiseNoSpec, 10
+	for seed := range uint64(3) {
+		m := NewMatrixNoise(seed+90, 1, s.Noise)
+		o, err := s.budgeted(m, rand.New(rand.NewPCG(seed, 4)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first := m.RunCost(s.Costs, nil, nil, 1); o.gpu != first+o.rerun || o.rerun > s.Budget || o.rerun == 0 {
+			t.Errorf("seed %d: GPU time %v, reruns %v; want the head's first pass %v + reruns within %v", seed, o.gpu, o.rerun, first, s.Budget)
+		}
+		if o.second == nil {
+			t.Fatalf("seed %d: no second look", seed)
+		}
+		pooled := 0
+		for _, c := range o.second.Cells {
+			for _, mc := range c.Metrics {
+				if mc.Noise == nil {
+					continue
+				}
+				if mc.Noise.BaseTrials != 1 {
+					t.Errorf("seed %d: %s %s pooled %d base trials, want the stored 1", seed, c.Cell, mc.Metric, mc.Noise.BaseTrials)
+				}
+				if mc.Noise.HeadTrials > 1 {
+					pooled++
+				}
+			}
+		}
+		if pooled == 0 {
+			t.Errorf("seed %d: no cell-metric pooled further head trials", seed)
+		}
+		n, err := s.naive(m, rand.New(rand.NewPCG(seed, 5)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := m.RunCost(s.Costs, nil, nil, 3); n.gpu != want {
+			t.Errorf("seed %d: naive GPU time %v, want the head's 3 trials %v", seed, n.gpu, want)
+		}
+	}
+}
+
 // TestRerunCostWithinPlan: what the funded reruns cost as measured (each context's prefills
 // once a side) is never more than the plan's cost (each cell charged its context's prefills).
 func TestRerunCostWithinPlan(t *testing.T) {
@@ -156,7 +201,7 @@ func TestRerunCostWithinPlan(t *testing.T) {
 		if err != nil || len(in.Base) != 1 {
 			t.Fatal(err)
 		}
-		plan := compare.PlanReruns(first.Rerun, func(cell string, n int) time.Duration { return m.CellCost(s.Costs, cell, n) }, s.Budget)
+		plan := compare.PlanReruns(first.Rerun, func(cell string, n int) time.Duration { return m.CellCost(s.Costs, cell, n, 2) }, s.Budget)
 		o, err := s.budgeted(m, rand.New(rand.NewPCG(seed, 3)), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -38,6 +38,9 @@ type Settings struct {
 	Budget      time.Duration
 	NaiveTrials int
 	Costs       Costs
+	// StoredBaseline has the budgeted calibration measure the head alone in the job, the base's
+	// runs coming from the store, as the bot's adaptive job does (RunBudget).
+	StoredBaseline bool
 }
 
 // DefaultSettings are the full calibration: 1000 A/A and 400 A/B comparisons, one run a side,

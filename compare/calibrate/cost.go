@@ -102,16 +102,16 @@ func (m *Matrix) RunCost(c Costs, cells []results.CellID, trials map[results.Cel
 	return d
 }
 
-// CellCost returns the GPU time of measuring one cell trials more times on both sides, as the
-// rerun budget charges it: the trials, plus its context's warm-up and scout as if no other
+// CellCost returns the GPU time of measuring one cell trials more times on sides sides (2: base
+// and head; 1: the head against a stored baseline), as the rerun budget charges it: the trials, plus its context's warm-up and scout as if no other
 // cell of that context were measured (an upper bound: a rerun that measures several cells of a
 // context pays those once, so it costs at most the sum of its cells' costs).
-func (m *Matrix) CellCost(c Costs, cell string, trials int) time.Duration {
+func (m *Matrix) CellCost(c Costs, cell string, trials, sides int) time.Duration {
 	id, err := results.ParseCellID(cell)
 	if err != nil || trials <= 0 {
 		return 0
 	}
-	return 2 * m.RunCost(c, []results.CellID{id}, map[results.CellID]int{id: trials}, trials)
+	return time.Duration(sides) * m.RunCost(c, []results.CellID{id}, map[results.CellID]int{id: trials}, trials)
 }
 
 func seconds(s float64) time.Duration {

@@ -18,6 +18,10 @@ func TestCalibrateBudgetFlags(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	out, stderr, err = runBench(t, nil, "calibrate", "--budget", "20m", "--stored-baseline", "--aa", "1", "--ab", "1")
+	if err != nil || !strings.Contains(out, "the head alone") {
+		t.Errorf("calibrate --budget --stored-baseline: %v\n%s%s", err, stderr, out)
+	}
 	for _, args := range [][]string{
 		{"calibrate", "--budget", "45m", "--spec-noise", "maybe"},
 		{"calibrate", "--budget", "-1m"},
