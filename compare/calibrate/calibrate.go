@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"time"
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -28,12 +29,25 @@ type Settings struct {
 	// trials with Look = 2, as a user following the advice would.
 	TwoLook    bool
 	Thresholds compare.Thresholds
+	// Noise is the model of the decode rates' run-to-run noise (NoiseDefault: the first
+	// calibration's ranges).
+	Noise Noise
+	// Budget is the GPU time the budgeted procedure's reruns may spend after its first pass,
+	// both sides (RunBudget); NaiveTrials the fixed trials a side of the naive procedure it is
+	// set against (0: none); Costs the GPU-time figures.
+	Budget      time.Duration
+	NaiveTrials int
+	Costs       Costs
+	// StoredBaseline has the budgeted calibration measure the head alone in the job, the base's
+	// runs coming from the store, as the bot's adaptive job does (RunBudget).
+	StoredBaseline bool
 }
 
 // DefaultSettings are the full calibration: 1000 A/A and 400 A/B comparisons, one run a side,
 // no history, the advised second look, the default thresholds.
 func DefaultSettings() Settings {
-	return Settings{AA: 1000, AB: 400, Seed: 1, NoiseScale: 1, Trials: 1, TwoLook: true, Thresholds: compare.DefaultThresholds()}
+	return Settings{AA: 1000, AB: 400, Seed: 1, NoiseScale: 1, Trials: 1, TwoLook: true, Thresholds: compare.DefaultThresholds(),
+		Budget: 45 * time.Minute, NaiveTrials: 3, Costs: DefaultCosts()}
 }
 
 // Rate is a share k/n with its 95 % Wilson interval.
@@ -341,7 +355,7 @@ func Run(ctx context.Context, s Settings) (*Report, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		m := NewMatrix(s.Seed*1_000_003+uint64(i), s.NoiseScale)
+		m := NewMatrixNoise(s.Seed*1_000_003+uint64(i), s.NoiseScale, s.Noise)
 		r := rand.New(rand.NewPCG(s.Seed, uint64(i)))
 		o, err := s.simulate(m, r, nil)
 		if err != nil {
@@ -364,7 +378,7 @@ func Run(ctx context.Context, s Settings) (*Report, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		m := NewMatrix(s.Seed*2_000_003+uint64(i), s.NoiseScale)
+		m := NewMatrixNoise(s.Seed*2_000_003+uint64(i), s.NoiseScale, s.Noise)
 		r := rand.New(rand.NewPCG(s.Seed+1, uint64(i)))
 		row := results.ContextLabel(contexts[i%len(contexts)])
 		slow := &Slowdown{ContextLabel: row, RateFactor: 1 - 2*th.Delta[results.MetricTotalTokPerS], TTFTFactor: 1 + 2*th.Delta[results.MetricTTFT]}

@@ -54,9 +54,46 @@ const maxTokens = 4096
 // uniform draws from [lo, hi).
 func uniform(r *rand.Rand, lo, hi float64) float64 { return lo + (hi-lo)*r.Float64() }
 
+// Noise names a model of the decode rates' run-to-run noise.
+type Noise string
+
+const (
+	// NoiseDefault is the calibration's first model: 10–20 % at concurrency 1, 5–10 % at 2,
+	// 2–5 % at 4, 0.5–1 % from 8 up.
+	NoiseDefault Noise = ""
+	// NoiseSpec is speculative decoding (MTP/EAGLE) whose acceptance rate changes from run to
+	// run, as vLLM issue 53436 measured it: CV ≈ 10 % at concurrency 1, 20 % at 2, 7.5 % at 4
+	// and 0.5 % from 8 up (each drawn within ±20 % of that).
+	NoiseSpec Noise = "spec"
+	// NoiseNoSpec is a server without speculative decoding (or with its acceptance pinned):
+	// 0.5–2 % at concurrency 1–4, 0.1–1 % from 8 up, within one server process.
+	NoiseNoSpec Noise = "nospec"
+)
+
 // rateCVRange is the realistic run-to-run CV range of decode rates by concurrency (published:
 // 10–20 % at concurrency 1 with speculative decoding, under 1 % from 8 up).
-func rateCVRange(c int) (lo, hi float64) {
+func rateCVRange(c int) (lo, hi float64) { return NoiseDefault.rateCVRange(c) }
+
+// rateCVRange is the run-to-run CV range of decode rates at concurrency c under noise model n.
+func (n Noise) rateCVRange(c int) (lo, hi float64) {
+	switch n {
+	case NoiseSpec:
+		center := 0.005
+		switch {
+		case c <= 1:
+			center = 0.10
+		case c <= 2:
+			center = 0.20
+		case c <= 4:
+			center = 0.075
+		}
+		return 0.8 * center, 1.2 * center
+	case NoiseNoSpec:
+		if c <= 4 {
+			return 0.005, 0.02
+		}
+		return 0.001, 0.01
+	}
 	switch {
 	case c <= 1:
 		return 0.10, 0.20
@@ -72,6 +109,12 @@ func rateCVRange(c int) (lo, hi float64) {
 // grows with concurrency, TTFT that grows with concurrency and context, and per-cell CVs drawn
 // from the realistic ranges times noiseScale.
 func NewMatrix(seed uint64, noiseScale float64) *Matrix {
+	return NewMatrixNoise(seed, noiseScale, NoiseDefault)
+}
+
+// NewMatrixNoise is NewMatrix with the decode rates' noise drawn from model noise; prefill and
+// TTFT noise are the same in every model.
+func NewMatrixNoise(seed uint64, noiseScale float64, noise Noise) *Matrix {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
 	m := &Matrix{NoiseScale: noiseScale, Windows: 30}
 	for _, ctx := range prefillCtx {
@@ -93,7 +136,7 @@ func NewMatrix(seed uint64, noiseScale float64) *Matrix {
 				tc.Status = results.StatusQueued
 			}
 			if tc.Status.Measured() {
-				lo, hi := rateCVRange(c)
+				lo, hi := noise.rateCVRange(c)
 				tc.Rate = 155 * math.Pow(float64(c), 0.58) * (1 - 0.05*float64(ctx)/float64(1<<20)) * uniform(r, 0.95, 1.05)
 				tc.TTFT = 600 * math.Pow(float64(c), 0.6) * (1 + float64(ctx)/float64(256<<10)) * uniform(r, 0.9, 1.1)
 				tc.RateCV = uniform(r, lo, hi) * noiseScale

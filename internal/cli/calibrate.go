@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"time"
+
 	"github.com/spf13/cobra"
 
 	"github.com/speedmatrix/speedmatrix/compare/calibrate"
@@ -13,6 +15,8 @@ func newCalibrateCmd(env *Env) *cobra.Command {
 	var thresholds []string
 	var singleLook bool
 	var storeDir, configID, format string
+	var budget time.Duration
+	var specNoise, prior string
 	cmd := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Measure the false-alarm and detection rates of compare on synthetic matrices",
@@ -30,6 +34,15 @@ By default each comparison also follows its own rerun advice (the second look), 
 the listed cells measured again, and decode rows that no cell of theirs decides measured whole
 for the row test; the output gives the GPU time those reruns cost (30 s windows). The full run
 (1000 A/A, 400 A/B) takes a minute or two; the figures are reproducible by --seed.
+
+With --budget D it follows the bot's adaptive procedure instead: one run a side, then the
+advised reruns that D of GPU time (both sides) pays for, chosen by compare's PlanReruns, then the
+second look; and it sets that against --naive-trials fixed trials a side with one comparison, on
+the same matrices, in one table: A/A false alarms, detection of the slowed row (on the rows the
+budget's measurement could decide, and on all), mean and worst GPU time per comparison (30 s
+windows, readiness, drain and per-context prefills at the reference server's speed), and the
+cell-metrics left undecided. --spec-noise on|off draws the decode rates' noise from speculative
+decoding's published figures or from a server without it.
 
 With --store DIR it instead measures the error rate on this machine: every pair of stored runs
 of one commit (default-branch results and A/A reruns, config store.aa_every) is compared as a
@@ -61,6 +74,33 @@ per cell-metric next to the prior's. Where it exceeds the prior, compare uses th
 				}
 			}
 			s.TwoLook = !singleLook
+			switch specNoise {
+			case "":
+			case "on":
+				s.Noise = calibrate.NoiseSpec
+			case "off":
+				s.Noise = calibrate.NoiseNoSpec
+			default:
+				return usagef("--spec-noise %q: want on (speculative decoding's run-to-run noise) or off", specNoise)
+			}
+			if prior != "" {
+				rates, err := calibrate.ParseDecodeRatePrior(prior)
+				if err != nil {
+					return usagef("--prior-decode-rate: %v", err)
+				}
+				s.Thresholds.Prior.DecodeRate = rates
+			}
+			if cmd.Flags().Changed("budget") {
+				if budget < 0 || s.NaiveTrials < 0 {
+					return usagef("--budget and --naive-trials must not be negative")
+				}
+				s.Budget = budget
+				rep, err := calibrate.RunBudget(cmd.Context(), s)
+				if err != nil {
+					return err
+				}
+				return rep.Write(env.Stdout)
+			}
 			if storeDir != "" {
 				if format != "text" && format != "json" {
 					return usagef("--format %q: want text or json", format)
@@ -95,6 +135,11 @@ per cell-metric next to the prior's. Where it exceeds the prior, compare uses th
 	f.IntVar(&s.Thresholds.MaxFurtherTrials, "max-further-trials", s.Thresholds.MaxFurtherTrials, "most further trials the rerun advice asks of one cell (as compare)")
 	f.IntVar(&s.Thresholds.MaxRowTrials, "max-row-trials", s.Thresholds.MaxRowTrials, "most further runs the rerun advice asks of a whole decode row that no cell of its decides; 0 turns the row rerun off")
 	f.StringArrayVar(&thresholds, "threshold", nil, "practical floor δ as METRIC=PERCENT, repeatable, as for compare")
+	f.DurationVar(&budget, "budget", s.Budget, "budgeted mode: follow the bot's procedure (first pass, the reruns this much GPU time pays for on both sides, second look) and set it against --naive-trials")
+	f.IntVar(&s.NaiveTrials, "naive-trials", s.NaiveTrials, "with --budget: fixed trials a side of the naive procedure to compare with (0: none)")
+	f.StringVar(&specNoise, "spec-noise", "", "decode-rate noise model: on (speculative decoding: CV 10 % at C=1, 20 % at 2, 7.5 % at 4, 0.5 % from 8) or off (0.5–2 % at C≤4, 0.1–1 % from 8); default the first calibration's ranges")
+	f.BoolVar(&s.StoredBaseline, "stored-baseline", false, "with --budget: the base's runs come from the store, as in the bot's adaptive job; the job measures and reruns the head alone")
+	f.StringVar(&prior, "prior-decode-rate", "", "compare's prior CV of decode rates by concurrency, as UPTO=PERCENT,…,*=PERCENT (default 1=20,2=10,4=5,*=1)")
 	f.StringVar(&storeDir, "store", "", "local store directory: real A/A from the stored runs of one commit instead of synthetic matrices")
 	f.StringVar(&configID, "config-id", "", "with --store: the configuration to calibrate (default: the only one stored)")
 	f.StringVar(&format, "format", "text", "with --store: text or json")
