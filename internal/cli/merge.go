@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"fmt"
 
 	"github.com/spf13/cobra"
 
@@ -36,7 +35,7 @@ Without -o the merged file goes to stdout.`,
 			for _, p := range args {
 				f, err := results.ReadFile(p)
 				if err != nil {
-					return fmt.Errorf("%s: %w", p, err)
+					return err // ReadFile names the file
 				}
 				in = append(in, merge.Input{Name: p, File: f})
 			}
