@@ -1,6 +1,9 @@
 package stream
 
-import "bytes"
+import (
+	"bytes"
+	"unicode/utf8"
+)
 
 // chunkFields are the parts of a chunk the accounting needs.
 type chunkFields struct {
@@ -299,8 +302,8 @@ func (s *scan) choices(f *chunkFields) bool {
 			case "finish_reason":
 				v, ok := s.strOrNull()
 				if ok && len(v) > 0 {
-					if bytes.IndexByte(v, '\\') >= 0 {
-						return false
+					if bytes.IndexByte(v, '\\') >= 0 || !utf8.Valid(v) {
+						return false // escapes and invalid UTF-8 (encoding/json writes U+FFFD): the slow path decodes them
 					}
 					f.finishReason = string(v)
 				}

@@ -107,6 +107,7 @@ func FuzzFastScan(f *testing.F) {
 	}
 	f.Add([]byte(`{"choices":[{"delta":{"tool_calls":[{"id":"x"}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":12}}`))
 	f.Add([]byte(`{"choices":[{"text":"a\u00e9\"b","finish_reason":null}],"usage":null,"x":[1,-2.5e3,true,false,{}]}`))
+	f.Add([]byte("{\"choices\":[{\"finish_reason\":\"\xffength\"}]}")) // invalid UTF-8: encoding/json gives U+FFFD
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, k := range []string{`"choices"`, `"usage"`, `"delta"`, `"text"`, `"finish_reason"`, `"prompt_tokens"`, `"completion_tokens"`, `"content"`, `"reasoning"`, `"reasoning_content"`, `"tool_calls"`} {
 			if bytes.Count(data, []byte(k)) > 1 {
