@@ -13,9 +13,11 @@ type budget struct {
 	cpu0   time.Duration
 	cpuOK  bool
 	setup  time.Duration
+	warmup time.Duration // of setup: the context warm-up requests
 	scouts time.Duration
-	// readiness, windows and drain are the decode trials' parts.
-	readiness, windows, drain time.Duration
+	// readiness, windows and drain are the decode trials' parts; admission is the part of
+	// readiness the server took to start the requests (results.Budget.AdmissionSeconds).
+	readiness, admission, windows, drain time.Duration
 }
 
 // begin starts the budget at now.
@@ -31,15 +33,15 @@ func (b *budget) result(end time.Time) *results.Budget {
 	r := &results.Budget{
 		WallSeconds:      wall.Seconds(),
 		SetupSeconds:     b.setup.Seconds(),
+		WarmupSeconds:    b.warmup.Seconds(),
 		PrefillSeconds:   b.scouts.Seconds(),
 		ReadinessSeconds: b.readiness.Seconds(),
+		AdmissionSeconds: b.admission.Seconds(),
 		WindowSeconds:    b.windows.Seconds(),
 		DrainSeconds:     b.drain.Seconds(),
 		OtherSeconds:     max(wall-parts, 0).Seconds(),
 	}
-	if m := b.windows + b.scouts; m > 0 {
-		r.WallPerMeasured = wall.Seconds() / m.Seconds()
-	}
+	r.Ratios()
 	if cpu, ok := processCPU(); ok && b.cpuOK {
 		r.CPUSeconds = ptr(max(cpu-b.cpu0, 0).Seconds())
 	}

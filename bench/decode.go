@@ -136,6 +136,7 @@ func (s *session) measureDecode(ctx context.Context, id results.CellID, prompt s
 	timedOut, queued := false, false
 	watch := newStallWatch(s.stallSpan(), start)
 	prodCh := allProd
+	var allProdAt time.Time // when the last stream produced its first token
 ready:
 	for {
 		select {
@@ -151,7 +152,7 @@ ready:
 			s.log.Debug("readiness timed out", "concurrency", c, "producing", nProd.Load(), "after", s.now().Sub(start))
 			break ready
 		case <-prodCh:
-			prodCh = nil // checked once at once, then at every poll
+			prodCh, allProdAt = nil, s.now() // checked once at once, then at every poll
 		case <-poll.C:
 		}
 		v := readyView{Produced: int(nProd.Load()), InFlight: int(inflight.Load()), Awaiting: int(awaiting.Load())}
@@ -189,6 +190,7 @@ ready:
 	// The window.
 	w := window{Start: s.now(), Bin: s.cfg.Timeouts.Bin}
 	s.budget.readiness += w.Start.Sub(start)
+	s.budget.admission += admission(start, w.Start, allProdAt, judge, queued)
 	s.phase(id, PhaseWindow)
 	end := w.Start.Add(s.cfg.Duration)
 	samplerDone := make(chan struct{})
@@ -306,4 +308,22 @@ func (s *session) scrape(ctx context.Context) (Sample, error) {
 		return Sample{}, fmt.Errorf("scrape /metrics: %w", err)
 	}
 	return sm, nil
+}
+
+// admission returns the part of a trial's readiness (start to open) the server took to start
+// its requests: until the last stream's first token when every stream produced, until the
+// running count last rose when the trial was judged queued, and none when the readiness timed
+// out (that wait is the client's last resort, not the server's pace).
+func admission(start, open, allProdAt time.Time, judge *readiness, queued bool) time.Duration {
+	at := allProdAt
+	if queued {
+		at = judge.since
+	}
+	if at.IsZero() || at.Before(start) {
+		return 0
+	}
+	if open.Before(at) {
+		at = open
+	}
+	return at.Sub(start)
 }

@@ -155,28 +155,5 @@ func MergeBlocks(blocks []*results.File, blockNo []int) (*results.File, error) {
 
 // addBudget returns the sum of two budgets (nil when both are).
 func addBudget(a, b *results.Budget) *results.Budget {
-	if b == nil {
-		return a
-	}
-	if a == nil {
-		c := *b
-		return &c
-	}
-	s := *a
-	s.WallSeconds += b.WallSeconds
-	s.SetupSeconds += b.SetupSeconds
-	s.PrefillSeconds += b.PrefillSeconds
-	s.ReadinessSeconds += b.ReadinessSeconds
-	s.WindowSeconds += b.WindowSeconds
-	s.DrainSeconds += b.DrainSeconds
-	s.OtherSeconds += b.OtherSeconds
-	if m := s.WindowSeconds + s.PrefillSeconds; m > 0 {
-		s.WallPerMeasured = s.WallSeconds / m
-	}
-	if a.CPUSeconds != nil && b.CPUSeconds != nil {
-		s.CPUSeconds = ptr(*a.CPUSeconds + *b.CPUSeconds)
-	} else {
-		s.CPUSeconds = nil
-	}
-	return &s
+	return results.SumBudgets(a, b)
 }

@@ -478,7 +478,7 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 		return nil
 	}
 
-	if err := s.contextWarmup(ctx, p, label); err != nil {
+	if err := s.contextWarmup(ctx, p, prompt.Text); err != nil {
 		return err
 	}
 
@@ -540,22 +540,21 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 	return nil
 }
 
-// contextWarmup sends the hidden warm-up request of a context (Config.ContextWarmup): a prompt
-// of the context's length that no measured request shares, max_tokens 1. Its time counts as
-// setup. A failure is noted, not fatal, unless the server no longer answers.
-func (s *session) contextWarmup(ctx context.Context, p *ctxPlan, label string) error {
+// contextWarmup sends the hidden warm-up request of a context (Config.ContextWarmup), max_tokens 1:
+// the context's measured prompt with warmupMarker in front, so that it has the context's length
+// (a few tokens more) and shares no prefix, and so no cached block, with any measured request.
+// It needs no tokenizer calls of its own. Its time counts as setup. A failure is noted, not
+// fatal, unless the server no longer answers.
+func (s *session) contextWarmup(ctx context.Context, p *ctxPlan, prompt string) error {
 	if !s.cfg.ContextWarmup {
 		return nil
 	}
-	pr, err := s.buildPrompt(ctx, p.Tokens, label+" warm-up")
-	if err != nil {
-		s.note("the warm-up request of %s was skipped: could not build its prompt: %v", p.Label, err)
-		return s.checkAlive(ctx, "the warm-up prompt of "+p.Label)
-	}
-	defer s.since(&s.budget.setup, s.now())
+	began := s.now()
+	defer s.since(&s.budget.setup, began)
+	defer s.since(&s.budget.warmup, began)
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Scout)
 	wctx, watched := s.watchRequest(sctx, "the warm-up request of "+p.Label)
-	_, err = s.r.Stream.Stream(wctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: pr.Text, MaxTokens: 1}, nil)
+	_, err := s.r.Stream.Stream(wctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: warmupMarker + prompt, MaxTokens: 1}, nil)
 	dead := watched()
 	cancel()
 	if dead != nil {
@@ -786,3 +785,7 @@ func (s *session) addDecode(c results.DecodeCell) {
 	}
 	s.file.Decode = append(s.file.Decode, c)
 }
+
+// warmupMarker starts a context warm-up's prompt: a measured prompt begins with its run prefix,
+// so a prompt that begins otherwise shares no cached prefix with it.
+const warmupMarker = "warm-up. "

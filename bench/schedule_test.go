@@ -15,7 +15,8 @@ import (
 // send exactly the scout's prompt (so prefill hits the cache the scout warmed), while every
 // other prompt (another context, a further prefill trial, the warm-ups) is different. Each
 // context's first request of max_tokens 1 is its hidden warm-up (Config.ContextWarmup), sent
-// before the scout with a prompt of its own.
+// before the scout with a prompt of its own: the scout's prompt with a marker in front, a few
+// tokens longer.
 func TestScoutWarmsTheDecodePrompt(t *testing.T) {
 	h := newHarness(t, steady())
 	cfg := testConfig([]int{1024, 2048}, []int{2}, 300*time.Millisecond, 1001)
@@ -26,11 +27,16 @@ func TestScoutWarmsTheDecodePrompt(t *testing.T) {
 	scouts := map[int][]uint64{} // prompt tokens → scout prompt hashes, in order
 	decode := map[int]map[uint64]int{}
 	var warm []uint64
-	ctxWarm := map[int]bool{}
+	ctxWarm := map[int]bool{} // context → its warm-up came before its first scout
 	for _, r := range h.srv.RequestLog() {
+		context := r.PromptTokens &^ 7 // the warm-up's few extra tokens
 		switch {
-		case r.MaxTokens == 1 && !ctxWarm[r.PromptTokens]:
-			ctxWarm[r.PromptTokens] = true
+		case r.MaxTokens == 1 && r.PromptTokens != context:
+			if r.PromptTokens-context > 4 {
+				t.Errorf("a warm-up of %d tokens, want the context's %d and a few", r.PromptTokens, context)
+			}
+			_, dup := ctxWarm[context]
+			ctxWarm[context] = !dup && len(scouts[context]) == 0
 			warm = append(warm, r.PromptHash)
 		case r.MaxTokens == 1:
 			scouts[r.PromptTokens] = append(scouts[r.PromptTokens], r.PromptHash)
@@ -52,8 +58,8 @@ func TestScoutWarmsTheDecodePrompt(t *testing.T) {
 			t.Errorf("context %d: decode prompts %v, want all equal to the first scout's %x", n, decode[n], scouts[n][0])
 		}
 	}
-	if len(ctxWarm) != 2 {
-		t.Errorf("context warm-ups at %v, want one per context", ctxWarm)
+	if len(ctxWarm) != 2 || !ctxWarm[1024] || !ctxWarm[2048] {
+		t.Errorf("context warm-ups %v (context → the only one, before the scout), want one per context, each first", ctxWarm)
 	}
 	all := append(append(append([]uint64{}, scouts[1024]...), scouts[2048]...), warm...)
 	slices.Sort(all)

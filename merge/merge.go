@@ -266,39 +266,9 @@ func join(in []Input, missing []string) (*results.File, error) {
 // sumBudgets adds the shards' budgets: the GPU time of the whole run on all its runners. It is
 // nil when no shard has one; the CPU time only when every shard has it.
 func sumBudgets(bs []*results.Budget) *results.Budget {
-	var out *results.Budget
-	var cpu float64
-	cpuAll := true
-	for _, b := range bs {
-		if b == nil {
-			cpuAll = false
-			continue
-		}
-		if out == nil {
-			out = &results.Budget{}
-		}
-		out.WallSeconds += b.WallSeconds
-		out.SetupSeconds += b.SetupSeconds
-		out.PrefillSeconds += b.PrefillSeconds
-		out.ReadinessSeconds += b.ReadinessSeconds
-		out.WindowSeconds += b.WindowSeconds
-		out.DrainSeconds += b.DrainSeconds
-		out.OtherSeconds += b.OtherSeconds
-		out.CPUIncludesServer = out.CPUIncludesServer || b.CPUIncludesServer
-		if b.CPUSeconds == nil {
-			cpuAll = false
-		} else {
-			cpu += *b.CPUSeconds
-		}
-	}
-	if out == nil {
-		return nil
-	}
-	if m := out.WindowSeconds + out.PrefillSeconds; m > 0 {
-		out.WallPerMeasured = out.WallSeconds / m
-	}
-	if cpuAll {
-		out.CPUSeconds = &cpu
+	out := results.SumBudgets(bs...)
+	if out != nil && slices.Contains(bs, nil) {
+		out.CPUSeconds = nil
 	}
 	return out
 }

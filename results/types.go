@@ -157,10 +157,18 @@ type Budget struct {
 	WallSeconds float64 `json:"wall_seconds"`
 	// SetupSeconds: the server's facts, the prompts (tokenizer calls) and the warm-up requests.
 	SetupSeconds float64 `json:"setup_seconds"`
+	// WarmupSeconds: the part of SetupSeconds spent in the hidden warm-up requests of each
+	// context (Settings.ContextWarmup): a prefill each, measured nowhere.
+	WarmupSeconds float64 `json:"warmup_seconds,omitempty"`
 	// PrefillSeconds: the scout and prefill requests (their TTFT, plus their sending).
 	PrefillSeconds float64 `json:"prefill_seconds"`
 	// ReadinessSeconds: from a decode trial's first request to its window's opening.
 	ReadinessSeconds float64 `json:"readiness_seconds"`
+	// AdmissionSeconds: the part of ReadinessSeconds the server took to start the trials'
+	// requests: until the last of C streams produced its first token (a valid trial), or until
+	// the server's running count last rose (a queued one). No client can open a window sooner;
+	// the rest of the readiness is the client deciding that the window may open.
+	AdmissionSeconds float64 `json:"admission_seconds,omitempty"`
 	// WindowSeconds: the decode windows themselves.
 	WindowSeconds float64 `json:"window_seconds"`
 	// DrainSeconds: stopping a window's streams and waiting for an idle server between cells.
@@ -170,6 +178,11 @@ type Budget struct {
 	// WallPerMeasured is WallSeconds ÷ (WindowSeconds + PrefillSeconds); 1 is a run that spent
 	// no time outside its measurements.
 	WallPerMeasured float64 `json:"wall_per_measured,omitempty"`
+	// WallPerServerBound is WallSeconds ÷ (WindowSeconds + PrefillSeconds + WarmupSeconds +
+	// AdmissionSeconds): the same ratio with the time the server itself imposed (its admission
+	// of requests, and the warm-up prefills the settings asked for) counted as spent, so that
+	// what is left above 1 is the client's own overhead.
+	WallPerServerBound float64 `json:"wall_per_server_bound,omitempty"`
 	// CPUSeconds is the user + system CPU time of the measuring process during the run (nil
 	// where the platform does not say); CPUIncludesServer is set when the server measured ran
 	// inside that process (the built-in simulator without --url).

@@ -67,15 +67,26 @@ func outcomeLine(o bench.CellOutcome) string {
 	return s
 }
 
-// budgetLine formats a run's time budget in one line: where the wall time went, the ratio of
-// wall time to measured time, and the measuring process's CPU time per window-second.
+// budgetLine formats a run's time budget in one line: where the wall time went (with the parts
+// of readiness and setup the server and the warm-ups imposed), the ratios of wall time to
+// measured time without and with those parts, and the measuring process's CPU time per
+// window-second.
 func budgetLine(b *results.Budget) string {
 	sec := func(x float64) string { return fmt.Sprintf("%.1fs", x) }
 	s := fmt.Sprintf("time budget: wall %s = windows %s + prefill %s + readiness %s + drain %s + setup %s + other %s",
 		time.Duration(b.WallSeconds*float64(time.Second)).Round(time.Second), sec(b.WindowSeconds), sec(b.PrefillSeconds),
 		sec(b.ReadinessSeconds), sec(b.DrainSeconds), sec(b.SetupSeconds), sec(b.OtherSeconds))
+	if b.AdmissionSeconds > 0 {
+		s += fmt.Sprintf("; of the readiness, the server starting the requests %s, the client deciding %s", sec(b.AdmissionSeconds), sec(max(b.ReadinessSeconds-b.AdmissionSeconds, 0)))
+	}
+	if b.WarmupSeconds > 0 {
+		s += fmt.Sprintf("; of the setup, warm-up requests %s", sec(b.WarmupSeconds))
+	}
 	if b.WallPerMeasured > 0 {
 		s += fmt.Sprintf("; wall ÷ (windows + prefill) = %.2f", b.WallPerMeasured)
+	}
+	if b.WallPerServerBound > 0 && (b.AdmissionSeconds > 0 || b.WarmupSeconds > 0) {
+		s += fmt.Sprintf(", ÷ (windows + prefill + warm-up + the server starting requests) = %.2f", b.WallPerServerBound)
 	}
 	if b.CPUSeconds != nil {
 		s += fmt.Sprintf("; CPU %.2f s", *b.CPUSeconds)

@@ -88,3 +88,16 @@ func TestBudgetLine(t *testing.T) {
 		t.Errorf("budgetLine:\n got %q\nwant %q", got, want)
 	}
 }
+
+// TestBudgetLineServerParts checks that the line names the parts of readiness and setup the
+// server and the warm-ups took, and the ratio with them counted.
+func TestBudgetLineServerParts(t *testing.T) {
+	b := &results.Budget{WallSeconds: 149, SetupSeconds: 29.2, WarmupSeconds: 22.7, PrefillSeconds: 15.1, ReadinessSeconds: 17.4, AdmissionSeconds: 15.9,
+		WindowSeconds: 86, DrainSeconds: 0.3, OtherSeconds: 0.5}
+	b.Ratios()
+	got := budgetLine(b)
+	want := "time budget: wall 2m29s = windows 86.0s + prefill 15.1s + readiness 17.4s + drain 0.3s + setup 29.2s + other 0.5s; of the readiness, the server starting the requests 15.9s, the client deciding 1.5s; of the setup, warm-up requests 22.7s; wall ÷ (windows + prefill) = 1.47, ÷ (windows + prefill + warm-up + the server starting requests) = 1.07"
+	if got != want {
+		t.Errorf("budgetLine:\n got %q\nwant %q", got, want)
+	}
+}
