@@ -7,8 +7,10 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/speedmatrix/speedmatrix/internal/cli"
+	"github.com/speedmatrix/speedmatrix/report"
 )
 
 // subcommands does return the names under "Available Commands:" of `speedmatrix ARGS --help`,
@@ -114,5 +116,61 @@ func TestREADMEExcerpt(t *testing.T) {
 			return
 		}
 		i++
+	}
+}
+
+// githubAnchor does return the fragment GitHub gives a heading: lower case, punctuation other
+// than - and _ dropped, spaces as hyphens.
+func githubAnchor(heading string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(heading)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// readmeAnchors does return the anchors of README.md's headings (outside code blocks).
+func readmeAnchors(readme string) map[string]bool {
+	out := map[string]bool{}
+	inBlock := false
+	for _, line := range strings.Split(readme, "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if !inBlock && strings.HasPrefix(line, "#") {
+			out[githubAnchor(strings.TrimLeft(line, "#"))] = true
+		}
+	}
+	return out
+}
+
+// TestREADMEAnchors checks that every #link of README.md, and the link every PR comment carries
+// to "How to read the comment" (report.ReadmeURL), lands on a heading of README.md, so that
+// reordering the README breaks no link.
+func TestREADMEAnchors(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	anchors := readmeAnchors(string(b))
+	if !anchors["security-model"] || !anchors["paired-ab"] {
+		t.Fatalf("heading anchors %v: the slugs are wrong", anchors)
+	}
+	links := map[string]string{}
+	for _, m := range regexp.MustCompile(`\]\(#([^)]+)\)`).FindAllStringSubmatch(string(b), -1) {
+		links[m[1]] = "README.md"
+	}
+	_, frag, _ := strings.Cut(report.ReadmeURL, "#")
+	links[frag] = "report.ReadmeURL, in every PR comment"
+	for a, from := range links {
+		if !anchors[a] {
+			t.Errorf("%s links #%s, which no heading of README.md has", from, a)
+		}
 	}
 }
