@@ -50,16 +50,17 @@ func schemaValidate(t *testing.T, sch *jsonschema.Schema, doc []byte) error {
 	return sch.Validate(inst)
 }
 
-// readmeExample returns the commented speedmatrix.yaml of the README's Configuration section.
+// readmeExample returns the commented speedmatrix.yaml of the README's Configuration section
+// (a level-2 or level-3 heading: the section sits in the reference).
 func readmeExample(t *testing.T) []byte {
 	t.Helper()
 	data, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)\n## Configuration\n.*?```yaml\n(.*?)```").FindSubmatch(data)
+	m := regexp.MustCompile("(?s)\n###? Configuration\n.*?```yaml\n(.*?)```").FindSubmatch(data)
 	if m == nil {
-		t.Fatal("README.md has no ```yaml block in a \"## Configuration\" section")
+		t.Fatal("README.md has no ```yaml block in a \"Configuration\" section")
 	}
 	return m[1]
 }
