@@ -41,6 +41,8 @@ comment-url (and run, sha, base-sha, pr, kind, cells in decide mode).`,
 				Measure: func(ctx context.Context, c config.Config) error {
 					return runCommand(ctx, env, runOptions{Config: c})
 				},
+				PlanShards:   actionPlanShards(env),   // action_shard.go
+				MeasureShard: actionMeasureShard(env), // action_shard.go
 			})
 		},
 	}
