@@ -210,3 +210,19 @@ func editMeta(t *testing.T, dir, sha string) {
 		t.Fatal(err)
 	}
 }
+
+// TestActionShardsMissing: when a measure job left no results (it failed before writing its
+// artifact), the report merges nothing and completes the check as cancelled, naming the shard.
+func TestActionShardsMissing(t *testing.T) {
+	e, _, _, report, err := shardedRun(t, 2, func(dirs []string) { os.RemoveAll(dirs[1]) })
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	if report["conclusion"] != "cancelled" || report["comparison"] != "" {
+		t.Errorf("report outputs %v", report)
+	}
+	c := oneCheck(t, e.srv.State(), prHead)
+	if c.Conclusion != "cancelled" || !strings.Contains(c.Summary, "shard 2/2 of plan") || !strings.Contains(c.Summary, "not given") {
+		t.Errorf("check %s %q:\n%s", c.Conclusion, c.Title, c.Summary)
+	}
+}
