@@ -32,8 +32,8 @@ import (
 //   - measure, with the shard (K/N) and plan inputs, measures that shard of that plan (`run
 //     --shard K/N --plan ID`: a runner whose settings make another plan fails before it
 //     measures) and writes its artifact directory; it compares nothing (a shard is not the
-//     matrix) but puts the local baseline of the base commit, when the runner has one, in the
-//     artifact as base.json for the report;
+//     matrix: its page shows the shard's cells) but puts the local baseline of the base commit,
+//     when the runner has one, in the artifact as base.json for the report;
 //   - report, with the shard-artifacts input (a glob of the measure jobs' artifact directories,
 //     as actions/download-artifact lays them out), merges their results (merge.Shards) into the
 //     artifact directory and then reports as for one measure job. Shards that do not make one
@@ -195,7 +195,9 @@ func (j *job) measureShard(ctx context.Context, p plan) (outcome, error) {
 			}
 		}
 	}
-	out.NoBaseline = fmt.Sprintf("Shard %s of plan %s: the report job merges the shards, then compares.", code(j.in.Shard), code(head.Run.Shard.Plan))
+	// Not compared: the page shows the shard's own cells; the report compares the merged matrix.
+	j.log.Info("measured one shard; the report job merges the shards, then compares", "shard", j.in.Shard, "plan", head.Run.Shard.Plan,
+		"prefill_cells", len(head.Prefill), "decode_cells", len(head.Decode))
 	return out, nil
 }
 
@@ -219,6 +221,9 @@ func (j *job) mergeShards(ctx context.Context, c *ghbot.Client, pinned string) (
 	dirs, err := filepath.Glob(j.in.ShardArtifacts)
 	if err != nil {
 		return true, fmt.Errorf("mode report: input shard-artifacts: %w", err)
+	}
+	if len(dirs) > maxShards {
+		return true, fmt.Errorf("mode report: input shard-artifacts matches %d paths, more than the %d shards a plan can have; match the shards' artifact directories only", len(dirs), maxShards)
 	}
 	own, _ := filepath.Abs(j.in.ArtifactDir)
 	var found []shardArtifact
