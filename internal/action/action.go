@@ -432,14 +432,7 @@ func (j *job) abort(ctx context.Context, c *ghbot.Client, p plan, cause error) {
 // token can write (the measure mode): the local directory alone. It writes the artifact
 // directory.
 func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outcome, error) {
-	cfg := j.cfg
-	cfg.Output = j.in.Results
-	if cfg.Engine.Commit == "" {
-		cfg.Engine.Commit = p.HeadSHA
-	}
-	if len(p.Cells) > 0 {
-		cfg.Cells = config.List(p.Cells)
-	}
+	cfg := j.measureConfig(p) // shards.go
 	for _, dir := range []string{filepath.Dir(cfg.Output), j.in.ArtifactDir} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return outcome{}, err
