@@ -92,6 +92,8 @@ func readShardInputs(a *githubactions.Action, in *Inputs) error {
 	switch {
 	case in.Plan != "" && in.Shard == "":
 		return errors.New("input plan needs the shard input: it checks the plan that shard belongs to")
+	case in.Shards > 0 && in.Mode != ModeDecide:
+		return fmt.Errorf("input shards is for mode decide, not %s: one job measures the whole matrix; the split workflow (decide, measure per shard, report) shares it", in.Mode)
 	case in.Shard != "" && in.Mode != ModeMeasure:
 		return fmt.Errorf("input shard is for mode measure, not %s: the measure jobs measure the shards, the report job merges them (shard-artifacts)", in.Mode)
 	case in.ShardArtifacts != "" && in.Mode != ModeReport:

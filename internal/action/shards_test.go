@@ -27,6 +27,7 @@ func TestReadShardInputs(t *testing.T) {
 		{env: map[string]string{"INPUT_MODE": "measure", "INPUT_SHARD": "1/4", "INPUT_PLAN": "$(id)"}, err: "is not a plan id"},
 		{env: map[string]string{"INPUT_MODE": "measure", "INPUT_PLAN": "f211851d55bb"}, err: "needs the shard input"},
 		{env: map[string]string{"INPUT_MODE": "full", "INPUT_SHARD": "1/4"}, err: "input shard is for mode measure"},
+		{env: map[string]string{"INPUT_MODE": "full", "INPUT_SHARDS": "4"}, err: "input shards is for mode decide"},
 		{env: map[string]string{"INPUT_MODE": "measure", "INPUT_SHARD-ARTIFACTS": "x"}, err: "for mode report"},
 		{env: map[string]string{"INPUT_MODE": "report", "INPUT_SHARD-ARTIFACTS": "a\nb"}, err: "line break"},
 	} {
