@@ -13,7 +13,11 @@
 // (GPU model, count, memory, driver, CUDA, power limit, locked clocks), a different
 // configuration (store.ConfigID: the model, the matrix, the window, max_tokens, the endpoint,
 // the launch command, the time scale; or any other setting but the URL and the simulator's
-// seed) or a server with another max_model_len. Each refusal wraps one of the Err* sentinels.
+// seed) or a server with another max_model_len, version or max_num_seqs, a different
+// speculative-decoding setup (spec_decode pinned on one shard only, or at another length), another
+// speedmatrix version. The acceptance pass, the GPU time (phase by phase) and the extra facts are
+// merged; fields.go lists every field and what merging does with it. Each refusal wraps one of
+// the Err* sentinels.
 //
 // The package must not read or write files or measure: the caller reads (and so validates) the
 // files and writes the result.

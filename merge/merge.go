@@ -22,6 +22,9 @@ var (
 	ErrHardware  = errors.New("different hardware")
 	ErrConfig    = errors.New("different configurations")
 	ErrServer    = errors.New("different servers")
+	// ErrSpecDecode: one shard served with speculative acceptance pinned and another not, or
+	// pinned at another length (fields.go).
+	ErrSpecDecode = errors.New("different speculative-decoding setups")
 )
 
 // Input is one shard's results file and the name it is known by (its path).
@@ -138,7 +141,7 @@ func sameRun(ref, s Input) error {
 	if x, y := maxModelLen(a), maxModelLen(b); x != y {
 		return differ(ErrServer, "the server's max_model_len", fmt.Sprint(x), fmt.Sprint(y))
 	}
-	return nil
+	return sameSetup(ref, s) // fields.go
 }
 
 // settingsText returns the run's settings as JSON without what differs between the shards of
@@ -256,6 +259,9 @@ func join(in []Input, missing []string) (*results.File, error) {
 	}
 	if len(partial) > 0 {
 		out.Run.Partial, out.Run.PartialReason = true, strings.Join(partial, "; ")
+	}
+	if err := joinFields(out, in); err != nil { // fields.go
+		return nil, err
 	}
 	if err := results.Validate(out); err != nil {
 		return nil, fmt.Errorf("the merged file is not valid (a bug; please report it): %w", err)

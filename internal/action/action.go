@@ -30,6 +30,10 @@ type Deps struct {
 	Log    *slog.Logger
 	// Measure measures as `speedmatrix run` does with cfg and writes cfg.Output.
 	Measure func(ctx context.Context, cfg config.Config) error
+	// PlanShards and MeasureShard shard the matrix over several measure jobs (shards.go); nil,
+	// the shards inputs are refused.
+	PlanShards   func(cfg config.Config, n int) ([]ShardJob, error)
+	MeasureShard func(ctx context.Context, cfg config.Config, shard, plan string) error
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Mode, when set, overrides the mode input (the --mode and --cleanup flags).
@@ -341,6 +345,9 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 		}
 	}
 	if !full {
+		if err := j.shardOutputs(p); err != nil { // shards.go
+			return err
+		}
 		done = true
 		j.setOutput("run", "true")
 		j.setOutput("verdict", VerdictPending)
@@ -425,14 +432,7 @@ func (j *job) abort(ctx context.Context, c *ghbot.Client, p plan, cause error) {
 // token can write (the measure mode): the local directory alone. It writes the artifact
 // directory.
 func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outcome, error) {
-	cfg := j.cfg
-	cfg.Output = j.in.Results
-	if cfg.Engine.Commit == "" {
-		cfg.Engine.Commit = p.HeadSHA
-	}
-	if len(p.Cells) > 0 {
-		cfg.Cells = config.List(p.Cells)
-	}
+	cfg := j.measureConfig(p) // shards.go
 	for _, dir := range []string{filepath.Dir(cfg.Output), j.in.ArtifactDir} {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return outcome{}, err

@@ -26,6 +26,12 @@
 //   - cleanup (or input cleanup: true): for an `if: always()` step; completes every check run
 //     of ours left queued or in_progress on the commit as cancelled, with the reason.
 //
+// Shards (shards.go): decide with input shards N also outputs the job matrix of N shards of
+// whole context rows (matrix, shards, plan); each measure job with inputs shard K/N and plan
+// measures its shard and compares nothing; report with input shard-artifacts (a glob of their
+// artifact directories) merges them (package merge) into its artifact directory first, and
+// completes the check as a failure that says why when they do not make one run.
+//
 // Whatever happens after the check started, a deferred completion leaves nothing in_progress:
 // cancelled (timed_out when the context's deadline passed) with the error as the summary.
 //
@@ -56,5 +62,5 @@
 // fixed heredoc delimiter, so no text from an event, a comment or an artifact may reach them.
 //
 // The package must not parse flags or run the measurement itself: the caller injects Measure
-// (what `speedmatrix run` does) and the go-githubactions Action (inputs, outputs, summary).
+// (what `speedmatrix run` does), PlanShards and MeasureShard (plan --shards, run --shard) and the go-githubactions Action (inputs, outputs, summary).
 package action

@@ -29,12 +29,14 @@ var InputNames = []string{
 	"mode", "config", "token", "app-id", "installation-id", "private-key", "private-key-file",
 	"check-name", "comment", "fail-on-regression", "label", "results", "artifact-dir",
 	"baseline", "baseline-dir", "cleanup", "sha", "pr", "base-sha", "cells", "aa",
+	"shards", "shard", "plan", "shard-artifacts", // shards.go
 }
 
 // OutputNames are the step outputs the action may write, in the order it writes them.
 var OutputNames = []string{
 	"verdict", "conclusion", "regressions", "results", "comparison", "comment-url",
 	"run", "sha", "base-sha", "pr", "kind", "cells", "aa",
+	"shards", "plan", "matrix", // shards.go
 }
 
 // Inputs are the action's inputs (INPUT_* variables), checked.
@@ -57,6 +59,12 @@ type Inputs struct {
 	// AA, in mode measure, measures a push's commit a second time as an A/A rerun (the decide
 	// job's aa output: this push is the store.aa_every-th of its config).
 	AA bool
+	// Shards, Shard, Plan and ShardArtifacts shard the matrix over several measure jobs
+	// (shards.go): decide splits it into Shards, measure measures Shard (K/N) of Plan, report
+	// merges the measure jobs' artifact directories ShardArtifacts matches.
+	Shards         int
+	Shard, Plan    string
+	ShardArtifacts string
 	// HasCredentials is set when token, app-id or a private key is given.
 	HasCredentials bool
 }
@@ -145,6 +153,9 @@ func readInputs(a *githubactions.Action, mode string) (Inputs, error) {
 			return in, fmt.Errorf("input pr: %q is not a pull request number", v)
 		}
 		in.PR = n
+	}
+	if err := readShardInputs(a, &in); err != nil { // shards.go
+		return in, err
 	}
 	if v := a.GetInput("cells"); v != "" {
 		cells, err := canonicalCells(config.SplitList(v))

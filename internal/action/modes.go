@@ -139,7 +139,7 @@ func (j *job) measureMode(ctx context.Context) error {
 	if err := os.MkdirAll(j.in.ArtifactDir, 0o755); err != nil {
 		return err
 	}
-	out, err := j.measureCompare(ctx, nil, p)
+	out, err := j.measureOrShard(ctx, p) // shards.go
 	if err != nil {
 		m.Error = err.Error()
 		if werr := writeMeta(j.in.ArtifactDir, m); werr != nil {
@@ -172,6 +172,9 @@ func (j *job) reportMode(ctx context.Context) error {
 	pinned := j.in.SHA
 	if pinned == "" {
 		pinned = j.eventSHA()
+	}
+	if done, err := j.mergeShards(ctx, c, pinned); done || err != nil { // shards.go
+		return err
 	}
 	m, err := readMeta(j.in.ArtifactDir)
 	if errors.Is(err, errNoArtifact) {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-
 	"github.com/spf13/cobra"
 
 	"github.com/speedmatrix/speedmatrix/merge"
@@ -26,7 +25,9 @@ that is not a shard, shards of different plans, a shard or cell given twice, a m
 (--allow-partial merges the rest and marks the result partial), a different engine (commit,
 version, build), different hardware (GPU model, count, memory, driver, CUDA, power limit,
 locked clocks), a different configuration (config id, or any setting but the URL and the
-simulator's seed) or a server with another max_model_len.
+simulator's seed), a server with another max_model_len, version or max_num_seqs, another
+speculative-decoding setup (spec_decode pinned on one shard only, or at another length) or
+another speedmatrix version. The GPU time is summed phase by phase.
 
 Without -o the merged file goes to stdout.`,
 		Args: cobra.MinimumNArgs(1),
