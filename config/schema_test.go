@@ -209,6 +209,7 @@ func TestSchemaAndLoadReject(t *testing.T) {
 	sch := compileSchema(t)
 	for _, doc := range []string{
 		"max_tokenz: 5\n",
+		"matrix: huge\n",
 		"engine:\n  serve:\n    comand: [a]\n",
 		"engine:\n  build: fast\n",
 		"engine:\n  build: {command: make, shell: bash}\n",
