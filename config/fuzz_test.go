@@ -17,6 +17,15 @@ func FuzzLoad(f *testing.F) {
 			f.Add(string(data))
 		}
 	}
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, b := range readmeYAMLBlocks(readme) {
+		if !isWorkflow(b.Doc) {
+			f.Add(string(b.Doc))
+		}
+	}
 	f.Add("url: http://x\ncontexts: [8K, 16K]\nconcurrency: \"1,2\"\n")
 	f.Add("engine:\n  build: {command: make}\n  serve: {command: [a, \"${PORT}\"], env: {A: \"$$\"}}\n")
 	f.Add("engine:\n  name: vllm\nhardware:\n  gpu_count: 2\n")
