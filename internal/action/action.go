@@ -36,6 +36,9 @@ type Deps struct {
 	Mode string
 	// ClientOptions are added to the GitHub client's (tests: retry policy, transport).
 	ClientOptions []ghbot.Option
+	// CheckoutBase checks out a commit of the git checkout src into dir for a paired run's base
+	// (default GitWorktree, paired.go).
+	CheckoutBase func(ctx context.Context, src, sha, dir string) (remove func() error, err error)
 }
 
 // Verdicts the verdict output takes besides the comparison's verdicts.
@@ -85,6 +88,8 @@ type plan struct {
 	Cells   []string
 	// State is the comment's state before this run (nil when none).
 	State *State
+	// Paired, when set, says why the run is paired (/bench paired; paired.go).
+	Paired string
 }
 
 // outcome is what a measurement and its comparison gave.
@@ -95,6 +100,8 @@ type outcome struct {
 	ComparisonPath string
 	NoBaseline     string
 	Baseline       bool
+	// Paired is set when the comparison is of a paired run (paired.go).
+	Paired *pairedInfo
 }
 
 // Run runs the action once: the event of GITHUB_EVENT_NAME and GITHUB_EVENT_PATH, the inputs
@@ -263,6 +270,12 @@ func (j *job) planRun(ctx context.Context, c *ghbot.Client, d ghbot.Decision) (p
 			return p, false, nil
 		}
 	}
+	if d.Command != nil && d.Command.Kind == ghbot.CommandPaired {
+		p.Paired = fmt.Sprintf("%s asked for it with `/bench paired`", code(d.By))
+		for _, id := range d.Command.Cells {
+			p.Cells = append(p.Cells, id.String())
+		}
+	}
 	if len(j.in.Cells) > 0 && len(p.Cells) == 0 {
 		p.Cells = j.in.Cells
 	}
@@ -345,6 +358,7 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 		j.setOutput("run", "true")
 		j.setOutput("verdict", VerdictPending)
 		j.setOutput("sha", p.HeadSHA)
+		p.BaseSHA = j.decidePaired(ctx, c, p) // paired.go
 		j.setOutput("base-sha", p.BaseSHA)
 		j.setOutput("pr", strconv.Itoa(p.PR))
 		j.setOutput("kind", string(p.Kind))
@@ -438,6 +452,9 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 			return outcome{}, err
 		}
 	}
+	if why, base := j.pairedBefore(ctx, j.openStore(c), p); why != "" { // paired.go
+		return j.pairedFirst(ctx, c, cfg, p, pairedInfo{Why: why, BaseSHA: base, Cells: p.Cells})
+	}
 	j.log.Info("measuring", "sha", p.HeadSHA, "cells", strings.Join(p.Cells, ","), "results", cfg.Output)
 	if err := j.d.Measure(ctx, cfg); err != nil {
 		return outcome{}, fmt.Errorf("measure %s: %w", ghbot.ShortSHA(p.HeadSHA), err)
@@ -518,9 +535,14 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		}
 	}
 	if cfg.Budget > 0 {
-		return j.budgeted(ctx, cfg, out, base, hist, warnings, p.Cells) // budget.go
+		out, err = j.budgeted(ctx, cfg, out, base, hist, warnings, p.Cells) // budget.go
+	} else {
+		out, err = j.compareWithHistory(out, base, hist, warnings, p.Cells)
 	}
-	return j.compareWithHistory(out, base, hist, warnings, p.Cells)
+	if err != nil {
+		return out, err
+	}
+	return j.pairedAfter(ctx, rs, cfg, p, out) // paired.go
 }
 
 // compareWith compares out.Head with base under the configuration's thresholds.
@@ -611,7 +633,10 @@ func (j *job) render(p plan, out outcome, in renderInput) page {
 	}
 	in.FailOff = !j.cfg.GitHub.FailOnRegression
 	in.CheckName = j.checkName()
-	return renderComment(in)
+	if in.Measuring || in.Cancelled != "" {
+		return renderComment(in)
+	}
+	return withPaired(renderComment(in), out.Paired) // paired.go
 }
 
 // state returns the comment's state after this step.

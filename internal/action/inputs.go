@@ -28,13 +28,13 @@ const (
 var InputNames = []string{
 	"mode", "config", "token", "app-id", "installation-id", "private-key", "private-key-file",
 	"check-name", "comment", "fail-on-regression", "label", "results", "artifact-dir",
-	"baseline", "baseline-dir", "cleanup", "sha", "pr", "base-sha", "cells", "aa",
+	"baseline", "baseline-dir", "cleanup", "sha", "pr", "base-sha", "cells", "aa", "paired",
 }
 
 // OutputNames are the step outputs the action may write, in the order it writes them.
 var OutputNames = []string{
 	"verdict", "conclusion", "regressions", "results", "comparison", "comment-url",
-	"run", "sha", "base-sha", "pr", "kind", "cells", "aa",
+	"run", "sha", "base-sha", "pr", "kind", "cells", "aa", "paired",
 }
 
 // Inputs are the action's inputs (INPUT_* variables), checked.
@@ -57,6 +57,9 @@ type Inputs struct {
 	// AA, in mode measure, measures a push's commit a second time as an A/A rerun (the decide
 	// job's aa output: this push is the store.aa_every-th of its config).
 	AA bool
+	// Paired, in mode measure, measures paired: the base commit (base-sha) built and served
+	// alternately with the head (the decide job's paired output).
+	Paired bool
 	// HasCredentials is set when token, app-id or a private key is given.
 	HasCredentials bool
 }
@@ -138,6 +141,13 @@ func readInputs(a *githubactions.Action, mode string) (Inputs, error) {
 			return in, fmt.Errorf("input aa: %q is not true or false", v)
 		}
 		in.AA = b
+	}
+	if v := a.GetInput("paired"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return in, fmt.Errorf("input paired: %q is not true or false", v)
+		}
+		in.Paired = b
 	}
 	if v := a.GetInput("pr"); v != "" {
 		n, err := strconv.Atoi(v)
