@@ -264,6 +264,9 @@ func (j *job) planRun(ctx context.Context, c *ghbot.Client, d ghbot.Decision) (p
 		if len(p.Cells) == 0 && p.State != nil {
 			p.Cells = append(p.Cells, p.State.Inconclusive...)
 		}
+		if p.State != nil && p.State.Paired && p.State.HeadSHA == p.HeadSHA {
+			p.Paired = "the last comparison at this head was paired, so `/bench rerun` reruns paired"
+		}
 		if len(p.Cells) == 0 {
 			j.reply(ctx, c, p.PR, fmt.Sprintf("@%s `/bench rerun` has nothing to rerun: the last comparison left no cell undecided. Post `/bench` to measure the whole matrix, or name the cells: `/bench rerun decode/8K/32`.", d.By))
 			j.setOutput("verdict", VerdictRefused)
@@ -647,6 +650,7 @@ func (j *job) state(p plan, phase string, out outcome, conclusion ghbot.Conclusi
 		st.Verdict = string(out.Comparison.Verdict)
 		st.Regressions = cellsWith(out.Comparison, results.VerdictRegression)
 		st.Inconclusive = cellsWith(out.Comparison, results.VerdictInconclusive)
+		st.Paired = out.Paired != nil
 	}
 	return st
 }

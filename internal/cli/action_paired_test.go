@@ -44,7 +44,7 @@ func wantPairedPage(t *testing.T, what, page, why string) {
 // TestActionBenchPaired: `/bench paired` by a maintainer measures the head and the merge-base
 // alternately (run --paired, here two built-in simulators), compares the pairs, and the check
 // (title and summary) and the comment say that the comparison is paired, ABBA in blocks, with
-// the GPU time of both builds. Without a store the stored baseline would have been "none".
+// the GPU time of both builds; a `/bench rerun` at the same head then reruns paired.
 func TestActionBenchPaired(t *testing.T) {
 	e := newStoreEnv(t, 0)
 	e.writeConfig(pairedConfig(e, 3, ""))
@@ -78,6 +78,12 @@ func TestActionBenchPaired(t *testing.T) {
 	if len(replies(st)) != 0 {
 		t.Errorf("replies %+v, want none", replies(st))
 	}
+
+	// The comment's state remembers the paired comparison: `/bench rerun` at the same head
+	// reruns paired.
+	e.benchComment("/bench rerun decode/8K/8")
+	mustRun(t, e.actEnv)
+	wantPairedPage(t, "the rerun's comment", oneComment(t, e.srv.State()), "the last comparison at this head was paired, so `/bench rerun` reruns paired")
 }
 
 // TestActionBenchPairedReadOnly: `/bench paired` from a user who may only read measures
@@ -195,4 +201,40 @@ func TestActionPairedAuto(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestActionSplitPaired: in the split workflow `/bench paired` makes the decide job say paired
+// (output paired, base-sha the merge-base), the measure job (no token) runs paired with the
+// base commit it was given, and the report job compares the artifact's two paired sides and
+// says in the check and the comment that the comparison is paired.
+func TestActionSplitPaired(t *testing.T) {
+	e := newStoreEnv(t, 0)
+	e.writeConfig(pairedConfig(e, 3, ""))
+	e.benchComment("/bench paired")
+	token := e.vars["INPUT_TOKEN"]
+	e.vars["INPUT_MODE"] = "decide"
+	decide := mustRun(t, e.actEnv)
+	wantOutputs(t, decide, map[string]string{"run": "true", "paired": "true", "sha": prHead, "base-sha": prBase, "pr": "2"})
+	delete(e.vars, "INPUT_TOKEN")
+	e.vars["INPUT_MODE"], e.vars["INPUT_SHA"], e.vars["INPUT_BASE-SHA"], e.vars["INPUT_PR"], e.vars["INPUT_PAIRED"] = "measure", decide["sha"], decide["base-sha"], decide["pr"], decide["paired"]
+	mustRun(t, e.actEnv)
+	head, base := pairedArtifacts(t, e.actEnv)
+	if head == nil || base.Engine.Commit != prBase {
+		t.Fatalf("the measure job left no paired run of the base %s", prBase)
+	}
+	e.vars["INPUT_TOKEN"], e.vars["INPUT_MODE"] = token, "report"
+	delete(e.vars, "INPUT_PAIRED")
+	report := mustRun(t, e.actEnv)
+	cmp, err := results.ReadComparisonFile(report["comparison"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cmp.Settings.Pairing == nil {
+		t.Errorf("the report job compared unpaired")
+	}
+	st := e.srv.State()
+	cr := oneCheck(t, st, prHead)
+	why := "the measuring job ran paired"
+	wantPairedPage(t, "the check's summary", cr.Summary, why)
+	wantPairedPage(t, "the comment", oneComment(t, st), why)
 }
