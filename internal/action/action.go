@@ -455,6 +455,8 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 			return outcome{}, err
 		}
 	}
+	// The action pairs a run by paired.mode (paired.go); an unpaired measurement is the head's only.
+	cfg.Paired.Enabled = false
 	if why, base := j.pairedBefore(ctx, j.openStore(c), p); why != "" { // paired.go
 		return j.pairedFirst(ctx, c, cfg, p, pairedInfo{Why: why, BaseSHA: base, Cells: p.Cells})
 	}

@@ -48,8 +48,9 @@ type pairedInfo struct {
 // blocks, `run --paired`) instead of compared with the stored baseline — and returns why ("" for
 // not) and the base commit to build. The rule:
 //
-//  1. `/bench paired` by a maintainer (plan.Paired), the measure mode's input paired (the decide
-//     job applied this rule), or paired.mode always: paired.
+//  1. `/bench paired` by a maintainer (plan.Paired; or `/bench rerun` after a paired comparison
+//     at the same head), the measure mode's input paired (the decide job applied this rule), or
+//     paired.mode always (or paired.enabled, run's switch): paired.
 //  2. paired.mode auto, with a store: paired when the stored baseline cannot decide — the store
 //     holds no default-branch result, none at the merge-base itself (an older one would count
 //     the commits between as the change), or fewer than store.min_history results of the config
@@ -58,7 +59,8 @@ type pairedInfo struct {
 //     before it is measured).
 //  3. paired.mode auto, after a first comparison with the stored baseline: the cells it left
 //     slower or inconclusive are measured paired, and that paired comparison is the verdict
-//     (pairedAfter).
+//     (pairedAfter) — except in a job with a budget, whose adaptive reruns are how it decides
+//     within the budget (a paired run would go past it).
 //
 // Without a store (the measure mode, which holds no token) rule 2 is the decide job's.
 func (j *job) pairedBefore(ctx context.Context, rs resultStore, p plan) (why, base string) {
@@ -72,6 +74,8 @@ func (j *job) pairedBefore(ctx context.Context, rs resultStore, p plan) (why, ba
 		return "the decide job asked for it (input paired)", p.BaseSHA
 	case j.cfg.Paired.Mode == config.PairedModeAlways:
 		return "paired.mode is always", j.mergeBase(ctx, rs, p)
+	case j.cfg.Paired.Enabled:
+		return "paired.enabled is true", j.mergeBase(ctx, rs, p)
 	case j.cfg.Paired.Mode != config.PairedModeAuto || rs.s == nil:
 		return "", ""
 	}
@@ -160,6 +164,10 @@ func orSHA(a, b string) string {
 // that fails leaves the first comparison, with a warning; a cancelled one returns the error.
 func (j *job) pairedAfter(ctx context.Context, rs resultStore, cfg config.Config, p plan, out outcome) (outcome, error) {
 	if j.cfg.Paired.Mode != config.PairedModeAuto || out.Comparison == nil || out.Paired != nil {
+		return out, nil
+	}
+	if cfg.Budget > 0 {
+		j.log.Info("paired.mode auto: a job with a budget decides with its adaptive reruns; no paired run after the first comparison", "budget", cfg.Budget)
 		return out, nil
 	}
 	slower := cellsWith(out.Comparison, results.VerdictRegression)

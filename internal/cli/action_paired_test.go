@@ -121,6 +121,9 @@ func TestActionPairedAuto(t *testing.T) {
 		setup  func(e *storeEnv)
 		before bool   // paired from the start: results.json is the paired head
 		why    string // the paired line's reason; "" for any rule-3 reason or none
+		extra  string // added to the configuration
+		// verdict, when set, is the stored baseline's comparison's, with no paired run.
+		verdict results.Verdict
 	}{
 		{name: "empty store", setup: func(e *storeEnv) {}, before: true,
 			why: "paired.mode is auto and the store holds no default-branch results (no baseline, no history)"},
@@ -144,10 +147,16 @@ func TestActionPairedAuto(t *testing.T) {
 			e.putScaled(e.a1, 2.02)
 			e.putScaled(e.older[0], 1.98)
 		}, why: afterFirst + "1 cell slower and 0 inconclusive"},
+		// A job with a budget decides within it by its adaptive reruns: no paired run after.
+		{name: "a budget rules out a paired run after the first comparison", setup: func(e *storeEnv) {
+			e.putScaled(prBase, 2)
+			e.putScaled(e.a1, 2.02)
+			e.putScaled(e.older[0], 1.98)
+		}, extra: "budget: 10m\n", verdict: results.VerdictRegression},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newStoreEnv(t, 3)
-			e.writeConfig(pairedConfig(e, 3, ", mode: auto"))
+			e.writeConfig(pairedConfig(e, 3, ", mode: auto") + tc.extra)
 			tc.setup(e)
 			out, cmp, body := e.runPR()
 			if cmp == nil {
@@ -166,6 +175,10 @@ func TestActionPairedAuto(t *testing.T) {
 					t.Fatalf("paired %v, first comparison kept %v: want a paired run from the start:\n%s", paired, fileExistsT(firstCmp), body)
 				}
 				wantPairedPage(t, "the comment", body, tc.why)
+			case tc.verdict != "":
+				if paired || fileExistsT(firstCmp) || cmp.Verdict != tc.verdict {
+					t.Errorf("paired %v, verdict %s: want the stored baseline's comparison, %s", paired, cmp.Verdict, tc.verdict)
+				}
 			case !fileExistsT(firstCmp):
 				// Compared with the stored baseline, which decided every cell.
 				if paired || strings.Contains(body, "Paired A/B") || cmp.Verdict == results.VerdictRegression || cmp.Verdict == results.VerdictInconclusive {
