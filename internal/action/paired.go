@@ -448,11 +448,13 @@ func (j *job) decidePaired(ctx context.Context, c *ghbot.Client, p plan) string 
 // reportPaired is the report mode's paired comparison: when the artifact holds both sides of
 // one paired run (paired-head.json, paired-base.json) of the pinned head, it compares them
 // under this configuration; nil when the artifact holds no paired run. The files are untrusted
-// data: read with results.ReadFile, checked to be the two sides of one ABBA run, the head's
-// commit the pinned one.
+// data: read with results.ReadFile, checked to be the two sides of one paired run, the head's
+// commit the pinned one and the base's the base-sha input when both are known. (The measuring
+// job runs the pull request's code, so it could write any head results already; measuring the
+// base there too adds no way to fake a verdict that results.json alone did not give.)
 func (j *job) reportPaired(p plan, first outcome) (*outcome, error) {
 	hp, bp := filepath.Join(j.in.ArtifactDir, artifactPairedHead), filepath.Join(j.in.ArtifactDir, artifactPairedBase)
-	if !fileExists(hp) || !fileExists(bp) {
+	if p.Kind == ghbot.RunBaseline || !fileExists(hp) || !fileExists(bp) {
 		return nil, nil
 	}
 	head, err := results.ReadFile(hp)
@@ -469,6 +471,8 @@ func (j *job) reportPaired(p plan, first outcome) (*outcome, error) {
 		return nil, fmt.Errorf("mode report: %s and %s are not the head and base of one paired run; nothing posted", artifactPairedHead, artifactPairedBase)
 	case head.Engine.Commit != "" && !strings.EqualFold(head.Engine.Commit, p.HeadSHA):
 		return nil, fmt.Errorf("mode report: %s measured %s, not the pinned head %s; nothing posted", artifactPairedHead, ghbot.ShortSHA(head.Engine.Commit), ghbot.ShortSHA(p.HeadSHA))
+	case p.BaseSHA != "" && base.Engine.Commit != "" && !strings.EqualFold(base.Engine.Commit, p.BaseSHA):
+		return nil, fmt.Errorf("mode report: %s measured %s, not the base %s the decide job named (base-sha); nothing posted", artifactPairedBase, ghbot.ShortSHA(base.Engine.Commit), ghbot.ShortSHA(p.BaseSHA))
 	}
 	info := pairedInfo{Why: "the measuring job ran paired", Scheme: hpr.Scheme, Blocks: hpr.Blocks, Head: head.Run.GPUTime, Base: base.Run.GPUTime, Cells: p.Cells}
 	if ghbot.ValidSHA(base.Engine.Commit) {

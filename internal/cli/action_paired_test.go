@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -250,4 +251,14 @@ func TestActionSplitPaired(t *testing.T) {
 	why := "the measuring job ran paired"
 	wantPairedPage(t, "the check's summary", cr.Summary, why)
 	wantPairedPage(t, "the comment", oneComment(t, st), why)
+
+	// An artifact whose paired base measured another commit than the decide job named is
+	// refused: nothing posted.
+	base.Engine.Commit = movedSHA
+	if err := results.WriteFile(filepath.Join(e.dir, "artifact", "paired-base.json"), base); err != nil {
+		t.Fatal(err)
+	}
+	if _, stderr, err := e.run(context.Background()); err == nil || !strings.Contains(err.Error(), "not the base f95f852 the decide job named") {
+		t.Errorf("report of a paired base of another commit: %v\n%s", err, stderr)
+	}
 }
