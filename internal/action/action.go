@@ -639,7 +639,7 @@ func (j *job) render(p plan, out outcome, in renderInput) page {
 	in.FailOff = !j.cfg.GitHub.FailOnRegression
 	in.CheckName = j.checkName()
 	if in.Measuring || in.Cancelled != "" {
-		return renderComment(in)
+		return measuringPaired(renderComment(in), p, in) // paired.go
 	}
 	return withPaired(renderComment(in), out.Paired) // paired.go
 }

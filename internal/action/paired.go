@@ -401,6 +401,16 @@ func seconds(s float64) string {
 	return numfmt.Fixed(s/60, 1) + " min"
 }
 
+// measuringPaired says on the measuring page of a run asked to be paired that it is.
+func measuringPaired(r page, p plan, in renderInput) page {
+	if !in.Measuring || p.Paired == "" {
+		return r
+	}
+	line := "**Paired A/B** (ABBA): the base (the merge-base) is built on this runner too and served alternately with the head. Why: " + p.Paired + "."
+	r.body, r.summary, r.full = afterFirstLine(r.body, line), afterFirstLine(r.summary, line), afterFirstLine(r.full, line)
+	return r
+}
+
 // withPaired adds the paired line to a rendered page (after its headline) and says so in the
 // check's title.
 func withPaired(r page, info *pairedInfo) page {

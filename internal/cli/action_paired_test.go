@@ -79,6 +79,16 @@ func TestActionBenchPaired(t *testing.T) {
 	if len(replies(st)) != 0 {
 		t.Errorf("replies %+v, want none", replies(st))
 	}
+	// While it measured, the check said the run is paired.
+	measuring := false
+	for _, c := range st.Calls {
+		if c.Method == "POST" && strings.HasSuffix(c.Path, "/check-runs") {
+			measuring = strings.Contains(c.Body, `**Paired A/B** (ABBA): the base (the merge-base) is built on this runner too`)
+		}
+	}
+	if !measuring {
+		t.Errorf("the started check did not say the run is paired")
+	}
 
 	// The comment's state remembers the paired comparison: `/bench rerun` at the same head
 	// reruns paired.
