@@ -457,8 +457,13 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 	}
 	// The action pairs a run by paired.mode (paired.go); an unpaired measurement is the head's only.
 	cfg.Paired.Enabled = false
+	var warnings []string
 	if why, base := j.pairedBefore(ctx, j.openStore(c), p); why != "" { // paired.go
-		return j.pairedFirst(ctx, c, cfg, p, pairedInfo{Why: why, BaseSHA: base, Cells: p.Cells})
+		out, err := j.pairedFirst(ctx, c, cfg, p, pairedInfo{Why: why, BaseSHA: base, Cells: p.Cells})
+		if err == nil || !j.pairedFallback(ctx, p, err) {
+			return out, err
+		}
+		warnings = append(warnings, "A paired run (paired.mode) failed, so the head was measured alone: "+code(firstLine(err.Error())))
 	}
 	j.log.Info("measuring", "sha", p.HeadSHA, "cells", strings.Join(p.Cells, ","), "results", cfg.Output)
 	if err := j.d.Measure(ctx, cfg); err != nil {
@@ -508,11 +513,11 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		j.put(ctx, rs, store.KindPR, p.HeadSHA, p.PR, head)
 	}
 	var base *results.File
-	var warnings []string
 	var hist []*results.File
 	if j.in.Baseline == "" {
 		if sb, ok := j.storeBaseline(ctx, rs, p, head); ok {
-			base, hist, warnings = sb.base, sb.hist, sb.warnings
+			base, hist = sb.base, sb.hist
+			warnings = append(warnings, sb.warnings...)
 			if err := results.WriteFile(filepath.Join(j.in.ArtifactDir, artifactBase), base); err != nil {
 				return out, err
 			}
@@ -528,6 +533,9 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		if basePath == "" {
 			if out.NoBaseline == "" {
 				out.NoBaseline = fmt.Sprintf("No baseline results for the base %s: a push to the default branch measures one (or set the action's baseline input).", code(orDash(ghbot.ShortSHA(p.BaseSHA))))
+			}
+			if len(warnings) > 0 {
+				out.NoBaseline += " " + strings.Join(warnings, " ")
 			}
 			return out, nil
 		}

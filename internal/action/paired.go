@@ -189,7 +189,7 @@ func (j *job) pairedAfter(ctx context.Context, rs resultStore, cfg config.Config
 			return out, err
 		}
 		j.log.Warn("the paired run failed; the comparison with the stored baseline stands", "err", err)
-		out.Comparison.Warnings = append(out.Comparison.Warnings, "A paired run of the undecided cells (paired.mode auto) failed: "+firstLine(err.Error()))
+		out.Comparison.Warnings = append(out.Comparison.Warnings, "A paired run of the undecided cells (paired.mode auto) failed: "+code(firstLine(err.Error())))
 		return out, nil
 	}
 	if po.Comparison == nil {
@@ -438,6 +438,17 @@ func (j *job) pairedFirst(ctx context.Context, c *ghbot.Client, cfg config.Confi
 		j.put(ctx, j.openStore(c), store.KindPR, p.HeadSHA, p.PR, out.Head)
 	}
 	return out, nil
+}
+
+// pairedFallback reports whether a paired run that failed with err is followed by the head's
+// measurement alone: only when paired.mode asked for it (a maintainer's command, or the decide
+// job's input, fails with the reason) and the job was not cancelled.
+func (j *job) pairedFallback(ctx context.Context, p plan, err error) bool {
+	if p.Paired != "" || j.in.Paired || ctx.Err() != nil {
+		return false
+	}
+	j.log.Warn("the paired run failed; measuring the head alone and comparing with the stored baseline", "err", err)
+	return true
 }
 
 // decidePaired is the decide mode's part of pairedBefore: it sets the output paired, and

@@ -135,6 +135,10 @@ func TestActionPairedAuto(t *testing.T) {
 		extra  string // added to the configuration
 		// verdict, when set, is the stored baseline's comparison's, with no paired run.
 		verdict results.Verdict
+		// paired is added to the paired section; fallback is set when the paired run fails,
+		// so that the head is measured alone and compared with the stored baseline.
+		paired   string
+		fallback bool
 	}{
 		{name: "empty store", setup: func(e *storeEnv) {}, before: true,
 			why: "paired.mode is auto and the store holds no default-branch results (no baseline, no history)"},
@@ -164,10 +168,14 @@ func TestActionPairedAuto(t *testing.T) {
 			e.putScaled(e.a1, 2.02)
 			e.putScaled(e.older[0], 1.98)
 		}, extra: "budget: 10m\n", verdict: results.VerdictRegression},
+		// A paired run that cannot run (here: a base server without the head's) falls back on
+		// the stored baseline, and the comparison says why.
+		{name: "a failed paired run falls back on the stored baseline", setup: func(e *storeEnv) { e.put(prBase) },
+			paired: ", base_url: 'http://127.0.0.1:1'", fallback: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newStoreEnv(t, 3)
-			e.writeConfig(pairedConfig(e, 3, ", mode: auto") + tc.extra)
+			e.writeConfig(pairedConfig(e, 3, ", mode: auto"+tc.paired) + tc.extra)
 			tc.setup(e)
 			out, cmp, body := e.runPR()
 			if cmp == nil {
@@ -181,6 +189,10 @@ func TestActionPairedAuto(t *testing.T) {
 			paired := head != nil && cmp.Settings.Pairing != nil
 			firstCmp := filepath.Join(e.dir, "artifact", "comparison.first.json")
 			switch {
+			case tc.fallback:
+				if paired || !strings.Contains(strings.Join(cmp.Warnings, "\n"), "A paired run (paired.mode) failed, so the head was measured alone: `") {
+					t.Errorf("paired %v, warnings %q: want the stored baseline's comparison, saying the paired run failed", paired, cmp.Warnings)
+				}
 			case tc.before:
 				if !paired || fileExistsT(firstCmp) {
 					t.Fatalf("paired %v, first comparison kept %v: want a paired run from the start:\n%s", paired, fileExistsT(firstCmp), body)
