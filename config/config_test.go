@@ -176,6 +176,8 @@ func TestValidate(t *testing.T) {
 			`f:11:14: api_key_env: "MY-KEY": want the name of an environment variable (the key itself never goes in the file)`,
 		}},
 		{"credentials in url", "url: http://u:p@h:1\n", []string{`f:1:6: url: holds credentials`}},
+		{"paired mode auto", "paired: {mode: auto}\n", nil},
+		{"paired mode unknown", "paired:\n  mode: sometimes\n", []string{`f:2:9: paired.mode: "sometimes": want off, auto or always`}},
 		{"engine", "engine:\n  build: fast\n  keep: 0\n  serve:\n    command: [\"${1X}\"]\n    env: {\"A-B\": x, C: \"${D\"}\n    port: 70000\n    ready_timeout: 0s\n    stop_grace: -1s\n", []string{
 			`f:2:10: engine.build: "fast": want auto, precompiled, full, docker, none or {command: "..."}`,
 			`f:2:10: engine.build: "fast" needs engine.source`,

@@ -67,6 +67,13 @@ const (
 	PairedSequential = "sequential"
 )
 
+// When the GitHub Action runs paired (paired.mode).
+const (
+	PairedModeOff    = "off"    // only on /bench paired
+	PairedModeAuto   = "auto"   // also when the stored baseline cannot decide (internal/action)
+	PairedModeAlways = "always" // every pull-request run
+)
+
 // Paired is a paired A/B run (run --paired): the base and head servers served alternately in
 // blocks, each block the whole matrix once, so that a drift of the machine cancels.
 type Paired struct {
@@ -86,6 +93,11 @@ type Paired struct {
 	// BaseSource is, with engine.serve, a checkout of the base commit: built like
 	// engine.source, and served in turn with it, one engine at a time (--base-source).
 	BaseSource string `yaml:"base_source"`
+	// Mode is when the GitHub Action measures paired instead of against the stored baseline:
+	// off (only on a maintainer's /bench paired), auto (also when the stored baseline cannot
+	// decide: none at the merge-base, fewer than store.min_history results, or regressions or
+	// inconclusive cells after the first comparison) or always.
+	Mode string `yaml:"mode"`
 }
 
 // List is a list given as a YAML sequence ([8K, 16K]) or as one comma-separated string

@@ -85,6 +85,11 @@ func (c Config) Validate() error {
 	if r.Paired.Scheme != PairedABBA && r.Paired.Scheme != PairedSequential {
 		v.fail("paired.scheme", "%q: want %s or %s", r.Paired.Scheme, PairedABBA, PairedSequential)
 	}
+	switch r.Paired.Mode {
+	case PairedModeOff, PairedModeAuto, PairedModeAlways:
+	default:
+		v.fail("paired.mode", "%q: want %s, %s or %s", r.Paired.Mode, PairedModeOff, PairedModeAuto, PairedModeAlways)
+	}
 	if g := c.GitHub.Comment; g != CommentAlways && g != CommentRegression && g != CommentNever {
 		v.fail("github.comment", "%q: want %s, %s or %s", g, CommentAlways, CommentRegression, CommentNever)
 	}

@@ -19,6 +19,7 @@ const (
 	CommandRerun  CommandKind = "rerun"  // /bench rerun [cells]
 	CommandAccept CommandKind = "accept" // /bench accept <reason>
 	CommandHelp   CommandKind = "help"   // /bench help
+	CommandPaired CommandKind = "paired" // /bench paired [cells]
 )
 
 // MaxReasonLen is the longest reason /bench accept takes, in characters; the reason is quoted in
@@ -31,8 +32,9 @@ const maxQuote = 40
 // Command is a parsed /bench comment.
 type Command struct {
 	Kind CommandKind
-	// Cells are the cells /bench rerun names, in the order given, without duplicates; empty means
-	// the cells the last comparison could not decide.
+	// Cells are the cells /bench rerun or /bench paired names, in the order given, without
+	// duplicates; empty means the cells the last comparison could not decide (rerun) or the
+	// configured matrix (paired).
 	Cells []results.CellID
 	// Reason is the text of /bench accept, without surrounding quotes.
 	Reason string
@@ -57,6 +59,7 @@ func (e *CommandError) Error() string {
 const HelpText = "speedmatrix commands (post one as a comment on the pull request; only users with write or admin permission may run them):\n" +
 	"- `/bench` measures the pull request's current head against its base.\n" +
 	"- `/bench rerun` measures again the cells the last comparison could not decide; `/bench rerun decode/8K/32,prefill/16K` measures the cells named.\n" +
+	"- `/bench paired` builds the base (the merge-base) on the GPU runner too and measures base and head alternately in blocks (ABBA), for changes the stored baseline cannot decide; `/bench paired decode/8K/32` measures the cells named.\n" +
 	"- `/bench accept <reason>` accepts the current regression at this head: the check turns green and the comment records who, when and why; a new push voids it.\n" +
 	"- `/bench help` shows this list."
 
@@ -133,6 +136,12 @@ func parseLine(line string) (Command, error) {
 			return bad("`/bench rerun`: %v.", err)
 		}
 		return Command{Kind: CommandRerun, Cells: cells}, nil
+	case "paired":
+		cells, err := parseCells(args)
+		if err != nil {
+			return bad("`/bench paired`: %v.", err)
+		}
+		return Command{Kind: CommandPaired, Cells: cells}, nil
 	case "accept":
 		reason := unquote(args)
 		switch {

@@ -35,6 +35,9 @@ func TestParseCommand(t *testing.T) {
 		{name: "accept single quoted", body: `/bench accept 'ok'`, want: Command{Kind: CommandAccept, Reason: "ok"}},
 		{name: "accept curly quoted", body: "/bench accept “ok then”", want: Command{Kind: CommandAccept, Reason: "ok then"}},
 		{name: "accept inner quotes kept", body: `/bench accept it's "fine"`, want: Command{Kind: CommandAccept, Reason: `it's "fine"`}},
+		{name: "paired", body: "/bench paired", want: Command{Kind: CommandPaired}},
+		{name: "paired capitalised", body: "/Bench PAIRED", want: Command{Kind: CommandPaired}},
+		{name: "paired cells", body: "/bench paired decode/8K/32, prefill/16K decode/8K/32", want: Command{Kind: CommandPaired, Cells: []results.CellID{decode("8K", 32), prefill("16K")}}},
 
 		{name: "no command", body: "LGTM, ship it", notCmd: true},
 		{name: "empty", body: "", notCmd: true},
@@ -55,6 +58,8 @@ func TestParseCommand(t *testing.T) {
 		{name: "a mention as a cell stays in code", body: "/bench rerun @org/team", wantErr: "`/bench rerun`: `@org/team` is not a cell"},
 		{name: "bad concurrency", body: "/bench rerun decode/8K/0", wantErr: "`decode/8K/0` is not a cell"},
 		{name: "a mention as a context stays in code", body: "/bench rerun @team/1", wantErr: "`/bench rerun`: `@team/1` is not a cell (want"},
+		{name: "paired bad cell", body: "/bench paired blocks=6", wantErr: "`/bench paired`: `blocks=6` is not a cell (want prefill/CTX or decode/CTX/CONCURRENCY"},
+		{name: "paired mention stays in code", body: "/bench paired @org/team", wantErr: "`/bench paired`: `@org/team` is not a cell"},
 		{name: "help with args", body: "/bench help me", wantErr: "takes no arguments"},
 		{name: "two commands", body: "/bench\n/bench accept x", wantErr: "2 /bench lines"},
 		{name: "command after a closed fence", body: "```\nx\n```\n/bench nope", wantErr: "Unknown command"},
@@ -89,7 +94,8 @@ func TestParseCommand(t *testing.T) {
 
 func FuzzParseCommand(f *testing.F) {
 	for _, s := range []string{"/bench", "/bench rerun decode/8K/32,prefill/16K", `/bench accept "why"`, "/bench help",
-		"```\n/bench\n```", "/benchmark", "x\n/bench accept “a”", "/bench rerun 8K/1 8K/1", "/BENCH\tRERUN"} {
+		"```\n/bench\n```", "/benchmark", "x\n/bench accept “a”", "/bench rerun 8K/1 8K/1", "/BENCH\tRERUN",
+		"/bench paired", "/bench paired decode/8K/32,prefill/16K", "/bench paired blocks=6", "/bench\tpaired\t8K/1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
@@ -117,7 +123,7 @@ func FuzzParseCommand(f *testing.F) {
 			if cmd.Reason != "" || len(cmd.Cells) != 0 {
 				t.Fatalf("%s with arguments: %+v", cmd.Kind, cmd)
 			}
-		case CommandRerun:
+		case CommandRerun, CommandPaired:
 			seen := map[results.CellID]bool{}
 			for _, c := range cmd.Cells {
 				back, err := results.ParseCellID(c.String())

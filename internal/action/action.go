@@ -40,6 +40,9 @@ type Deps struct {
 	Mode string
 	// ClientOptions are added to the GitHub client's (tests: retry policy, transport).
 	ClientOptions []ghbot.Option
+	// CheckoutBase checks out a commit of the git checkout src into dir for a paired run's base
+	// (default GitWorktree, paired.go).
+	CheckoutBase func(ctx context.Context, src, sha, dir string) (remove func() error, err error)
 }
 
 // Verdicts the verdict output takes besides the comparison's verdicts.
@@ -89,6 +92,8 @@ type plan struct {
 	Cells   []string
 	// State is the comment's state before this run (nil when none).
 	State *State
+	// Paired, when set, says why the run is paired (/bench paired; paired.go).
+	Paired string
 }
 
 // outcome is what a measurement and its comparison gave.
@@ -99,6 +104,8 @@ type outcome struct {
 	ComparisonPath string
 	NoBaseline     string
 	Baseline       bool
+	// Paired is set when the comparison is of a paired run (paired.go).
+	Paired *pairedInfo
 }
 
 // Run runs the action once: the event of GITHUB_EVENT_NAME and GITHUB_EVENT_PATH, the inputs
@@ -261,10 +268,19 @@ func (j *job) planRun(ctx context.Context, c *ghbot.Client, d ghbot.Decision) (p
 		if len(p.Cells) == 0 && p.State != nil {
 			p.Cells = append(p.Cells, p.State.Inconclusive...)
 		}
+		if p.State != nil && p.State.Paired && p.State.HeadSHA == p.HeadSHA {
+			p.Paired = "the last comparison at this head was paired, so `/bench rerun` reruns paired"
+		}
 		if len(p.Cells) == 0 {
 			j.reply(ctx, c, p.PR, fmt.Sprintf("@%s `/bench rerun` has nothing to rerun: the last comparison left no cell undecided. Post `/bench` to measure the whole matrix, or name the cells: `/bench rerun decode/8K/32`.", d.By))
 			j.setOutput("verdict", VerdictRefused)
 			return p, false, nil
+		}
+	}
+	if d.Command != nil && d.Command.Kind == ghbot.CommandPaired {
+		p.Paired = fmt.Sprintf("%s asked for it with `/bench paired`", code(d.By))
+		for _, id := range d.Command.Cells {
+			p.Cells = append(p.Cells, id.String())
 		}
 	}
 	if len(j.in.Cells) > 0 && len(p.Cells) == 0 {
@@ -352,6 +368,7 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 		j.setOutput("run", "true")
 		j.setOutput("verdict", VerdictPending)
 		j.setOutput("sha", p.HeadSHA)
+		p.BaseSHA = j.decidePaired(ctx, c, p) // paired.go
 		j.setOutput("base-sha", p.BaseSHA)
 		j.setOutput("pr", strconv.Itoa(p.PR))
 		j.setOutput("kind", string(p.Kind))
@@ -438,6 +455,16 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 			return outcome{}, err
 		}
 	}
+	// The action pairs a run by paired.mode (paired.go); an unpaired measurement is the head's only.
+	cfg.Paired.Enabled = false
+	var warnings []string
+	if why, base := j.pairedBefore(ctx, j.openStore(c), p); why != "" { // paired.go
+		out, err := j.pairedFirst(ctx, c, cfg, p, pairedInfo{Why: why, BaseSHA: base, Cells: p.Cells})
+		if err == nil || !j.pairedFallback(ctx, p, err) {
+			return out, err
+		}
+		warnings = append(warnings, "A paired run (paired.mode) failed, so the head was measured alone: "+code(firstLine(err.Error())))
+	}
 	j.log.Info("measuring", "sha", p.HeadSHA, "cells", strings.Join(p.Cells, ","), "results", cfg.Output)
 	if err := j.d.Measure(ctx, cfg); err != nil {
 		return outcome{}, fmt.Errorf("measure %s: %w", ghbot.ShortSHA(p.HeadSHA), err)
@@ -486,11 +513,11 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		j.put(ctx, rs, store.KindPR, p.HeadSHA, p.PR, head)
 	}
 	var base *results.File
-	var warnings []string
 	var hist []*results.File
 	if j.in.Baseline == "" {
 		if sb, ok := j.storeBaseline(ctx, rs, p, head); ok {
-			base, hist, warnings = sb.base, sb.hist, sb.warnings
+			base, hist = sb.base, sb.hist
+			warnings = append(warnings, sb.warnings...)
 			if err := results.WriteFile(filepath.Join(j.in.ArtifactDir, artifactBase), base); err != nil {
 				return out, err
 			}
@@ -507,6 +534,9 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 			if out.NoBaseline == "" {
 				out.NoBaseline = fmt.Sprintf("No baseline results for the base %s: a push to the default branch measures one (or set the action's baseline input).", code(orDash(ghbot.ShortSHA(p.BaseSHA))))
 			}
+			if len(warnings) > 0 {
+				out.NoBaseline += " " + strings.Join(warnings, " ")
+			}
 			return out, nil
 		}
 		out.NoBaseline = ""
@@ -518,9 +548,14 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		}
 	}
 	if cfg.Budget > 0 {
-		return j.budgeted(ctx, cfg, out, base, hist, warnings, p.Cells) // budget.go
+		out, err = j.budgeted(ctx, cfg, out, base, hist, warnings, p.Cells) // budget.go
+	} else {
+		out, err = j.compareWithHistory(out, base, hist, warnings, p.Cells)
 	}
-	return j.compareWithHistory(out, base, hist, warnings, p.Cells)
+	if err != nil {
+		return out, err
+	}
+	return j.pairedAfter(ctx, rs, cfg, p, out) // paired.go
 }
 
 // compareWith compares out.Head with base under the configuration's thresholds.
@@ -611,7 +646,10 @@ func (j *job) render(p plan, out outcome, in renderInput) page {
 	}
 	in.FailOff = !j.cfg.GitHub.FailOnRegression
 	in.CheckName = j.checkName()
-	return renderComment(in)
+	if in.Measuring || in.Cancelled != "" {
+		return measuringPaired(renderComment(in), p, in) // paired.go
+	}
+	return withPaired(renderComment(in), out.Paired) // paired.go
 }
 
 // state returns the comment's state after this step.
@@ -622,6 +660,7 @@ func (j *job) state(p plan, phase string, out outcome, conclusion ghbot.Conclusi
 		st.Verdict = string(out.Comparison.Verdict)
 		st.Regressions = cellsWith(out.Comparison, results.VerdictRegression)
 		st.Inconclusive = cellsWith(out.Comparison, results.VerdictInconclusive)
+		st.Paired = out.Paired != nil
 	}
 	return st
 }

@@ -51,6 +51,15 @@
 // a token (the measure mode), or when the store has nothing to say, the local baseline
 // directory (input baseline-dir, <sha>.json) is the fallback.
 //
+// Paired A/B (paired.go): a maintainer's /bench paired, or paired.mode (always; auto: when the
+// stored baseline cannot decide — none at the merge-base, a history shorter than
+// store.min_history, or cells the first comparison left slower or inconclusive) measures the head
+// and the merge-base alternately in ABBA blocks through Measure with paired enabled (the code
+// path of run --paired), the base checked out as a git worktree of engine.source; the check and
+// the comment say so, why, and the GPU time of each build. The decide mode says it in the output
+// paired (base-sha the merge-base), the measure mode takes it as the input paired, and the
+// report mode compares the artifact's paired-head.json and paired-base.json.
+//
 // The state of the PR's comment — the commit measured, its verdict, the cells it could not
 // decide, and an acceptance (who, when, which commit, why) — is kept in the comment as a
 // hidden line, <!-- speedmatrix:state {json} -->, which the next event reads back: /bench

@@ -28,14 +28,14 @@ const (
 var InputNames = []string{
 	"mode", "config", "token", "app-id", "installation-id", "private-key", "private-key-file",
 	"check-name", "comment", "fail-on-regression", "label", "results", "artifact-dir",
-	"baseline", "baseline-dir", "cleanup", "sha", "pr", "base-sha", "cells", "aa",
+	"baseline", "baseline-dir", "cleanup", "sha", "pr", "base-sha", "cells", "aa", "paired",
 	"shards", "shard", "plan", "shard-artifacts", // shards.go
 }
 
 // OutputNames are the step outputs the action may write, in the order it writes them.
 var OutputNames = []string{
 	"verdict", "conclusion", "regressions", "results", "comparison", "comment-url",
-	"run", "sha", "base-sha", "pr", "kind", "cells", "aa",
+	"run", "sha", "base-sha", "pr", "kind", "cells", "aa", "paired",
 	"shards", "plan", "matrix", // shards.go
 }
 
@@ -65,6 +65,9 @@ type Inputs struct {
 	Shards         int
 	Shard, Plan    string
 	ShardArtifacts string
+	// Paired, in mode measure, measures paired: the base commit (base-sha) built and served
+	// alternately with the head (the decide job's paired output).
+	Paired bool
 	// HasCredentials is set when token, app-id or a private key is given.
 	HasCredentials bool
 }
@@ -146,6 +149,13 @@ func readInputs(a *githubactions.Action, mode string) (Inputs, error) {
 			return in, fmt.Errorf("input aa: %q is not true or false", v)
 		}
 		in.AA = b
+	}
+	if v := a.GetInput("paired"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return in, fmt.Errorf("input paired: %q is not true or false", v)
+		}
+		in.Paired = b
 	}
 	if v := a.GetInput("pr"); v != "" {
 		n, err := strconv.Atoi(v)

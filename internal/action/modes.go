@@ -244,9 +244,15 @@ func (j *job) reportMode(ctx context.Context) error {
 		}
 		stored, found = j.storeBaseline(ctx, rs, p, head)
 	}
+	paired, err := j.reportPaired(p, out) // paired.go
+	if err != nil {
+		return err
+	}
 	switch basePath := filepath.Join(j.in.ArtifactDir, artifactBase); {
 	case p.Kind == ghbot.RunBaseline:
 		out.Baseline = true
+	case paired != nil:
+		out = *paired
 	case found:
 		if out, err = j.compareWithHistory(out, stored.base, stored.hist, stored.warnings, p.Cells); err != nil {
 			return err

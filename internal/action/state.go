@@ -31,6 +31,8 @@ type State struct {
 	// Accepted is the acceptance of the regression at Accepted.SHA; a later head voids it.
 	Accepted *Acceptance `json:"accepted,omitempty"`
 	RunURL   string      `json:"run_url,omitempty"`
+	// Paired is set when the comparison at HeadSHA was paired: /bench rerun reruns paired.
+	Paired bool `json:"paired,omitempty"`
 }
 
 // Acceptance is a maintainer's /bench accept.

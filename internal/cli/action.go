@@ -21,16 +21,21 @@ func newActionCmd(env *Env) *cobra.Command {
 (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH), the workflow context and the action's inputs (INPUT_*
 variables: config, token, app-id, installation-id, private-key, check-name, comment,
 fail-on-regression, results, artifact-dir, baseline, label, mode, cleanup, sha, pr, base-sha,
-cells, shards, shard, plan, shard-artifacts), talks to GITHUB_API_URL, and keeps one PR comment
-and one check run per commit.
+cells, aa, paired, shards, shard, plan, shard-artifacts), talks to GITHUB_API_URL, and keeps
+one PR comment and one check run per commit.
 
 Modes: full (everything in one job), decide (route and start; outputs what to measure),
 measure (no token: measure and write the artifact directory), report (no pull-request code:
 post what the artifact holds), cleanup (complete a check left in_progress, for an
 if: always() step). Outputs: verdict, conclusion, regressions, results, comparison,
-comment-url (and run, sha, base-sha, pr, kind, cells in decide mode; shards, plan and the
-job matrix with the shards input). Sharded: decide splits the matrix (shards), each measure
-job measures one shard (shard, plan), report merges them (shard-artifacts) before comparing.`,
+comment-url (and run, sha, base-sha, pr, kind, cells, aa, paired in decide mode; shards, plan
+and the job matrix with the shards input). Sharded: decide splits the matrix (shards), each
+measure job measures one shard (shard, plan), report merges them (shard-artifacts) before
+comparing.
+
+A run is paired (the merge-base built and served alternately with the head, ABBA, as run
+--paired does) on a maintainer's /bench paired, and by paired.mode (auto: when the stored
+baseline cannot decide).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cleanup {

@@ -69,6 +69,8 @@ type pairedSide struct {
 	engine *pairedEngine
 	blocks []*results.File
 	nums   []int // each block's place in the order served (1-based)
+	// gpu is this side's GPU time: its engine's build, its starts, its blocks' wall time.
+	gpu results.GPUTime
 }
 
 // runPaired is `speedmatrix run --paired`: it measures the base's server and the head's
@@ -107,9 +109,11 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 			if s == base {
 				src = p.BaseSource
 			}
+			start := time.Now()
 			if s.engine, err = buildPairedEngine(ctx, env, o, src, s.out+".server.log"); err != nil {
 				return err
 			}
+			s.gpu.BuildSeconds = time.Since(start).Seconds()
 		}
 		if o.GPU.LockClocks {
 			lock, err := engine.LockClocks(ctx, nil, engine.LockOptions{})
@@ -170,6 +174,9 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 		}
 		f.Run.ID = pairID + "-" + s.name
 		f.Run.Pairing = &results.Pairing{ID: pairID, Scheme: p.Scheme, Blocks: p.Blocks, Side: s.name, Order: order}
+		g := s.gpu
+		g.Sum()
+		f.Run.GPUTime = &g
 		if len(s.blocks) < p.Blocks {
 			f.Run.Partial = true
 			if f.Run.PartialReason == "" {
@@ -189,7 +196,10 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 		var stop func() error
 		if s.engine != nil {
 			var err error
-			if url, so, finish, stop, err = s.engine.serve(ctx, env); err != nil {
+			start := time.Now()
+			url, so, finish, stop, err = s.engine.serve(ctx, env)
+			s.gpu.LoadSeconds += time.Since(start).Seconds()
+			if err != nil {
 				return fmt.Errorf("paired block %d of %d (%s): %w; the blocks measured so far are in %s and %s", i+1, len(order), s.name, err, base.out, head.out)
 			}
 			if key == "" && so.APIKeyEnv != "" {
@@ -201,6 +211,9 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 			runErr = errors.Join(runErr, stop())
 		}
 		if f != nil {
+			if f.Run.Budget != nil {
+				s.gpu.MeasureSeconds += f.Run.Budget.WallSeconds
+			}
 			if finish != nil {
 				finish(f)
 			}
