@@ -1006,6 +1006,7 @@ func (m *model) commands() string {
 	cmds := []string{"`/bench` measures the PR's head again"}
 	if m.c != nil {
 		cmds = append(cmds, "`/bench rerun [cells]` measures the undecided (or the named) cells again")
+		cmds = append(cmds, "`/bench paired [cells]` measures base and head alternately on one runner")
 	}
 	if m.state == StateBlocked {
 		cmds = append(cmds, "`/bench accept <reason>` accepts this slowdown for this commit")
