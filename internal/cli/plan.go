@@ -119,6 +119,11 @@ func roundMinutes(m float64) float64 { return math.Round(m*10) / 10 }
 // are usage errors. It depends on o as the user gave it, before the simulator shortens the
 // window, so that plan and every run --shard of the same settings agree.
 func planShards(o runOptions, n int) (bench.ShardPlan, error) {
+	if n > 1 && o.SpecDecode.Pinned() && o.SpecDecode.AcceptanceLength == 0 {
+		// Each shard would pin the mean its own acceptance pass measured: lengths that differ by
+		// noise, which merge refuses after every runner spent its time.
+		return bench.ShardPlan{}, usagef("spec_decode: pinned with --shards %d needs spec_decode.acceptance_length: each shard would pin the length its own acceptance pass measured, and shards pinned at different lengths do not merge; take the length one unsharded pinned run measured (its results' spec_decode.pinned_acceptance_length) and set it", n)
+	}
 	cfg, err := benchConfig(o, "", "")
 	if err != nil {
 		return bench.ShardPlan{}, err
