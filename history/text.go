@@ -9,6 +9,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/compare/changepoint"
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -86,7 +87,7 @@ func (s *Series) ShiftText(sh Shift) string {
 // WriteText writes the series as a table (commit, date, value, status, a mark at each shift) and
 // its shifts.
 func WriteText(w io.Writer, s *Series) error {
-	ew := &errWriter{w: w}
+	ew := &textout.ErrWriter{W: w}
 	fmt.Fprintf(ew, "%s · %s (%s) · %d runs, %d with a value\n\n", s.Cell, s.Metric.Title(), direction(s.Metric), len(s.Points), s.Values())
 	shiftAt := map[int]Shift{}
 	for _, sh := range s.Shifts {
@@ -117,12 +118,12 @@ func WriteText(w io.Writer, s *Series) error {
 	for _, sh := range s.Shifts {
 		fmt.Fprintf(ew, "  %s\n", s.ShiftText(sh))
 	}
-	return ew.err
+	return ew.Err
 }
 
 // WriteSummary writes every shift of the history, one line each, and how many series had none.
 func WriteSummary(w io.Writer, h *History) error {
-	ew := &errWriter{w: w}
+	ew := &textout.ErrWriter{W: w}
 	for _, warn := range h.Warnings {
 		fmt.Fprintf(ew, "warning: %s\n", warn)
 	}
@@ -148,29 +149,6 @@ func WriteSummary(w io.Writer, h *History) error {
 	if quiet == len(h.Series) {
 		fmt.Fprintln(ew, "  none")
 	}
-	fmt.Fprintf(ew, "%s without a change point\n", plural(quiet, "cell-metric", "cell-metrics"))
-	return ew.err
-}
-
-// plural returns "1 thing" or "n things".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// errWriter keeps the first write error.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return len(p), nil
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
+	fmt.Fprintf(ew, "%s without a change point\n", textout.Plural(quiet, "cell-metric", "cell-metrics"))
+	return ew.Err
 }

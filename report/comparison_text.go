@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -491,7 +492,7 @@ func table(w io.Writer, indent string, rows [][]string) {
 // regressions and improvements with their evidence, the noise sources, the rerun advice and the
 // warnings.
 func ComparisonText(w io.Writer, c *results.Comparison) error {
-	ew := &errWriter{w: w}
+	ew := &textout.ErrWriter{W: w}
 	fmt.Fprintf(ew, "speedmatrix compare\nbase: %s\nhead: %s\n", runLine(c.Base), runLine(c.Head))
 	if l := comparisonTimeScaleLine(c); l != "" {
 		fmt.Fprintln(ew, l)
@@ -588,7 +589,7 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 			fmt.Fprintln(ew, "  - "+w)
 		}
 	}
-	return ew.err
+	return ew.Err
 }
 
 // writeRerunText writes the rerun advice.
@@ -615,23 +616,6 @@ func writeRerunText(w io.Writer, r *results.RerunAdvice) {
 		fmt.Fprintf(w, "  Not decidable within the trial limit (noise too large for δ; raise δ or lower the noise): %s\n", undecidableText(r.Undecidable))
 	}
 	fmt.Fprintln(w, "  Rule: "+r.Rule.Text)
-}
-
-// errWriter keeps the first write error.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return len(p), nil
-	}
-	n, err := e.w.Write(p)
-	if err != nil {
-		e.err = err
-	}
-	return n, nil
 }
 
 // qText formats an adjusted p-value, "q < 1e-10" below what doubles resolve reliably.
