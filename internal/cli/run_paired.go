@@ -12,12 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/speedmatrix/speedmatrix/bench"
-	"github.com/speedmatrix/speedmatrix/bench/server"
-	"github.com/speedmatrix/speedmatrix/bench/stream"
-	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/engine"
-	"github.com/speedmatrix/speedmatrix/internal/redact"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
 	"github.com/speedmatrix/speedmatrix/sim/profile"
@@ -147,11 +143,9 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 			s.finish = chainFinish(simulatorAtURL(ctx, env, so), localHardware(ctx, s.url))
 		}
 	}
-	var key string
-	if o.APIKeyEnv != "" {
-		if key = env.Getenv(o.APIKeyEnv); key == "" {
-			return usagef("--api-key-env %s: the variable is not set or empty; export the key in it", o.APIKeyEnv)
-		}
+	key, err := apiKey(env, o) // runner.go
+	if err != nil {
+		return err
 	}
 	for _, s := range []*pairedSide{base, head} {
 		if err := prepareOutput(s.out, env.Log); err != nil {
@@ -221,23 +215,11 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 // measureBlock measures one block of a paired run: the matrix once at baseURL, with its own run
 // id (so that its prompts are new to the server's prefix cache, as in a run of its own).
 func measureBlock(ctx context.Context, env *Env, o runOptions, baseURL, key, runID string) (*results.File, error) {
-	cfg, err := benchConfig(o, baseURL, runID)
+	cfg, r, closeRunner, err := newRunner(env, o, baseURL, key, runID) // runner.go
 	if err != nil {
 		return nil, err
 	}
-	cfg.LaunchCommand = redact.Command(o.LaunchCommand, redact.WithValues(key))
-	sc := stream.New(baseURL, stream.WithAPIKey(key))
-	defer sc.Close()
-	info := server.New(baseURL, server.WithAPIKey(key))
-	streamer := bench.StreamClient{C: sc}
-	r := &bench.Runner{
-		Stream:   streamer,
-		Server:   bench.ServerClient{C: info},
-		Prompts:  bench.NewPrompter(info, streamer, runID, o.Endpoint),
-		Metrics:  bench.TelemetryScraper{S: &telemetry.Scraper{URL: telemetry.MetricsURL(baseURL), APIKey: key, Log: env.Log}},
-		Progress: pickProgress(env, o.Quiet),
-		Log:      env.Log,
-	}
+	defer closeRunner()
 	return r.Run(ctx, cfg)
 }
 
