@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,7 +15,6 @@ import (
 	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
-	"github.com/speedmatrix/speedmatrix/sim/profile"
 )
 
 // addPairedFlags declares the flags of a paired run (config section paired).
@@ -227,33 +225,9 @@ func measureBlock(ctx context.Context, env *Env, o runOptions, baseURL, key, run
 // the sim section's settings (the same engine on both sides), and points the sides at them. It
 // adjusts o as runSimulated does (windows in model time, the launch command, the engine name).
 func startPairedSims(ctx context.Context, env *Env, o *runOptions, base, head *pairedSide) (stop func(), err error) {
-	so := o.Sim
-	if so.Profile == "" {
-		so.Profile = profile.Default
-	}
-	if so.Speedup == 0 {
-		so.Speedup = DefaultSimSpeedup
-	}
-	if !(so.Speedup > 0) {
-		return nil, usagef("--sim-speedup %g: want a number above 0", so.Speedup)
-	}
-	noise := -1.0
-	if so.Noise != nil {
-		if *so.Noise < 0 || *so.Noise > 1 {
-			return nil, usagef("--sim-noise %g: want a coefficient of variation between 0 and 1", *so.Noise)
-		}
-		noise = *so.Noise
-	}
-	p, err := profile.Load(so.Profile, nil)
+	ss, err := newSimSetup(o) // runsim_setup.go
 	if err != nil {
-		return nil, usagef("--sim-profile: %v", err)
-	}
-	def := defaultRunOptions()
-	if o.Duration == def.Duration {
-		o.Duration = max(time.Duration(float64(o.Duration)/so.Speedup), bench.MinDuration)
-	}
-	if o.ReadyTimeout == def.ReadyTimeout {
-		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/so.Speedup), time.Second)
+		return nil, err
 	}
 	var srvs []*sim.Server
 	stop = func() {
@@ -264,7 +238,7 @@ func startPairedSims(ctx context.Context, env *Env, o *runOptions, base, head *p
 	// Both start now, so a drift rule (which grows with the time since a simulator started)
 	// runs on one clock for both sides.
 	for range 2 {
-		s, err := sim.Start(ctx, sim.Config{Profile: p, Seed: so.Seed, NoiseCV: noise, Slowdown: so.Slowdown, Fault: so.Fault, Speedup: so.Speedup, Log: env.Log})
+		s, err := sim.Start(ctx, ss.config(env.Log))
 		if err != nil {
 			stop()
 			return nil, usagef("%v", err)
@@ -272,35 +246,9 @@ func startPairedSims(ctx context.Context, env *Env, o *runOptions, base, head *p
 		srvs = append(srvs, s)
 	}
 	base.url, head.url = srvs[0].URL(), srvs[1].URL()
-	o.simSpeedup = so.Speedup
-	cmd := []string{"speedmatrix", "sim", "--profile", so.Profile, "--speedup", strconv.FormatFloat(so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(so.Seed, 10)}
-	if noise >= 0 {
-		cmd = append(cmd, "--noise", strconv.FormatFloat(noise, 'g', -1, 64))
-	}
-	if so.Slowdown != "" {
-		cmd = append(cmd, "--slowdown", so.Slowdown)
-	}
-	if so.Fault != "" {
-		cmd = append(cmd, "--fault", so.Fault)
-	}
-	if o.LaunchCommand == "" {
-		o.LaunchCommand = strings.Join(cmd, " ")
-	}
-	if o.Engine.Name == "" {
-		o.Engine.Name = "speedmatrix-sim"
-	}
-	settings := &results.SimulatorSettings{Profile: p.Name, Speedup: so.Speedup, Slowdown: so.Slowdown, Fault: so.Fault, Seed: int64(so.Seed), Noise: p.Noise.CV}
-	if noise >= 0 {
-		settings.Noise = noise
-	}
-	record := recordSimulator(settings)
-	finish := func(f *results.File) {
-		record(f)
-		if f.Run.Budget != nil {
-			f.Run.Budget.CPUIncludesServer = true
-		}
-	}
+	ss.describe(o)
+	finish := ss.finish()
 	base.finish, head.finish = finish, finish
-	env.Log.Info("paired run without URLs: measuring two built-in simulators with the same settings", "base", base.url, "head", head.url, "profile", p.Name, "speedup", so.Speedup, "slowdown", so.Slowdown)
+	env.Log.Info("paired run without URLs: measuring two built-in simulators with the same settings", "base", base.url, "head", head.url, "profile", ss.p.Name, "speedup", ss.so.Speedup, "slowdown", ss.so.Slowdown)
 	return stop, nil
 }
