@@ -12,7 +12,6 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/config"
-	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
 )
@@ -106,18 +105,11 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 			}
 		}
 		if o.GPU.LockClocks {
-			lock, err := engine.LockClocks(ctx, nil, engine.LockOptions{})
-			if err != nil {
-				return clockLockError(err)
+			lock, restore, lerr := lockClocks(ctx, env) // runengine_clocks.go
+			if lerr != nil {
+				return lerr
 			}
-			env.Log.Info("GPU clocks locked", "commands", strings.Join(lock.Commands, "; "))
-			defer func() {
-				if rerr := lock.Restore(context.WithoutCancel(ctx)); rerr != nil {
-					err = errors.Join(err, fmt.Errorf("gpu.lock_clocks: restoring the clocks: %w; run nvidia-smi -rgc and -rmc as root", rerr))
-					return
-				}
-				env.Log.Info("GPU clocks restored")
-			}()
+			defer restore(&err) // runPaired's error: a failed restore fails the run
 			base.engine.lock, head.engine.lock = lock, lock
 		}
 	case base.url == "" && head.url == "":

@@ -71,17 +71,11 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 
 	var lock *engine.ClockLock
 	if o.GPU.LockClocks {
-		if lock, err = engine.LockClocks(ctx, nil, engine.LockOptions{}); err != nil {
-			return clockLockError(err)
+		var restore func(*error)
+		if lock, restore, err = lockClocks(ctx, env); err != nil { // runengine_clocks.go
+			return err
 		}
-		env.Log.Info("GPU clocks locked", "commands", strings.Join(lock.Commands, "; "))
-		defer func() {
-			if rerr := lock.Restore(context.WithoutCancel(ctx)); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("gpu.lock_clocks: restoring the clocks: %w; run nvidia-smi -rgc and -rmc as root", rerr))
-				return
-			}
-			env.Log.Info("GPU clocks restored")
-		}()
+		defer restore(&err)
 	}
 	hw := engine.Hardware(ctx)
 
