@@ -408,26 +408,10 @@ func (s *engineSecrets) add(vals ...string) {
 	}
 }
 
-// secretArgValues returns the values an argument list gives secret-looking flags.
-func secretArgValues(argv []string) []string {
-	var out []string
-	for i, a := range argv {
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		name, v, hasEq := strings.Cut(a, "=")
-		if !redact.IsSecretName(name) {
-			continue
-		}
-		switch {
-		case hasEq:
-			out = append(out, v)
-		case i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "--"):
-			out = append(out, argv[i+1])
-		}
-	}
-	return out
-}
+// secretArgValues returns the secrets of an argument list that redact.Args hides by their place
+// (redact.ArgSecrets: a secret-looking flag's value, NAME=value, an Authorization header), so
+// that the log file and the errors hide them as the recorded command does.
+func secretArgValues(argv []string) []string { return redact.ArgSecrets(argv) }
 
 // text returns s with every known secret redacted.
 func (s *engineSecrets) text(t string) string { return redact.Text(t, s.values...) }
