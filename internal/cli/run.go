@@ -40,6 +40,9 @@ type runOptions struct {
 	// finish, when set, amends a served run's results before each write (spec_decode: pinned
 	// records its acceptance pass, runengine_pinned.go).
 	finish func(*results.File)
+	// serverVersion, when set, is what the server's /version said ("" for none), read before
+	// measuring (simulatorAtURL): the runner does not ask again (runner.go).
+	serverVersion *string
 }
 
 // defaultRunOptions returns the defaults of `speedmatrix run`.
@@ -322,7 +325,8 @@ func runCommand(ctx context.Context, env *Env, o runOptions) error {
 		return runSimulated(ctx, env, o)
 	}
 	// A `speedmatrix sim` says its speedup (runsim.go); a server on this machine runs on its GPUs (runengine.go).
-	return measureURL(ctx, env, o, o.URL, chainFinish(simulatorAtURL(ctx, env, o), localHardware(ctx, o.URL)))
+	sim := simulatorAtURL(ctx, env, &o)
+	return measureURL(ctx, env, o, o.URL, chainFinish(sim, localHardware(ctx, o.URL)))
 }
 
 // measureURL measures the server at baseURL with the options o and writes the results file.

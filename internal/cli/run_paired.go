@@ -130,7 +130,7 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 			}
 			so := o
 			so.URL = s.url
-			s.finish = chainFinish(simulatorAtURL(ctx, env, so), localHardware(ctx, s.url))
+			s.finish = chainFinish(simulatorAtURL(ctx, env, &so), localHardware(ctx, s.url))
 		}
 	}
 	key, err := apiKey(env, o) // runner.go

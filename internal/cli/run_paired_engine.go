@@ -56,7 +56,7 @@ func (p *pairedEngine) serve(ctx context.Context, env *Env) (string, runOptions,
 	}
 	o, rec := servedRun(ctx, env, p.o, srv, p.bd, p.sec, p.logPath, p.hw, p.lock)
 	env.Log.Info("server ready; measuring", "url", srv.URL(), "model", srv.Model(), "source", o.Engine.Source, "log", p.logPath)
-	finish := chainFinish(simulatorAtURL(ctx, env, o), rec.apply)
+	finish := chainFinish(simulatorAtURL(ctx, env, &o), rec.apply)
 	stop := func() error {
 		err := srv.Stop(context.WithoutCancel(ctx))
 		p.sec.redactFile(env, p.logPath)

@@ -106,7 +106,8 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 
 	o.adaptive.build, o.adaptive.load = ph.build, ph.load // the GPU time before measuring (run_adaptive.go)
 	start = time.Now()
-	err = measureURL(ctx, env, o, srv.URL(), chainFinish(simulatorAtURL(ctx, env, o), rec.apply, o.finish))
+	sim := simulatorAtURL(ctx, env, &o)
+	err = measureURL(ctx, env, o, srv.URL(), chainFinish(sim, rec.apply, o.finish))
 	ph.measure = time.Since(start)
 	if serr := srv.Err(); serr != nil {
 		// The server exited while it was measured: say why, with its last log lines.

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/bench/server"
 	"github.com/speedmatrix/speedmatrix/bench/stream"
@@ -33,9 +35,13 @@ func newRunner(env *Env, o runOptions, baseURL, key, runID string) (bench.Config
 	sc := stream.New(baseURL, stream.WithAPIKey(key))
 	info := server.New(baseURL, server.WithAPIKey(key))
 	streamer := bench.StreamClient{C: sc}
+	var srv bench.ServerInfo = bench.ServerClient{C: info}
+	if o.serverVersion != nil {
+		srv = knownVersion{ServerInfo: srv, version: *o.serverVersion}
+	}
 	r := &bench.Runner{
 		Stream:   streamer,
-		Server:   bench.ServerClient{C: info},
+		Server:   srv,
 		Prompts:  bench.NewPrompter(info, streamer, runID, o.Endpoint),
 		Metrics:  bench.TelemetryScraper{S: &telemetry.Scraper{URL: telemetry.MetricsURL(baseURL), APIKey: key, Log: env.Log}},
 		Progress: pickProgress(env, o.Quiet),
@@ -43,3 +49,13 @@ func newRunner(env *Env, o runOptions, baseURL, key, runID string) (bench.Config
 	}
 	return cfg, r, sc.Close, nil
 }
+
+// knownVersion is a server's facts whose version was read before measuring (simulatorAtURL), so
+// that /version is asked once.
+type knownVersion struct {
+	bench.ServerInfo
+	version string
+}
+
+// Version returns the version read before.
+func (k knownVersion) Version(context.Context) (string, error) { return k.version, nil }

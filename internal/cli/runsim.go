@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -119,8 +120,9 @@ func recordSimulator(settings *results.SimulatorSettings) func(*results.File) {
 // simulatorAtURL asks the server of `run --url` whether it is the built-in simulator (its
 // /version says so, with its speedup). When it is, the returned finish records it, as for the
 // in-process simulator; for any other server, or when /version does not answer (the runner
-// reports that itself), it returns nil.
-func simulatorAtURL(ctx context.Context, env *Env, o runOptions) func(*results.File) {
+// reports that itself), it returns nil. What /version said (nothing, for a server without one)
+// goes to o.serverVersion, so that the runner does not ask again.
+func simulatorAtURL(ctx context.Context, env *Env, o *runOptions) func(*results.File) {
 	if strings.Contains(o.URL, "@") {
 		return nil // measureURL refuses it
 	}
@@ -131,6 +133,12 @@ func simulatorAtURL(ctx context.Context, env *Env, o runOptions) func(*results.F
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	v, err := server.New(o.URL, opts...).VersionInfo(ctx)
+	switch {
+	case err == nil:
+		o.serverVersion = &v.Version
+	case errors.Is(err, server.ErrNotSupported):
+		o.serverVersion = new(string)
+	}
 	if err != nil || v.Simulator == nil {
 		return nil
 	}
