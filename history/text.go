@@ -10,6 +10,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare/changepoint"
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
 	"github.com/speedmatrix/speedmatrix/internal/textout"
+	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -30,17 +31,6 @@ func dateText(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02 15:04")
-}
-
-// FormatValue formats a value of metric m with its unit, with three significant digits at least.
-func FormatValue(m results.Metric, v float64) string {
-	switch m {
-	case results.MetricTTFT:
-		return numfmt.FormatTTFTPrecise(v)
-	case results.MetricTBT:
-		return numfmt.FormatTBTPrecise(v)
-	}
-	return numfmt.FormatTokPerSPrecise(v) + " tok/s"
 }
 
 // statusText is a point's status as the table prints it.
@@ -81,7 +71,7 @@ func (s *Series) ShiftText(sh Shift) string {
 		after = ", after " + ShortCommit(sh.Previous)
 	}
 	return fmt.Sprintf("%s at %s (%s%s): %s → %s (%s), p = %.3g", sh.Direction, ShortCommit(sh.Commit), dateText(sh.Date), after,
-		FormatValue(s.Metric, sh.Before), FormatValue(s.Metric, sh.After), numfmt.FormatPercent(sh.Change), sh.P)
+		report.FormatValue(s.Metric, sh.Before), report.FormatValue(s.Metric, sh.After), numfmt.FormatPercent(sh.Change), sh.P)
 }
 
 // WriteText writes the series as a table (commit, date, value, status, a mark at each shift) and
@@ -99,7 +89,7 @@ func WriteText(w io.Writer, s *Series) error {
 	for i, p := range s.Points {
 		v := numfmt.Dash
 		if p.Value != nil {
-			v = FormatValue(s.Metric, *p.Value)
+			v = report.FormatValue(s.Metric, *p.Value)
 		}
 		mark := ""
 		if sh, ok := shiftAt[i]; ok {
