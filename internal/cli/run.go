@@ -155,11 +155,7 @@ its line, column and dotted path.`,
 
 // overrideFromFlags copies into final every flag given on the command line.
 func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concurrency, prefill, cells string) {
-	set := func(name string, apply func()) {
-		if fs.Changed(name) {
-			apply()
-		}
-	}
+	set := ifChanged(fs) // runflags.go
 	set("url", func() { final.URL = o.URL })
 	set("api-key-env", func() { final.APIKeyEnv = o.APIKeyEnv })
 	set("model", func() { final.Model = o.Model })

@@ -28,11 +28,7 @@ func addPairedFlags(f *pflag.FlagSet, p *config.Paired) {
 
 // overridePairedFlags copies the paired flags given on the command line into final.
 func overridePairedFlags(fs *pflag.FlagSet, final, o *config.Paired) {
-	set := func(name string, apply func()) {
-		if fs.Changed(name) {
-			apply()
-		}
-	}
+	set := ifChanged(fs) // runflags.go
 	set("paired", func() { final.Enabled = o.Enabled })
 	set("blocks", func() { final.Blocks = o.Blocks })
 	set("paired-scheme", func() { final.Scheme = o.Scheme })

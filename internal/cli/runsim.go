@@ -62,11 +62,7 @@ func addSimRunFlags(f *pflag.FlagSet, o *simRunOptions) {
 
 // overrideSimRunFlags copies the --sim-* flags given on the command line into final.
 func overrideSimRunFlags(fs *pflag.FlagSet, final, o *simRunOptions) {
-	set := func(name string, apply func()) {
-		if fs.Changed(name) {
-			apply()
-		}
-	}
+	set := ifChanged(fs) // runflags.go
 	set("sim-profile", func() { final.Profile = o.Profile })
 	set("sim-speedup", func() { final.Speedup = o.Speedup })
 	set("sim-seed", func() { final.Seed = o.Seed })
