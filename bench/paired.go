@@ -74,24 +74,10 @@ func MergeBlocks(blocks []*results.File, blockNo []int) (*results.File, error) {
 		}
 		out.Run.Budget = addBudget(out.Run.Budget, f.Run.Budget)
 		for _, c := range f.Prefill {
-			id := c.ID()
-			j, seen := prefill[id]
-			if !seen {
-				j = len(out.Prefill)
-				prefill[id] = j
-				out.Prefill = append(out.Prefill, results.PrefillCell{Context: c.Context, ContextLabel: c.ContextLabel, Status: results.StatusValid})
-			}
-			m := &out.Prefill[j]
-			if failed[id] {
-				continue
-			}
-			if !c.Status.Measured() {
-				*m = c
-				m.Trials = nil
-				if c.Error != "" {
-					m.Error = fmt.Sprintf("block %d: %s", block, c.Error)
-				}
-				failed[id] = true
+			m := mergeSlot(&out.Prefill, prefill, failed, c.ID(), c, c.Status.Measured(),
+				results.PrefillCell{Context: c.Context, ContextLabel: c.ContextLabel, Status: results.StatusValid},
+				func(m *results.PrefillCell) { m.Trials, m.Error = nil, blockError(block, m.Error) })
+			if m == nil {
 				continue
 			}
 			for _, t := range c.Trials {
@@ -100,24 +86,10 @@ func MergeBlocks(blocks []*results.File, blockNo []int) (*results.File, error) {
 			}
 		}
 		for _, c := range f.Decode {
-			id := c.ID()
-			j, seen := decode[id]
-			if !seen {
-				j = len(out.Decode)
-				decode[id] = j
-				out.Decode = append(out.Decode, results.DecodeCell{Context: c.Context, ContextLabel: c.ContextLabel, Concurrency: c.Concurrency, Status: results.StatusValid})
-			}
-			m := &out.Decode[j]
-			if failed[id] {
-				continue
-			}
-			if !c.Status.Measured() {
-				*m = c
-				m.Trials = nil
-				if c.Error != "" {
-					m.Error = fmt.Sprintf("block %d: %s", block, c.Error)
-				}
-				failed[id] = true
+			m := mergeSlot(&out.Decode, decode, failed, c.ID(), c, c.Status.Measured(),
+				results.DecodeCell{Context: c.Context, ContextLabel: c.ContextLabel, Concurrency: c.Concurrency, Status: results.StatusValid},
+				func(m *results.DecodeCell) { m.Trials, m.Error = nil, blockError(block, m.Error) })
+			if m == nil {
 				continue
 			}
 			if c.Status == results.StatusQueued {
@@ -151,6 +123,39 @@ func MergeBlocks(blocks []*results.File, blockNo []int) (*results.File, error) {
 		c.DecodeMetrics = summarize(c.Trials)
 	}
 	return &out, nil
+}
+
+// mergeSlot returns the merged cell (in cells, found by id through index) that a block's cell c
+// adds its trials to, appending fresh the first time id is seen. It returns nil when c adds
+// none: when the merged cell failed in an earlier block, or when c was not measured; the merged
+// cell then becomes c, passed through fail (which drops its trials and names the block in its
+// error), and stays failed.
+func mergeSlot[C any](cells *[]C, index map[results.CellID]int, failed map[results.CellID]bool, id results.CellID, c C, measured bool, fresh C, fail func(*C)) *C {
+	j, seen := index[id]
+	if !seen {
+		j = len(*cells)
+		index[id] = j
+		*cells = append(*cells, fresh)
+	}
+	if failed[id] {
+		return nil
+	}
+	m := &(*cells)[j]
+	if !measured {
+		*m = c
+		fail(m)
+		failed[id] = true
+		return nil
+	}
+	return m
+}
+
+// blockError is a cell's error in a merged file: "block N: error", or "" without one.
+func blockError(block int, msg string) string {
+	if msg == "" {
+		return ""
+	}
+	return fmt.Sprintf("block %d: %s", block, msg)
 }
 
 // addBudget returns the sum of two budgets (nil when both are).

@@ -9,15 +9,18 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-github/v66/github"
+
+	"github.com/speedmatrix/speedmatrix/report"
 )
 
 // MaxCommentChars is GitHub's limit on an issue or PR comment body.
 const MaxCommentChars = 65536
 
-// Marker returns the hidden line that marks the bot's comment for a check name; the name is
-// query-escaped so it cannot close the HTML comment.
+// Marker returns the hidden line that marks the bot's comment for a check name: the line the
+// comment's renderer writes (report.CheckMarker), the name query-escaped so that it cannot close
+// the HTML comment.
 func Marker(checkName string) string {
-	return "<!-- speedmatrix:comment check=" + url.QueryEscape(checkName) + " -->"
+	return report.CheckMarker(checkName)
 }
 
 // CommentResult is what UpsertComment did.

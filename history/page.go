@@ -77,7 +77,7 @@ func (h *History) Site() (map[string][]byte, error) {
 			tr.Shifts = append(tr.Shifts, s.ShiftText(sh))
 		}
 		if n := len(s.Points); n > 0 && s.Points[n-1].Value != nil {
-			tr.Latest = FormatValue(s.Metric, *s.Points[n-1].Value)
+			tr.Latest = report.FormatValue(s.Metric, *s.Points[n-1].Value)
 		}
 		data.Trends = append(data.Trends, tr)
 	}
@@ -122,8 +122,8 @@ func setupLine(f *results.File) string {
 func shiftRow(s *Series, sh Shift) shiftData {
 	return shiftData{
 		Cell: s.Cell.String(), Metric: s.Metric.Title(), Direction: string(sh.Direction), Regression: sh.Direction == "regression",
-		Commit: ShortCommit(sh.Commit), Full: sh.Commit, Date: dateText(sh.Date), Before: FormatValue(s.Metric, sh.Before),
-		After: FormatValue(s.Metric, sh.After), Change: numfmt.FormatPercent(sh.Change), P: fmt.Sprintf("%.3g", sh.P),
+		Commit: ShortCommit(sh.Commit), Full: sh.Commit, Date: dateText(sh.Date), Before: report.FormatValue(s.Metric, sh.Before),
+		After: report.FormatValue(s.Metric, sh.After), Change: numfmt.FormatPercent(sh.Change), P: fmt.Sprintf("%.3g", sh.P),
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/compare/changepoint"
+	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -150,17 +151,7 @@ func NewSeries(files []*results.File, cell results.CellID, m results.Metric) *Se
 	for i, f := range files {
 		p := Point{Commit: f.Engine.Commit, RunID: f.Run.ID, Date: f.Run.Start}
 		p.Status, p.Value = valueOf(f, cell, m)
-		if p.Value != nil {
-			v := *p.Value
-			if sc := f.TimeScale(); sc != 1 {
-				if m.HigherIsBetter() {
-					v /= sc
-				} else {
-					v *= sc
-				}
-			}
-			p.Value = &v
-		}
+		p.Value = report.ScaledMetric(m, p.Value, f.TimeScale()) // in the profile's time
 		s.Points[i] = p
 	}
 	return s

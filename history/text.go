@@ -9,6 +9,8 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/compare/changepoint"
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
+	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -29,17 +31,6 @@ func dateText(t time.Time) string {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02 15:04")
-}
-
-// FormatValue formats a value of metric m with its unit, with three significant digits at least.
-func FormatValue(m results.Metric, v float64) string {
-	switch m {
-	case results.MetricTTFT:
-		return numfmt.FormatTTFTPrecise(v)
-	case results.MetricTBT:
-		return numfmt.FormatTBTPrecise(v)
-	}
-	return numfmt.FormatTokPerSPrecise(v) + " tok/s"
 }
 
 // statusText is a point's status as the table prints it.
@@ -80,13 +71,13 @@ func (s *Series) ShiftText(sh Shift) string {
 		after = ", after " + ShortCommit(sh.Previous)
 	}
 	return fmt.Sprintf("%s at %s (%s%s): %s → %s (%s), p = %.3g", sh.Direction, ShortCommit(sh.Commit), dateText(sh.Date), after,
-		FormatValue(s.Metric, sh.Before), FormatValue(s.Metric, sh.After), numfmt.FormatPercent(sh.Change), sh.P)
+		report.FormatValue(s.Metric, sh.Before), report.FormatValue(s.Metric, sh.After), numfmt.FormatPercent(sh.Change), sh.P)
 }
 
 // WriteText writes the series as a table (commit, date, value, status, a mark at each shift) and
 // its shifts.
 func WriteText(w io.Writer, s *Series) error {
-	ew := &errWriter{w: w}
+	ew := &textout.ErrWriter{W: w}
 	fmt.Fprintf(ew, "%s · %s (%s) · %d runs, %d with a value\n\n", s.Cell, s.Metric.Title(), direction(s.Metric), len(s.Points), s.Values())
 	shiftAt := map[int]Shift{}
 	for _, sh := range s.Shifts {
@@ -98,7 +89,7 @@ func WriteText(w io.Writer, s *Series) error {
 	for i, p := range s.Points {
 		v := numfmt.Dash
 		if p.Value != nil {
-			v = FormatValue(s.Metric, *p.Value)
+			v = report.FormatValue(s.Metric, *p.Value)
 		}
 		mark := ""
 		if sh, ok := shiftAt[i]; ok {
@@ -117,12 +108,12 @@ func WriteText(w io.Writer, s *Series) error {
 	for _, sh := range s.Shifts {
 		fmt.Fprintf(ew, "  %s\n", s.ShiftText(sh))
 	}
-	return ew.err
+	return ew.Err
 }
 
 // WriteSummary writes every shift of the history, one line each, and how many series had none.
 func WriteSummary(w io.Writer, h *History) error {
-	ew := &errWriter{w: w}
+	ew := &textout.ErrWriter{W: w}
 	for _, warn := range h.Warnings {
 		fmt.Fprintf(ew, "warning: %s\n", warn)
 	}
@@ -148,29 +139,6 @@ func WriteSummary(w io.Writer, h *History) error {
 	if quiet == len(h.Series) {
 		fmt.Fprintln(ew, "  none")
 	}
-	fmt.Fprintf(ew, "%s without a change point\n", plural(quiet, "cell-metric", "cell-metrics"))
-	return ew.err
-}
-
-// plural returns "1 thing" or "n things".
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
-// errWriter keeps the first write error.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return len(p), nil
-	}
-	n, err := e.w.Write(p)
-	e.err = err
-	return n, err
+	fmt.Fprintf(ew, "%s without a change point\n", textout.Plural(quiet, "cell-metric", "cell-metrics"))
+	return ew.Err
 }

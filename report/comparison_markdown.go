@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -28,7 +29,7 @@ func mdCell(cell *results.CellComparison, m *results.MetricComparison) string {
 // evidence (regressions, improvements, rerun advice, noise sources, settings, warnings) in
 // collapsible sections.
 func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
-	ew := &errWriter{w: w}
+	ew := &textout.ErrWriter{W: w}
 	icon := map[results.Verdict]string{
 		results.VerdictRegression: "❌", results.VerdictImprovement: "✅", results.VerdictUnchanged: "✅",
 		results.VerdictInconclusive: "⚠️", results.VerdictNotComparable: "⚠️",
@@ -126,12 +127,12 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 		settings = append(settings, row[0]+": "+strings.Join(row[1:], " / "))
 	}
 	details("Noise sources and settings", settings)
-	return ew.err
+	return ew.Err
 }
 
 // writeMatrixTables writes the prefill table and one decode matrix per metric, each under a
 // heading of the given level ("###").
-func writeMatrixTables(ew *errWriter, c *results.Comparison, heading string) {
+func writeMatrixTables(ew *textout.ErrWriter, c *results.Comparison, heading string) {
 	if rows := prefillRows(c); len(rows) > 0 {
 		fmt.Fprintf(ew, "\n%s Prefill\nprompt tok/s: higher is better, δ = %s · TTFT: lower is better, δ = %s\n\n| Context | Prompt tok/s | TTFT |\n|---|---|---|\n",
 			heading, pctPlain(deltaOf(c, results.MetricPromptTokPerS)), pctPlain(deltaOf(c, results.MetricTTFT)))

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -95,19 +96,25 @@ func statusShort(s results.Status) string {
 // formatValue formats a metric's value measured at time scale s in the profile's time, with at
 // least three significant digits so that a change of a few percent shows in the numbers.
 func formatValue(m results.Metric, v *float64, s float64) string {
-	v = scaledMetric(m, v, s)
+	v = ScaledMetric(m, v, s)
 	if v == nil {
 		return Dash
 	}
+	return FormatValue(m, *v)
+}
+
+// FormatValue formats a value of metric m with its unit and at least three significant digits,
+// so that a change of a few percent shows in the numbers.
+func FormatValue(m results.Metric, v float64) string {
 	switch m {
 	case results.MetricTTFT:
-		return numfmt.FormatTTFTPrecise(*v)
+		return numfmt.FormatTTFTPrecise(v)
 	case results.MetricTBT:
-		return numfmt.FormatTBTPrecise(*v)
+		return numfmt.FormatTBTPrecise(v)
 	case results.MetricSpecAcceptance:
-		return formatAcceptance(*v)
+		return formatAcceptance(v)
 	}
-	return numfmt.FormatTokPerSPrecise(*v) + " tok/s"
+	return numfmt.FormatTokPerSPrecise(v) + " tok/s"
 }
 
 // grid is one metric's decode matrix: rows are contexts, columns concurrency levels.
@@ -491,7 +498,7 @@ func table(w io.Writer, indent string, rows [][]string) {
 // regressions and improvements with their evidence, the noise sources, the rerun advice and the
 // warnings.
 func ComparisonText(w io.Writer, c *results.Comparison) error {
-	ew := &errWriter{w: w}
+	ew := &textout.ErrWriter{W: w}
 	fmt.Fprintf(ew, "speedmatrix compare\nbase: %s\nhead: %s\n", runLine(c.Base), runLine(c.Head))
 	if l := comparisonTimeScaleLine(c); l != "" {
 		fmt.Fprintln(ew, l)
@@ -588,7 +595,7 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 			fmt.Fprintln(ew, "  - "+w)
 		}
 	}
-	return ew.err
+	return ew.Err
 }
 
 // writeRerunText writes the rerun advice.
@@ -615,23 +622,6 @@ func writeRerunText(w io.Writer, r *results.RerunAdvice) {
 		fmt.Fprintf(w, "  Not decidable within the trial limit (noise too large for δ; raise δ or lower the noise): %s\n", undecidableText(r.Undecidable))
 	}
 	fmt.Fprintln(w, "  Rule: "+r.Rule.Text)
-}
-
-// errWriter keeps the first write error.
-type errWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (e *errWriter) Write(p []byte) (int, error) {
-	if e.err != nil {
-		return len(p), nil
-	}
-	n, err := e.w.Write(p)
-	if err != nil {
-		e.err = err
-	}
-	return n, nil
 }
 
 // qText formats an adjusted p-value, "q < 1e-10" below what doubles resolve reliably.

@@ -91,8 +91,8 @@ func link(text, u string) string {
 }
 
 // CheckMarker returns the hidden line that marks speedmatrix's comment for one check name (the
-// name query-escaped, so that it cannot close the HTML comment); it is the same line as
-// ghbot.Marker.
+// name query-escaped, so that it cannot close the HTML comment); ghbot.Marker, which finds the
+// comment to edit, returns it.
 func CheckMarker(checkName string) string {
 	return "<!-- speedmatrix:comment check=" + url.QueryEscape(checkName) + " -->"
 }

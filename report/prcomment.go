@@ -13,6 +13,7 @@ import (
 	"unicode/utf16"
 
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -435,7 +436,7 @@ func (m *model) slowerWords() string {
 				status++
 			}
 		}
-		s := plural(n, "cell", "cells") + " slower"
+		s := textout.Plural(n, "cell", "cells") + " slower"
 		switch {
 		case worst != nil:
 			s += fmt.Sprintf(", the worst by %s (%s, %s)", pctAbs(worst.by.Change.Change), worst.cell.Cell, metricName(worst.by.Metric))
@@ -469,7 +470,7 @@ func statusWords(v cellView) string {
 
 // passedWords is "8 cells checked, 2 unchanged, 6 too noisy for one run — …".
 func (m *model) passedWords() string {
-	s := plural(m.checked, "cell", "cells") + " checked"
+	s := textout.Plural(m.checked, "cell", "cells") + " checked"
 	if n := len(m.faster); n > 0 {
 		best := m.faster[0]
 		s += fmt.Sprintf(", %d faster", n)
@@ -758,7 +759,7 @@ func (m *model) counts() string {
 	add(len(m.faster), "faster")
 	add(len(m.unchanged), "unchanged")
 	add(len(m.noisy), "too noisy to tell")
-	s := "**" + plural(m.checked, "cell", "cells") + " checked:** " + strings.Join(parts, " · ")
+	s := "**" + textout.Plural(m.checked, "cell", "cells") + " checked:** " + strings.Join(parts, " · ")
 	var nc []string
 	for _, r := range m.notComparedOrder {
 		nc = append(nc, fmt.Sprintf("%d %s", len(m.notCompared[r]), r))
@@ -953,7 +954,7 @@ func (m *model) rerun() string {
 // cell could have detected.
 func (m *model) noisyTable() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<details><summary>The %s too noisy to tell</summary>\n\n", plural(len(m.noisy), "cell", "cells"))
+	fmt.Fprintf(&b, "<details><summary>The %s too noisy to tell</summary>\n\n", textout.Plural(len(m.noisy), "cell", "cells"))
 	b.WriteString("| Cell | Change | 95% interval | Metric | Smallest change it could detect |\n|---|---|---|---|---|\n")
 	for _, v := range m.noisy {
 		change, interval, metric, mdc := Dash, Dash, Dash, Dash
@@ -979,7 +980,7 @@ func (m *model) noisyTable() string {
 // warnings folds the comparison's warnings, with the results files' paths replaced by their side.
 func (m *model) warnings() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<details><summary>⚠️ %s</summary>\n\n", plural(len(m.c.Warnings), "warning", "warnings"))
+	fmt.Fprintf(&b, "<details><summary>⚠️ %s</summary>\n\n", textout.Plural(len(m.c.Warnings), "warning", "warnings"))
 	for _, w := range m.c.Warnings {
 		w = m.noPaths(w)
 		fmt.Fprintf(&b, "- %s\n", EscapeText(w, 2000))
@@ -1068,7 +1069,7 @@ func (m *model) chart() string {
 			ctxs = append(ctxs, cell.ContextLabel)
 			ctxLen[cell.ContextLabel] = contextTokens(cell)
 		}
-		pts[cell.ContextLabel][cell.Concurrency] = point{scaledMetric(mc.Metric, mc.Base, m.c.Base.Scale()), scaledMetric(mc.Metric, mc.Head, m.c.Head.Scale())}
+		pts[cell.ContextLabel][cell.Concurrency] = point{ScaledMetric(mc.Metric, mc.Base, m.c.Base.Scale()), ScaledMetric(mc.Metric, mc.Head, m.c.Head.Scale())}
 		if !slices.Contains(conc, cell.Concurrency) {
 			conc = append(conc, cell.Concurrency)
 		}
@@ -1136,7 +1137,7 @@ func (m *model) matrices() string {
 	buf.WriteString("<details><summary>Full matrices: every cell and metric</summary>\n\n")
 	buf.WriteString("Each cell: change of head against base, ± half its 95% interval, and a mark: " +
 		MarkRegression + " slower, " + MarkImprovement + " faster, " + MarkUnchanged + " unchanged, " + MarkInconclusive + " too noisy to tell, " + MarkNotComparable + " not compared (named). Slower cells in bold.\n")
-	writeMatrixTables(&errWriter{w: &buf}, m.c, "####")
+	writeMatrixTables(&textout.ErrWriter{W: &buf}, m.c, "####")
 	buf.WriteString("\n</details>\n")
 	return buf.String()
 }

@@ -22,6 +22,15 @@ func (p *Page) Markdown(w io.Writer) error {
 		}
 		b.WriteByte('\n')
 	}
+	// statusLegend follows each table with statuses: what they mean, and the cells not measured.
+	statusLegend := func() {
+		line(legendStatus)
+		line()
+		if p.NotMeasured != "" {
+			line(p.NotMeasured)
+			line()
+		}
+	}
 	line("# ", p.Title)
 	line()
 	// The header's lines carry names from the file (model, engine): results.ProseLine keeps
@@ -93,12 +102,7 @@ func (p *Page) Markdown(w io.Writer) error {
 			line(tableRow(row))
 		}
 		line()
-		line(legendStatus)
-		line()
-		if p.NotMeasured != "" {
-			line(p.NotMeasured)
-			line()
-		}
+		statusLegend()
 		line(legendTTFT)
 		line()
 	}
@@ -113,12 +117,7 @@ func (p *Page) Markdown(w io.Writer) error {
 			line(tableRow(r))
 		}
 		line()
-		line(legendStatus)
-		line()
-		if p.NotMeasured != "" {
-			line(p.NotMeasured)
-			line()
-		}
+		statusLegend()
 	}
 	if len(p.Notes) > 0 {
 		line("## Notes")

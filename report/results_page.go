@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -180,8 +181,8 @@ func matrixLine(m DecodeMatrix, prefill []PrefillRow) string {
 	var parts []string
 	if len(m.Rows) > 0 {
 		first, last := m.Rows[0].Context, m.Rows[len(m.Rows)-1].Context
-		parts = append(parts, plural(len(m.Rows), "context", "contexts")+" ("+span(first, last)+") × "+
-			plural(len(m.Concurrency), "concurrency level", "concurrency levels")+" ("+
+		parts = append(parts, textout.Plural(len(m.Rows), "context", "contexts")+" ("+span(first, last)+") × "+
+			textout.Plural(len(m.Concurrency), "concurrency level", "concurrency levels")+" ("+
 			span(strconv.Itoa(m.Concurrency[0]), strconv.Itoa(m.Concurrency[len(m.Concurrency)-1]))+")")
 	}
 	if len(prefill) > 0 {
@@ -192,13 +193,6 @@ func matrixLine(m DecodeMatrix, prefill []PrefillRow) string {
 		parts = append(parts, "prefill at "+strings.Join(labels, ", "))
 	}
 	return strings.Join(parts, " · ")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }
 
 func span(first, last string) string {

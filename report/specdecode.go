@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -46,7 +47,7 @@ func (m *model) specAcceptance() string {
 			strconv.FormatFloat(*mc.Base, 'f', 2, 64), strconv.FormatFloat(*mc.Head, 'f', 2, 64), FormatPercent(mc.Change.Change)))
 	}
 	if oneSided > 0 {
-		parts = append(parts, fmt.Sprintf("%s measured on one side only", plural(oneSided, "cell", "cells")))
+		parts = append(parts, fmt.Sprintf("%s measured on one side only", textout.Plural(oneSided, "cell", "cells")))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -50,9 +50,9 @@ func comparisonTimeScaleLine(c *results.Comparison) string {
 	return fmt.Sprintf("Simulated at different speeds, base at %s, head at %s: each side's figures are in its profile's time (rates ÷ its speedup, times × it); the results files hold them as measured.", side(b), side(h))
 }
 
-// scaledMetric returns a metric's value in the profile's time: a rate divided by s, a time
+// ScaledMetric returns a metric's value in the profile's time: a rate divided by s, a time
 // multiplied by it.
-func scaledMetric(m results.Metric, v *float64, s float64) *float64 {
+func ScaledMetric(m results.Metric, v *float64, s float64) *float64 {
 	if v == nil || s == 1 || m == results.MetricSpecAcceptance { // a count per step, not a time
 		return v
 	}

@@ -105,6 +105,7 @@ type Server struct {
 	running  atomic.Int64
 	waiting  atomic.Int64
 	requests atomic.Int64
+	versions atomic.Int64 // GET /version requests
 	dead     atomic.Bool
 
 	mu     sync.Mutex
@@ -142,6 +143,7 @@ func New(cfg Config) *Server {
 	mux.HandleFunc("GET /v1/models", s.models)
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /version", func(w http.ResponseWriter, _ *http.Request) {
+		s.versions.Add(1)
 		writeJSON(w, map[string]string{"version": "0.0.0-fake"})
 	})
 	mux.HandleFunc("GET /metrics", s.metrics)
@@ -189,6 +191,9 @@ func (s *Server) Refuse() {
 	s.Server.Listener.Close()
 	s.Server.CloseClientConnections()
 }
+
+// VersionRequests returns how many GET /version requests arrived.
+func (s *Server) VersionRequests() int { return int(s.versions.Load()) }
 
 // Requests returns how many stream requests arrived.
 func (s *Server) Requests() int { return int(s.requests.Load()) }

@@ -19,9 +19,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/speedmatrix/speedmatrix/bench"
-	"github.com/speedmatrix/speedmatrix/bench/server"
-	"github.com/speedmatrix/speedmatrix/bench/stream"
-	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/internal/redact"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -43,6 +40,9 @@ type runOptions struct {
 	// finish, when set, amends a served run's results before each write (spec_decode: pinned
 	// records its acceptance pass, runengine_pinned.go).
 	finish func(*results.File)
+	// serverVersion, when set, is what the server's /version said ("" for none), read before
+	// measuring (simulatorAtURL): the runner does not ask again (runner.go).
+	serverVersion *string
 }
 
 // defaultRunOptions returns the defaults of `speedmatrix run`.
@@ -155,11 +155,7 @@ its line, column and dotted path.`,
 
 // overrideFromFlags copies into final every flag given on the command line.
 func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concurrency, prefill, cells string) {
-	set := func(name string, apply func()) {
-		if fs.Changed(name) {
-			apply()
-		}
-	}
+	set := ifChanged(fs) // runflags.go
 	set("url", func() { final.URL = o.URL })
 	set("api-key-env", func() { final.APIKeyEnv = o.APIKeyEnv })
 	set("model", func() { final.Model = o.Model })
@@ -325,18 +321,16 @@ func runCommand(ctx context.Context, env *Env, o runOptions) error {
 		return runSimulated(ctx, env, o)
 	}
 	// A `speedmatrix sim` says its speedup (runsim.go); a server on this machine runs on its GPUs (runengine.go).
-	return measureURL(ctx, env, o, o.URL, chainFinish(simulatorAtURL(ctx, env, o), localHardware(ctx, o.URL)))
+	sim := simulatorAtURL(ctx, env, &o)
+	return measureURL(ctx, env, o, o.URL, chainFinish(sim, localHardware(ctx, o.URL)))
 }
 
 // measureURL measures the server at baseURL with the options o and writes the results file.
 // finish, when set, amends the results before they are written (e.g. the simulator's settings).
 func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, finish func(*results.File)) error {
-	var key string
-	if o.APIKeyEnv != "" {
-		key = env.Getenv(o.APIKeyEnv)
-		if key == "" {
-			return usagef("--api-key-env %s: the variable is not set or empty; export the key in it", o.APIKeyEnv)
-		}
+	key, err := apiKey(env, o) // runner.go
+	if err != nil {
+		return err
 	}
 	if strings.Contains(baseURL, "@") {
 		return usagef("--url must not hold credentials; put the key in a variable and name it with --api-key-env")
@@ -345,25 +339,13 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 		return err
 	}
 	runID := newRunID(time.Now())
-	cfg, err := benchConfig(o, baseURL, runID)
+	cfg, r, closeRunner, err := newRunner(env, o, baseURL, key, runID) // runner.go
 	if err != nil {
 		return err
 	}
-	cfg.LaunchCommand = redact.Command(o.LaunchCommand, redact.WithValues(key)) // the key wherever it appears
+	defer closeRunner()
 	if err := prepareOutput(o.Output, env.Log); err != nil {
 		return err
-	}
-	sc := stream.New(baseURL, stream.WithAPIKey(key))
-	defer sc.Close()
-	info := server.New(baseURL, server.WithAPIKey(key))
-	streamer := bench.StreamClient{C: sc}
-	r := &bench.Runner{
-		Stream:   streamer,
-		Server:   bench.ServerClient{C: info},
-		Prompts:  bench.NewPrompter(info, streamer, runID, o.Endpoint),
-		Metrics:  bench.TelemetryScraper{S: &telemetry.Scraper{URL: telemetry.MetricsURL(baseURL), APIKey: key, Log: env.Log}},
-		Progress: pickProgress(env, o.Quiet),
-		Log:      env.Log,
 	}
 	out := &output{path: o.Output, fallback: fallbackPath(runID), log: env.Log}
 	write := func(f *results.File) error {

@@ -5,22 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/speedmatrix/speedmatrix/bench"
-	"github.com/speedmatrix/speedmatrix/bench/server"
-	"github.com/speedmatrix/speedmatrix/bench/stream"
-	"github.com/speedmatrix/speedmatrix/bench/telemetry"
 	"github.com/speedmatrix/speedmatrix/config"
-	"github.com/speedmatrix/speedmatrix/engine"
-	"github.com/speedmatrix/speedmatrix/internal/redact"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
-	"github.com/speedmatrix/speedmatrix/sim/profile"
 )
 
 // addPairedFlags declares the flags of a paired run (config section paired).
@@ -35,11 +28,7 @@ func addPairedFlags(f *pflag.FlagSet, p *config.Paired) {
 
 // overridePairedFlags copies the paired flags given on the command line into final.
 func overridePairedFlags(fs *pflag.FlagSet, final, o *config.Paired) {
-	set := func(name string, apply func()) {
-		if fs.Changed(name) {
-			apply()
-		}
-	}
+	set := ifChanged(fs) // runflags.go
 	set("paired", func() { final.Enabled = o.Enabled })
 	set("blocks", func() { final.Blocks = o.Blocks })
 	set("paired-scheme", func() { final.Scheme = o.Scheme })
@@ -116,18 +105,11 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 			s.gpu.BuildSeconds = time.Since(start).Seconds()
 		}
 		if o.GPU.LockClocks {
-			lock, err := engine.LockClocks(ctx, nil, engine.LockOptions{})
-			if err != nil {
-				return clockLockError(err)
+			lock, restore, lerr := lockClocks(ctx, env) // runengine_clocks.go
+			if lerr != nil {
+				return lerr
 			}
-			env.Log.Info("GPU clocks locked", "commands", strings.Join(lock.Commands, "; "))
-			defer func() {
-				if rerr := lock.Restore(context.WithoutCancel(ctx)); rerr != nil {
-					err = errors.Join(err, fmt.Errorf("gpu.lock_clocks: restoring the clocks: %w; run nvidia-smi -rgc and -rmc as root", rerr))
-					return
-				}
-				env.Log.Info("GPU clocks restored")
-			}()
+			defer restore(&err) // runPaired's error: a failed restore fails the run
 			base.engine.lock, head.engine.lock = lock, lock
 		}
 	case base.url == "" && head.url == "":
@@ -148,14 +130,12 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 			}
 			so := o
 			so.URL = s.url
-			s.finish = chainFinish(simulatorAtURL(ctx, env, so), localHardware(ctx, s.url))
+			s.finish = chainFinish(simulatorAtURL(ctx, env, &so), localHardware(ctx, s.url))
 		}
 	}
-	var key string
-	if o.APIKeyEnv != "" {
-		if key = env.Getenv(o.APIKeyEnv); key == "" {
-			return usagef("--api-key-env %s: the variable is not set or empty; export the key in it", o.APIKeyEnv)
-		}
+	key, err := apiKey(env, o) // runner.go
+	if err != nil {
+		return err
 	}
 	for _, s := range []*pairedSide{base, head} {
 		if err := prepareOutput(s.out, env.Log); err != nil {
@@ -234,23 +214,11 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 // measureBlock measures one block of a paired run: the matrix once at baseURL, with its own run
 // id (so that its prompts are new to the server's prefix cache, as in a run of its own).
 func measureBlock(ctx context.Context, env *Env, o runOptions, baseURL, key, runID string) (*results.File, error) {
-	cfg, err := benchConfig(o, baseURL, runID)
+	cfg, r, closeRunner, err := newRunner(env, o, baseURL, key, runID) // runner.go
 	if err != nil {
 		return nil, err
 	}
-	cfg.LaunchCommand = redact.Command(o.LaunchCommand, redact.WithValues(key))
-	sc := stream.New(baseURL, stream.WithAPIKey(key))
-	defer sc.Close()
-	info := server.New(baseURL, server.WithAPIKey(key))
-	streamer := bench.StreamClient{C: sc}
-	r := &bench.Runner{
-		Stream:   streamer,
-		Server:   bench.ServerClient{C: info},
-		Prompts:  bench.NewPrompter(info, streamer, runID, o.Endpoint),
-		Metrics:  bench.TelemetryScraper{S: &telemetry.Scraper{URL: telemetry.MetricsURL(baseURL), APIKey: key, Log: env.Log}},
-		Progress: pickProgress(env, o.Quiet),
-		Log:      env.Log,
-	}
+	defer closeRunner()
 	return r.Run(ctx, cfg)
 }
 
@@ -258,33 +226,9 @@ func measureBlock(ctx context.Context, env *Env, o runOptions, baseURL, key, run
 // the sim section's settings (the same engine on both sides), and points the sides at them. It
 // adjusts o as runSimulated does (windows in model time, the launch command, the engine name).
 func startPairedSims(ctx context.Context, env *Env, o *runOptions, base, head *pairedSide) (stop func(), err error) {
-	so := o.Sim
-	if so.Profile == "" {
-		so.Profile = profile.Default
-	}
-	if so.Speedup == 0 {
-		so.Speedup = DefaultSimSpeedup
-	}
-	if !(so.Speedup > 0) {
-		return nil, usagef("--sim-speedup %g: want a number above 0", so.Speedup)
-	}
-	noise := -1.0
-	if so.Noise != nil {
-		if *so.Noise < 0 || *so.Noise > 1 {
-			return nil, usagef("--sim-noise %g: want a coefficient of variation between 0 and 1", *so.Noise)
-		}
-		noise = *so.Noise
-	}
-	p, err := profile.Load(so.Profile, nil)
+	ss, err := newSimSetup(o) // runsim_setup.go
 	if err != nil {
-		return nil, usagef("--sim-profile: %v", err)
-	}
-	def := defaultRunOptions()
-	if o.Duration == def.Duration {
-		o.Duration = max(time.Duration(float64(o.Duration)/so.Speedup), bench.MinDuration)
-	}
-	if o.ReadyTimeout == def.ReadyTimeout {
-		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/so.Speedup), time.Second)
+		return nil, err
 	}
 	var srvs []*sim.Server
 	stop = func() {
@@ -295,7 +239,7 @@ func startPairedSims(ctx context.Context, env *Env, o *runOptions, base, head *p
 	// Both start now, so a drift rule (which grows with the time since a simulator started)
 	// runs on one clock for both sides.
 	for range 2 {
-		s, err := sim.Start(ctx, sim.Config{Profile: p, Seed: so.Seed, NoiseCV: noise, Slowdown: so.Slowdown, Fault: so.Fault, Speedup: so.Speedup, Log: env.Log})
+		s, err := sim.Start(ctx, ss.config(env.Log))
 		if err != nil {
 			stop()
 			return nil, usagef("%v", err)
@@ -303,35 +247,9 @@ func startPairedSims(ctx context.Context, env *Env, o *runOptions, base, head *p
 		srvs = append(srvs, s)
 	}
 	base.url, head.url = srvs[0].URL(), srvs[1].URL()
-	o.simSpeedup = so.Speedup
-	cmd := []string{"speedmatrix", "sim", "--profile", so.Profile, "--speedup", strconv.FormatFloat(so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(so.Seed, 10)}
-	if noise >= 0 {
-		cmd = append(cmd, "--noise", strconv.FormatFloat(noise, 'g', -1, 64))
-	}
-	if so.Slowdown != "" {
-		cmd = append(cmd, "--slowdown", so.Slowdown)
-	}
-	if so.Fault != "" {
-		cmd = append(cmd, "--fault", so.Fault)
-	}
-	if o.LaunchCommand == "" {
-		o.LaunchCommand = strings.Join(cmd, " ")
-	}
-	if o.Engine.Name == "" {
-		o.Engine.Name = "speedmatrix-sim"
-	}
-	settings := &results.SimulatorSettings{Profile: p.Name, Speedup: so.Speedup, Slowdown: so.Slowdown, Fault: so.Fault, Seed: int64(so.Seed), Noise: p.Noise.CV}
-	if noise >= 0 {
-		settings.Noise = noise
-	}
-	record := recordSimulator(settings)
-	finish := func(f *results.File) {
-		record(f)
-		if f.Run.Budget != nil {
-			f.Run.Budget.CPUIncludesServer = true
-		}
-	}
+	ss.describe(o)
+	finish := ss.finish()
 	base.finish, head.finish = finish, finish
-	env.Log.Info("paired run without URLs: measuring two built-in simulators with the same settings", "base", base.url, "head", head.url, "profile", p.Name, "speedup", so.Speedup, "slowdown", so.Slowdown)
+	env.Log.Info("paired run without URLs: measuring two built-in simulators with the same settings", "base", base.url, "head", head.url, "profile", ss.p.Name, "speedup", ss.so.Speedup, "slowdown", ss.so.Slowdown)
 	return stop, nil
 }

@@ -49,59 +49,14 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 // serve starts the engine and returns its URL, the options to measure it with (its model,
 // provenance), what its results record of it, and how to stop it.
 func (p *pairedEngine) serve(ctx context.Context, env *Env) (string, runOptions, func(*results.File), func() error, error) {
-	o := p.o
-	serve := *o.Engine.Serve
-	lookup := func(name string) (string, bool) { v := env.Getenv(name); return v, v != "" }
-	var key string
-	if o.APIKeyEnv != "" {
-		key = env.Getenv(o.APIKeyEnv)
-	}
-	srv, err := engine.StartServer(ctx, p.bd.ServeSpec(engine.ServeSpec{
-		Command: serve.Command, Env: serve.Env, Port: serve.Port, Model: o.Model, APIKey: key,
-		ReadyTimeout: serve.ReadyTimeout, StopGrace: serve.StopGrace, LogPath: p.logPath,
-		Expand: lookup, Log: env.Log,
-	}))
+	srv, err := startServer(ctx, env, p.o, p.bd, p.logPath) // runengine_serve.go
 	if err != nil {
 		p.sec.redactFile(env, p.logPath)
-		return "", o, nil, nil, p.sec.redactError(fmt.Errorf("engine.serve: %w", err))
+		return "", p.o, nil, nil, p.sec.redactError(fmt.Errorf("engine.serve: %w", err))
 	}
-	expanded, _ := serve.Expanded(func(name string) (string, bool) {
-		if name == "PORT" {
-			return fmt.Sprint(srv.Port()), true
-		}
-		return lookup(name)
-	})
-	p.sec.add(secretArgValues(srv.Argv())...)
-	prov := srv.Provenance(ctx, p.bd)
-	rec := engineRecord{prov: prov, build: p.bd, logPath: p.logPath,
-		launch: p.sec.launchCommand(srv.Argv(), expanded.Env), hardware: hardwareFromFingerprint(p.hw, p.lock)}
-	for _, n := range p.hw.Notes {
-		rec.notes = append(rec.notes, "hardware: "+n)
-	}
-	for _, n := range srv.Notes() {
-		rec.notes = append(rec.notes, "server: "+n)
-	}
-	if p.lock != nil {
-		for _, w := range p.lock.Warnings {
-			rec.notes = append(rec.notes, "gpu.lock_clocks: "+w)
-		}
-	}
-	if o.Engine.Name == "" {
-		o.Engine.Name = prov.Engine
-	}
-	if o.Engine.Version == "" {
-		o.Engine.Version = prov.Version
-	}
-	if o.Engine.Commit == "" {
-		o.Engine.Commit = prov.Commit
-	}
-	if o.Model == "" {
-		o.Model = srv.Model()
-	}
-	o.URL = srv.URL()
-	o.LaunchCommand = ""
+	o, rec := servedRun(ctx, env, p.o, srv, p.bd, p.sec, p.logPath, p.hw, p.lock)
 	env.Log.Info("server ready; measuring", "url", srv.URL(), "model", srv.Model(), "source", o.Engine.Source, "log", p.logPath)
-	finish := chainFinish(simulatorAtURL(ctx, env, o), rec.apply)
+	finish := chainFinish(simulatorAtURL(ctx, env, &o), rec.apply)
 	stop := func() error {
 		err := srv.Stop(context.WithoutCancel(ctx))
 		p.sec.redactFile(env, p.logPath)

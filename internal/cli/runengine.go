@@ -32,7 +32,7 @@ import (
 // file and from the error returned. How long each phase took is logged at the end.
 func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	serve := *o.Engine.Serve
-	lookup := func(name string) (string, bool) { v := env.Getenv(name); return v, v != "" }
+	lookup := envLookup(env) // runengine_serve.go
 	if o.APIKeyEnv == "" {
 		o.APIKeyEnv = keyVarOfCommand(serve.Command)
 	}
@@ -71,17 +71,11 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 
 	var lock *engine.ClockLock
 	if o.GPU.LockClocks {
-		if lock, err = engine.LockClocks(ctx, nil, engine.LockOptions{}); err != nil {
-			return clockLockError(err)
+		var restore func(*error)
+		if lock, restore, err = lockClocks(ctx, env); err != nil { // runengine_clocks.go
+			return err
 		}
-		env.Log.Info("GPU clocks locked", "commands", strings.Join(lock.Commands, "; "))
-		defer func() {
-			if rerr := lock.Restore(context.WithoutCancel(ctx)); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("gpu.lock_clocks: restoring the clocks: %w; run nvidia-smi -rgc and -rmc as root", rerr))
-				return
-			}
-			env.Log.Info("GPU clocks restored")
-		}()
+		defer restore(&err)
 	}
 	hw := engine.Hardware(ctx)
 
@@ -89,16 +83,8 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	if err := os.Remove(logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("server log %s: %w", logPath, err)
 	}
-	var key string
-	if o.APIKeyEnv != "" {
-		key = env.Getenv(o.APIKeyEnv)
-	}
 	start = time.Now()
-	srv, err := engine.StartServer(ctx, bd.ServeSpec(engine.ServeSpec{
-		Command: serve.Command, Env: serve.Env, Port: serve.Port, Model: o.Model, APIKey: key,
-		ReadyTimeout: serve.ReadyTimeout, StopGrace: serve.StopGrace, LogPath: logPath,
-		Expand: lookup, Log: env.Log,
-	}))
+	srv, err := startServer(ctx, env, o, bd, logPath) // runengine_serve.go
 	ph.load = time.Since(start)
 	if err != nil {
 		sec.redactFile(env, logPath)
@@ -115,49 +101,13 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 		}
 	}()
 
-	expanded, _ := serve.Expanded(func(name string) (string, bool) {
-		if name == "PORT" {
-			return fmt.Sprint(srv.Port()), true
-		}
-		return lookup(name)
-	})
-	sec.add(secretArgValues(srv.Argv())...)
-	prov := srv.Provenance(ctx, bd)
-	rec := engineRecord{
-		prov: prov, build: bd, logPath: logPath,
-		launch:   sec.launchCommand(srv.Argv(), expanded.Env),
-		hardware: hardwareFromFingerprint(hw, lock),
-	}
-	for _, n := range hw.Notes {
-		rec.notes = append(rec.notes, "hardware: "+n)
-	}
-	for _, n := range srv.Notes() {
-		rec.notes = append(rec.notes, "server: "+n)
-	}
-	if lock != nil {
-		for _, w := range lock.Warnings {
-			rec.notes = append(rec.notes, "gpu.lock_clocks: "+w)
-		}
-	}
-	if o.Engine.Name == "" {
-		o.Engine.Name = prov.Engine
-	}
-	if o.Engine.Version == "" {
-		o.Engine.Version = prov.Version
-	}
-	if o.Engine.Commit == "" {
-		o.Engine.Commit = prov.Commit
-	}
-	if o.Model == "" {
-		o.Model = srv.Model()
-	}
-	o.URL = srv.URL()
-	o.LaunchCommand = "" // recorded by rec.apply, redacted here: measureURL knows only the API key
+	o, rec := servedRun(ctx, env, o, srv, bd, sec, logPath, hw, lock)
 	env.Log.Info("server ready; measuring", "url", srv.URL(), "model", srv.Model(), "launch", rec.launch, "log", logPath)
 
 	o.adaptive.build, o.adaptive.load = ph.build, ph.load // the GPU time before measuring (run_adaptive.go)
 	start = time.Now()
-	err = measureURL(ctx, env, o, srv.URL(), chainFinish(simulatorAtURL(ctx, env, o), rec.apply, o.finish))
+	sim := simulatorAtURL(ctx, env, &o)
+	err = measureURL(ctx, env, o, srv.URL(), chainFinish(sim, rec.apply, o.finish))
 	ph.measure = time.Since(start)
 	if serr := srv.Err(); serr != nil {
 		// The server exited while it was measured: say why, with its last log lines.
@@ -459,26 +409,10 @@ func (s *engineSecrets) add(vals ...string) {
 	}
 }
 
-// secretArgValues returns the values an argument list gives secret-looking flags.
-func secretArgValues(argv []string) []string {
-	var out []string
-	for i, a := range argv {
-		if !strings.HasPrefix(a, "-") {
-			continue
-		}
-		name, v, hasEq := strings.Cut(a, "=")
-		if !redact.IsSecretName(name) {
-			continue
-		}
-		switch {
-		case hasEq:
-			out = append(out, v)
-		case i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "--"):
-			out = append(out, argv[i+1])
-		}
-	}
-	return out
-}
+// secretArgValues returns the secrets of an argument list that redact.Args hides by their place
+// (redact.ArgSecrets: a secret-looking flag's value, NAME=value, an Authorization header), so
+// that the log file and the errors hide them as the recorded command does.
+func secretArgValues(argv []string) []string { return redact.ArgSecrets(argv) }
 
 // text returns s with every known secret redacted.
 func (s *engineSecrets) text(t string) string { return redact.Text(t, s.values...) }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -61,11 +62,7 @@ func addSimRunFlags(f *pflag.FlagSet, o *simRunOptions) {
 
 // overrideSimRunFlags copies the --sim-* flags given on the command line into final.
 func overrideSimRunFlags(fs *pflag.FlagSet, final, o *simRunOptions) {
-	set := func(name string, apply func()) {
-		if fs.Changed(name) {
-			apply()
-		}
-	}
+	set := ifChanged(fs) // runflags.go
 	set("sim-profile", func() { final.Profile = o.Profile })
 	set("sim-speedup", func() { final.Speedup = o.Speedup })
 	set("sim-seed", func() { final.Seed = o.Seed })
@@ -77,77 +74,23 @@ func overrideSimRunFlags(fs *pflag.FlagSet, final, o *simRunOptions) {
 // runSimulated starts the built-in simulator in-process on a loopback port and measures it over
 // HTTP like any server, so the client's code path is the one used against vLLM.
 func runSimulated(ctx context.Context, env *Env, o runOptions) error {
-	so := o.Sim
-	if so.Profile == "" {
-		so.Profile = profile.Default
-	}
-	if so.Speedup == 0 {
-		so.Speedup = DefaultSimSpeedup
-	}
-	if !(so.Speedup > 0) {
-		return usagef("--sim-speedup %g: want a number above 0", so.Speedup)
-	}
-	noise := -1.0
-	if so.Noise != nil {
-		if *so.Noise < 0 || *so.Noise > 1 {
-			return usagef("--sim-noise %g: want a coefficient of variation between 0 and 1", *so.Noise)
-		}
-		noise = *so.Noise
-	}
-	p, err := profile.Load(so.Profile, nil)
+	ss, err := newSimSetup(&o) // runsim_setup.go
 	if err != nil {
-		return usagef("--sim-profile: %v", err)
+		return err
 	}
-	// Windows and the readiness wait left at their defaults last the same model time as on a
-	// real server.
-	def := defaultRunOptions()
-	if o.Duration == def.Duration {
-		o.Duration = max(time.Duration(float64(o.Duration)/so.Speedup), bench.MinDuration)
-	}
-	if o.ReadyTimeout == def.ReadyTimeout {
-		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/so.Speedup), time.Second)
-	}
-	o.simSpeedup = so.Speedup
 	// Every option is checked before the simulator starts: an invalid one is a usage error
 	// that costs nothing (the URL is a placeholder; measureURL checks again with the real one).
 	if _, err := benchConfig(o, "http://127.0.0.1", "check"); err != nil {
 		return err
 	}
-	srv, err := sim.Start(ctx, sim.Config{Profile: p, Seed: so.Seed, NoiseCV: noise, Slowdown: so.Slowdown, Fault: so.Fault, Speedup: so.Speedup, Log: env.Log})
+	srv, err := sim.Start(ctx, ss.config(env.Log))
 	if err != nil {
 		return usagef("%v", err)
 	}
 	defer srv.Close()
-	cmd := []string{"speedmatrix", "sim", "--profile", so.Profile, "--speedup", strconv.FormatFloat(so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(so.Seed, 10)}
-	if noise >= 0 {
-		cmd = append(cmd, "--noise", strconv.FormatFloat(noise, 'g', -1, 64))
-	}
-	if so.Slowdown != "" {
-		cmd = append(cmd, "--slowdown", so.Slowdown)
-	}
-	if so.Fault != "" {
-		cmd = append(cmd, "--fault", so.Fault)
-	}
-	if o.LaunchCommand == "" {
-		o.LaunchCommand = strings.Join(cmd, " ")
-	}
-	if o.Engine.Name == "" {
-		o.Engine.Name = "speedmatrix-sim"
-	}
-	env.Log.Info("no --url: measuring the built-in simulator", "url", srv.URL(), "profile", p.Name, "speedup", so.Speedup, "window", o.Duration)
-	settings := &results.SimulatorSettings{Profile: p.Name, Speedup: so.Speedup, Slowdown: so.Slowdown, Fault: so.Fault, Seed: int64(so.Seed)}
-	if noise >= 0 {
-		settings.Noise = noise
-	} else {
-		settings.Noise = p.Noise.CV
-	}
-	record := recordSimulator(settings)
-	return measureURL(ctx, env, o, srv.URL(), func(f *results.File) {
-		record(f)
-		if f.Run.Budget != nil {
-			f.Run.Budget.CPUIncludesServer = true // the simulator runs in this process
-		}
-	})
+	ss.describe(&o)
+	env.Log.Info("no --url: measuring the built-in simulator", "url", srv.URL(), "profile", ss.p.Name, "speedup", ss.so.Speedup, "window", o.Duration)
+	return measureURL(ctx, env, o, srv.URL(), ss.finish())
 }
 
 // recordSimulator returns the finish of measureURL that records the simulator a run measured:
@@ -173,8 +116,9 @@ func recordSimulator(settings *results.SimulatorSettings) func(*results.File) {
 // simulatorAtURL asks the server of `run --url` whether it is the built-in simulator (its
 // /version says so, with its speedup). When it is, the returned finish records it, as for the
 // in-process simulator; for any other server, or when /version does not answer (the runner
-// reports that itself), it returns nil.
-func simulatorAtURL(ctx context.Context, env *Env, o runOptions) func(*results.File) {
+// reports that itself), it returns nil. What /version said (nothing, for a server without one)
+// goes to o.serverVersion, so that the runner does not ask again.
+func simulatorAtURL(ctx context.Context, env *Env, o *runOptions) func(*results.File) {
 	if strings.Contains(o.URL, "@") {
 		return nil // measureURL refuses it
 	}
@@ -185,6 +129,12 @@ func simulatorAtURL(ctx context.Context, env *Env, o runOptions) func(*results.F
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	v, err := server.New(o.URL, opts...).VersionInfo(ctx)
+	switch {
+	case err == nil:
+		o.serverVersion = &v.Version
+	case errors.Is(err, server.ErrNotSupported):
+		o.serverVersion = new(string)
+	}
 	if err != nil || v.Simulator == nil {
 		return nil
 	}

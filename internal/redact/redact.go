@@ -3,6 +3,7 @@ package redact
 import (
 	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -86,19 +87,48 @@ func Args(args []string, opts ...Option) []string {
 	}
 	out := make([]string, len(args))
 	for i, a := range args {
-		l := identity(a, 0)
-		var spans []span
-		if i > 0 && isSecretFlag(args[i-1]) && !strings.HasPrefix(a, "--") && !isParamRef(a) && a != "" {
-			spans = append(spans, span{0, len(a)})
-		}
-		spans = append(spans, l.wordSpans()...)
-		if strings.ContainsAny(a, " \t\n") {
-			spans = append(spans, scanSpans(l, false)...)
-		}
-		spans = append(spans, knownSpans(a, o.values)...)
+		spans := append(argSpans(args, i), knownSpans(a, o.values)...)
 		out[i] = apply(a, spans, nil)
 	}
 	return out
+}
+
+// ArgSecrets returns the secrets Args finds in an argument list by their place, not as known
+// values: the element after a secret-looking flag, the value of --flag=value and NAME=value, an
+// Authorization header's credentials, secrets inside an element that holds a command. Each is
+// given once, in the order found, so that a caller can redact them wherever else they appear
+// (a server's log, an error).
+func ArgSecrets(args []string) []string {
+	var out []string
+	for i, a := range args {
+		spans := argSpans(args, i)
+		sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+		for j := 0; j < len(spans); {
+			cur := spans[j]
+			for j++; j < len(spans) && spans[j].start < cur.end; j++ {
+				cur.end = max(cur.end, spans[j].end)
+			}
+			if v := a[cur.start:cur.end]; v != "" && !slices.Contains(out, v) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// argSpans returns the spans of args[i] that hold a secret by their place (Args, ArgSecrets).
+func argSpans(args []string, i int) []span {
+	a := args[i]
+	l := identity(a, 0)
+	var spans []span
+	if i > 0 && isSecretFlag(args[i-1]) && !strings.HasPrefix(a, "--") && !isParamRef(a) && a != "" {
+		spans = append(spans, span{0, len(a)})
+	}
+	spans = append(spans, l.wordSpans()...)
+	if strings.ContainsAny(a, " \t\n") {
+		spans = append(spans, scanSpans(l, false)...)
+	}
+	return spans
 }
 
 // Env returns a copy of an environment with the value of every secret-looking variable

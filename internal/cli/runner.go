@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/speedmatrix/speedmatrix/bench"
+	"github.com/speedmatrix/speedmatrix/bench/server"
+	"github.com/speedmatrix/speedmatrix/bench/stream"
+	"github.com/speedmatrix/speedmatrix/bench/telemetry"
+	"github.com/speedmatrix/speedmatrix/internal/redact"
+)
+
+// apiKey returns the server's API key, read from the variable api_key_env names ("" without
+// one); a named variable that is not set or empty is a usage error.
+func apiKey(env *Env, o runOptions) (string, error) {
+	if o.APIKeyEnv == "" {
+		return "", nil
+	}
+	key := env.Getenv(o.APIKeyEnv)
+	if key == "" {
+		return "", usagef("--api-key-env %s: the variable is not set or empty; export the key in it", o.APIKeyEnv)
+	}
+	return key, nil
+}
+
+// newRunner returns the configuration and the runner of one measurement of the server at
+// baseURL (the run's id runID; key its API key, also redacted wherever the launch command holds
+// it), and how to close its stream client once the runner is done. Errors are usage errors.
+func newRunner(env *Env, o runOptions, baseURL, key, runID string) (bench.Config, *bench.Runner, func(), error) {
+	cfg, err := benchConfig(o, baseURL, runID)
+	if err != nil {
+		return cfg, nil, nil, err
+	}
+	cfg.LaunchCommand = redact.Command(o.LaunchCommand, redact.WithValues(key)) // the key wherever it appears
+	sc := stream.New(baseURL, stream.WithAPIKey(key))
+	info := server.New(baseURL, server.WithAPIKey(key))
+	streamer := bench.StreamClient{C: sc}
+	var srv bench.ServerInfo = bench.ServerClient{C: info}
+	if o.serverVersion != nil {
+		srv = knownVersion{ServerInfo: srv, version: *o.serverVersion}
+	}
+	r := &bench.Runner{
+		Stream:   streamer,
+		Server:   srv,
+		Prompts:  bench.NewPrompter(info, streamer, runID, o.Endpoint),
+		Metrics:  bench.TelemetryScraper{S: &telemetry.Scraper{URL: telemetry.MetricsURL(baseURL), APIKey: key, Log: env.Log}},
+		Progress: pickProgress(env, o.Quiet),
+		Log:      env.Log,
+	}
+	return cfg, r, sc.Close, nil
+}
+
+// knownVersion is a server's facts whose version was read before measuring (simulatorAtURL), so
+// that /version is asked once.
+type knownVersion struct {
+	bench.ServerInfo
+	version string
+}
+
+// Version returns the version read before.
+func (k knownVersion) Version(context.Context) (string, error) { return k.version, nil }

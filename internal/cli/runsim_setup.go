@@ -1,0 +1,99 @@
+package cli
+
+import (
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/bench"
+	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/sim"
+	"github.com/speedmatrix/speedmatrix/sim/profile"
+)
+
+// simSetup is the built-in simulator a run without a URL starts (runSimulated, and both sides
+// of a paired run): the sim section with its defaults filled in, and the profile it loaded.
+type simSetup struct {
+	so    config.Sim
+	noise float64 // the noise CV asked for; -1 for the profile's
+	p     *profile.Profile
+}
+
+// newSimSetup checks the sim section and loads its profile (errors are usage errors), and
+// adapts o to a run against the simulator: windows and the readiness wait left at their defaults
+// last the same model time as on a real server, and the client samples in model time.
+func newSimSetup(o *runOptions) (simSetup, error) {
+	s := simSetup{so: o.Sim, noise: -1}
+	if s.so.Profile == "" {
+		s.so.Profile = profile.Default
+	}
+	if s.so.Speedup == 0 {
+		s.so.Speedup = DefaultSimSpeedup
+	}
+	if !(s.so.Speedup > 0) {
+		return s, usagef("--sim-speedup %g: want a number above 0", s.so.Speedup)
+	}
+	if n := s.so.Noise; n != nil {
+		if *n < 0 || *n > 1 {
+			return s, usagef("--sim-noise %g: want a coefficient of variation between 0 and 1", *n)
+		}
+		s.noise = *n
+	}
+	var err error
+	if s.p, err = profile.Load(s.so.Profile, nil); err != nil {
+		return s, usagef("--sim-profile: %v", err)
+	}
+	def := defaultRunOptions()
+	if o.Duration == def.Duration {
+		o.Duration = max(time.Duration(float64(o.Duration)/s.so.Speedup), bench.MinDuration)
+	}
+	if o.ReadyTimeout == def.ReadyTimeout {
+		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/s.so.Speedup), time.Second)
+	}
+	o.simSpeedup = s.so.Speedup
+	return s, nil
+}
+
+// config returns the simulator's configuration.
+func (s simSetup) config(log *slog.Logger) sim.Config {
+	return sim.Config{Profile: s.p, Seed: s.so.Seed, NoiseCV: s.noise, Slowdown: s.so.Slowdown, Fault: s.so.Fault, Speedup: s.so.Speedup, Log: log}
+}
+
+// describe records in o what is measured, where the options leave it open: the launch command
+// (the `speedmatrix sim` that runs the same simulator) and the engine's name.
+func (s simSetup) describe(o *runOptions) {
+	cmd := []string{"speedmatrix", "sim", "--profile", s.so.Profile, "--speedup", strconv.FormatFloat(s.so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(s.so.Seed, 10)}
+	if s.noise >= 0 {
+		cmd = append(cmd, "--noise", strconv.FormatFloat(s.noise, 'g', -1, 64))
+	}
+	if s.so.Slowdown != "" {
+		cmd = append(cmd, "--slowdown", s.so.Slowdown)
+	}
+	if s.so.Fault != "" {
+		cmd = append(cmd, "--fault", s.so.Fault)
+	}
+	if o.LaunchCommand == "" {
+		o.LaunchCommand = strings.Join(cmd, " ")
+	}
+	if o.Engine.Name == "" {
+		o.Engine.Name = "speedmatrix-sim"
+	}
+}
+
+// finish returns the finish of measureURL for an in-process simulator: its settings and note
+// (recordSimulator), and the CPU budget marked as the server's too.
+func (s simSetup) finish() func(*results.File) {
+	settings := &results.SimulatorSettings{Profile: s.p.Name, Speedup: s.so.Speedup, Slowdown: s.so.Slowdown, Fault: s.so.Fault, Seed: int64(s.so.Seed), Noise: s.p.Noise.CV}
+	if s.noise >= 0 {
+		settings.Noise = s.noise
+	}
+	record := recordSimulator(settings)
+	return func(f *results.File) {
+		record(f)
+		if f.Run.Budget != nil {
+			f.Run.Budget.CPUIncludesServer = true // the simulator runs in this process
+		}
+	}
+}
