@@ -72,6 +72,9 @@ type Prior struct {
 	// DecodeRate lists the CV of decode total tok/s, per-request tok/s and time between tokens by
 	// concurrency: the first entry whose UpTo is at least the cell's concurrency applies.
 	DecodeRate []ConcurrencyCV
+	// SpecDecodeRate replaces DecodeRate where a side served speculative decoding unpinned, or
+	// cannot tell (specprior.go; empty: DefaultSpecDecodeRatePrior).
+	SpecDecodeRate []ConcurrencyCV
 	// SpecAcceptance lists the CV of speculative acceptance length by concurrency (empty:
 	// DefaultAcceptancePrior).
 	SpecAcceptance []ConcurrencyCV
@@ -85,14 +88,16 @@ type ConcurrencyCV struct {
 
 // DefaultPrior is the prior from the published run-to-run noise of LLM serving (see
 // docs/measurement.md, "Beyond the reference"), taken at the upper end of each range so that it
-// errs towards "inconclusive": decode at concurrency 1 with speculative decoding varies 10–20 %
-// (prior 20 %), at concurrency ≥ 8 under 1 % (prior 1 %), with 10 % at 2 and 5 % at 4 between;
-// median TTFT on light load varies 10–20 % (prior 20 %); a single prefill request 5 %.
+// errs towards "inconclusive": decode at concurrency 1 varies 10–20 % (prior 20 %), at
+// concurrency ≥ 8 under 1 % (prior 1 %), with 10 % at 2 and 5 % at 4 between; with speculative
+// decoding unpinned or unknown, 24 % at 2 and 9 % at 4 (DefaultSpecDecodeRatePrior); median
+// TTFT on light load varies 10–20 % (prior 20 %); a single prefill request 5 %.
 func DefaultPrior() Prior {
 	return Prior{
 		Prefill:        0.05,
 		DecodeTTFT:     0.20,
 		DecodeRate:     []ConcurrencyCV{{UpTo: 1, CV: 0.20}, {UpTo: 2, CV: 0.10}, {UpTo: 4, CV: 0.05}, {UpTo: 0, CV: 0.01}},
+		SpecDecodeRate: DefaultSpecDecodeRatePrior(),
 		SpecAcceptance: DefaultAcceptancePrior(),
 	}
 }

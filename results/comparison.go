@@ -201,6 +201,9 @@ type ComparisonSettings struct {
 	// Pairing is set when the two sides were one paired A/B run and the comparison used the
 	// pairs' log-ratios (noise source NoisePaired); Side is empty.
 	Pairing *Pairing `json:"pairing,omitempty"`
+	// SpecDecode is what the files said about speculative decoding (SpecDecodeUnpinned,
+	// SpecDecodeUnknown, SpecDecodeOff, SpecDecodePinned); it chose the prior of decode rates.
+	SpecDecode string `json:"spec_decode,omitempty"`
 }
 
 // MetricSettings are one metric's practical floor and direction.

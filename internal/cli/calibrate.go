@@ -89,6 +89,7 @@ per cell-metric next to the prior's. Where it exceeds the prior, compare uses th
 					return usagef("--prior-decode-rate: %v", err)
 				}
 				s.Thresholds.Prior.DecodeRate = rates
+				s.Thresholds.Prior.SpecDecodeRate = rates // the flag sets the prior whatever the files say
 			}
 			if cmd.Flags().Changed("budget") {
 				if budget < 0 || s.NaiveTrials < 0 {
