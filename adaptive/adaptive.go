@@ -23,7 +23,8 @@ type Job struct {
 	// Compare is the comparison's input: Base, Head (the first pass), History, MeasuredNoise,
 	// Cells. Run adds the reruns to Head for the second look.
 	Compare compare.Input
-	// Thresholds are the comparison's; Run sets Look.
+	// Thresholds are the comparison's; Run sets Look, and HeadOnlyReruns since it measures only
+	// the head again.
 	Thresholds compare.Thresholds
 	// Budget is the GPU wall time of the whole job; 0 buys no rerun.
 	Budget time.Duration
@@ -83,6 +84,7 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 	out.GPU.Sum()
 	th := j.Thresholds
 	th.Look = 1
+	th.HeadOnlyReruns = true // the reruns measure the head alone; the base's runs stay as they are
 	first, err := compare.Compare(j.Compare, th)
 	if err != nil {
 		return out, err
@@ -236,7 +238,7 @@ func stillUndecided(c *results.Comparison, notBought []compare.UndecidedCost, me
 				}
 			}
 			switch {
-			case entry != nil && entry.Reason == compare.UndecidedNoTrials:
+			case entry != nil && (entry.Reason == compare.UndecidedNoTrials || entry.Reason == compare.UndecidedNeedsBase):
 				add(entry.Result(), m.Metric)
 			case measured[cell.Cell]:
 				add(results.UndecidedCost{Cell: cell.Cell, Reason: results.UndecidedSecondLook}, m.Metric)

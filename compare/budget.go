@@ -68,6 +68,9 @@ const (
 	UndecidedOverBudget = results.UndecidedOverBudget
 	// UndecidedNoTrials: no number of trials within the advice's limit decides it.
 	UndecidedNoTrials = results.UndecidedNoTrials
+	// UndecidedNeedsBase: head trials alone cannot decide it (Thresholds.HeadOnlyReruns); base
+	// reruns or paired mode would.
+	UndecidedNeedsBase = results.UndecidedNeedsBase
 )
 
 // Result returns u as the results file and the comparison record it (cost in seconds).
@@ -157,7 +160,11 @@ func PlanReruns(adv *results.RerunAdvice, cost CellCost, budget time.Duration) R
 		}
 	}
 	for _, u := range adv.Undecidable {
-		plan.Undecided = append(plan.Undecided, UndecidedCost{Cell: u.Cell, Metrics: u.Metrics, Reason: UndecidedNoTrials})
+		reason := UndecidedNoTrials
+		if u.Reason == results.UndecidableNeedsBase {
+			reason = UndecidedNeedsBase
+		}
+		plan.Undecided = append(plan.Undecided, UndecidedCost{Cell: u.Cell, Metrics: u.Metrics, Reason: reason})
 	}
 	return plan
 }
@@ -168,8 +175,11 @@ func (u UndecidedCost) String() string {
 	if u.Row != "" {
 		name = "row " + u.Row
 	}
-	if u.Reason == UndecidedNoTrials {
+	switch u.Reason {
+	case UndecidedNoTrials:
 		return fmt.Sprintf("%s: no number of further trials within the limit decides it", name)
+	case UndecidedNeedsBase:
+		return fmt.Sprintf("%s: needs base reruns or paired mode (head trials alone cannot decide it)", name)
 	}
 	return fmt.Sprintf("%s: %d more trials, %s of GPU time", name, u.FurtherTrials, u.Cost.Round(time.Second))
 }

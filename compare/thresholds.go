@@ -60,6 +60,11 @@ type Thresholds struct {
 	// MaxRowTrials caps the further runs per side of a whole decode row that no cell of its own
 	// decides (the row test's rerun); 0 turns the row rerun off.
 	MaxRowTrials int
+	// HeadOnlyReruns says that a rerun measures the head alone against the base's runs as they
+	// are (the adaptive job, whose base is stored): the advice then asks for head trials that
+	// solve var_b/n_b + var_h/(n_h + k) ≤ target with n_b fixed, and calls a cell the base's
+	// runs keep undecided results.UndecidableNeedsBase. False: both sides are measured again.
+	HeadOnlyReruns bool
 }
 
 // Prior is the configured run-to-run noise: coefficients of variation of one run's value of a

@@ -161,7 +161,9 @@ func (s Settings) sides() int {
 // budgeted runs the budgeted procedure: the first pass, the plan within s.Budget, the funded
 // reruns (on both sides, or on the head alone with a stored baseline) and the second look.
 func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome, error) {
-	in, first, err := s.firstPass(m, r, slow, 1, s.Thresholds)
+	th := s.Thresholds
+	th.HeadOnlyReruns = s.StoredBaseline // the advice is for what is measured again: the head alone, or both sides
+	in, first, err := s.firstPass(m, r, slow, 1, th)
 	if err != nil {
 		return procOutcome{}, err
 	}
@@ -227,7 +229,6 @@ func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome
 	in.Cells = order
 	o.rerun = time.Duration(s.sides()) * m.RunCost(s.Costs, order, trials, 0)
 	o.gpu += o.rerun
-	th := s.Thresholds
 	th.Look = 2
 	o.second, err = compare.Compare(in, th)
 	return o, err
