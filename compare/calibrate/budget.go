@@ -13,7 +13,7 @@ import (
 )
 
 // The budgeted procedure is the bot's adaptive job (issue 13): a first pass of one run a side,
-// then compare.PlanReruns picks which of the advised reruns the GPU budget pays for, those are
+// then compare.PlanRerunsFor picks which of the advised reruns the GPU budget pays for, those are
 // measured on both sides, and the second look (Look = 2) decides on the pooled trials. Its
 // figures are set against the naive procedure: NaiveTrials fixed trials a side and one
 // comparison.
@@ -169,7 +169,7 @@ func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome
 	}
 	o := procOutcome{first: first, gpu: time.Duration(s.sides()) * m.RunCost(s.Costs, nil, nil, 1)}
 	cost := func(cell string, trials int) time.Duration { return m.CellCost(s.Costs, cell, trials, s.sides()) }
-	plan := compare.PlanReruns(first.Rerun, cost, s.Budget)
+	plan := compare.PlanRerunsFor(first, cost, s.Budget)
 	for _, u := range plan.Undecided {
 		if u.Reason == compare.UndecidedOverBudget {
 			o.overBudget = append(o.overBudget, u)

@@ -44,7 +44,7 @@ func (r *BudgetReport) Write(w io.Writer) error {
 		{"decode-rate noise (run to run)", fmt.Sprintf("%s; ×%g (TTFT 10–20 %%, prefill 1–5 %%)", s.Noise.text(), s.NoiseScale)},
 		{"history", history},
 		{"prior CV of decode rates", priorText(s.Thresholds.Prior.DecodeRate)},
-		{"budgeted procedure", fmt.Sprintf("one run a side, then the advised reruns compare.PlanReruns funds within %s (%s), then the second look", s.Budget, measured)},
+		{"budgeted procedure", fmt.Sprintf("one run a side, then the advised reruns compare.PlanRerunsFor funds within %s (%s), then the second look", s.Budget, measured)},
 		{"naive procedure", fmt.Sprintf("%d trials a side, one comparison spending the whole error budget", s.NaiveTrials)},
 		{"GPU time", fmt.Sprintf("%s; %s windows, readiness C × %s + TTFT, %s drain, per context a warm-up and a scout prefill; one run of the matrix a side: %s", measured, s.Costs.Window, s.Costs.Handover, s.Costs.Drain, hours(r.FirstPass/time.Duration(s.sides())))},
 	} {

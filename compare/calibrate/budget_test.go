@@ -201,7 +201,7 @@ func TestRerunCostWithinPlan(t *testing.T) {
 		if err != nil || len(in.Base) != 1 {
 			t.Fatal(err)
 		}
-		plan := compare.PlanReruns(first.Rerun, func(cell string, n int) time.Duration { return m.CellCost(s.Costs, cell, n, 2) }, s.Budget)
+		plan := compare.PlanRerunsFor(first, func(cell string, n int) time.Duration { return m.CellCost(s.Costs, cell, n, 2) }, s.Budget)
 		o, err := s.budgeted(m, rand.New(rand.NewPCG(seed, 3)), nil)
 		if err != nil {
 			t.Fatal(err)

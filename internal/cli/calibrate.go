@@ -36,7 +36,7 @@ for the row test; the output gives the GPU time those reruns cost (30 s windows)
 (1000 A/A, 400 A/B) takes a minute or two; the figures are reproducible by --seed.
 
 With --budget D it follows the bot's adaptive procedure instead: one run a side, then the
-advised reruns that D of GPU time (both sides) pays for, chosen by compare's PlanReruns, then the
+advised reruns that D of GPU time (both sides) pays for, chosen by compare's PlanRerunsFor, then the
 second look; and it sets that against --naive-trials fixed trials a side with one comparison, on
 the same matrices, in one table: A/A false alarms, detection of the slowed row (on the rows the
 budget's measurement could decide, and on all), mean and worst GPU time per comparison (30 s
