@@ -12,11 +12,13 @@ import (
 // PlanRerunsFor chooses which of the first look c's advised reruns (c.Rerun) a GPU budget pays
 // for, by what each can change: the chance that its second look flags a regression, plus a
 // little (decideWeight) for every cell-metric it would decide at all. That chance is the
-// predictive power of the rerun (Spiegelhalter et al.'s "predictive probability"): given the
-// first look's estimate d̂ with standard error s₁, and s₂ the standard error after the advised
-// trials, the second look's estimate is normal around d̂ with variance s₁² − s₂², and it flags a
-// regression when it is worse than both δ and c·s₂ (c the second look's Bonferroni critical
-// value over the re-measured cell-metrics). So a cell whose estimate points to a slowdown is
+// predictive power of the rerun (Spiegelhalter, Freedman and Blackburn 1986): given the first
+// look's estimate d̂ with standard error s₁, a skeptical prior on the true change (0 for nine
+// cell-metrics in ten, else normal around 0 with SD 2δ: changeShare, changeScale), and s₂ the
+// standard error after the advised trials, the second
+// look's pooled estimate is normal, and it flags a regression when it is worse than both δ and
+// c·s₂ (c the second look's Bonferroni critical value over the re-measured cell-metrics). A
+// row's chance comes from its row test, or from its cells when one run a side has none. So a cell whose estimate points to a slowdown is
 // worth more than one whose estimate sits at zero, a row whose pooled test is close to flagging
 // more than a far one, and a cell in a row already flagged as a regression is worth only what it
 // decides (the regression is found). Candidates are funded in the order of value per minute,
@@ -91,15 +93,48 @@ func (v *rerunValue) shrink(kb, kh, further int) float64 {
 	return math.Sqrt((1/float64(nb) + 1/float64(kh+further)) / (1/float64(kb) + 1/float64(kh)))
 }
 
+// The prior on a true change that the value assumes, in units of δ: most cell-metrics (and
+// rows) of a comparison did not change, so the change is 0 with probability 1 − changeShare,
+// and otherwise normal around 0 with SD changeScale (2δ, the size of change the advice is
+// planned to detect). Among some 200 cell-metrics a few lean two or three standard errors
+// towards a slowdown by chance; the spike at 0 keeps them from looking like a slowdown worth
+// the budget, while a row whose cells agree, or an estimate far out, still does.
+const (
+	changeScale = 2.0
+	changeShare = 0.1
+)
+
 // flagChance is the predictive probability that a second look flags a regression: worse by w
-// now (oriented, positive when worse) with standard error s1, s2 after the rerun, threshold
-// thr (δ on the same scale).
+// now (in units of δ, positive when worse) with standard error s1, s2 after the rerun,
+// threshold thr (δ). The true change has the prior above, updated by the first look; the
+// second look's estimate pools the first look's with the rerun's.
 func (v *rerunValue) flagChance(w, s1, s2, thr float64) float64 {
-	if !(s1 > 0) || math.IsNaN(w) {
+	if !(s1 > 0) || !(s2 > 0) || math.IsNaN(w) {
 		return 0
 	}
-	spread := math.Sqrt(math.Max(s1*s1-s2*s2, 1e-12))
-	return stats.NormalCDF((w - math.Max(v.c2*s2, thr)) / spread)
+	i1, iF := 1/(s1*s1), 1/(s2*s2)
+	i2 := math.Max(iF-i1, 1e-12)
+	bar := math.Max(v.c2*s2, thr)
+	// Given a true change with posterior mean pm and variance pv, the pooled estimate is
+	// normal with mean (i1·w + i2·pm)/iF and variance (i2/iF)²·(1/i2 + pv).
+	chance := func(pm, pv float64) float64 {
+		mean := (i1*w + i2*pm) / iF
+		sd := (i2 / iF) * math.Sqrt(1/i2+pv)
+		return stats.NormalCDF((mean - bar) / sd)
+	}
+	slabV := changeScale * changeScale
+	pv := 1 / (i1 + 1/slabV)
+	slab := chance(w*i1*pv, pv)
+	null := chance(0, 0)
+	// The posterior weight of a real change: prior odds times the likelihood ratio of w under
+	// N(0, s1² + slabV) against N(0, s1²).
+	lr := math.Sqrt(s1*s1/(s1*s1+slabV)) * math.Exp(w*w/2*(1/(s1*s1)-1/(s1*s1+slabV)))
+	odds := changeShare / (1 - changeShare) * lr
+	post := 1.0
+	if !math.IsInf(odds, 1) {
+		post = odds / (1 + odds)
+	}
+	return post*slab + (1-post)*null
 }
 
 // item values a cell's rerun.
@@ -109,21 +144,42 @@ func (v *rerunValue) item(it *results.RerunItem) float64 {
 	if cc == nil || (cc.Phase == results.PhaseDecode && v.flagged[cc.ContextLabel]) {
 		return value
 	}
+	return value + v.cellChance(cc, it.Metrics, it.FurtherTrials)
+}
+
+// oriented returns a cell-metric's change in units of its δ, positive when worse, and its
+// standard error in the same units; ok is false when it has no estimate.
+func (v *rerunValue) oriented(mc *results.MetricComparison) (w, s float64, ok bool) {
+	if mc.Change == nil || mc.Noise == nil || !(mc.Delta > 0) {
+		return 0, 0, false
+	}
+	d, lo, hi := math.Log1p(mc.Change.Change), math.Log1p(mc.Change.Low), math.Log1p(mc.Change.High)
+	e := math.Log1p(mc.Delta)
+	s = (hi - lo) / (2 * v.zCI) / e
+	w = d / e
+	if mc.Metric.HigherIsBetter() {
+		w = -w
+	}
+	return w, s, s > 0 && !math.IsInf(s, 0) && !math.IsNaN(w)
+}
+
+// cellChance is the best chance that one of the listed metrics of cc (all when ms is nil)
+// is flagged after further trials.
+func (v *rerunValue) cellChance(cc *results.CellComparison, ms []results.Metric, further int) float64 {
 	best := 0.0
-	for _, mc := range cc.Metrics {
-		if mc.Change == nil || mc.Noise == nil || !containsMetric(it.Metrics, mc.Metric) {
+	for i := range cc.Metrics {
+		mc := &cc.Metrics[i]
+		if mc.Verdict != results.VerdictInconclusive || (ms != nil && !containsMetric(ms, mc.Metric)) {
 			continue
 		}
-		d, lo, hi := math.Log1p(mc.Change.Change), math.Log1p(mc.Change.Low), math.Log1p(mc.Change.High)
-		s1 := (hi - lo) / (2 * v.zCI)
-		w := d
-		if mc.Metric.HigherIsBetter() {
-			w = -d
+		w, s1, ok := v.oriented(mc)
+		if !ok {
+			continue
 		}
-		s2 := s1 * v.shrink(mc.Noise.BaseTrials, mc.Noise.HeadTrials, it.FurtherTrials)
-		best = math.Max(best, v.flagChance(w, s1, s2, math.Log1p(mc.Delta)))
+		s2 := s1 * v.shrink(mc.Noise.BaseTrials, mc.Noise.HeadTrials, further)
+		best = math.Max(best, v.flagChance(w, s1, s2, 1))
 	}
-	return best + value
+	return best
 }
 
 // row values runs further runs of a whole row; the cell-metrics it decides count only when the
@@ -133,13 +189,48 @@ func (v *rerunValue) row(r *results.RowRerun, runs int) float64 {
 	if runs >= r.FurtherTrials {
 		value = decideWeight * float64(len(strings.Split(r.Cells, ","))*len(results.Metrics(results.PhaseDecode)))
 	}
-	rt := v.rows[r.ContextLabel]
-	if rt == nil || v.flagged[r.ContextLabel] || !(rt.High > rt.Low) {
+	if v.flagged[r.ContextLabel] {
 		return value
 	}
-	s1 := (rt.High - rt.Low) / (2 * v.zCI)
-	s2 := s1 * v.shrink(rt.BaseRuns, rt.HeadRuns, runs)
-	return value + v.flagChance(rt.Effect, s1, s2, 1)
+	// The row test's chance: from the first look's row test, or (one run a side has none) from
+	// its cells, each cell's most precise metric (a cell's metrics are nearly one measurement),
+	// the cells independent and weighted by their precision, as the row test weights them.
+	var chance float64
+	if rt := v.rows[r.ContextLabel]; rt != nil && rt.High > rt.Low {
+		s1 := (rt.High - rt.Low) / (2 * v.zCI)
+		chance = v.flagChance(rt.Effect, s1, s1*v.shrink(rt.BaseRuns, rt.HeadRuns, runs), 1)
+	} else {
+		var sw, swy float64
+		kb, kh := 1, 1
+		for cell := range strings.SplitSeq(r.Cells, ",") {
+			cc := v.cells[cell]
+			if cc == nil {
+				continue
+			}
+			bw, bs := 0.0, math.Inf(1)
+			for i := range cc.Metrics {
+				if w, s, ok := v.oriented(&cc.Metrics[i]); ok && s < bs {
+					bw, bs = w, s
+					kb, kh = cc.Metrics[i].Noise.BaseTrials, cc.Metrics[i].Noise.HeadTrials
+				}
+			}
+			if !math.IsInf(bs, 1) {
+				sw += 1 / (bs * bs)
+				swy += bw / (bs * bs)
+			}
+		}
+		if sw > 0 {
+			s1 := 1 / math.Sqrt(sw)
+			chance = v.flagChance(swy/sw, s1, s1*v.shrink(kb, kh, runs), 1)
+		}
+	}
+	// Each cell measured again may also be flagged on its own.
+	for cell := range strings.SplitSeq(r.Cells, ",") {
+		if cc := v.cells[cell]; cc != nil {
+			chance = math.Max(chance, v.cellChance(cc, nil, runs))
+		}
+	}
+	return value + chance
 }
 
 // containsMetric reports whether ms holds m.

@@ -3,6 +3,7 @@ package compare_test
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -13,7 +14,7 @@ import (
 // valueComparison is a first look with four inconclusive single-metric decode cells and one
 // undecided row: decode/8K/1 reads −6 % (a 2δ slowdown), decode/16K/1 and decode/64K/1 read
 // 0 %, decode/32K/1 reads −6 % in a row whose row test is already a regression, and row 512K
-// (advised 20 runs) has a row score of +1δ, close to flagged.
+// (advised 20 runs) has a row score of +1.5δ (95 % CI +0.5 … +2.5), close to flagged.
 func valueComparison() *results.Comparison {
 	cell := func(row string, change float64, v results.Verdict) results.CellComparison {
 		lo, hi := math.Expm1(math.Log1p(change)-0.08), math.Expm1(math.Log1p(change)+0.08) // SE ≈ 4 %
@@ -32,7 +33,7 @@ func valueComparison() *results.Comparison {
 		},
 		Rows: []results.RowComparison{
 			{ContextLabel: "32K", BaseRuns: 1, HeadRuns: 1, Effect: 2.5, Low: 2.1, High: 2.9, Verdict: results.VerdictRegression},
-			{ContextLabel: "512K", BaseRuns: 1, HeadRuns: 1, Effect: 1, Low: -1, High: 3, Verdict: results.VerdictInconclusive},
+			{ContextLabel: "512K", BaseRuns: 2, HeadRuns: 2, Effect: 1.5, Low: 0.5, High: 2.5, Verdict: results.VerdictInconclusive},
 		},
 		Rerun: &results.RerunAdvice{
 			Items: []results.RerunItem{
@@ -49,12 +50,18 @@ func valueComparison() *results.Comparison {
 }
 
 // TestPlanRerunsForDetection checks that the budget buys what can change a verdict to a
-// regression first: an inconclusive cell whose estimate points to a slowdown before one whose
-// estimate sits at zero at the same price, a row whose pooled test is close (in part, as many
-// runs as fit, when the whole advice does not), and nothing for a cell whose row is already
-// flagged until the rest is bought. The budget is never crossed.
+// regression first: a row whose pooled test is close (in part, as many runs as fit, when the
+// whole advice does not), an inconclusive cell whose estimate points to a slowdown before one
+// whose estimate sits at zero at the same price, and a cell whose row is already flagged only
+// when the rest is bought. The budget is never crossed.
 func TestPlanRerunsForDetection(t *testing.T) {
-	minute := func(cell string, trials int) time.Duration { return time.Duration(trials) * time.Minute }
+	// A trial costs a minute, at 512K three.
+	minute := func(cell string, trials int) time.Duration {
+		if strings.Contains(cell, "/512K/") {
+			return time.Duration(3*trials) * time.Minute
+		}
+		return time.Duration(trials) * time.Minute
+	}
 	funded := func(p compare.RerunPlan) []string {
 		var out []string
 		for _, it := range p.Items {
@@ -73,10 +80,13 @@ func TestPlanRerunsForDetection(t *testing.T) {
 		// rowRuns is the 512K row's funded runs (0: not funded).
 		rowRuns int
 	}{
+		// Two runs of the row (6 min) do not fit: of the cells, the one reading a slowdown.
 		{"one cell: the slowdown", 4 * time.Minute, []string{"decode/8K/1"}, 0},
-		{"the slowdown, then the close row in part", 14 * time.Minute, []string{"decode/8K/1", "row 512K"}, 10},
-		{"a flagged row's cell last", 32 * time.Minute, []string{"decode/16K/1", "decode/64K/1", "decode/8K/1", "row 512K"}, 20},
-		{"everything", 40 * time.Minute, []string{"decode/16K/1", "decode/32K/1", "decode/64K/1", "decode/8K/1", "row 512K"}, 20},
+		// The close row is the best buy: as many of its 20 advised runs as fit.
+		{"the close row first, in part", 34 * time.Minute, []string{"row 512K"}, 11},
+		{"then the slowdown", 64 * time.Minute, []string{"decode/8K/1", "row 512K"}, 20},
+		{"a flagged row's cell last", 72 * time.Minute, []string{"decode/16K/1", "decode/64K/1", "decode/8K/1", "row 512K"}, 20},
+		{"everything", 76 * time.Minute, []string{"decode/16K/1", "decode/32K/1", "decode/64K/1", "decode/8K/1", "row 512K"}, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := compare.PlanRerunsFor(valueComparison(), minute, tc.budget)
