@@ -20,9 +20,10 @@ import (
 //
 // GPU time counts what the job measures (Costs): by default both sides, first pass and reruns,
 // as paired mode does. With StoredBaseline, as the bot's adaptive job does with a baseline from
-// the store, the base's runs (one for the budgeted procedure, NaiveTrials for the naive one) are
-// measured earlier and cost the job nothing, and the reruns measure the head alone: the second
-// look pools more head trials against the one base run.
+// the store, the base's one stored run was measured earlier and costs the job nothing; the
+// reruns measure the head alone (the second look pools more head trials against the one base
+// run, and the advice asks for head trials: compare.Thresholds.HeadOnlyReruns), and the naive
+// procedure measures NaiveTrials head trials against that one base run.
 
 // Procedure names.
 const (
@@ -122,10 +123,15 @@ func draw(m *Matrix, r *rand.Rand, side string, n int, slow *Slowdown, cells []r
 	return fs
 }
 
-// firstPass draws trials runs a side and the history, and compares them at the first look
-// with thresholds th.
+// firstPass draws trials runs of the head (and of the base, or with a stored baseline the one
+// run the store holds of it) and the history, and compares them at the first look with
+// thresholds th.
 func (s Settings) firstPass(m *Matrix, r *rand.Rand, slow *Slowdown, trials int, th compare.Thresholds) (compare.Input, *results.Comparison, error) {
-	in := compare.Input{Base: draw(m, r, "base", trials, nil, nil), Head: draw(m, r, "head", trials, slow, nil)}
+	baseTrials := trials
+	if s.StoredBaseline {
+		baseTrials = 1
+	}
+	in := compare.Input{Base: draw(m, r, "base", baseTrials, nil, nil), Head: draw(m, r, "head", trials, slow, nil)}
 	for h := range s.History {
 		in.History = append(in.History, m.Run(r, fmt.Sprintf("hist-%d", h), nil))
 	}
