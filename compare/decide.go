@@ -104,11 +104,19 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 		noise.CV = math.Sqrt((float64(kb-1)*vb + float64(kh-1)*vh) / float64(kb+kh-2))
 		// Few trials (a rerun's) pool with the history's runs, or are floored by the prior
 		// (trialsnoise.go).
-		if v, d, src, ok := fewTrialsNoise(vb, kb, vh, kh, hist, prior2, th); ok {
+		if v, d, src, ok := fewTrialsNoise(float64(kb-1)*vb+float64(kh-1)*vh, float64(kb+kh-2), hist, prior2, th); ok {
 			p.vb, p.vh = v, v
 			se, df = math.Sqrt(v*(1/float64(kb)+1/float64(kh))), d
 			noise.Source, noise.CV = src, math.Sqrt(v)
 		}
+	case (kb >= 3 || kh >= 3) && (kb < 2 || kh < 2) && max(kb, kh)-1 < minTrialDF && varianceOf(longer(bs.logs, hs.logs)) > 0 &&
+		fewTrialsOK(longer(bs.logs, hs.logs), hist, prior2, th):
+		// A few repeated runs of one side against one run of the other (trialsnoise.go).
+		l := longer(bs.logs, hs.logs)
+		v, d, src, _ := fewTrialsNoise(float64(len(l)-1)*varianceOf(l), float64(len(l)-1), hist, prior2, th)
+		p.vb, p.vh = v, v
+		se, df = math.Sqrt(v*(1/float64(kb)+1/float64(kh))), d
+		noise.Source, noise.CV = src, math.Sqrt(v)
 	case (kb >= 3 || kh >= 3) && (kb < 2 || kh < 2) && max(kb, kh) > len(hist) && varianceOf(longer(bs.logs, hs.logs)) > 0:
 		// Repeated trials of one commit only: their spread is the run-to-run noise of both.
 		s2 := varianceOf(longer(bs.logs, hs.logs))

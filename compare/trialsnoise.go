@@ -3,6 +3,7 @@ package compare
 import (
 	"math"
 
+	"github.com/speedmatrix/speedmatrix/compare/stats"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -14,27 +15,41 @@ import (
 const minTrialDF = 4
 
 // fewTrialsNoise returns the per-run variance and degrees of freedom of a cell-metric whose
-// trials (kb and kh runs with variances vb and vh) are too few to stand alone: with history
+// trials (sum of squares ss over tdf degrees of freedom: both sides' trials, or one side's
+// repeated runs against a single run of the other) are too few to stand alone: with history
 // (at least th.MinHistory runs that vary), the pooled variance of the trials and the history
 // (the same run-to-run noise, measured twice), its degrees of freedom summed, noise source
-// history; without, the trials' pooled variance floored by the prior (prior2, the squared CV),
-// noise source trials, infinite degrees of freedom where the prior sets it, as within-run noise
-// is floored. ok is false when the trials have enough degrees of freedom.
-func fewTrialsNoise(vb float64, kb int, vh float64, kh int, hist []float64, prior2 float64, th Thresholds) (v, df float64, source string, ok bool) {
-	tdf := float64(kb + kh - 2)
-	if tdf >= minTrialDF {
+// history; without, the prior (prior2, the squared CV) with infinite degrees of freedom where
+// it is above the trials' variance and the sharper test, noise source trials. ok is false when
+// the trials stand alone: enough degrees of freedom, or nothing better.
+func fewTrialsNoise(ss, tdf float64, hist []float64, prior2 float64, th Thresholds) (v, df float64, source string, ok bool) {
+	if tdf >= minTrialDF || !(tdf > 0) {
 		return 0, 0, "", false
 	}
-	ss := float64(kb-1)*vb + float64(kh-1)*vh
 	if len(hist) >= th.MinHistory && varianceOf(hist) > 0 {
 		hdf := float64(len(hist) - 1)
 		return (ss + hdf*varianceOf(hist)) / (tdf + hdf), tdf + hdf, results.NoiseHistory, true
 	}
-	if !(prior2 > 0) {
+	// Without history the prior floors the trials' variance where that is the sharper test: never
+	// where the trials alone, with their t quantile, would decide a smaller change (a very quiet
+	// cell), judged at a fixed level from the variances alone, never from the change.
+	t := ss / tdf
+	if !(prior2 > 0) || t >= prior2 {
 		return 0, 0, "", false
 	}
-	if t := ss / tdf; t > prior2 {
-		return t, tdf, results.NoiseTrials, true
+	tq, zq := stats.TQuantile(1-floorLevel/2, tdf), stats.NormalQuantile(1-floorLevel/2)
+	if tq*tq*t <= zq*zq*prior2 {
+		return 0, 0, "", false
 	}
 	return prior2, math.Inf(1), results.NoiseTrials, true
+}
+
+// floorLevel is the level at which fewTrialsNoise weighs the prior floor against the trials'
+// own t test: about a cell-metric's share of the matrix's false-alarm budget.
+const floorLevel = 1e-4
+
+// fewTrialsOK reports whether fewTrialsNoise has something to add to the repeated runs l.
+func fewTrialsOK(l, hist []float64, prior2 float64, th Thresholds) bool {
+	_, _, _, ok := fewTrialsNoise(float64(len(l)-1)*varianceOf(l), float64(len(l)-1), hist, prior2, th)
+	return ok
 }

@@ -30,6 +30,10 @@ func TestFewTrialsKeepTheirNoise(t *testing.T) {
 		{"two runs a side with history", []*results.File{run(600), run(601)}, []*results.File{run(570), run(571)}, hist, results.NoiseHistory, 11, 0},
 		{"two runs a side, prior", []*results.File{run(600), run(601)}, []*results.File{run(570), run(571)}, nil, results.NoiseTrials, 0, 0.01},
 		{"three runs a side", []*results.File{run(600), run(601), run(599)}, []*results.File{run(570), run(571), run(569)}, nil, results.NoiseTrials, -1, 0},
+		// A stored base run against three head trials (the naive procedure with a stored
+		// baseline, or a head-only rerun): the head's spread has 2 degrees of freedom.
+		{"three head runs against one base run, prior", []*results.File{run(600)}, []*results.File{run(570), run(571), run(569)}, nil, results.NoiseTrials, 0, 0.01},
+		{"three head runs against one base run, history", []*results.File{run(600)}, []*results.File{run(570), run(571), run(569)}, hist[:3], results.NoiseHistory, 4, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -56,5 +60,23 @@ func TestFewTrialsKeepTheirNoise(t *testing.T) {
 				t.Errorf("verdict %s (%s), want regression", m.Verdict, m.Reason)
 			}
 		})
+	}
+}
+
+// TestFewQuietTrialsStandAlone checks that the prior floor never makes a comparison blinder:
+// two runs a side of a very quiet cell (0.05 % apart, where the prior says 20 %) keep their own
+// noise, and a 7 % drop is a regression.
+func TestFewQuietTrialsStandAlone(t *testing.T) {
+	run := func(v float64) *results.File { return summaryFile("m", map[int]float64{1: v}, nil) }
+	c, err := compare.Compare(compare.Input{Base: []*results.File{run(150), run(150.07)}, Head: []*results.File{run(139.5), run(139.57)}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := find(t, c, "decode/8K/1", results.MetricTotalTokPerS)
+	if m.Noise == nil || m.Noise.Source != results.NoiseTrials || m.Noise.DF == nil {
+		t.Fatalf("noise %+v, want the trials' own, with finite degrees of freedom", m.Noise)
+	}
+	if m.Verdict != results.VerdictRegression {
+		t.Errorf("verdict %s (%s), want regression", m.Verdict, m.Reason)
 	}
 }
