@@ -23,7 +23,8 @@ type Job struct {
 	// Compare is the comparison's input: Base, Head (the first pass), History, MeasuredNoise,
 	// Cells. Run adds the reruns to Head for the second look.
 	Compare compare.Input
-	// Thresholds are the comparison's; Run sets Look.
+	// Thresholds are the comparison's; Run sets Look, and HeadOnlyReruns since it measures only
+	// the head again.
 	Thresholds compare.Thresholds
 	// Budget is the GPU wall time of the whole job; 0 buys no rerun.
 	Budget time.Duration
@@ -56,6 +57,7 @@ type Outcome struct {
 
 // unit is one rerun measurement: a cell's advised trials, or a whole row's.
 type unit struct {
+	key    string // as in compare.RerunPlan.Order
 	cells  []string
 	trials int
 	cost   time.Duration
@@ -83,6 +85,7 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 	out.GPU.Sum()
 	th := j.Thresholds
 	th.Look = 1
+	th.HeadOnlyReruns = true // the reruns measure the head alone; the base's runs stay as they are
 	first, err := compare.Compare(j.Compare, th)
 	if err != nil {
 		return out, err
@@ -97,7 +100,7 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 		cost = CostModel(j.Compare.Head[0], j.Overhead)
 	}
 	spent := func() time.Duration { return time.Duration(out.GPU.Sum() * float64(time.Second)) }
-	out.Plan = compare.PlanReruns(first.Rerun, cost, j.Budget-spent())
+	out.Plan = compare.PlanRerunsFor(first, cost, j.Budget-spent())
 	units := planUnits(out.Plan, cost)
 	log.Info(fmt.Sprintf("adaptive: %d cells inconclusive at the first look; the budget left (%s) buys %d reruns (%s predicted), %d not",
 		first.Summary.CellCounts.Inconclusive, round(j.Budget-spent()), len(units), round(out.Plan.Cost), len(out.Plan.Undecided)))
@@ -165,13 +168,14 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 	return out, nil
 }
 
-// planUnits returns the plan's measurements in the order they are bought: most cell-metrics
-// per minute first, the cheaper first on ties.
+// planUnits returns the plan's measurements in the order they were bought (p.Order: the most
+// value per minute first); without an order, most cell-metrics per minute first, the cheaper
+// first on ties.
 func planUnits(p compare.RerunPlan, cost compare.CellCost) []unit {
 	var us []unit
 	for _, it := range p.Items {
 		c := cost(it.Cell, it.FurtherTrials)
-		us = append(us, unit{cells: []string{it.Cell}, trials: it.FurtherTrials, cost: c, value: max(1, len(it.Metrics)),
+		us = append(us, unit{key: it.Cell, cells: []string{it.Cell}, trials: it.FurtherTrials, cost: c, value: max(1, len(it.Metrics)),
 			entry: compare.UndecidedCost{Cell: it.Cell, Metrics: it.Metrics, FurtherTrials: it.FurtherTrials, Cost: c, Reason: compare.UndecidedOverBudget}})
 	}
 	for _, r := range p.Rows {
@@ -180,8 +184,14 @@ func planUnits(p compare.RerunPlan, cost compare.CellCost) []unit {
 		for _, cell := range cells {
 			c += cost(cell, r.FurtherTrials)
 		}
-		us = append(us, unit{cells: cells, trials: r.FurtherTrials, cost: c, value: len(cells) * len(results.Metrics(results.PhaseDecode)),
+		us = append(us, unit{key: "row " + r.ContextLabel, cells: cells, trials: r.FurtherTrials, cost: c, value: len(cells) * len(results.Metrics(results.PhaseDecode)),
 			entry: compare.UndecidedCost{Cell: r.Cells, Row: r.ContextLabel, Metrics: results.Metrics(results.PhaseDecode), FurtherTrials: r.FurtherTrials, Cost: c, Reason: compare.UndecidedOverBudget}})
+	}
+	if len(p.Order) > 0 {
+		slices.SortStableFunc(us, func(a, b unit) int {
+			return cmp.Compare(slices.Index(p.Order, a.key), slices.Index(p.Order, b.key))
+		})
+		return us
 	}
 	slices.SortStableFunc(us, func(a, b unit) int {
 		l, r := float64(a.value)*float64(max(b.cost, 1)), float64(b.value)*float64(max(a.cost, 1))
@@ -236,7 +246,7 @@ func stillUndecided(c *results.Comparison, notBought []compare.UndecidedCost, me
 				}
 			}
 			switch {
-			case entry != nil && entry.Reason == compare.UndecidedNoTrials:
+			case entry != nil && (entry.Reason == compare.UndecidedNoTrials || entry.Reason == compare.UndecidedNeedsBase):
 				add(entry.Result(), m.Metric)
 			case measured[cell.Cell]:
 				add(results.UndecidedCost{Cell: cell.Cell, Reason: results.UndecidedSecondLook}, m.Metric)

@@ -1,7 +1,10 @@
 // Package adaptive decides a comparison inside a GPU budget: after a first pass it compares
-// the head with the baseline, buys with what is left of the budget the reruns that decide the
-// most cell-metrics per minute (compare.PlanReruns), measures them, and compares once more on
-// the pooled trials at the second look's level (the sequential rule compare already plans).
+// the head with the baseline, buys with what is left of the budget the reruns most likely per
+// minute to turn an open slowdown into a regression verdict (compare.PlanRerunsFor: cells whose
+// estimate points to a slowdown, rows whose pooled test is close), measures them on the head
+// (the advice is for head trials against the stored base: compare.Thresholds.HeadOnlyReruns),
+// and compares once more on the pooled trials at the second look's level (the sequential rule
+// compare already plans).
 //
 //	out, err := adaptive.Run(ctx, adaptive.Job{Compare: in, Thresholds: th, Budget: 45*time.Minute,
 //		GPU: spent, Measure: measure})

@@ -58,6 +58,8 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		return nil, err
 	}
 	th = withAcceptanceDefaults(th)
+	spec := specDecodeOf(in)
+	th = withSpecDecodePrior(th, spec) // specprior.go
 	plan, err := th.plan()
 	if err != nil {
 		return nil, err
@@ -73,7 +75,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		Settings: results.ComparisonSettings{
 			FDR: th.FDR, FalseAlarm: th.FalseAlarm, Look: th.Look, MinimumEffect: th.MinimumEffect, Level: level, Spending: string(th.Spending),
 			EquivalenceAlpha: th.EquivalenceAlpha, Power: th.Power, ConfidenceLevel: th.ConfidenceLevel,
-			HistoryFiles: len(in.History), Forced: in.Force,
+			HistoryFiles: len(in.History), Forced: in.Force, SpecDecode: spec,
 		},
 	}
 	for _, m := range allMetrics {

@@ -102,6 +102,21 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 		p.vb, p.vh = vb, vh
 		noise.Source = results.NoiseTrials
 		noise.CV = math.Sqrt((float64(kb-1)*vb + float64(kh-1)*vh) / float64(kb+kh-2))
+		// Few trials (a rerun's) pool with the history's runs, or are floored by the prior
+		// (trialsnoise.go).
+		if v, d, src, ok := fewTrialsNoise(float64(kb-1)*vb+float64(kh-1)*vh, float64(kb+kh-2), hist, prior2, th); ok {
+			p.vb, p.vh = v, v
+			se, df = math.Sqrt(v*(1/float64(kb)+1/float64(kh))), d
+			noise.Source, noise.CV = src, math.Sqrt(v)
+		}
+	case (kb >= 3 || kh >= 3) && (kb < 2 || kh < 2) && max(kb, kh)-1 < minTrialDF && varianceOf(longer(bs.logs, hs.logs)) > 0 &&
+		fewTrialsOK(longer(bs.logs, hs.logs), hist, prior2, th):
+		// A few repeated runs of one side against one run of the other (trialsnoise.go).
+		l := longer(bs.logs, hs.logs)
+		v, d, src, _ := fewTrialsNoise(float64(len(l)-1)*varianceOf(l), float64(len(l)-1), hist, prior2, th)
+		p.vb, p.vh = v, v
+		se, df = math.Sqrt(v*(1/float64(kb)+1/float64(kh))), d
+		noise.Source, noise.CV = src, math.Sqrt(v)
 	case (kb >= 3 || kh >= 3) && (kb < 2 || kh < 2) && max(kb, kh) > len(hist) && varianceOf(longer(bs.logs, hs.logs)) > 0:
 		// Repeated trials of one commit only: their spread is the run-to-run noise of both.
 		s2 := varianceOf(longer(bs.logs, hs.logs))
@@ -375,7 +390,7 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 	if len(inc) == 0 {
 		return nil
 	}
-	adv := &results.RerunAdvice{Rule: results.SequentialRule{
+	adv := &results.RerunAdvice{HeadOnly: th.HeadOnlyReruns, Rule: results.SequentialRule{
 		Method: "lan-demets-" + string(th.Spending), FDR: th.FDR, Level1: plan.Level1, Level2: plan.Level2,
 		InformationFraction: th.PlannedFraction,
 	}}
@@ -395,22 +410,43 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 		if th.MinimumEffect {
 			target = (math.Log1p(2*th.Delta[t.metric]) - math.Log1p(th.Delta[t.metric])) / z
 		}
-		for k := 1; k <= th.MaxFurtherTrials; k++ {
-			if math.Sqrt(t.vb/float64(t.kb+k)+t.vh/float64(t.kh+k)) <= target {
-				return k
-			}
+		return furtherTrials(t.vb, t.kb, t.vh, t.kh, target, th.MaxFurtherTrials, th.HeadOnlyReruns) // headonly.go
+	}
+	// needsBase says that measuring both sides would decide t where head trials cannot.
+	needsBase := func(t *pending, z float64) bool {
+		if !th.HeadOnlyReruns {
+			return false
 		}
-		return 0
+		target := math.Log1p(2*th.Delta[t.metric]) / z
+		if th.MinimumEffect {
+			target = (math.Log1p(2*th.Delta[t.metric]) - math.Log1p(th.Delta[t.metric])) / z
+		}
+		return furtherTrials(t.vb, t.kb, t.vh, t.kh, target, th.MaxFurtherTrials, false) > 0
 	}
 	listed := map[results.CellID]bool{}
 	for _, t := range inc {
 		listed[t.id] = true
 	}
+	// metricsIn is the number of metrics compared in a cell: its phase's, and speculative
+	// acceptance where it is compared.
+	accepted := map[results.CellID]bool{}
+	for _, t := range tests {
+		if t.metric == results.MetricSpecAcceptance {
+			accepted[t.id] = true
+		}
+	}
+	metricsIn := func(id results.CellID) int {
+		n := len(results.Metrics(id.Phase))
+		if accepted[id] {
+			n++
+		}
+		return n
+	}
 	var z float64
 	for range 10 {
 		family := 0
 		for id := range listed {
-			family += len(results.Metrics(id.Phase))
+			family += metricsIn(id)
 		}
 		alpha := plan.Level2 / float64(max(1, family))
 		z = stats.NormalQuantile(1-alpha/2) + stats.NormalQuantile(th.Power)
@@ -429,7 +465,7 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 	zFor := func(extraRows int) float64 {
 		family := extraRows
 		for id := range listed {
-			family += len(results.Metrics(id.Phase))
+			family += metricsIn(id)
 		}
 		alpha := plan.Level2 / float64(max(1, family))
 		return stats.NormalQuantile(1-alpha/2) + stats.NormalQuantile(th.Power)
@@ -463,6 +499,9 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 		cell := t.id.String()
 		if n == 0 {
 			adv.Undecidable = addUndecidable(adv.Undecidable, t)
+			if needsBase(t, z) {
+				markNeedsBase(adv.Undecidable, cell)
+			}
 			continue
 		}
 		t.out.FurtherTrials = ptr(n)
@@ -483,19 +522,29 @@ func advise(tests []*pending, th Thresholds, plan stats.TwoLook) *results.RerunA
 		adv.Trials = max(adv.Trials, it.FurtherTrials)
 	}
 	adv.Cells = strings.Join(cells, ",")
-	measure := fmt.Sprintf("Measure the listed cells %d more times on base and on head", adv.Trials)
+	sides := "on base and on head"
+	if th.HeadOnlyReruns {
+		sides = "on the head (the base's runs stay as they are)"
+	}
+	measure := fmt.Sprintf("Measure the listed cells %d more times %s", adv.Trials, sides)
 	switch {
 	case len(plans) > 0 && len(cells) > 0:
 		measure += fmt.Sprintf(", and the cells of %s, each run holding all of a row's cells", strings.Join(rowTexts, ", "))
 	case len(plans) > 0:
-		measure = fmt.Sprintf("Measure the cells of %s on base and on head, each run holding all of a row's cells", strings.Join(rowTexts, ", "))
+		measure = fmt.Sprintf("Measure the cells of %s %s, each run holding all of a row's cells", strings.Join(rowTexts, ", "), sides)
+	case len(cells) == 0:
+		measure = "No head trials decide a listed cell"
 	}
+
 	adv.Rule.Text = fmt.Sprintf("%s, then compare once more with "+
 		"--look 2 --cells (every listed cell), giving each side's files comma-separated (BASE,BASE_RERUN HEAD,HEAD_RERUN) so that the trials pool. "+
 		"The second look runs Benjamini–Hochberg at %.3g; with this first look at %.3g the two looks spend %g, "+
 		"which keeps the false discovery rate at q = %g and the whole-matrix false-alarm rate at %g (Lan–DeMets %s-type spending at t = %g; the second level assumes independent looks, "+
 		"which is conservative). Do not look a third time.",
 		measure, plan.Level2, plan.Level1, th.Budget(), th.FDR, th.FalseAlarm, th.Spending, th.PlannedFraction)
+	if nb := needsBaseCells(adv.Undecidable); nb != "" {
+		adv.Rule.Text += fmt.Sprintf(" Not decidable by head trials, %s needs base reruns or paired mode (run --paired): the base's runs alone are too noisy for any number of head trials to decide it.", nb)
+	}
 	return adv
 }
 

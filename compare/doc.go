@@ -42,7 +42,10 @@
 //   - trials: both sides hold at least two trials (several trials in a file, or several files per
 //     side pooled): Welch's t with Welch–Satterthwaite degrees of freedom; when only one side
 //     holds three or more, their spread stands for both sides (k − 1 degrees of freedom) unless
-//     the history holds more runs;
+//     the history holds more runs; trials with fewer than 4 degrees of freedom together (a
+//     one-trial rerun: two runs a side) pool with the history (degrees of freedom added), or
+//     without history are floored by the prior, so that a rerun keeps the noise its advice
+//     assumed instead of a t quantile of 2 degrees of freedom;
 //   - history: at least Thresholds.MinHistory earlier base results hold the cell: their sample
 //     variance, n − 1 degrees of freedom;
 //   - within+prior: a side with one trial that kept its raw samples: the within-run variance of
@@ -51,7 +54,14 @@
 //     least 4 degrees of freedom, floored by the prior (a window cannot see between-run drift, so
 //     the data can only make the noise larger than the prior, never smaller);
 //   - prior: the configured CV (DefaultPrior: published run-to-run noise at the upper end of its
-//     range), taken as known.
+//     range), taken as known. The prior of decode rates follows what the files say of
+//     speculative decoding (results.File.SpecDecodeState, recorded in the comparison's
+//     settings.spec_decode): where a side served it unpinned (acceptance counters in its
+//     telemetry) or cannot tell (no server counters read: any engine may serve it), the
+//     acceptance-driven noise of vllm issue 53436 at the top of its ±20 % range
+//     (Prior.SpecDecodeRate: 20 % at concurrency 1, 24 % at 2, 9 % at 4, 1 % from 8); where every
+//     side was pinned or its counters showed no speculative draft, Prior.DecodeRate (20, 10, 5,
+//     1 %).
 //
 // Measured noise: Input.MeasuredNoise holds the run-to-run CV of cell-metrics measured on the
 // user's own machine: the within-commit spread of repeated runs of one commit (default-branch
@@ -125,7 +135,13 @@
 // which only lowers the true error, so the rule is conservative). There is no third look. The
 // rerun advice asks for the fewest further trials per side that make the MDC at most 2δ with the
 // configured power at the second look's Bonferroni share over every metric of the re-measured
-// cells; cells needing more than MaxFurtherTrials (20) are listed as undecidable. A decode row
+// cells (speculative acceptance length included where it is compared); cells needing more than
+// MaxFurtherTrials (20) are listed as undecidable. With Thresholds.HeadOnlyReruns (the adaptive
+// job, whose base is stored) the trials are the head's alone, solving var_b/n_b + var_h/(n_h + k)
+// ≤ target with n_b fixed; a cell that measuring both sides would decide but head trials cannot
+// (the base's runs alone are too noisy) is listed undecidable with the reason "needs base reruns
+// or paired mode". Within a GPU budget, PlanRerunsFor buys the advised reruns by their chance of
+// turning an open slowdown into a regression verdict per minute (budget_value.go). A decode row
 // none of whose cell-metrics was decided at the first look, and some of which are undecidable
 // cell by cell (in practice the long-context rows whose only cells run at concurrency ≤ 4, with
 // 2–20 % run-to-run noise), is instead measured whole: the advice asks, per such row, for the

@@ -239,12 +239,7 @@ func planRows(tests []*pending, th Thresholds, undecidable func(*pending) bool, 
 		target = 1
 	}
 	needed := func(c cand, z float64) int {
-		for k := 1; k <= th.MaxRowTrials; k++ {
-			if z*math.Sqrt(c.vb/float64(c.kb+k)+c.vh/float64(c.kh+k)) <= target {
-				return k
-			}
-		}
-		return 0
+		return furtherTrials(c.vb, c.kb, c.vh, c.kh, target/z, th.MaxRowTrials, th.HeadOnlyReruns) // headonly.go
 	}
 	var plans []rowPlan
 	z := zFor(len(cands))

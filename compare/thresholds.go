@@ -60,6 +60,11 @@ type Thresholds struct {
 	// MaxRowTrials caps the further runs per side of a whole decode row that no cell of its own
 	// decides (the row test's rerun); 0 turns the row rerun off.
 	MaxRowTrials int
+	// HeadOnlyReruns says that a rerun measures the head alone against the base's runs as they
+	// are (the adaptive job, whose base is stored): the advice then asks for head trials that
+	// solve var_b/n_b + var_h/(n_h + k) ≤ target with n_b fixed, and calls a cell the base's
+	// runs keep undecided results.UndecidableNeedsBase. False: both sides are measured again.
+	HeadOnlyReruns bool
 }
 
 // Prior is the configured run-to-run noise: coefficients of variation of one run's value of a
@@ -72,6 +77,9 @@ type Prior struct {
 	// DecodeRate lists the CV of decode total tok/s, per-request tok/s and time between tokens by
 	// concurrency: the first entry whose UpTo is at least the cell's concurrency applies.
 	DecodeRate []ConcurrencyCV
+	// SpecDecodeRate replaces DecodeRate where a side served speculative decoding unpinned, or
+	// cannot tell (specprior.go; empty: DefaultSpecDecodeRatePrior).
+	SpecDecodeRate []ConcurrencyCV
 	// SpecAcceptance lists the CV of speculative acceptance length by concurrency (empty:
 	// DefaultAcceptancePrior).
 	SpecAcceptance []ConcurrencyCV
@@ -85,14 +93,16 @@ type ConcurrencyCV struct {
 
 // DefaultPrior is the prior from the published run-to-run noise of LLM serving (see
 // docs/measurement.md, "Beyond the reference"), taken at the upper end of each range so that it
-// errs towards "inconclusive": decode at concurrency 1 with speculative decoding varies 10–20 %
-// (prior 20 %), at concurrency ≥ 8 under 1 % (prior 1 %), with 10 % at 2 and 5 % at 4 between;
-// median TTFT on light load varies 10–20 % (prior 20 %); a single prefill request 5 %.
+// errs towards "inconclusive": decode at concurrency 1 varies 10–20 % (prior 20 %), at
+// concurrency ≥ 8 under 1 % (prior 1 %), with 10 % at 2 and 5 % at 4 between; with speculative
+// decoding unpinned or unknown, 24 % at 2 and 9 % at 4 (DefaultSpecDecodeRatePrior); median
+// TTFT on light load varies 10–20 % (prior 20 %); a single prefill request 5 %.
 func DefaultPrior() Prior {
 	return Prior{
 		Prefill:        0.05,
 		DecodeTTFT:     0.20,
 		DecodeRate:     []ConcurrencyCV{{UpTo: 1, CV: 0.20}, {UpTo: 2, CV: 0.10}, {UpTo: 4, CV: 0.05}, {UpTo: 0, CV: 0.01}},
+		SpecDecodeRate: DefaultSpecDecodeRatePrior(),
 		SpecAcceptance: DefaultAcceptancePrior(),
 	}
 }

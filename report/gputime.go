@@ -48,13 +48,15 @@ func (m *model) gpuTime() string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "#### GPU time\n\n%s.\n", GPUTimeLine(g))
-	var priced, stuck, second []results.UndecidedCost
+	var priced, stuck, second, base []results.UndecidedCost
 	for _, u := range g.Undecided {
 		switch u.Reason {
 		case results.UndecidedOverBudget:
 			priced = append(priced, u)
 		case results.UndecidedSecondLook:
 			second = append(second, u)
+		case results.UndecidedNeedsBase:
+			base = append(base, u)
 		default:
 			stuck = append(stuck, u)
 		}
@@ -74,6 +76,9 @@ func (m *model) gpuTime() string {
 	}
 	if len(second) > 0 {
 		fmt.Fprintf(&b, "\nStill inconclusive after the rerun's second look, the last the method allows: %s.\n", undecidedCells(second))
+	}
+	if len(base) > 0 {
+		fmt.Fprintf(&b, "\nHead trials alone cannot decide (the baseline's runs are too noisy); they need base reruns or paired mode (`run --paired`): %s.\n", undecidedCells(base))
 	}
 	if len(stuck) > 0 {
 		fmt.Fprintf(&b, "\nNo number of further trials within the advice's limit decides: %s.\n", undecidedCells(stuck))

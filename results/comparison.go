@@ -201,6 +201,9 @@ type ComparisonSettings struct {
 	// Pairing is set when the two sides were one paired A/B run and the comparison used the
 	// pairs' log-ratios (noise source NoisePaired); Side is empty.
 	Pairing *Pairing `json:"pairing,omitempty"`
+	// SpecDecode is what the files said about speculative decoding (SpecDecodeUnpinned,
+	// SpecDecodeUnknown, SpecDecodeOff, SpecDecodePinned); it chose the prior of decode rates.
+	SpecDecode string `json:"spec_decode,omitempty"`
 }
 
 // MetricSettings are one metric's practical floor and direction.
@@ -381,6 +384,9 @@ type RerunAdvice struct {
 	// Rows are the decode context rows that no cell of theirs decides, each to be measured whole
 	// (all its cells in every run) for the row test.
 	Rows []RowRerun `json:"rows,omitempty"`
+	// HeadOnly is set when the advice measures the head alone (the base is stored): Trials and
+	// FurtherTrials are head trials against the base's runs as they are.
+	HeadOnly bool `json:"head_only,omitempty"`
 }
 
 // RowRerun is one decode context row to measure whole again.
@@ -396,6 +402,9 @@ type RowRerun struct {
 type UndecidableItem struct {
 	Cell    string   `json:"cell"`
 	Metrics []Metric `json:"metrics"`
+	// Reason is UndecidableNeedsBase when only the base's runs keep it undecided; empty: no
+	// number of trials within the advice's limit decides it.
+	Reason string `json:"reason,omitempty"`
 }
 
 // RerunItem is one cell to measure again.

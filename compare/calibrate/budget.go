@@ -13,16 +13,17 @@ import (
 )
 
 // The budgeted procedure is the bot's adaptive job (issue 13): a first pass of one run a side,
-// then compare.PlanReruns picks which of the advised reruns the GPU budget pays for, those are
+// then compare.PlanRerunsFor picks which of the advised reruns the GPU budget pays for, those are
 // measured on both sides, and the second look (Look = 2) decides on the pooled trials. Its
 // figures are set against the naive procedure: NaiveTrials fixed trials a side and one
 // comparison.
 //
 // GPU time counts what the job measures (Costs): by default both sides, first pass and reruns,
 // as paired mode does. With StoredBaseline, as the bot's adaptive job does with a baseline from
-// the store, the base's runs (one for the budgeted procedure, NaiveTrials for the naive one) are
-// measured earlier and cost the job nothing, and the reruns measure the head alone: the second
-// look pools more head trials against the one base run.
+// the store, the base's one stored run was measured earlier and costs the job nothing; the
+// reruns measure the head alone (the second look pools more head trials against the one base
+// run, and the advice asks for head trials: compare.Thresholds.HeadOnlyReruns), and the naive
+// procedure measures NaiveTrials head trials against that one base run.
 
 // Procedure names.
 const (
@@ -122,10 +123,15 @@ func draw(m *Matrix, r *rand.Rand, side string, n int, slow *Slowdown, cells []r
 	return fs
 }
 
-// firstPass draws trials runs a side and the history, and compares them at the first look
-// with thresholds th.
+// firstPass draws trials runs of the head (and of the base, or with a stored baseline the one
+// run the store holds of it) and the history, and compares them at the first look with
+// thresholds th.
 func (s Settings) firstPass(m *Matrix, r *rand.Rand, slow *Slowdown, trials int, th compare.Thresholds) (compare.Input, *results.Comparison, error) {
-	in := compare.Input{Base: draw(m, r, "base", trials, nil, nil), Head: draw(m, r, "head", trials, slow, nil)}
+	baseTrials := trials
+	if s.StoredBaseline {
+		baseTrials = 1
+	}
+	in := compare.Input{Base: draw(m, r, "base", baseTrials, nil, nil), Head: draw(m, r, "head", trials, slow, nil)}
 	for h := range s.History {
 		in.History = append(in.History, m.Run(r, fmt.Sprintf("hist-%d", h), nil))
 	}
@@ -161,13 +167,15 @@ func (s Settings) sides() int {
 // budgeted runs the budgeted procedure: the first pass, the plan within s.Budget, the funded
 // reruns (on both sides, or on the head alone with a stored baseline) and the second look.
 func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome, error) {
-	in, first, err := s.firstPass(m, r, slow, 1, s.Thresholds)
+	th := s.Thresholds
+	th.HeadOnlyReruns = s.StoredBaseline // the advice is for what is measured again: the head alone, or both sides
+	in, first, err := s.firstPass(m, r, slow, 1, th)
 	if err != nil {
 		return procOutcome{}, err
 	}
 	o := procOutcome{first: first, gpu: time.Duration(s.sides()) * m.RunCost(s.Costs, nil, nil, 1)}
 	cost := func(cell string, trials int) time.Duration { return m.CellCost(s.Costs, cell, trials, s.sides()) }
-	plan := compare.PlanReruns(first.Rerun, cost, s.Budget)
+	plan := compare.PlanRerunsFor(first, cost, s.Budget)
 	for _, u := range plan.Undecided {
 		if u.Reason == compare.UndecidedOverBudget {
 			o.overBudget = append(o.overBudget, u)
@@ -227,7 +235,6 @@ func (s Settings) budgeted(m *Matrix, r *rand.Rand, slow *Slowdown) (procOutcome
 	in.Cells = order
 	o.rerun = time.Duration(s.sides()) * m.RunCost(s.Costs, order, trials, 0)
 	o.gpu += o.rerun
-	th := s.Thresholds
 	th.Look = 2
 	o.second, err = compare.Compare(in, th)
 	return o, err

@@ -43,8 +43,8 @@ func (r *BudgetReport) Write(w io.Writer) error {
 		{"A/A / A/B comparisons", fmt.Sprintf("%d / %d (A/B: each decode row in turn slowed by 2δ), seed %d", s.AA, s.AB, s.Seed)},
 		{"decode-rate noise (run to run)", fmt.Sprintf("%s; ×%g (TTFT 10–20 %%, prefill 1–5 %%)", s.Noise.text(), s.NoiseScale)},
 		{"history", history},
-		{"prior CV of decode rates", priorText(s.Thresholds.Prior.DecodeRate)},
-		{"budgeted procedure", fmt.Sprintf("one run a side, then the advised reruns compare.PlanReruns funds within %s (%s), then the second look", s.Budget, measured)},
+		{"prior CV of decode rates", s.priorText()},
+		{"budgeted procedure", fmt.Sprintf("one run a side, then the advised reruns compare.PlanRerunsFor funds within %s (%s), then the second look", s.Budget, measured)},
 		{"naive procedure", fmt.Sprintf("%d trials a side, one comparison spending the whole error budget", s.NaiveTrials)},
 		{"GPU time", fmt.Sprintf("%s; %s windows, readiness C × %s + TTFT, %s drain, per context a warm-up and a scout prefill; one run of the matrix a side: %s", measured, s.Costs.Window, s.Costs.Handover, s.Costs.Drain, hours(r.FirstPass/time.Duration(s.sides())))},
 	} {
@@ -111,6 +111,20 @@ func (r *BudgetReport) Write(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// priorText says which decode-rate prior compare takes for the runs of s.Noise: the runs'
+// telemetry shows speculative decoding unpinned under NoiseSpec (Prior.SpecDecodeRate), and no
+// speculative decoding otherwise (Prior.DecodeRate).
+func (s Settings) priorText() string {
+	if s.Noise == NoiseSpec {
+		p := s.Thresholds.Prior.SpecDecodeRate
+		if len(p) == 0 {
+			p = compare.DefaultSpecDecodeRatePrior()
+		}
+		return priorText(p) + "; the runs show speculative decoding unpinned"
+	}
+	return priorText(s.Thresholds.Prior.DecodeRate) + "; the runs' counters show no speculative decoding"
 }
 
 // priorText formats a decode-rate prior as --prior-decode-rate takes it.

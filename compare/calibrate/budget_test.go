@@ -188,6 +188,15 @@ func TestStoredBaseline(t *testing.T) {
 		if want := m.RunCost(s.Costs, nil, nil, 3); n.gpu != want {
 			t.Errorf("seed %d: naive GPU time %v, want the head's 3 trials %v", seed, n.gpu, want)
 		}
+		// The naive procedure with a stored baseline measures 3 head trials against the one
+		// stored base run, as the store holds it.
+		for _, c := range n.first.Cells {
+			for _, mc := range c.Metrics {
+				if mc.Noise != nil && (mc.Noise.BaseTrials != 1 || mc.Noise.HeadTrials != 3) {
+					t.Fatalf("seed %d: naive %s %s compared %d base and %d head trials, want 1 and 3", seed, c.Cell, mc.Metric, mc.Noise.BaseTrials, mc.Noise.HeadTrials)
+				}
+			}
+		}
 	}
 }
 
@@ -201,7 +210,7 @@ func TestRerunCostWithinPlan(t *testing.T) {
 		if err != nil || len(in.Base) != 1 {
 			t.Fatal(err)
 		}
-		plan := compare.PlanReruns(first.Rerun, func(cell string, n int) time.Duration { return m.CellCost(s.Costs, cell, n, 2) }, s.Budget)
+		plan := compare.PlanRerunsFor(first, func(cell string, n int) time.Duration { return m.CellCost(s.Costs, cell, n, 2) }, s.Budget)
 		o, err := s.budgeted(m, rand.New(rand.NewPCG(seed, 3)), nil)
 		if err != nil {
 			t.Fatal(err)

@@ -44,10 +44,12 @@ type Settings struct {
 }
 
 // DefaultSettings are the full calibration: 1000 A/A and 400 A/B comparisons, one run a side,
-// no history, the advised second look, the default thresholds.
+// no history, the advised second look, the default thresholds; for the budgeted mode, 30 min of
+// reruns (both sides measured, the most that keeps the worst case within half the naive
+// procedure's GPU time) against 3 fixed trials a side.
 func DefaultSettings() Settings {
 	return Settings{AA: 1000, AB: 400, Seed: 1, NoiseScale: 1, Trials: 1, TwoLook: true, Thresholds: compare.DefaultThresholds(),
-		Budget: 45 * time.Minute, NaiveTrials: 3, Costs: DefaultCosts()}
+		Budget: 30 * time.Minute, NaiveTrials: 3, Costs: DefaultCosts()}
 }
 
 // Rate is a share k/n with its 95 % Wilson interval.

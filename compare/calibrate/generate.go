@@ -18,6 +18,9 @@ import (
 // noise, from which runs are drawn.
 type Matrix struct {
 	Cells []TrueCell
+	// Noise is the model the decode rates' noise was drawn from; the runs' telemetry says what a
+	// server of that model would (telemetry below).
+	Noise Noise
 	// NoiseScale multiplies every CV (1 = the realistic ranges).
 	NoiseScale float64
 	// Windows is the number of 1 s bins per decode window (30).
@@ -116,7 +119,7 @@ func NewMatrix(seed uint64, noiseScale float64) *Matrix {
 // TTFT noise are the same in every model.
 func NewMatrixNoise(seed uint64, noiseScale float64, noise Noise) *Matrix {
 	r := rand.New(rand.NewPCG(seed, 0x5eed))
-	m := &Matrix{NoiseScale: noiseScale, Windows: 30}
+	m := &Matrix{NoiseScale: noiseScale, Windows: 30, Noise: noise}
 	for _, ctx := range prefillCtx {
 		rate := 12500 * (1 - 0.2*float64(ctx)/float64(1<<20)) * uniform(r, 0.95, 1.05)
 		cv := uniform(r, 0.01, 0.05) * noiseScale
@@ -273,9 +276,26 @@ func (m *Matrix) decode(r *rand.Rand, tc TrueCell, rate, ttft float64) results.D
 		TotalTokPerS: &totalRate, PerRequestTokPerS: &prRate, TTFTMs: &ttftMed, TBTMs: &tbtMed,
 		AvgActiveRequests: &active, CompletedRequests: &completed, OutputTokens: &total, MeasuredSeconds: &win,
 	}
+	met.Telemetry = m.telemetry()
 	cell.DecodeMetrics = met
 	cell.Trials = []results.DecodeTrial{{
 		DecodeMetrics: met, BinSeconds: 1, WindowSeconds: win, BinOutputTokens: bins, Requests: reqs,
 	}}
 	return cell
+}
+
+// telemetry returns what the server's counters say in a window, which is what compare learns
+// about speculative decoding from (results.File.SpecDecodeState): under NoiseSpec they count
+// drafts (an acceptance rate; its length is not drawn, so acceptance is not a compared metric
+// here), so compare takes the prior of speculative decoding; under NoiseNoSpec and NoiseDefault
+// they are read and count none, so compare keeps the lower prior, which covers both models'
+// ranges (NoiseDefault is the model that prior was calibrated on: 10–20 % at concurrency 1,
+// 5–10 % at 2, 2–5 % at 4).
+func (m *Matrix) telemetry() *results.Telemetry {
+	zero := 0.0
+	if m.Noise == NoiseSpec {
+		pct := 60.0
+		return &results.Telemetry{Source: "server", Preemptions: &zero, SpecAcceptancePct: &pct}
+	}
+	return &results.Telemetry{Source: "server", Preemptions: &zero}
 }

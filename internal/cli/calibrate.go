@@ -36,7 +36,7 @@ for the row test; the output gives the GPU time those reruns cost (30 s windows)
 (1000 A/A, 400 A/B) takes a minute or two; the figures are reproducible by --seed.
 
 With --budget D it follows the bot's adaptive procedure instead: one run a side, then the
-advised reruns that D of GPU time (both sides) pays for, chosen by compare's PlanReruns, then the
+advised reruns that D of GPU time (both sides) pays for, chosen by compare's PlanRerunsFor, then the
 second look; and it sets that against --naive-trials fixed trials a side with one comparison, on
 the same matrices, in one table: A/A false alarms, detection of the slowed row (on the rows the
 budget's measurement could decide, and on all), mean and worst GPU time per comparison (30 s
@@ -89,6 +89,7 @@ per cell-metric next to the prior's. Where it exceeds the prior, compare uses th
 					return usagef("--prior-decode-rate: %v", err)
 				}
 				s.Thresholds.Prior.DecodeRate = rates
+				s.Thresholds.Prior.SpecDecodeRate = rates // the flag sets the prior whatever the files say
 			}
 			if cmd.Flags().Changed("budget") {
 				if budget < 0 || s.NaiveTrials < 0 {
@@ -139,7 +140,7 @@ per cell-metric next to the prior's. Where it exceeds the prior, compare uses th
 	f.IntVar(&s.NaiveTrials, "naive-trials", s.NaiveTrials, "with --budget: fixed trials a side of the naive procedure to compare with (0: none)")
 	f.StringVar(&specNoise, "spec-noise", "", "decode-rate noise model: on (speculative decoding: CV 10 % at C=1, 20 % at 2, 7.5 % at 4, 0.5 % from 8) or off (0.5–2 % at C≤4, 0.1–1 % from 8); default the first calibration's ranges")
 	f.BoolVar(&s.StoredBaseline, "stored-baseline", false, "with --budget: the base's runs come from the store, as in the bot's adaptive job; the job measures and reruns the head alone")
-	f.StringVar(&prior, "prior-decode-rate", "", "compare's prior CV of decode rates by concurrency, as UPTO=PERCENT,…,*=PERCENT (default 1=20,2=10,4=5,*=1)")
+	f.StringVar(&prior, "prior-decode-rate", "", "compare's prior CV of decode rates by concurrency, as UPTO=PERCENT,…,*=PERCENT, whatever the runs say of speculative decoding (default: compare's, 1=20,2=10,4=5,*=1, or 1=20,2=24,4=9,*=1 where a side served it unpinned or cannot tell)")
 	f.StringVar(&storeDir, "store", "", "local store directory: real A/A from the stored runs of one commit instead of synthetic matrices")
 	f.StringVar(&configID, "config-id", "", "with --store: the configuration to calibrate (default: the only one stored)")
 	f.StringVar(&format, "format", "text", "with --store: text or json")

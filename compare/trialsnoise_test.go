@@ -1,0 +1,82 @@
+package compare_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// TestFewTrialsKeepTheirNoise checks the second look after a one-trial rerun (two runs a side):
+// its noise is not the two runs' own variance alone, whose 2 degrees of freedom would make the
+// rerun useless, but pooled with the history's runs (degrees of freedom added), or without
+// history floored by the prior (as the advice assumed); with enough trials (3 a side) the
+// trials stand alone.
+func TestFewTrialsKeepTheirNoise(t *testing.T) {
+	run := func(v float64) *results.File { return summaryFile("m", map[int]float64{8: v}, nil) }
+	var hist []*results.File
+	for _, v := range []float64{600, 606, 594, 603, 597, 600, 609, 591, 600, 600} {
+		hist = append(hist, run(v))
+	}
+	tests := []struct {
+		name       string
+		base, head []*results.File
+		history    []*results.File
+		source     string
+		df         float64 // 0: infinite (nil)
+		cv         float64 // 0: not checked
+	}{
+		{"two runs a side with history", []*results.File{run(600), run(601)}, []*results.File{run(570), run(571)}, hist, results.NoiseHistory, 11, 0},
+		{"two runs a side, prior", []*results.File{run(600), run(601)}, []*results.File{run(570), run(571)}, nil, results.NoiseTrials, 0, 0.01},
+		{"three runs a side", []*results.File{run(600), run(601), run(599)}, []*results.File{run(570), run(571), run(569)}, nil, results.NoiseTrials, -1, 0},
+		// A stored base run against three head trials (the naive procedure with a stored
+		// baseline, or a head-only rerun): the head's spread has 2 degrees of freedom.
+		{"three head runs against one base run, prior", []*results.File{run(600)}, []*results.File{run(570), run(571), run(569)}, nil, results.NoiseTrials, 0, 0.01},
+		{"three head runs against one base run, history", []*results.File{run(600)}, []*results.File{run(570), run(571), run(569)}, hist[:3], results.NoiseHistory, 4, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := compare.Compare(compare.Input{Base: tt.base, Head: tt.head, History: tt.history}, compare.DefaultThresholds())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := find(t, c, "decode/8K/8", results.MetricTotalTokPerS)
+			if m.Noise == nil || m.Noise.Source != tt.source {
+				t.Fatalf("noise %+v, want source %s", m.Noise, tt.source)
+			}
+			switch {
+			case tt.df == 0 && m.Noise.DF != nil:
+				t.Errorf("df %v, want infinite (the prior)", *m.Noise.DF)
+			case tt.df > 0 && (m.Noise.DF == nil || *m.Noise.DF != tt.df):
+				t.Errorf("df %v, want %v", m.Noise.DF, tt.df)
+			}
+			if tt.cv > 0 && math.Abs(m.Noise.CV-tt.cv) > 1e-12 {
+				t.Errorf("CV %v, want %v", m.Noise.CV, tt.cv)
+			}
+			// A 5 % drop at concurrency 8 with 1 % noise is a regression once the noise is
+			// known well enough.
+			if m.Verdict != results.VerdictRegression {
+				t.Errorf("verdict %s (%s), want regression", m.Verdict, m.Reason)
+			}
+		})
+	}
+}
+
+// TestFewQuietTrialsStandAlone checks that the prior floor never makes a comparison blinder:
+// two runs a side of a very quiet cell (0.05 % apart, where the prior says 20 %) keep their own
+// noise, and a 7 % drop is a regression.
+func TestFewQuietTrialsStandAlone(t *testing.T) {
+	run := func(v float64) *results.File { return summaryFile("m", map[int]float64{1: v}, nil) }
+	c, err := compare.Compare(compare.Input{Base: []*results.File{run(150), run(150.07)}, Head: []*results.File{run(139.5), run(139.57)}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := find(t, c, "decode/8K/1", results.MetricTotalTokPerS)
+	if m.Noise == nil || m.Noise.Source != results.NoiseTrials || m.Noise.DF == nil {
+		t.Fatalf("noise %+v, want the trials' own, with finite degrees of freedom", m.Noise)
+	}
+	if m.Verdict != results.VerdictRegression {
+		t.Errorf("verdict %s (%s), want regression", m.Verdict, m.Reason)
+	}
+}
