@@ -61,8 +61,9 @@
 //
 // Prune keeps the newest Policy.Keep default-branch results and Policy.KeepAA A/A reruns per
 // config id, and PR results for Policy.PRAge. It never removes the newest default-branch
-// result of a config id (the current baseline) nor the results of Policy.Protect commits (the
-// baselines open pull requests cite). On a branch, pruning is one commit that deletes the files
+// result of a config id (the current baseline), the results of Policy.Protect commits, nor the
+// baseline a kept PR result cites (Entry.Base: the bot records, with each PR result, the
+// default-branch commit it was compared with). On a branch, pruning is one commit that deletes the files
 // (tree entries with sha null) and rewrites the index; the history of the branch still holds
 // them.
 package store

@@ -25,11 +25,18 @@ type Policy struct {
 
 // Plan splits the index entries into those p keeps and those it removes. It never removes the
 // newest default-branch result of a config id (the current baseline of every PR whose
-// merge-base is at or after it) nor a result of a protected commit.
+// merge-base is at or after it), a result of a protected commit, nor the baseline a kept PR
+// result cites (Entry.Base): a pull request measured within PRAge keeps the result it was
+// compared with, however many pushes came after it.
 func Plan(entries []Entry, p Policy) (keep, remove []Entry) {
 	protect := map[string]bool{}
 	for _, c := range p.Protect {
 		protect[c] = true
+	}
+	for _, e := range entries {
+		if e.Kind == KindPR && e.Base != "" && !p.prExpired(e) {
+			protect[e.Base] = true
+		}
 	}
 	ix := &Index{Entries: append([]Entry(nil), entries...)}
 	ix.sort()
@@ -48,7 +55,7 @@ func Plan(entries []Entry, p Policy) (keep, remove []Entry) {
 			seen[KindAA][e.ConfigID]++
 			drop = p.KeepAA > 0 && seen[KindAA][e.ConfigID] > p.KeepAA
 		case KindPR:
-			drop = p.PRAge > 0 && !p.Now.IsZero() && p.Now.Sub(e.Time) > p.PRAge
+			drop = p.prExpired(e)
 		}
 		if drop {
 			removeRev = append(removeRev, e)
@@ -63,4 +70,9 @@ func Plan(entries []Entry, p Policy) (keep, remove []Entry) {
 		remove = append(remove, removeRev[i])
 	}
 	return keep, remove
+}
+
+// prExpired reports whether a PR result is older than PRAge.
+func (p Policy) prExpired(e Entry) bool {
+	return p.PRAge > 0 && !p.Now.IsZero() && p.Now.Sub(e.Time) > p.PRAge
 }

@@ -15,6 +15,7 @@ import (
 // default-branch result of each config id) and protected commits are never removed.
 func TestPlan(t *testing.T) {
 	now := t0.Add(1000 * time.Hour)
+	cites := func(x store.Entry, base string) store.Entry { x.Base = sha(base); return x }
 	e := func(name string, kind store.Kind, config string, hours int) store.Entry {
 		x := store.Entry{Commit: sha(name), Kind: kind, ConfigID: config, Time: t0.Add(time.Duration(hours) * time.Hour), Path: name}
 		if kind == store.KindPR {
@@ -29,6 +30,8 @@ func TestPlan(t *testing.T) {
 		e("b1", store.KindDefault, "bbbbbbbbbbbbbbbb", 0), // the only, so the current baseline, of its config
 		e("p-old", store.KindPR, "aaaaaaaaaaaaaaaa", 1),
 		e("p-new", store.KindPR, "aaaaaaaaaaaaaaaa", 999),
+		cites(e("p-cites-a1", store.KindPR, "aaaaaaaaaaaaaaaa", 998), "a1"), // a recent PR compared with a1
+		cites(e("p-cited-a2", store.KindPR, "aaaaaaaaaaaaaaaa", 2), "a2"),   // an old PR compared with a2
 		e("aa1", store.KindAA, "aaaaaaaaaaaaaaaa", 1),
 		e("aa2", store.KindAA, "aaaaaaaaaaaaaaaa", 2),
 	}
@@ -38,12 +41,13 @@ func TestPlan(t *testing.T) {
 		remove []string
 	}{
 		{"keep all", store.Policy{Now: now}, nil},
-		{"keep 2", store.Policy{Keep: 2, Now: now}, []string{"a1"}},
-		{"keep 1", store.Policy{Keep: 1, Now: now}, []string{"a1", "a2"}},
-		{"keep 1, a1 protected (an open PR's baseline)", store.Policy{Keep: 1, Now: now, Protect: []string{sha("a1")}}, []string{"a2"}},
-		{"PR results for 30 days", store.Policy{PRAge: 30 * 24 * time.Hour, Now: now}, []string{"p-old"}},
+		{"keep 2 (a1 and a2 cited by PR results kept forever)", store.Policy{Keep: 2, Now: now}, nil},
+		{"keep 1, PRs kept forever", store.Policy{Keep: 1, Now: now}, nil},
+		{"keep 1, a1 protected (an open PR's baseline)", store.Policy{Keep: 1, Now: now, Protect: []string{sha("a1")}}, nil},
+		{"PR results for 30 days", store.Policy{PRAge: 30 * 24 * time.Hour, Now: now}, []string{"p-old", "p-cited-a2"}},
+		{"keep 1, PR results for 30 days: a1 stays for the recent PR that cites it", store.Policy{Keep: 1, PRAge: 30 * 24 * time.Hour, Now: now}, []string{"p-old", "a2", "p-cited-a2"}},
 		{"1 A/A rerun", store.Policy{KeepAA: 1, Now: now}, []string{"aa1"}},
-		{"everything at once", store.Policy{Keep: 1, KeepAA: 1, PRAge: time.Hour, Now: now}, []string{"a1", "aa1", "p-old", "a2"}}, // oldest first,
+		{"everything at once", store.Policy{Keep: 1, KeepAA: 1, PRAge: time.Hour, Now: now}, []string{"a1", "aa1", "p-old", "a2", "p-cited-a2", "p-cites-a1"}}, // oldest first,
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			keep, remove := store.Plan(all, tc.policy)

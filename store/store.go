@@ -56,6 +56,10 @@ type Entry struct {
 	Time     time.Time `json:"time"`
 	Path     string    `json:"path"`
 	RunID    string    `json:"run_id,omitempty"`
+	// Base is, for a PR result, the default-branch commit whose result was its baseline: Plan
+	// keeps that result as long as it keeps this one, so a pull request whose merge-base is older
+	// than retention.keep pushes still finds its baseline.
+	Base string `json:"base,omitempty"`
 	// Blob is the git blob id of the file on a data branch (Branch), so that reading it needs
 	// no tree walk; empty in a Dir.
 	Blob string `json:"blob,omitempty"`
@@ -204,13 +208,17 @@ func prepare(e Entry, f *results.File, now func() time.Time) (Entry, error) {
 	e.Time = e.Time.UTC()
 	switch e.Kind {
 	case KindDefault:
-		e.PR = 0
+		e.PR, e.Base = 0, ""
 	case KindPR:
 		if e.PR <= 0 {
 			return Entry{}, fmt.Errorf("store: a PR result needs the pull request's number (got %d)", e.PR)
 		}
+		e.Base = strings.ToLower(strings.TrimSpace(e.Base))
+		if e.Base != "" && !commitRE.MatchString(e.Base) {
+			return Entry{}, fmt.Errorf("store: baseline commit %q of a PR result is not a full commit id", e.Base)
+		}
 	case KindAA:
-		e.PR = 0
+		e.PR, e.Base = 0, ""
 		if e.RunID == "" {
 			e.RunID = strconv.FormatInt(e.Time.UnixNano(), 10)
 		}

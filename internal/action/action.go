@@ -509,14 +509,12 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		out.Baseline = true
 		return out, nil
 	}
-	if p.PR > 0 {
-		j.put(ctx, rs, store.KindPR, p.HeadSHA, p.PR, head)
-	}
 	var base *results.File
 	var hist []*results.File
+	baseCommit := "" // the stored result's commit, which the PR's stored result cites
 	if j.in.Baseline == "" {
 		if sb, ok := j.storeBaseline(ctx, rs, p, head); ok {
-			base, hist = sb.base, sb.hist
+			base, hist, baseCommit = sb.base, sb.hist, sb.commit
 			warnings = append(warnings, sb.warnings...)
 			if err := results.WriteFile(filepath.Join(j.in.ArtifactDir, artifactBase), base); err != nil {
 				return out, err
@@ -525,6 +523,7 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 			out.NoBaseline = "No baseline in the store: " + sb.why + "."
 		}
 	}
+	j.putPR(ctx, rs, p, baseCommit, head)
 	if base == nil {
 		basePath := j.in.Baseline
 		if basePath == "" {

@@ -239,10 +239,8 @@ func (j *job) reportMode(ctx context.Context) error {
 			j.prune(ctx, rs)
 		}
 	default:
-		if p.PR > 0 {
-			j.put(ctx, rs, store.KindPR, p.HeadSHA, p.PR, head)
-		}
 		stored, found = j.storeBaseline(ctx, rs, p, head)
+		j.putPR(ctx, rs, p, stored.commit, head)
 	}
 	paired, err := j.reportPaired(p, out) // paired.go
 	if err != nil {

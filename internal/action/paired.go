@@ -435,7 +435,7 @@ func (j *job) pairedFirst(ctx context.Context, c *ghbot.Client, cfg config.Confi
 		return out, fmt.Errorf("copy the results to the artifact directory: %w", err)
 	}
 	if p.PR > 0 {
-		j.put(ctx, j.openStore(c), store.KindPR, p.HeadSHA, p.PR, out.Head)
+		j.putPR(ctx, j.openStore(c), p, "", out.Head) // its base was measured in the run, not taken from the store
 	}
 	return out, nil
 }

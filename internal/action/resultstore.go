@@ -47,15 +47,29 @@ func (j *job) openStore(c *ghbot.Client) resultStore {
 // put stores head as sha's result of kind (pr: the PR's number). A failure is logged, not
 // returned: the results are in the artifact whatever the store says.
 func (j *job) put(ctx context.Context, rs resultStore, kind store.Kind, sha string, pr int, head *results.File) bool {
+	return j.putEntry(ctx, rs, store.Entry{Commit: sha, Kind: kind, PR: pr}, head)
+}
+
+// putPR stores head as the result of PR p.PR at its head, citing base, the default-branch commit
+// whose stored result it was compared with ("" for none), so that pruning keeps that baseline
+// while it keeps this result (store.Entry.Base).
+func (j *job) putPR(ctx context.Context, rs resultStore, p plan, base string, head *results.File) {
+	if p.PR > 0 {
+		j.putEntry(ctx, rs, store.Entry{Commit: p.HeadSHA, Kind: store.KindPR, PR: p.PR, Base: base}, head)
+	}
+}
+
+// putEntry stores head under the index entry e.
+func (j *job) putEntry(ctx context.Context, rs resultStore, e store.Entry, head *results.File) bool {
 	if rs.s == nil {
 		return false
 	}
-	e, err := rs.s.Put(ctx, store.Entry{Commit: sha, Kind: kind, PR: pr}, head)
+	got, err := rs.s.Put(ctx, e, head)
 	if err != nil {
-		j.log.Warn("storing the results", "kind", kind, "sha", sha, "err", err)
+		j.log.Warn("storing the results", "kind", e.Kind, "sha", e.Commit, "err", err)
 		return false
 	}
-	j.log.Info("results stored", "kind", kind, "sha", sha, "config_id", e.ConfigID, "path", e.Path)
+	j.log.Info("results stored", "kind", got.Kind, "sha", got.Commit, "config_id", got.ConfigID, "path", got.Path, "base", got.Base)
 	return true
 }
 
@@ -190,6 +204,7 @@ func (j *job) resolve(ctx context.Context, rs resultStore, p plan, head *results
 
 // storedBase is a baseline from the store with what compare takes beside it.
 type storedBase struct {
+	commit   string // the default-branch commit whose result base is
 	base     *results.File
 	hist     []*results.File // compare's history noise (none below min_history)
 	warnings []string        // how far back from the merge-base the baseline is
@@ -206,7 +221,7 @@ func (j *job) storeBaseline(ctx context.Context, rs resultStore, p plan, head *r
 	if !ok {
 		return storedBase{why: b.Reason}, false
 	}
-	sb := storedBase{base: b.File, hist: j.history(ctx, rs, head, p.HeadSHA)}
+	sb := storedBase{commit: b.Commit, base: b.File, hist: j.history(ctx, rs, head, p.HeadSHA)}
 	if b.Distance > 0 {
 		sb.warnings = append(sb.warnings, distanceWarning(b))
 	}

@@ -168,6 +168,11 @@ func TestActionStoreNearestAncestor(t *testing.T) {
 	if !strings.Contains(body, want) || !strings.Contains(body, e.a1[:12]) {
 		t.Errorf("the comment does not say %q:\n%s", want, body)
 	}
+	// The PR's stored result cites that baseline, so pruning keeps it while it keeps the PR's.
+	prs, err := e.st.List(context.Background(), store.Filter{Kind: store.KindPR})
+	if err != nil || len(prs) != 1 || prs[0].Base != e.a1 {
+		t.Errorf("PR entries %+v, %v; want one citing %s", prs, err, e.a1)
+	}
 }
 
 // TestActionStoreNoBaseline: no stored results of the config gives a neutral result with the
@@ -331,8 +336,8 @@ func TestActionReportModeUsesStore(t *testing.T) {
 		t.Errorf("warnings %q lack the distance", cmp.Warnings)
 	}
 	prs, err := e.st.List(context.Background(), store.Filter{Kind: store.KindPR})
-	if err != nil || len(prs) != 1 || prs[0].Commit != prHead {
-		t.Errorf("PR entries %+v, %v", prs, err)
+	if err != nil || len(prs) != 1 || prs[0].Commit != prHead || prs[0].Base != e.a1 {
+		t.Errorf("PR entries %+v, %v; want one of %s citing its baseline %s", prs, err, prHead, e.a1)
 	}
 }
 
