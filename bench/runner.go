@@ -183,6 +183,8 @@ func (s *session) setup(ctx context.Context) ([]*ctxPlan, error) {
 	}
 	models, err := s.r.Server.Models(sctx)
 	switch {
+	case refusedAuth(err): // auth.go
+		return nil, fmt.Errorf("list models (GET /v1/models): %w; %s", err, authHint)
 	case err != nil && cfg.Model == "":
 		return nil, fmt.Errorf("list models (GET /v1/models): %w; name the model with --model", err)
 	case err != nil:
