@@ -102,6 +102,9 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 				return usagef("give --history or --store, not both")
 			}
 			if storeDir != "" {
+				if err := existingStore(storeDir); err != nil { // storeread.go
+					return err
+				}
 				st := store.NewDir(storeDir)
 				if in.History, err = historyFromStore(cmd.Context(), env, st, in.Base[0], in.Head, historyMax, th.MinHistory); err != nil {
 					return err

@@ -87,7 +87,7 @@ func (s *storeFlags) openConfigured(ctx context.Context, env *Env) (store.Store,
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := s.open(ctx, env, c)
+	st, _, err := s.openToRead(ctx, env, c) // storeread.go: list and get only read
 	return st, err
 }
 
@@ -268,7 +268,7 @@ requests still cite).`,
 				}
 				p.Protect = append(p.Protect, sha)
 			}
-			s, _, err := sf.open(cmd.Context(), env, c)
+			s, _, err := sf.openToRead(cmd.Context(), env, c) // storeread.go
 			if err != nil {
 				return err
 			}
