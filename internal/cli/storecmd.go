@@ -360,6 +360,7 @@ them. Serve the engine built at that commit first (speedmatrix engine build, eng
 	}
 	f := cmd.Flags()
 	sf.add(f)
+	f.Lookup("config").Usage = "speedmatrix.yaml: what to measure, as run --config (its url, matrix, engine, …), and its store section (store.dir, retention)"
 	f.StringVar(&commit, "commit", "", "the default-branch engine commit being measured (full id, or a revision the local clone resolves)")
 	f.StringVar(&url, "url", "", "the server to measure (default: the configuration's url; none: the built-in simulator)")
 	f.StringVarP(&output, "output", "o", "", "also keep the results file here")
