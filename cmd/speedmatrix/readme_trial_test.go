@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -64,5 +65,48 @@ func TestREADMEConfigBlocksRun(t *testing.T) {
 		if err := cli.Run(context.Background(), []string{"plan", "--config", path, "--shards", "1"}, &stdout, &stderr, getenv); err != nil {
 			t.Errorf("README.md:%d: speedmatrix plan --config (the block) --shards 1: %v\n%s", line, err, stderr.String())
 		}
+	}
+}
+
+// TestREADMEExitCodes checks that the reference's exit codes name every command, or command and
+// flag, whose --help says it exits 3 on a regression: a CI script written from the README must
+// not take a regression for an error.
+func TestREADMEExitCodes(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sentence, ok := strings.Cut(string(b), "Exit codes:")
+	if !ok {
+		t.Fatal("README.md has no \"Exit codes:\" sentence")
+	}
+	sentence, _, _ = strings.Cut(strings.ReplaceAll(sentence, "\n", " "), ". ")
+	exit3 := regexp.MustCompile(`(?i)exits? (with status )?3\b|\b3 regression`)
+	flagRe := regexp.MustCompile(`^\s+(?:-\w, )?(--[a-z-]+)`)
+	found := 0
+	for _, c := range subcommands(t) { // readme_ref_test.go
+		if c == "plan" {
+			continue // plan takes run's flags and measures nothing
+		}
+		var stdout, stderr bytes.Buffer
+		if err := cli.Run(context.Background(), []string{c, "--help"}, &stdout, &stderr, func(string) string { return "" }); err != nil {
+			t.Fatalf("speedmatrix %s --help: %v", c, err)
+		}
+		for _, line := range strings.Split(stdout.String(), "\n") {
+			if !exit3.MatchString(line) {
+				continue
+			}
+			want := "`" + c + "`"
+			if m := flagRe.FindStringSubmatch(line); m != nil {
+				want = "`" + c + " " + m[1] + "`"
+			}
+			found++
+			if !strings.Contains(sentence, want) {
+				t.Errorf("speedmatrix %s --help says it exits 3 (%q), but README's exit codes (%q) do not name %s", c, strings.TrimSpace(line), strings.TrimSpace(sentence), want)
+			}
+		}
+	}
+	if found < 2 {
+		t.Fatalf("found %d help lines about exit status 3; the parsing is broken", found)
 	}
 }
