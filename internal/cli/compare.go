@@ -97,6 +97,9 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 			if in.Head, err = readSide(args[1]); err != nil {
 				return err
 			}
+			if err := checkAskedCells(in.Cells, args[0], args[1], in.Base, in.Head); err != nil { // compare_cells.go
+				return err
+			}
 			var histWarnings []string
 			if historyDir != "" && storeDir != "" {
 				return usagef("give --history or --store, not both")
