@@ -130,6 +130,9 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 		Short: "List stored results, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkStoreKind(kind, true); err != nil { // storekind.go
+				return err
+			}
 			s, err := sf.openConfigured(cmd.Context(), env)
 			if err != nil {
 				return err
@@ -199,6 +202,12 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 		Short: "Store an existing results file (default-branch, or --kind pr --pr N, or --kind aa)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkStoreKind(putKind, false); err != nil { // storekind.go
+				return err
+			}
+			if store.Kind(putKind) == store.KindPR && e.PR <= 0 {
+				return usagef("--kind pr needs --pr N, the pull request's number")
+			}
 			c, err := sf.config()
 			if err != nil {
 				return err
