@@ -179,10 +179,15 @@ func (s *session) setup(ctx context.Context) ([]*ctxPlan, error) {
 	sctx, cancel := context.WithTimeout(ctx, cfg.Timeouts.Setup)
 	defer cancel()
 	if err := s.health(sctx); err != nil {
+		if unreachable(err) { // hints.go
+			return nil, fmt.Errorf("server %s: %w; %s", cfg.URL, err, unreachHint)
+		}
 		return nil, fmt.Errorf("server %s: %w", cfg.URL, err)
 	}
 	models, err := s.r.Server.Models(sctx)
 	switch {
+	case refusedAuth(err): // hints.go
+		return nil, fmt.Errorf("list models (GET /v1/models): %w; %s", err, authHint)
 	case err != nil && cfg.Model == "":
 		return nil, fmt.Errorf("list models (GET /v1/models): %w; name the model with --model", err)
 	case err != nil:

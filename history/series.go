@@ -305,7 +305,11 @@ func mixedSetups(files []*results.File) []string {
 	setups := map[string]int{}
 	var order []string
 	for _, f := range files {
-		k := fmt.Sprintf("%s on %d× %s", cmp.Or(f.Run.ServedModel, "(model not stated)"), f.Hardware.GPUCount, cmp.Or(f.Hardware.GPU, "(GPU not stated)"))
+		hw := cmp.Or(f.Hardware.GPU, "(GPU not stated)")
+		if f.Hardware.GPUCount > 0 {
+			hw = fmt.Sprintf("%d× %s", f.Hardware.GPUCount, hw)
+		}
+		k := cmp.Or(f.Run.ServedModel, "(model not stated)") + " on " + hw
 		if setups[k] == 0 {
 			order = append(order, k)
 		}
@@ -317,6 +321,9 @@ func mixedSetups(files []*results.File) []string {
 	parts := make([]string, len(order))
 	for i, k := range order {
 		parts[i] = fmt.Sprintf("%s (%d runs)", k, setups[k])
+		if setups[k] == 1 {
+			parts[i] = k + " (1 run)"
+		}
 	}
 	return []string{"the history mixes setups whose results are not comparable: " + strings.Join(parts, "; ") + "; pass one setup's results only"}
 }

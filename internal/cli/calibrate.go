@@ -106,6 +106,9 @@ per cell-metric next to the prior's. Where it exceeds the prior, compare uses th
 				if format != "text" && format != "json" {
 					return usagef("--format %q: want text or json", format)
 				}
+				if err := existingStore(storeDir); err != nil { // storeread.go
+					return err
+				}
 				rep, err := calibrate.StoreAA(cmd.Context(), store.NewDir(storeDir), configID, s.Thresholds)
 				if err != nil {
 					return err

@@ -97,11 +97,17 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 			if in.Head, err = readSide(args[1]); err != nil {
 				return err
 			}
+			if err := checkAskedCells(in.Cells, args[0], args[1], in.Base, in.Head); err != nil { // compare_cells.go
+				return err
+			}
 			var histWarnings []string
 			if historyDir != "" && storeDir != "" {
 				return usagef("give --history or --store, not both")
 			}
 			if storeDir != "" {
+				if err := existingStore(storeDir); err != nil { // storeread.go
+					return err
+				}
 				st := store.NewDir(storeDir)
 				if in.History, err = historyFromStore(cmd.Context(), env, st, in.Base[0], in.Head, historyMax, th.MinHistory); err != nil {
 					return err
@@ -159,7 +165,7 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 	f.Float64Var(&falseAlarm, "false-alarm", def.FalseAlarm, "whole-matrix false-alarm rate to keep besides the FDR: both looks together spend min(fdr, false-alarm); 0 turns this cap off")
 	f.BoolVar(&force, "force", false, "compare files of different models, hardware or simulator speedups (the output warns)")
 	f.StringVarP(&out, "output", "o", "", "also write the comparison file (speedmatrix/comparison/v1 JSON) to this path")
-	f.StringVar(&format, "format", "text", "output on stdout: text (benchstat-like), markdown (pull-request comment) or json (the comparison file)")
+	f.StringVar(&format, "format", "text", "output on stdout: text (benchstat-like), markdown (the comparison as a markdown page; the bot's pull-request comment is another page, which demo and action write) or json (the comparison file)")
 	f.IntVar(&look, "look", 1, "1 for a first comparison; 2 for the comparison of pooled trials after the advised rerun (stricter level, no third look)")
 	f.BoolVar(&minEffect, "minimum-effect", false, "test whether a change lies beyond ±δ (H0: |change| ≤ δ) instead of whether it is zero: fewer false alarms when the noise is measured (history, trials), much less power in a first comparison")
 	f.StringVar(&cells, "cells", "", "compare only these cells (comma-separated, e.g. decode/8K/1,prefill/8K), as the rerun advice lists them")

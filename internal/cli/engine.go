@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/engine"
 )
 
@@ -183,8 +184,9 @@ default) builds the engine at the commit first and serves from that environment.
 	f.register(cmd, string(engine.ModeNone))
 	fl := cmd.Flags()
 	fl.IntVar(&port, "port", 0, "port of the server; 0 picks a free one (the command's ${PORT})")
-	fl.DurationVar(&readyTimeout, "ready-timeout", 10*time.Minute, "how long the model may take to load")
-	fl.DurationVar(&stopGrace, "stop-grace", 30*time.Second, "time between SIGTERM and SIGKILL at the stop")
+	serveDefaults := config.DefaultServe() // as engine.serve's ready_timeout and stop_grace
+	fl.DurationVar(&readyTimeout, "ready-timeout", serveDefaults.ReadyTimeout, "how long the model may take to load")
+	fl.DurationVar(&stopGrace, "stop-grace", serveDefaults.StopGrace, "time between SIGTERM and SIGKILL at the stop")
 	fl.StringVar(&model, "model", "", "the model /v1/models must list (default: the one the command names)")
 	fl.StringArrayVar(&envs, "env", nil, "NAME=VALUE added to the server's environment (repeatable)")
 	return cmd

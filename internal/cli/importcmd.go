@@ -38,6 +38,9 @@ Use - as REPORT to read standard input.`,
 			}
 			f, err := results.Import(in, name)
 			if err != nil {
+				if _, rerr := results.ReadFile(args[0]); rerr == nil {
+					return fmt.Errorf("import %s: %s is already a speedmatrix results file: compare and report read it as it is (import converts llm-inference-bench reports)", name, args[0])
+				}
 				return fmt.Errorf("import %s: %w", name, err)
 			}
 			if out == "" || out == "-" {

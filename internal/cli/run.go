@@ -224,7 +224,7 @@ func benchConfig(o runOptions, baseURL, runID string) (bench.Config, error) {
 		{"cells", "e.g. decode/8K/32,prefill/16K, or leave it out for the whole matrix", o.Cells},
 	} {
 		if l.v != nil && len(l.v) == 0 {
-			return cfg, usagef("--%s is empty: give a list, %s", l.name, l.hint)
+			return cfg, usagef("--%s is empty (or %s: [] in the configuration): give a list, %s", l.name, strings.ReplaceAll(l.name, "-", "_"), l.hint)
 		}
 	}
 	cfg.MatrixName = o.Matrix

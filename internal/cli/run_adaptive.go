@@ -29,7 +29,7 @@ type adaptiveOptions struct {
 // addAdaptiveFlags declares the flags of the budgeted adaptive run.
 func addAdaptiveFlags(f *pflag.FlagSet, o *runOptions) {
 	f.DurationVar(&o.Budget, "budget", 0, "GPU wall time for the whole job (build, load, first pass, reruns), e.g. 45m; with --baseline, the cells the comparison leaves inconclusive are measured again within it")
-	f.StringVar(&o.adaptive.baseline, "baseline", "", "the base's results file(s), comma-separated: compare with them after the first pass and, within --budget, measure again what is inconclusive, then decide at the second look")
+	f.StringVar(&o.adaptive.baseline, "baseline", "", "the base's results file(s), comma-separated: compare with them after the first pass and, within --budget, measure again what is inconclusive, then decide at the second look; a regression exits 3, as compare")
 	f.StringVar(&o.adaptive.history, "history", "", "with --baseline: folder of earlier results of the base (*.json) whose spread is each cell's noise, as compare --history")
 	f.StringVar(&o.adaptive.compareOut, "compare-out", "", "with --baseline: write the comparison file (speedmatrix/comparison/v1 JSON) to this path")
 }

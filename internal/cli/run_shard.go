@@ -12,7 +12,7 @@ import (
 
 // addShardFlags declares run's --shard and --plan.
 func addShardFlags(f *pflag.FlagSet, o *runOptions) {
-	f.StringVar(&o.shardSpec, "shard", "", "measure only shard K of N of the plan `speedmatrix plan --shards N` prints for the same settings, e.g. 2/4 (whole context rows; speedmatrix merge joins the shards)")
+	f.StringVar(&o.shardSpec, "shard", "", "measure only shard `K/N`, e.g. 2/4: shard K of the N that speedmatrix plan --shards N prints for the same settings (whole context rows; speedmatrix merge joins the shards)")
 	f.StringVar(&o.planID, "plan", "", "with --shard: refuse to measure unless the plan's id is this one (the plan field of speedmatrix plan's job matrix), so that a runner with other settings or another speedmatrix fails before it measures")
 }
 

@@ -161,7 +161,7 @@ The method is described in sim/PROFILES.md.`,
 				return fmt.Errorf("checking the fitted profile: %w", err)
 			}
 			fmt.Fprintln(env.Stderr, "The fitted profile measured in virtual time against the input:")
-			return vmatrix.WriteTable(env.Stderr, vmatrix.Compare(f, got))
+			return vmatrix.WriteTable(env.Stderr, vmatrix.Compare(profile.AtModelSpeed(f), got)) // the input in the profile's time, as the fit read it
 		},
 	}
 	fl := cmd.Flags()

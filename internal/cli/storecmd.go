@@ -87,7 +87,7 @@ func (s *storeFlags) openConfigured(ctx context.Context, env *Env) (store.Store,
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := s.open(ctx, env, c)
+	st, _, err := s.openToRead(ctx, env, c) // storeread.go: list and get only read
 	return st, err
 }
 
@@ -130,6 +130,9 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 		Short: "List stored results, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkStoreKind(kind, true); err != nil { // storekind.go
+				return err
+			}
 			s, err := sf.openConfigured(cmd.Context(), env)
 			if err != nil {
 				return err
@@ -199,6 +202,12 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 		Short: "Store an existing results file (default-branch, or --kind pr --pr N, or --kind aa)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkStoreKind(putKind, false); err != nil { // storekind.go
+				return err
+			}
+			if store.Kind(putKind) == store.KindPR && e.PR <= 0 {
+				return usagef("--kind pr needs --pr N, the pull request's number")
+			}
 			c, err := sf.config()
 			if err != nil {
 				return err
@@ -268,7 +277,7 @@ requests still cite).`,
 				}
 				p.Protect = append(p.Protect, sha)
 			}
-			s, _, err := sf.open(cmd.Context(), env, c)
+			s, _, err := sf.openToRead(cmd.Context(), env, c) // storeread.go
 			if err != nil {
 				return err
 			}
@@ -360,6 +369,7 @@ them. Serve the engine built at that commit first (speedmatrix engine build, eng
 	}
 	f := cmd.Flags()
 	sf.add(f)
+	f.Lookup("config").Usage = "speedmatrix.yaml: what to measure, as run --config (its url, matrix, engine, …), and its store section (store.dir, retention)"
 	f.StringVar(&commit, "commit", "", "the default-branch engine commit being measured (full id, or a revision the local clone resolves)")
 	f.StringVar(&url, "url", "", "the server to measure (default: the configuration's url; none: the built-in simulator)")
 	f.StringVarP(&output, "output", "o", "", "also keep the results file here")
