@@ -45,7 +45,7 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 	}
 	fmt.Fprintln(ew)
 	if g := c.Summary.DecodeTotalGeomean; g != nil {
-		fmt.Fprintf(ew, "Decode total tok/s, geometric mean over %s: **%s**\n\n", cellCount(g.Cells), intervalText(g, c.Settings.ConfidenceLevel))
+		fmt.Fprintf(ew, "Decode total tok/s, geometric mean over %s: **%s**\n\n", textout.Plural(g.Cells, "cell", "cells"), intervalText(g, c.Settings.ConfidenceLevel))
 	}
 	fmt.Fprintf(ew, "Base: %s  \nHead: %s\n", mdEscape(runLine(c.Base)), mdEscape(runLine(c.Head)))
 	if l := comparisonTimeScaleLine(c); l != "" {

@@ -511,7 +511,7 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 	fmt.Fprintf(ew, "Cells:        %s\n", countsLine(c.Summary.CellCounts))
 	fmt.Fprintf(ew, "Cell-metrics: %s\n", countsLine(c.Summary.Counts))
 	if g := c.Summary.DecodeTotalGeomean; g != nil {
-		fmt.Fprintf(ew, "Decode total tok/s, geometric mean over %s: %s\n", cellCount(g.Cells), intervalText(g, c.Settings.ConfidenceLevel))
+		fmt.Fprintf(ew, "Decode total tok/s, geometric mean over %s: %s\n", textout.Plural(g.Cells, "cell", "cells"), intervalText(g, c.Settings.ConfidenceLevel))
 	}
 	fmt.Fprintf(ew, "Family: %d cell-metrics%s under Benjamini–Hochberg at %.3g (look %d of 2; FDR q = %g%s over both looks)\n",
 		c.Summary.Tests, rowsInFamily(c), c.Settings.Level, c.Settings.Look, c.Settings.FDR, falseAlarmText(c))

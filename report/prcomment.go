@@ -1175,7 +1175,7 @@ func (m *model) statistics() string {
 		fmt.Sprintf("**Unchanged** is shown by two one-sided tests at %s; intervals are %s%%; reruns are sized for %s%% power.", strconv.FormatFloat(c.Settings.EquivalenceAlpha, 'g', -1, 64), strconv.FormatFloat(c.Settings.ConfidenceLevel*100, 'g', -1, 64), strconv.FormatFloat(c.Settings.Power*100, 'g', -1, 64)),
 	)
 	if g := c.Summary.DecodeTotalGeomean; g != nil {
-		lines = append(lines, fmt.Sprintf("**Decode total tok/s**, geometric mean over %s: %s.", cellCount(g.Cells), intervalText(g, c.Settings.ConfidenceLevel)))
+		lines = append(lines, fmt.Sprintf("**Decode total tok/s**, geometric mean over %s: %s.", textout.Plural(g.Cells, "cell", "cells"), intervalText(g, c.Settings.ConfidenceLevel)))
 	}
 	var ds []string
 	for _, s := range c.Settings.Metrics {
