@@ -284,6 +284,21 @@ func setupDifferences(a, b *results.File) []string {
 	if x, y := a.TimeScale(), b.TimeScale(); x != y {
 		d = append(d, fmt.Sprintf("time scale %g× vs %g× (simulator speedup)", x, y))
 	}
+	// What a decode cell measures depends on its window and on how often a stream restarts
+	// (max_tokens), and the endpoint decides what a token is (a chat template or not): the
+	// config id hashes them for the same reason. Unknown on either side (an import) is no
+	// difference.
+	if a.Run.Settings == nil || b.Run.Settings == nil {
+		return d
+	}
+	sa, sb := a.Run.Settings, b.Run.Settings
+	if x, y := sa.DurationSeconds, sb.DurationSeconds; x > 0 && y > 0 && x != y {
+		d = append(d, fmt.Sprintf("decode window %gs vs %gs", x, y))
+	}
+	if x, y := sa.MaxTokens, sb.MaxTokens; x > 0 && y > 0 && x != y {
+		d = append(d, fmt.Sprintf("max_tokens %d vs %d", x, y))
+	}
+	diff("endpoint", sa.Endpoint, sb.Endpoint)
 	return d
 }
 

@@ -559,3 +559,38 @@ func TestLevelsKeepFalseAlarm(t *testing.T) {
 		t.Error("false-alarm rate 0.6 accepted")
 	}
 }
+
+// TestMismatchMeasurementSettings checks that files measured with another decode window,
+// max_tokens or endpoint are refused as different setups (the config id differs for the same
+// reason), while a side that does not say (an import) is no difference.
+func TestMismatchMeasurementSettings(t *testing.T) {
+	settings := func(window float64, maxTokens int, endpoint string) *results.Settings {
+		return &results.Settings{DurationSeconds: window, MaxTokens: maxTokens, Endpoint: endpoint}
+	}
+	for _, tc := range []struct {
+		name       string
+		base, head *results.Settings
+		want       string // "" for comparable
+	}{
+		{"same", settings(30, 4096, "chat"), settings(30, 4096, "chat"), ""},
+		{"window", settings(2, 4096, "chat"), settings(0.5, 4096, "chat"), "decode window 2s vs 0.5s"},
+		{"max_tokens", settings(30, 4096, "chat"), settings(30, 256, "chat"), "max_tokens 4096 vs 256"},
+		{"endpoint", settings(30, 4096, "chat"), settings(30, 4096, "completions"), `endpoint "chat" vs "completions"`},
+		{"unknown on one side", settings(0, 0, ""), settings(30, 4096, "chat"), ""},
+		{"no settings", nil, settings(30, 4096, "chat"), ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a := summaryFile("m", map[int]float64{1: 150}, nil)
+			b := summaryFile("m", map[int]float64{1: 150}, nil)
+			a.Run.Settings, b.Run.Settings = tc.base, tc.head
+			_, err := compare.Compare(compare.Input{Base: []*results.File{a}, Head: []*results.File{b}}, compare.DefaultThresholds())
+			var me *compare.MismatchError
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("err = %v, want comparable", err)
+			case tc.want != "" && (!errors.As(err, &me) || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("err = %v, want a MismatchError naming %s", err, tc.want)
+			}
+		})
+	}
+}
