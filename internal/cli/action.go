@@ -41,6 +41,11 @@ baseline cannot decide).`,
 			if cleanup {
 				mode = action.ModeCleanup
 			}
+			switch mode {
+			case "", action.ModeFull, action.ModeDecide, action.ModeMeasure, action.ModeReport, action.ModeCleanup:
+			default:
+				return usagef("--mode %q: want full, decide, measure, report or cleanup", mode)
+			}
 			a := githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout))
 			return action.Run(cmd.Context(), action.Deps{
 				Action: a,
