@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
@@ -234,6 +235,9 @@ func (j *job) measurePaired(ctx context.Context, cfg config.Config, p plan, info
 	}
 	defer cleanup()
 	pc.Paired.BaseSource = src
+	if err := j.fitPairedBlocks(&pc, cfg.Budget); err != nil {
+		return outcome{}, err
+	}
 	j.log.Info("measuring paired", "head", p.HeadSHA, "base", info.BaseSHA, "blocks", pc.Paired.Blocks, "scheme", pc.Paired.Scheme, "cells", strings.Join(info.Cells, ","))
 	if err := j.d.Measure(ctx, pc); err != nil {
 		return outcome{}, fmt.Errorf("paired run of %s and its base %s: %w", ghbot.ShortSHA(p.HeadSHA), ghbot.ShortSHA(info.BaseSHA), err)
@@ -511,4 +515,32 @@ func (j *job) reportPaired(p plan, first outcome) (*outcome, error) {
 		}
 	}
 	return &out, nil
+}
+
+// fitPairedBlocks lowers the paired run's blocks per side to what the job's budget affords:
+// each block measures the run's cells once on one side, for the time `speedmatrix plan` expects
+// of them (windows, readiness, prefill; not the model loads), so 2 × blocks of it must fit. A
+// paired run needs 2 blocks a side (pairs to estimate the noise from): when the budget affords
+// fewer, it is refused with what it would cost (paired.mode then measures the head alone; a
+// /bench paired fails with the reason). No budget, or no way to price the cells: unchanged.
+func (j *job) fitPairedBlocks(pc *config.Config, budget time.Duration) error {
+	if budget <= 0 || j.d.PlanShards == nil {
+		return nil
+	}
+	jobs, err := j.d.PlanShards(*pc, 1)
+	if err != nil || len(jobs) != 1 || jobs[0].ExpectedMinutes <= 0 {
+		j.log.Warn("paired run within the budget: the cells could not be priced; blocks unchanged", "err", err)
+		return nil
+	}
+	block := time.Duration(jobs[0].ExpectedMinutes * float64(time.Minute))
+	afford := int(budget / (2 * block))
+	switch {
+	case afford < 2:
+		return fmt.Errorf("a paired run needs at least 2 blocks a side, about %v of GPU time (4 × %v for the cells, model loads not counted), more than the budget %v: raise budget, or name fewer cells (/bench paired CELLS)",
+			(4 * block).Round(time.Minute), block.Round(time.Second), budget)
+	case afford < pc.Paired.Blocks:
+		j.log.Warn("paired run: fewer blocks a side to fit the budget", "blocks", afford, "configured", pc.Paired.Blocks, "budget", budget, "per_block_per_side", block.Round(time.Second))
+		pc.Paired.Blocks = afford
+	}
+	return nil
 }

@@ -139,6 +139,7 @@ func TestActionPairedAuto(t *testing.T) {
 		// so that the head is measured alone and compared with the stored baseline.
 		paired   string
 		fallback bool
+		warn     string // also in the warnings, when set
 	}{
 		{name: "empty store", setup: func(e *storeEnv) {}, before: true,
 			why: "paired.mode is auto and the store holds no default-branch results (no baseline, no history)"},
@@ -172,6 +173,10 @@ func TestActionPairedAuto(t *testing.T) {
 		// the stored baseline, and the comparison says why.
 		{name: "a failed paired run falls back on the stored baseline", setup: func(e *storeEnv) { e.put(prBase) },
 			paired: ", base_url: 'http://127.0.0.1:1'", fallback: true},
+		// A budget that cannot pay for 2 blocks a side: no paired run, the head alone against the
+		// stored baseline, saying what the paired run would have cost.
+		{name: "a budget too small for a paired run", setup: func(e *storeEnv) { e.put(prBase) },
+			extra: "budget: 1s\n", fallback: true, warn: "a paired run needs at least 2 blocks a side"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newStoreEnv(t, 3)
@@ -190,8 +195,9 @@ func TestActionPairedAuto(t *testing.T) {
 			firstCmp := filepath.Join(e.dir, "artifact", "comparison.first.json")
 			switch {
 			case tc.fallback:
-				if paired || !strings.Contains(strings.Join(cmp.Warnings, "\n"), "A paired run (paired.mode) failed, so the head was measured alone: `") {
-					t.Errorf("paired %v, warnings %q: want the stored baseline's comparison, saying the paired run failed", paired, cmp.Warnings)
+				w := strings.Join(cmp.Warnings, "\n")
+				if paired || !strings.Contains(w, "A paired run (paired.mode) failed, so the head was measured alone: `") || !strings.Contains(w, tc.warn) {
+					t.Errorf("paired %v, warnings %q: want the stored baseline's comparison, saying the paired run failed (%q)", paired, cmp.Warnings, tc.warn)
 				}
 			case tc.before:
 				if !paired || fileExistsT(firstCmp) {
