@@ -80,3 +80,31 @@ func TestFewQuietTrialsStandAlone(t *testing.T) {
 		t.Errorf("verdict %s (%s), want regression", m.Verdict, m.Reason)
 	}
 }
+
+// TestFewTrialsFloorKeepsWithinNoise checks a head-only rerun's second look (one base run
+// against three head runs, no history): where the base's own run showed within-run noise above
+// the prior (CV 3.2 % at concurrency 16, prior 1 %), the floor the few head trials take is that
+// noise, as the first look's was, not the prior alone; a 5 % drop is then not a regression.
+func TestFewTrialsFloorKeepsWithinNoise(t *testing.T) {
+	var noisy []int
+	for _, m := range []int{900, 1000, 1100, 1000, 1000} {
+		for range 6 {
+			noisy = append(noisy, m)
+		}
+	}
+	head := func(v float64) *results.File { return summaryFile("m", map[int]float64{16: v}, nil) }
+	c, err := compare.Compare(compare.Input{
+		Base: []*results.File{oneTrialFile(noisy)},
+		Head: []*results.File{head(950), head(955), head(945)},
+	}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := find(t, c, "decode/8K/16", results.MetricTotalTokPerS)
+	if m.Noise == nil || m.Noise.CV < math.Sqrt(0.001)-1e-9 {
+		t.Errorf("noise %+v, want at least the base run's within CV %.4f", m.Noise, math.Sqrt(0.001))
+	}
+	if m.Verdict == results.VerdictRegression {
+		t.Errorf("verdict %s (%s): the prior floor hid the base run's own noise", m.Verdict, m.Reason)
+	}
+}
