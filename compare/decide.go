@@ -117,7 +117,7 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 			se, df = math.Sqrt(v*(1/float64(kb)+1/float64(kh))), d
 			noise.Source, noise.CV = src, math.Sqrt(v)
 		}
-	case (kb >= 3 || kh >= 3) && (kb < 2 || kh < 2) && max(kb, kh)-1 < minTrialDF && varianceOf(longer(bs.logs, hs.logs)) > 0 &&
+	case (kb >= 2 || kh >= 2) && (kb < 2 || kh < 2) && max(kb, kh)-1 < minTrialDF && varianceOf(longer(bs.logs, hs.logs)) > 0 &&
 		fewTrialsOK(longer(bs.logs, hs.logs), hist, floor2, th):
 		// A few repeated runs of one side against one run of the other (trialsnoise.go).
 		l := longer(bs.logs, hs.logs)
@@ -125,8 +125,10 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 		p.vb, p.vh = v, v
 		se, df = math.Sqrt(v*(1/float64(kb)+1/float64(kh))), d
 		noise.Source, noise.CV = src, math.Sqrt(v)
-	case (kb >= 3 || kh >= 3) && (kb < 2 || kh < 2) && max(kb, kh) > len(hist) && varianceOf(longer(bs.logs, hs.logs)) > 0:
-		// Repeated trials of one commit only: their spread is the run-to-run noise of both.
+	case (kb >= 2 || kh >= 2) && (kb < 2 || kh < 2) && max(kb, kh) > len(hist) && varianceOf(longer(bs.logs, hs.logs)) > 0:
+		// Repeated trials of one commit only: their spread is the run-to-run noise of both (two
+		// runs too: where they are noisier than the floor, their one degree of freedom rather
+		// than a prior the data contradict).
 		s2 := varianceOf(longer(bs.logs, hs.logs))
 		p.vb, p.vh = s2, s2
 		se = math.Sqrt(s2 * (1/float64(kb) + 1/float64(kh)))
