@@ -90,6 +90,14 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 		prior = measured
 	}
 	prior2 := prior * prior
+	// floor2 is the floor a few trials take (trialsnoise.go): the prior, or a single run's
+	// within-run noise where it is above (as the first look's within estimate took it).
+	floor2 := prior2
+	for _, w := range []float64{bs.withinVar, hs.withinVar} {
+		if w > floor2 {
+			floor2 = w
+		}
+	}
 	var se, df float64
 	diff := ch - cb
 	switch {
@@ -104,21 +112,23 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 		noise.CV = math.Sqrt((float64(kb-1)*vb + float64(kh-1)*vh) / float64(kb+kh-2))
 		// Few trials (a rerun's) pool with the history's runs, or are floored by the prior
 		// (trialsnoise.go).
-		if v, d, src, ok := fewTrialsNoise(float64(kb-1)*vb+float64(kh-1)*vh, float64(kb+kh-2), hist, prior2, th); ok {
+		if v, d, src, ok := fewTrialsNoise(float64(kb-1)*vb+float64(kh-1)*vh, float64(kb+kh-2), hist, floor2, th); ok {
 			p.vb, p.vh = v, v
 			se, df = math.Sqrt(v*(1/float64(kb)+1/float64(kh))), d
 			noise.Source, noise.CV = src, math.Sqrt(v)
 		}
-	case (kb >= 3 || kh >= 3) && (kb < 2 || kh < 2) && max(kb, kh)-1 < minTrialDF && varianceOf(longer(bs.logs, hs.logs)) > 0 &&
-		fewTrialsOK(longer(bs.logs, hs.logs), hist, prior2, th):
+	case (kb >= 2 || kh >= 2) && (kb < 2 || kh < 2) && max(kb, kh)-1 < minTrialDF && varianceOf(longer(bs.logs, hs.logs)) > 0 &&
+		fewTrialsOK(longer(bs.logs, hs.logs), hist, floor2, th):
 		// A few repeated runs of one side against one run of the other (trialsnoise.go).
 		l := longer(bs.logs, hs.logs)
-		v, d, src, _ := fewTrialsNoise(float64(len(l)-1)*varianceOf(l), float64(len(l)-1), hist, prior2, th)
+		v, d, src, _ := fewTrialsNoise(float64(len(l)-1)*varianceOf(l), float64(len(l)-1), hist, floor2, th)
 		p.vb, p.vh = v, v
 		se, df = math.Sqrt(v*(1/float64(kb)+1/float64(kh))), d
 		noise.Source, noise.CV = src, math.Sqrt(v)
-	case (kb >= 3 || kh >= 3) && (kb < 2 || kh < 2) && max(kb, kh) > len(hist) && varianceOf(longer(bs.logs, hs.logs)) > 0:
-		// Repeated trials of one commit only: their spread is the run-to-run noise of both.
+	case (kb >= 2 || kh >= 2) && (kb < 2 || kh < 2) && max(kb, kh) > len(hist) && varianceOf(longer(bs.logs, hs.logs)) > 0:
+		// Repeated trials of one commit only: their spread is the run-to-run noise of both (two
+		// runs too: where they are noisier than the floor, their one degree of freedom rather
+		// than a prior the data contradict).
 		s2 := varianceOf(longer(bs.logs, hs.logs))
 		p.vb, p.vh = s2, s2
 		se = math.Sqrt(s2 * (1/float64(kb) + 1/float64(kh)))

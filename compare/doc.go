@@ -41,11 +41,12 @@
 // Noise: the run-to-run variance of one run's log value, σ², comes from the first of
 //   - trials: both sides hold at least two trials (several trials in a file, or several files per
 //     side pooled): Welch's t with Welch–Satterthwaite degrees of freedom; when only one side
-//     holds three or more, their spread stands for both sides (k − 1 degrees of freedom) unless
+//     holds two or more, their spread stands for both sides (k − 1 degrees of freedom) unless
 //     the history holds more runs; trials with fewer than 4 degrees of freedom together (a
-//     one-trial rerun: two runs a side) pool with the history (degrees of freedom added), or
-//     without history are floored by the prior, so that a rerun keeps the noise its advice
-//     assumed instead of a t quantile of 2 degrees of freedom;
+//     one-trial rerun: two runs a side, or a head-only rerun's few head runs) pool with the
+//     history (degrees of freedom added), or without history are floored by the prior (or by a
+//     single run's within-run noise where it is larger, as the first look took it), so that a
+//     rerun keeps the noise its advice assumed instead of a t quantile of 2 degrees of freedom;
 //   - history: at least Thresholds.MinHistory earlier base results hold the cell: their sample
 //     variance, n − 1 degrees of freedom;
 //   - within+prior: a side with one trial that kept its raw samples: the within-run variance of

@@ -80,3 +80,58 @@ func TestFewQuietTrialsStandAlone(t *testing.T) {
 		t.Errorf("verdict %s (%s), want regression", m.Verdict, m.Reason)
 	}
 }
+
+// TestFewTrialsFloorKeepsWithinNoise checks a head-only rerun's second look (one base run
+// against three head runs, no history): where the base's own run showed within-run noise above
+// the prior (CV 3.2 % at concurrency 16, prior 1 %), the floor the few head trials take is that
+// noise, as the first look's was, not the prior alone; a 5 % drop is then not a regression.
+func TestFewTrialsFloorKeepsWithinNoise(t *testing.T) {
+	var noisy []int
+	for _, m := range []int{900, 1000, 1100, 1000, 1000} {
+		for range 6 {
+			noisy = append(noisy, m)
+		}
+	}
+	head := func(v float64) *results.File { return summaryFile("m", map[int]float64{16: v}, nil) }
+	c, err := compare.Compare(compare.Input{
+		Base: []*results.File{oneTrialFile(noisy)},
+		Head: []*results.File{head(950), head(955), head(945)},
+	}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := find(t, c, "decode/8K/16", results.MetricTotalTokPerS)
+	if m.Noise == nil || m.Noise.CV < math.Sqrt(0.001)-1e-9 {
+		t.Errorf("noise %+v, want at least the base run's within CV %.4f", m.Noise, math.Sqrt(0.001))
+	}
+	if m.Verdict == results.VerdictRegression {
+		t.Errorf("verdict %s (%s): the prior floor hid the base run's own noise", m.Verdict, m.Reason)
+	}
+}
+
+// TestTwoNoisyHeadRunsNotIgnored checks a head-only rerun of one trial (one base run against two
+// head runs, no history): where the head's two runs differ by far more than the prior (10 %
+// apart at concurrency 8, prior 1 %), their spread is not ignored for the prior, and a 5 % drop
+// is not a regression; two quiet head runs still take the prior floor and decide it.
+func TestTwoNoisyHeadRunsNotIgnored(t *testing.T) {
+	run := func(v float64) *results.File { return summaryFile("m", map[int]float64{8: v}, nil) }
+	for _, tt := range []struct {
+		name string
+		head []float64
+		want results.Verdict
+	}{
+		{"noisy", []float64{600, 540}, results.VerdictInconclusive},
+		{"quiet", []float64{571, 569}, results.VerdictRegression},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := compare.Compare(compare.Input{Base: []*results.File{run(600)}, Head: []*results.File{run(tt.head[0]), run(tt.head[1])}}, compare.DefaultThresholds())
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := find(t, c, "decode/8K/8", results.MetricTotalTokPerS)
+			if m.Verdict != tt.want {
+				t.Errorf("verdict %s (%s), noise %+v; want %s", m.Verdict, m.Reason, m.Noise, tt.want)
+			}
+		})
+	}
+}

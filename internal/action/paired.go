@@ -57,7 +57,8 @@ type pairedInfo struct {
 //     the commits between as the change), or fewer than store.min_history results of the config
 //     (too few for the run-to-run noise; default store.DefaultMinHistory). The config is the
 //     newest stored default-branch result's, as for the A/A decision (the head's is not known
-//     before it is measured).
+//     before it is measured). Never where the head is its own merge-base (a commit of the base
+//     branch itself): a paired run would measure it against itself.
 //  3. paired.mode auto, after a first comparison with the stored baseline: the cells it left
 //     slower or inconclusive are measured paired, and that paired comparison is the verdict
 //     (pairedAfter) — except in a job with a budget, whose adaptive reruns are how it decides
@@ -78,6 +79,12 @@ func (j *job) pairedBefore(ctx context.Context, rs resultStore, p plan) (why, ba
 	case j.cfg.Paired.Enabled:
 		return "paired.enabled is true", j.mergeBase(ctx, rs, p)
 	case j.cfg.Paired.Mode != config.PairedModeAuto || rs.s == nil:
+		return "", ""
+	}
+	if mb := j.mergeBase(ctx, rs, p); mb != "" && strings.EqualFold(mb, p.HeadSHA) {
+		// The head is on the base branch (a dispatch of its tip): the merge-base is the head
+		// itself, and a paired run would measure the commit against itself.
+		j.log.Info("paired.mode auto: the head is its own merge-base; not paired", "sha", p.HeadSHA)
 		return "", ""
 	}
 	latest, err := rs.s.List(ctx, store.Filter{Kind: store.KindDefault, Limit: 1})
