@@ -156,6 +156,9 @@ ready:
 		case <-poll.C:
 		}
 		v := readyView{Produced: int(nProd.Load()), InFlight: int(inflight.Load()), Awaiting: int(awaiting.Load())}
+		if v.Produced >= c && allProdAt.IsZero() {
+			allProdAt = s.now() // a poll saw it before the channel's case was picked
+		}
 		// Scrape when the answer can decide: every stream has produced (valid), or the
 		// streams have had two polls to reach the server and some still wait (queued).
 		if useServer && (v.Produced >= c || s.now().Sub(start) >= 2*s.cfg.Timeouts.Poll) {
@@ -311,9 +314,10 @@ func (s *session) scrape(ctx context.Context) (Sample, error) {
 }
 
 // admission returns the part of a trial's readiness (start to open) the server took to start
-// its requests: until the last stream's first token when every stream produced, until the
-// running count last rose when the trial was judged queued, and none when the readiness timed
-// out (that wait is the client's last resort, not the server's pace).
+// its requests: until the last stream's first token when every stream produced (also when the
+// readiness then timed out, for want of metrics that say so), until the running count last rose
+// when the trial was judged queued, and none when the readiness timed out before every stream
+// produced (that wait is the client's last resort, not the server's pace).
 func admission(start, open, allProdAt time.Time, judge *readiness, queued bool) time.Duration {
 	at := allProdAt
 	if queued {

@@ -1,6 +1,10 @@
 package compare
 
-import "github.com/speedmatrix/speedmatrix/results"
+import (
+	"slices"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
 
 // The prior of decode rates follows what the files say about speculative decoding
 // (results.File.SpecDecodeState). With speculative decoding served as launched, the
@@ -46,6 +50,38 @@ func withSpecDecodePrior(th Thresholds, state string) Thresholds {
 	if len(rate) == 0 {
 		rate = DefaultSpecDecodeRatePrior()
 	}
-	th.Prior.DecodeRate = rate
+	th.Prior.DecodeRate = maxCV(th.Prior.DecodeRate, rate)
 	return th
+}
+
+// maxCV returns the step function that is, at every concurrency, the larger of a's and b's CV
+// (ConcurrencyCV lists: the first entry whose UpTo covers the concurrency applies, 0 = any), so
+// that the speculative-decoding prior never lowers a larger configured one.
+func maxCV(a, b []ConcurrencyCV) []ConcurrencyCV {
+	at := func(l []ConcurrencyCV, c int) float64 {
+		for _, e := range l {
+			if e.UpTo == 0 || c <= e.UpTo {
+				return e.CV
+			}
+		}
+		return 0
+	}
+	var bounds []int
+	for _, l := range [][]ConcurrencyCV{a, b} {
+		for _, e := range l {
+			if e.UpTo > 0 && !slices.Contains(bounds, e.UpTo) {
+				bounds = append(bounds, e.UpTo)
+			}
+		}
+	}
+	slices.Sort(bounds)
+	var out []ConcurrencyCV
+	for _, u := range bounds {
+		out = append(out, ConcurrencyCV{UpTo: u, CV: max(at(a, u), at(b, u))})
+	}
+	last := 1
+	if len(bounds) > 0 {
+		last = bounds[len(bounds)-1] + 1
+	}
+	return append(out, ConcurrencyCV{UpTo: 0, CV: max(at(a, last), at(b, last))})
 }
