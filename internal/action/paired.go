@@ -465,6 +465,12 @@ func (j *job) pairedFallback(ctx context.Context, p plan, err error) bool {
 // decidePaired is the decide mode's part of pairedBefore: it sets the output paired, and
 // returns the base commit the measuring job is to check out (the merge-base when paired).
 func (j *job) decidePaired(ctx context.Context, c *ghbot.Client, p plan) string {
+	if j.in.Shards > 0 {
+		// Shards measure on several runners: no runner serves both sides (a /bench paired was
+		// refused before this; paired.mode measures unpaired).
+		j.setOutput("paired", "false")
+		return p.BaseSHA
+	}
 	why, base := j.pairedBefore(ctx, j.openStore(c), p)
 	j.setOutput("paired", fmt.Sprint(why != ""))
 	if why == "" {

@@ -290,3 +290,25 @@ func TestActionSplitPaired(t *testing.T) {
 		t.Errorf("report of a paired base of another commit: %v\n%s", err, stderr)
 	}
 }
+
+// TestActionBenchPairedWithShards: in a sharded workflow (decide with the shards input) a
+// maintainer's /bench paired is refused with the reason, and paired.mode auto decides unpaired:
+// the shards' runners each measure other cells, so none serves both sides.
+func TestActionBenchPairedWithShards(t *testing.T) {
+	e := newStoreEnv(t, 0)
+	e.writeConfig(pairedConfig(e, 3, ", mode: auto"))
+	e.benchComment("/bench paired")
+	e.vars["INPUT_MODE"], e.vars["INPUT_SHARDS"] = "decide", "2"
+	out := mustRun(t, e.actEnv)
+	wantOutputs(t, out, map[string]string{"verdict": "refused", "run": "false"})
+	if rs := replies(e.srv.State()); len(rs) != 1 || !strings.Contains(rs[0].Body, "`/bench paired` was not run: this workflow measures in 2 shards") {
+		t.Errorf("replies %+v: want one saying why", rs)
+	}
+
+	// paired.mode auto with an empty store would pair; with shards it does not.
+	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+	out = mustRun(t, e.actEnv)
+	if out["run"] != "true" || out["paired"] != "false" {
+		t.Errorf("decide outputs %v: want run true, paired false", out)
+	}
+}
