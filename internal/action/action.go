@@ -281,7 +281,7 @@ func (j *job) planRun(ctx context.Context, c *ghbot.Client, d ghbot.Decision) (p
 		if j.in.Shards > 0 {
 			// A paired run serves base and head on one runner in turn; the shards' runners each
 			// measure other cells, so there is no pair to make.
-			j.reply(ctx, c, p.PR, fmt.Sprintf("@%s `/bench paired` was not run: this workflow measures in %d shards on several runners, and a paired run serves base and head in turn on one runner. Run the workflow without shards (e.g. by hand with `shards: 0`), or post `/bench` to measure the head against the stored baseline.", d.By, j.in.Shards))
+			j.reply(ctx, c, p.PR, fmt.Sprintf("@%s `/bench paired` was not run: this workflow splits the matrix into shards (input shards: %d) for several runners, and a paired run serves base and head in turn on one runner. Run the workflow without shards (e.g. by hand with `shards: 0`), or post `/bench` to measure the head against the stored baseline.", d.By, j.in.Shards))
 			j.setOutput("verdict", VerdictRefused)
 			return p, false, nil
 		}

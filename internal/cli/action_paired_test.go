@@ -301,7 +301,7 @@ func TestActionBenchPairedWithShards(t *testing.T) {
 	e.vars["INPUT_MODE"], e.vars["INPUT_SHARDS"] = "decide", "2"
 	out := mustRun(t, e.actEnv)
 	wantOutputs(t, out, map[string]string{"verdict": "refused", "run": "false"})
-	if rs := replies(e.srv.State()); len(rs) != 1 || !strings.Contains(rs[0].Body, "`/bench paired` was not run: this workflow measures in 2 shards") {
+	if rs := replies(e.srv.State()); len(rs) != 1 || !strings.Contains(rs[0].Body, "`/bench paired` was not run: this workflow splits the matrix into shards (input shards: 2)") {
 		t.Errorf("replies %+v: want one saying why", rs)
 	}
 
