@@ -50,20 +50,31 @@ func TestRunAdaptiveFlagsSlowRowWithinBudget(t *testing.T) {
 	if g == nil {
 		t.Fatal("the comparison records no GPU time")
 	}
-	if g.Reruns == 0 || g.RerunSeconds <= 0 {
-		t.Errorf("no rerun measured (%+v): the first look leaves the prefill cells inconclusive", *g)
+	// Only the head is rerun: against one base run, cells whose noise the base sets (a prefill
+	// cell's single request; decode at C = 1 under the simulator's unpinned speculative decoding)
+	// are base-limited, and no head trial decides them. What a rerun can decide (here mostly
+	// decode/8K/8's rates, when the first look leaves them open) depends on the draw: with
+	// nothing to buy, the job must buy nothing and say why of every undecided cell.
+	if g.Reruns == 0 {
+		for _, u := range g.Undecided {
+			if u.Reason != results.UndecidedNeedsBase && u.Reason != results.UndecidedNoTrials {
+				t.Errorf("no rerun measured, yet %s was undecided for %s: a 60 s budget buys it", u.Cell, u.Reason)
+			}
+		}
+		t.Logf("the first look left nothing a head rerun could decide (%d undecided)", len(g.Undecided))
+	} else {
+		if g.RerunSeconds <= 0 || c.Settings.Look != 2 {
+			t.Errorf("%d reruns in %.1f s, look %d: want the second look after the reruns", g.Reruns, g.RerunSeconds, c.Settings.Look)
+		}
+		readResults(t, filepath.Join(dir, "head.rerun1.json"))
 	}
 	if g.TotalSeconds > g.BudgetSeconds || g.BudgetSeconds != 60 {
 		t.Errorf("spent %.1f s of a %.0f s budget", g.TotalSeconds, g.BudgetSeconds)
-	}
-	if c.Settings.Look != 2 {
-		t.Errorf("the comparison is look %d, want the second look after the reruns", c.Settings.Look)
 	}
 	h := readResults(t, head)
 	if h.Run.GPUTime == nil || h.Run.GPUTime.TotalSeconds != g.TotalSeconds || h.Run.GPUTime.MeasureSeconds != h.Run.Budget.WallSeconds {
 		t.Errorf("results GPU time %+v, comparison's %+v", h.Run.GPUTime, *g)
 	}
-	readResults(t, filepath.Join(dir, "head.rerun1.json"))
 
 	// A budget about the first pass's own time buys no rerun: the cells stay undecided, each
 	// with its price.
@@ -81,14 +92,21 @@ func TestRunAdaptiveFlagsSlowRowWithinBudget(t *testing.T) {
 	if g2 == nil || g2.Reruns != 0 || g2.RerunSeconds != 0 {
 		t.Fatalf("GPU time %+v: want no rerun within a budget of %s", g2, tight)
 	}
-	var priced []string
+	// Every undecided cell says why: over the budget with its price, or base-limited, or no
+	// number of trials decides it.
 	for _, u := range g2.Undecided {
-		if u.Reason == results.UndecidedOverBudget && u.CostSeconds > 0 && u.FurtherTrials > 0 {
-			priced = append(priced, u.Cell)
+		switch u.Reason {
+		case results.UndecidedOverBudget:
+			if u.CostSeconds <= 0 || u.FurtherTrials <= 0 {
+				t.Errorf("%s over the budget without its price: %+v", u.Cell, u)
+			}
+		case results.UndecidedNeedsBase, results.UndecidedNoTrials:
+		default:
+			t.Errorf("%s undecided for %q", u.Cell, u.Reason)
 		}
 	}
-	if len(priced) == 0 {
-		t.Errorf("undecided %+v: want the cells the budget could not buy, each with its cost", g2.Undecided)
+	if len(g2.Undecided) == 0 {
+		t.Errorf("nothing undecided within a budget of %s", tight)
 	}
 }
 
