@@ -573,22 +573,8 @@ func (j *job) compareWith(out outcome, base *results.File, cells []string) (outc
 // noise of each cell taken from hist when it holds enough runs; warnings are added to the
 // comparison's.
 func (j *job) compareWithHistory(out outcome, base *results.File, hist []*results.File, warnings []string, cells []string) (outcome, error) {
-	th := compare.DefaultThresholds()
-	if v := j.cfg.Compare.FDR; v > 0 {
-		th.FDR = v
-	}
-	if v := j.cfg.Compare.FalseAlarm; v > 0 {
-		th.FalseAlarm = v
-	}
-	for k, v := range j.cfg.Compare.Thresholds {
-		if v > 0 {
-			th.Delta[results.Metric(k)] = v
-		}
-	}
+	th := j.cfg.Thresholds()
 	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{out.Head}, BasePath: "base", HeadPath: "head", History: hist, MeasuredNoise: j.measured}
-	if n := j.cfg.Store.MinHistory; n > 0 {
-		th.MinHistory = n
-	}
 	for _, s := range cells {
 		id, err := results.ParseCellID(s)
 		if err != nil {

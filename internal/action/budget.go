@@ -55,7 +55,7 @@ func (j *job) budgeted(ctx context.Context, cfg config.Config, out outcome, base
 		return f, err
 	}
 	res, err := adaptive.Run(ctx, adaptive.Job{
-		Compare: in, Thresholds: j.thresholds(), Budget: cfg.Budget, GPU: spent, Overhead: overhead,
+		Compare: in, Thresholds: j.cfg.Thresholds(), Budget: cfg.Budget, GPU: spent, Overhead: overhead,
 		Measure: measure, Log: j.log,
 	})
 	var mm *compare.MismatchError
@@ -80,25 +80,4 @@ func (j *job) budgeted(ctx context.Context, cfg config.Config, out outcome, base
 		return out, fmt.Errorf("write the comparison: %w", err)
 	}
 	return out, nil
-}
-
-// thresholds returns compare's thresholds under the configuration, as compareWithHistory sets
-// them.
-func (j *job) thresholds() compare.Thresholds {
-	th := compare.DefaultThresholds()
-	if v := j.cfg.Compare.FDR; v > 0 {
-		th.FDR = v
-	}
-	if v := j.cfg.Compare.FalseAlarm; v > 0 {
-		th.FalseAlarm = v
-	}
-	for k, v := range j.cfg.Compare.Thresholds {
-		if v > 0 {
-			th.Delta[results.Metric(k)] = v
-		}
-	}
-	if n := j.cfg.Store.MinHistory; n > 0 {
-		th.MinHistory = n
-	}
-	return th
 }

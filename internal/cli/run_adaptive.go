@@ -69,27 +69,6 @@ func recordGPUTime(f *results.File, o runOptions) {
 	g.Sum()
 }
 
-// thresholdsFromConfig returns compare's thresholds with the configuration's FDR, false-alarm
-// rate, practical thresholds and min_history, as the bot compares.
-func thresholdsFromConfig(c config.Config) compare.Thresholds {
-	th := compare.DefaultThresholds()
-	if v := c.Compare.FDR; v > 0 {
-		th.FDR = v
-	}
-	if v := c.Compare.FalseAlarm; v > 0 {
-		th.FalseAlarm = v
-	}
-	for k, v := range c.Compare.Thresholds {
-		if v > 0 {
-			th.Delta[results.Metric(k)] = v
-		}
-	}
-	if n := c.Store.MinHistory; n > 0 {
-		th.MinHistory = n
-	}
-	return th
-}
-
 // measureAdaptive is the rest of a run with --baseline once the first pass f is written: it
 // compares f with the baseline, measures again within the budget what is inconclusive (each
 // rerun a run of --cells with --trials against the same server, written next to the results
@@ -131,7 +110,7 @@ func measureAdaptive(ctx context.Context, env *Env, o runOptions, baseURL string
 		return rf, err
 	}
 	out, err := adaptive.Run(ctx, adaptive.Job{
-		Compare: in, Thresholds: thresholdsFromConfig(o.Config), Budget: o.Budget,
+		Compare: in, Thresholds: o.Config.Thresholds(), Budget: o.Budget,
 		GPU: *f.Run.GPUTime, Measure: measure, Log: env.Log,
 	})
 	if err != nil {
