@@ -180,15 +180,8 @@ func sumGPUTime(in []Input) *results.GPUTime {
 		if s == nil {
 			return nil
 		}
-		g.BudgetSeconds += s.BudgetSeconds
-		g.BuildSeconds += s.BuildSeconds
-		g.LoadSeconds += s.LoadSeconds
-		g.MeasureSeconds += s.MeasureSeconds
-		g.RerunSeconds += s.RerunSeconds
-		g.Reruns += s.Reruns
-		g.Undecided = append(g.Undecided, s.Undecided...)
+		g.Add(s)
 	}
-	g.Sum()
 	return &g
 }
 

@@ -23,6 +23,21 @@ type GPUTime struct {
 	Undecided []UndecidedCost `json:"undecided,omitempty"`
 }
 
+// Add adds o's phases, budget, reruns and undecided cells to g (GPU time spent one after
+// another: shards, or the two sides of a paired run) and sets TotalSeconds; a nil o adds nothing.
+func (g *GPUTime) Add(o *GPUTime) {
+	if o != nil {
+		g.BudgetSeconds += o.BudgetSeconds
+		g.BuildSeconds += o.BuildSeconds
+		g.LoadSeconds += o.LoadSeconds
+		g.MeasureSeconds += o.MeasureSeconds
+		g.RerunSeconds += o.RerunSeconds
+		g.Reruns += o.Reruns
+		g.Undecided = append(g.Undecided, o.Undecided...)
+	}
+	g.Sum()
+}
+
 // Sum sets TotalSeconds to the sum of the phases and returns it.
 func (g *GPUTime) Sum() float64 {
 	g.TotalSeconds = g.BuildSeconds + g.LoadSeconds + g.MeasureSeconds + g.RerunSeconds

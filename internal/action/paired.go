@@ -294,15 +294,8 @@ func pairedGPUTime(head, base *results.GPUTime) *results.GPUTime {
 		return nil
 	}
 	var g results.GPUTime
-	for _, s := range []*results.GPUTime{head, base} {
-		if s != nil {
-			g.BuildSeconds += s.BuildSeconds
-			g.LoadSeconds += s.LoadSeconds
-			g.MeasureSeconds += s.MeasureSeconds
-			g.RerunSeconds += s.RerunSeconds
-		}
-	}
-	g.Sum()
+	g.Add(head)
+	g.Add(base)
 	return &g
 }
 
