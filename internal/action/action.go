@@ -569,18 +569,28 @@ func (j *job) compareWith(out outcome, base *results.File, cells []string) (outc
 	return j.compareWithHistory(out, base, nil, nil, cells)
 }
 
+// compareInput is what the bot compares: head with base, the history's noise and the measured
+// noise, only cells (CellID strings) when any are named.
+func (j *job) compareInput(head, base *results.File, hist []*results.File, cells []string) (compare.Input, error) {
+	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{head}, BasePath: "base", HeadPath: "head", History: hist, MeasuredNoise: j.measured}
+	for _, s := range cells {
+		id, err := results.ParseCellID(s)
+		if err != nil {
+			return in, err
+		}
+		in.Cells = append(in.Cells, id)
+	}
+	return in, nil
+}
+
 // compareWithHistory compares out.Head with base under the configuration's thresholds, the
 // noise of each cell taken from hist when it holds enough runs; warnings are added to the
 // comparison's.
 func (j *job) compareWithHistory(out outcome, base *results.File, hist []*results.File, warnings []string, cells []string) (outcome, error) {
 	th := j.cfg.Thresholds()
-	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{out.Head}, BasePath: "base", HeadPath: "head", History: hist, MeasuredNoise: j.measured}
-	for _, s := range cells {
-		id, err := results.ParseCellID(s)
-		if err != nil {
-			return out, err
-		}
-		in.Cells = append(in.Cells, id)
+	in, err := j.compareInput(out.Head, base, hist, cells)
+	if err != nil {
+		return out, err
 	}
 	cmp, err := compare.Compare(in, th)
 	var mm *compare.MismatchError

@@ -21,13 +21,9 @@ import (
 // comparison record the GPU time and what deciding the undecided cells would cost. A baseline
 // of another setup is reported as compareWithHistory does.
 func (j *job) budgeted(ctx context.Context, cfg config.Config, out outcome, base *results.File, hist []*results.File, warnings, cells []string) (outcome, error) {
-	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{out.Head}, BasePath: "base", HeadPath: "head", History: hist, MeasuredNoise: j.measured}
-	for _, s := range cells {
-		id, err := results.ParseCellID(s)
-		if err != nil {
-			return out, err
-		}
-		in.Cells = append(in.Cells, id)
+	in, err := j.compareInput(out.Head, base, hist, cells)
+	if err != nil {
+		return out, err
 	}
 	var spent results.GPUTime
 	if g := out.Head.Run.GPUTime; g != nil {
