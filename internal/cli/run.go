@@ -31,6 +31,9 @@ type runOptions struct {
 	// simSpeedup is set while the in-process simulator runs: the client then samples in model
 	// time (runsim.go).
 	simSpeedup float64
+	// timeScale is the built-in simulator's speedup when it is the server measured (in process,
+	// or at --url): the progress lines show its numbers in the profile's time, as reports do.
+	timeScale float64
 	// adaptive holds --baseline, --history, --compare-out and the build and load times of the
 	// job (run_adaptive.go).
 	adaptive adaptiveOptions

@@ -44,7 +44,7 @@ func newRunner(env *Env, o runOptions, baseURL, key, runID string) (bench.Config
 		Server:   srv,
 		Prompts:  bench.NewPrompter(info, streamer, runID, o.Endpoint),
 		Metrics:  bench.TelemetryScraper{S: &telemetry.Scraper{URL: telemetry.MetricsURL(baseURL), APIKey: key, Log: env.Log}},
-		Progress: pickProgress(env, o.Quiet),
+		Progress: pickProgress(env, o.Quiet, o.timeScale),
 		Log:      env.Log,
 	}
 	return cfg, r, sc.Close, nil

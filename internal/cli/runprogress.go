@@ -19,17 +19,27 @@ import (
 
 // pickProgress chooses how `run` shows progress on stderr: nothing with --quiet; one line per
 // finished cell in ::group:: blocks in GitHub Actions; a progress bar on a terminal; plain lines
-// per finished cell otherwise (a log file).
-func pickProgress(env *Env, quiet bool) bench.Progress {
+// per finished cell otherwise (a log file). A scale above 1 is the built-in simulator's speedup:
+// the lines then show rates and TTFT in the profile's time, as the reports do.
+func pickProgress(env *Env, quiet bool, scale float64) bench.Progress {
 	switch {
 	case quiet:
 		return nil
 	case env.Getenv("GITHUB_ACTIONS") == "true":
-		return &lineProgress{w: env.Stderr, groups: true}
+		return &lineProgress{w: env.Stderr, groups: true, scale: scale}
 	case isTerminal(env.Stderr):
-		return &barProgress{w: env.Stderr}
+		return &barProgress{w: env.Stderr, scale: scale}
 	}
-	return &lineProgress{w: env.Stderr}
+	return &lineProgress{w: env.Stderr, scale: scale}
+}
+
+// inProfileTime returns the note a progress display starts with when its numbers are in a
+// simulator profile's time ("" at scale 1).
+func inProfileTime(scale float64) string {
+	if scale <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (rates and TTFT in the simulated profile's time: measured rates ÷ %g, times × %g)", scale, scale)
 }
 
 // isTerminal reports whether w is a terminal.
@@ -46,8 +56,13 @@ func roughly(d time.Duration) time.Duration {
 	return d.Round(time.Second)
 }
 
-// outcomeLine formats a finished cell in one line.
-func outcomeLine(o bench.CellOutcome) string {
+// outcomeLine formats a finished cell in one line, its rates ÷ scale and TTFT × scale (a
+// simulator's speedup; 0 or 1: as measured). Window, readiness and drain are this run's wall
+// time, never scaled.
+func outcomeLine(o bench.CellOutcome, scale float64) string {
+	if scale > 1 {
+		o.TokPerS, o.TTFTMs = o.TokPerS/scale, o.TTFTMs*scale
+	}
 	s := fmt.Sprintf("%-18s %s", o.ID.String(), results.StatusDisplay(o.Status))
 	switch {
 	case o.Status == results.StatusError:
@@ -118,11 +133,12 @@ type lineProgress struct {
 	open   string // the context whose group is open
 	done   int
 	total  int
+	scale  float64 // a simulator's speedup (outcomeLine)
 }
 
 func (p *lineProgress) Start(cells []bench.PlannedCell, estimate time.Duration) {
 	p.total = len(cells)
-	fmt.Fprintf(p.w, "speedmatrix run: %d cells, about %s\n", len(cells), roughly(estimate))
+	fmt.Fprintf(p.w, "speedmatrix run: %d cells, about %s%s\n", len(cells), roughly(estimate), inProfileTime(p.scale))
 }
 
 func (p *lineProgress) CellStart(results.CellID, int) {}
@@ -139,7 +155,7 @@ func (p *lineProgress) CellDone(o bench.CellOutcome) {
 	if o.Status != results.StatusOverCapacity {
 		p.done++
 	}
-	fmt.Fprintf(p.w, "[%d/%d] %s\n", p.done, p.total, outcomeLine(o))
+	fmt.Fprintf(p.w, "[%d/%d] %s\n", p.done, p.total, outcomeLine(o, p.scale))
 }
 
 func (p *lineProgress) Finish() {
@@ -160,9 +176,13 @@ type barProgress struct {
 	phase  string // the decode trial's phase: readiness, window or drain
 	stop   chan struct{}
 	wg     sync.WaitGroup
+	scale  float64 // a simulator's speedup (outcomeLine)
 }
 
 func (p *barProgress) Start(cells []bench.PlannedCell, estimate time.Duration) {
+	if note := inProfileTime(p.scale); note != "" {
+		fmt.Fprintln(p.w, "speedmatrix run:"+note)
+	}
 	p.bar = progressbar.NewOptions(len(cells),
 		progressbar.OptionSetWriter(p.w),
 		progressbar.OptionSetDescription("starting"),
@@ -190,7 +210,7 @@ func (p *barProgress) tick(last int64, lastAt time.Time) {
 			return
 		case now := <-t.C:
 			n := p.tokens.Load()
-			rate := float64(n-last) / now.Sub(lastAt).Seconds()
+			rate := float64(n-last) / now.Sub(lastAt).Seconds() / max(p.scale, 1)
 			last, lastAt = n, now
 			p.mu.Lock()
 			p.bar.Describe(fmt.Sprintf("%s · %s tok/s", p.described(), report.FormatTokPerS(rate)))
@@ -236,7 +256,7 @@ func (p *barProgress) CellDone(o bench.CellOutcome) {
 	defer p.mu.Unlock()
 	if o.Status == results.StatusError {
 		_ = p.bar.Clear()
-		fmt.Fprintln(p.w, outcomeLine(o))
+		fmt.Fprintln(p.w, outcomeLine(o, p.scale))
 	}
 	_ = p.bar.Add(1)
 }

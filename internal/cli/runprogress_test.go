@@ -39,15 +39,15 @@ func TestBarProgress(t *testing.T) {
 func TestPickProgress(t *testing.T) {
 	var buf bytes.Buffer
 	env := &Env{Stderr: &buf, Getenv: func(k string) string { return map[string]string{"GITHUB_ACTIONS": "true"}[k] }}
-	if p, ok := pickProgress(env, false).(*lineProgress); !ok || !p.groups {
-		t.Errorf("in GitHub Actions: %T, want grouped lines", pickProgress(env, false))
+	if p, ok := pickProgress(env, false, 0).(*lineProgress); !ok || !p.groups {
+		t.Errorf("in GitHub Actions: %T, want grouped lines", pickProgress(env, false, 0))
 	}
-	if pickProgress(env, true) != nil {
+	if pickProgress(env, true, 0) != nil {
 		t.Errorf("--quiet shows progress")
 	}
 	env.Getenv = func(string) string { return "" }
-	if p, ok := pickProgress(env, false).(*lineProgress); !ok || p.groups {
-		t.Errorf("not a terminal, not Actions: %T, want plain lines", pickProgress(env, false))
+	if p, ok := pickProgress(env, false, 0).(*lineProgress); !ok || p.groups {
+		t.Errorf("not a terminal, not Actions: %T, want plain lines", pickProgress(env, false, 0))
 	}
 }
 
@@ -56,10 +56,29 @@ func TestPickProgress(t *testing.T) {
 func TestOutcomeLineSplitsWaiting(t *testing.T) {
 	o := bench.CellOutcome{ID: results.CellID{Phase: results.PhaseDecode, ContextLabel: "8K", Concurrency: 32}, Status: results.StatusQueued,
 		TokPerS: 865.7, TTFTMs: 8671, Elapsed: 3200 * time.Millisecond, Window: 2 * time.Second, Readiness: 1100 * time.Millisecond, Drain: 100 * time.Millisecond}
-	got := outcomeLine(o)
+	got := outcomeLine(o, 0)
 	want := "decode/8K/32       Requests queued · 865.7 tok/s · TTFT 8,671 ms · window 2.0s · readiness 1.1s · drain 0.1s"
 	if got != want {
 		t.Errorf("outcomeLine:\n got %q\nwant %q", got, want)
+	}
+}
+
+// TestOutcomeLineInProfileTime checks that against the built-in simulator at 20× a cell's line
+// shows its rate and TTFT in the profile's time, as the reports do, and its window, readiness
+// and drain as this run's wall time.
+func TestOutcomeLineInProfileTime(t *testing.T) {
+	o := bench.CellOutcome{ID: results.CellID{Phase: results.PhaseDecode, ContextLabel: "8K", Concurrency: 1}, Status: results.StatusValid,
+		TokPerS: 3430.5, TTFTMs: 31, Window: 2 * time.Second, Readiness: 100 * time.Millisecond}
+	got := outcomeLine(o, 20)
+	want := "decode/8K/1        Valid · 171.5 tok/s · TTFT 620 ms · window 2.0s · readiness 0.1s · drain 0.0s"
+	if got != want {
+		t.Errorf("outcomeLine at 20×:\n got %q\nwant %q", got, want)
+	}
+	var b strings.Builder
+	p := &lineProgress{w: &b, scale: 20}
+	p.Start(nil, time.Second)
+	if !strings.Contains(b.String(), "measured rates ÷ 20, times × 20") {
+		t.Errorf("the progress does not say its numbers are in the profile's time: %q", b.String())
 	}
 }
 

@@ -138,6 +138,7 @@ func simulatorAtURL(ctx context.Context, env *Env, o *runOptions) func(*results.
 	if err != nil || v.Simulator == nil {
 		return nil
 	}
-	env.Log.Info("the server is the built-in simulator: reports will show its numbers in the profile's time", "profile", v.Simulator.Profile, "speedup", v.Simulator.Speedup)
+	env.Log.Info("the server is the built-in simulator: progress lines and reports show its numbers in the profile's time", "profile", v.Simulator.Profile, "speedup", v.Simulator.Speedup)
+	o.timeScale = v.Simulator.Speedup
 	return recordSimulator(&results.SimulatorSettings{Profile: v.Simulator.Profile, Speedup: v.Simulator.Speedup})
 }

@@ -52,7 +52,7 @@ func newSimSetup(o *runOptions) (simSetup, error) {
 	if o.ReadyTimeout == def.ReadyTimeout {
 		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/s.so.Speedup), time.Second)
 	}
-	o.simSpeedup = s.so.Speedup
+	o.simSpeedup, o.timeScale = s.so.Speedup, s.so.Speedup
 	return s, nil
 }
 
