@@ -41,11 +41,11 @@ func slug(s string) string {
 // nothing from elsewhere; every text from the results files is escaped.
 func (h *History) Site() (map[string][]byte, error) {
 	site := map[string][]byte{}
-	data := pageData{Title: pageTitle, Generator: pageGenerator, Warnings: h.Warnings, Runs: len(h.Files)}
+	data := pageData{Title: pageTitle, Generator: pageGenerator, Warnings: h.Warnings, Runs: len(h.Files), Order: h.Order}
 	if n := len(h.Files); n > 0 {
 		first, last := h.Files[0], h.Files[n-1]
 		data.Span = fmt.Sprintf("%s … %s", ShortCommit(first.Engine.Commit), ShortCommit(last.Engine.Commit))
-		data.Setup = setupLine(last)
+		data.Setup = SetupLine(last)
 		data.Latest = latestMatrix(last)
 	}
 	if len(h.Series) > 0 {
@@ -99,8 +99,8 @@ func lastStatus(s *Series) string {
 	return "absent"
 }
 
-// setupLine names what the history measured, from its latest run.
-func setupLine(f *results.File) string {
+// SetupLine names what the history measured, from its latest run.
+func SetupLine(f *results.File) string {
 	var parts []string
 	if f.Run.ServedModel != "" {
 		parts = append(parts, f.Run.ServedModel)
@@ -137,13 +137,13 @@ func latestMatrix(f *results.File) *latest {
 
 // pageData is what the template shows.
 type pageData struct {
-	Title, Generator, Span, Setup, Method string
-	Runs                                  int
-	Warnings                              []string
-	Shifts                                []shiftData
-	Latest                                *latest
-	Trends                                []trend
-	Unmeasured                            []unmeasured
+	Title, Generator, Span, Setup, Method, Order string
+	Runs                                         int
+	Warnings                                     []string
+	Shifts                                       []shiftData
+	Latest                                       *latest
+	Trends                                       []trend
+	Unmeasured                                   []unmeasured
 }
 
 type unmeasured struct{ Cell, Status string }
@@ -191,7 +191,8 @@ figcaption { font-size: 0.9rem; }
 <body>
 <h1>{{.Title}}</h1>
 <p>{{.Runs}} runs{{if .Span}} ({{.Span}}){{end}}{{if .Setup}} · {{.Setup}}{{end}}</p>
-{{range .Warnings}}<p class="warning">Warning: {{.}}</p>
+{{if .Order}}<p class="muted">{{.Order}}</p>
+{{end}}{{range .Warnings}}<p class="warning">Warning: {{.}}</p>
 {{end}}
 <h2 id="change-points">Change points</h2>
 {{if .Method}}<p class="muted">{{.Method}}. Each line is the first commit of a sustained new level.</p>{{end}}

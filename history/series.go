@@ -252,6 +252,9 @@ type History struct {
 	Series []*Series
 	// Warnings are things a reader must know (files of different setups mixed).
 	Warnings []string
+	// Order says how the files were ordered (along the default branch's commits, or by the
+	// time they were measured), for the page; the caller that ordered them sets it.
+	Order string
 }
 
 // Analyze collects and detects every cell-metric of files, which must be in commit order, oldest

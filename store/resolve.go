@@ -146,8 +146,34 @@ func (g GitHubCommits) MergeBase(ctx context.Context, base, head string) (string
 	return cmp.GetMergeBaseCommit().GetSHA(), nil
 }
 
-// Ancestors implements Commits.
+// Tip returns the commit a branch of the repository points at; with branch "" the repository's
+// default branch.
+func (g GitHubCommits) Tip(ctx context.Context, branch string) (string, error) {
+	if branch == "" {
+		r, _, err := g.GH.Repositories.Get(ctx, g.Owner, g.Repo)
+		if err != nil {
+			return "", fmt.Errorf("the default branch of %s/%s: %w", g.Owner, g.Repo, err)
+		}
+		if branch = r.GetDefaultBranch(); branch == "" {
+			return "", fmt.Errorf("%s/%s names no default branch", g.Owner, g.Repo)
+		}
+	}
+	ref, _, err := g.GH.Git.GetRef(ctx, g.Owner, g.Repo, "heads/"+branch)
+	if err != nil {
+		return "", fmt.Errorf("branch %s of %s/%s: %w", branch, g.Owner, g.Repo, err)
+	}
+	return ref.GetObject().GetSHA(), nil
+}
+
+// Ancestors implements Commits. from is a commit id or a branch name.
 func (g GitHubCommits) Ancestors(ctx context.Context, from string, limit int) ([]string, error) {
+	if !commitRE.MatchString(from) {
+		sha, err := g.Tip(ctx, from)
+		if err != nil {
+			return nil, err
+		}
+		from = sha
+	}
 	pages := g.MaxPages
 	if pages <= 0 {
 		pages = 10

@@ -497,7 +497,7 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 			}
 		}
 		if stored {
-			j.changePoint(ctx, c, rs, head)
+			j.changePoint(ctx, c, rs, p.HeadSHA, head)
 		}
 		// A/A: the full mode decides with the push's result stored; the measure mode, which
 		// cannot read the store, was told by the decide job (input aa).

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/compare/changepoint"
@@ -140,8 +139,11 @@ func recoveredAt(s *history.Series, level, delta float64, minSize int) (int, flo
 	return first, sum / float64(n), true
 }
 
-// changePoint analyses the stored default-branch series of head's config (oldest first, at most
-// the retention's Keep) on a push, and keeps the one change-point issue in step with it:
+// changePoint analyses the stored default-branch series of head's config on a push of sha (at
+// most the retention's Keep results, along sha's first parents: a baseline measured later than
+// its commit takes its commit's place, and results of commits a force push removed are left out;
+// by measurement time where the commit graph cannot be read), and keeps the one change-point
+// issue in step with it:
 //
 //   - a series whose latest regression still holds (its level now is worse than before it by
 //     the minimum change or more) is reported: the issue is opened or updated, naming the first
@@ -155,24 +157,18 @@ func recoveredAt(s *history.Series, level, delta float64, minSize int) (int, flo
 // A change point needs changepoint's MinSize (3) results on either side, so a shift is reported
 // on the 3rd push at its new level at the earliest, and a recovery likewise. Failures are
 // logged: the results are stored.
-func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, head *results.File) {
+func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, sha string, head *results.File) {
 	if c == nil {
 		return
 	}
-	keep := j.cfg.Store.Retention.Keep
-	if keep <= 0 {
-		keep = 100
-	}
 	id := store.ConfigID(head)
-	files, entries, _, err := store.History(ctx, rs.s, id, store.HistoryOptions{Max: keep, Min: 2})
+	files, entries, err := j.series(ctx, rs, id, sha)
 	if err != nil || len(files) < 2 {
 		if err != nil {
 			j.log.Warn("reading the history for change points", "err", err)
 		}
 		return
 	}
-	slices.Reverse(files)
-	slices.Reverse(entries)
 	commit := func(i int) string { // the store's commit of point i (the file may not say)
 		if i >= 0 && i < len(entries) {
 			return entries[i].Commit
@@ -242,6 +238,39 @@ func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, 
 		return
 	}
 	j.upsertChangePoint(ctx, c, now, len(files), newest, minSize)
+}
+
+// series returns the stored default-branch results of config id along sha's first parents,
+// oldest first, at most the retention's Keep (by measurement time where the commit graph cannot
+// be read), and their entries.
+func (j *job) series(ctx context.Context, rs resultStore, id, sha string) ([]*results.File, []store.Entry, error) {
+	keep := j.cfg.Store.Retention.Keep
+	if keep <= 0 {
+		keep = 100
+	}
+	// Every stored result of the config may be on the walk: look back at least as many commits
+	// as the retention keeps results, and some more for pushes that were not measured.
+	opts := store.SeriesOptions{Tip: sha, Limit: keep, Depth: max(4*keep, 200)}
+	ord, err := store.Series(ctx, rs.commits, rs.s, id, opts)
+	if err != nil && rs.commits != nil {
+		j.log.Warn("the default branch's commits could not be read: the change points are searched in the order the results were measured", "err", err)
+		ord, err = store.Series(ctx, nil, rs.s, id, opts)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if n := len(ord.Off); n > 0 {
+		j.log.Info("change points: left out results of commits not on the pushed commit's first parents (force-pushed away, or older than the commits walked)", "results", n)
+	}
+	files := make([]*results.File, 0, len(ord.Entries))
+	for _, e := range ord.Entries {
+		f, err := rs.s.Open(ctx, e)
+		if err != nil {
+			return nil, nil, err
+		}
+		files = append(files, f)
+	}
+	return files, ord.Entries, nil
 }
 
 // mustCell parses a cell id this package wrote; the zero id (found nowhere) when it is not one.

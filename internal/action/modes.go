@@ -234,7 +234,7 @@ func (j *job) reportMode(ctx context.Context) error {
 	switch {
 	case p.Kind == ghbot.RunBaseline:
 		if j.put(ctx, rs, store.KindDefault, p.HeadSHA, 0, head) {
-			j.changePoint(ctx, c, rs, head)
+			j.changePoint(ctx, c, rs, p.HeadSHA, head)
 			j.storeArtifactAA(ctx, rs, p.HeadSHA, head)
 			j.prune(ctx, rs)
 		}

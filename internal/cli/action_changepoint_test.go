@@ -132,3 +132,38 @@ func TestActionChangePointOtherConfigKeepsIssue(t *testing.T) {
 		t.Errorf("after pushes of another config: issues %+v, want the one still open and as it was\n%s", issues, stderr)
 	}
 }
+
+// TestActionChangePointAlongCommits: the change points of a push are searched along the pushed
+// commit's first parents, not in the order results were measured. Here the slower commits
+// c7…c12 were measured first and the older, faster c1…c6 were backfilled after them (speedmatrix
+// baseline --commit), and a commit a force push removed from the branch has a fast result: in
+// measurement order the series would read slow, then fast (an improvement, no issue); along the
+// branch it is fast up to c6 and slow from c7 on, a regression whose first commit is c7.
+func TestActionChangePointAlongCommits(t *testing.T) {
+	e := newStoreEnv(t, 0)
+	day := time.Date(2019, 6, 1, 0, 0, 0, 0, time.UTC)
+	parent := prBase
+	for i := 1; i <= 12; i++ {
+		parent = e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: seqSHA(i), Message: fmt.Sprint("c", i), Parents: []string{parent}, Date: day.Add(time.Duration(i) * time.Hour)}, nil)
+	}
+	gone := e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: seqSHA(0x300), Message: "gone", Parents: []string{seqSHA(9)}, Date: day.Add(20 * time.Hour)}, nil)
+	e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: pushAfter, Message: "pushed", Parents: []string{seqSHA(12)}, Date: day.Add(30 * time.Hour)}, nil)
+	for i := 7; i <= 12; i++ {
+		e.putScaled(seqSHA(i), 1)
+	}
+	for i := 1; i <= 6; i++ {
+		e.putScaled(seqSHA(i), 1.25)
+	}
+	e.putScaled(gone, 1.25)
+	stderr := e.pushOf(pushAfter)
+	issues := changeIssues(e)
+	if len(issues) != 1 || issues[0].State != "open" {
+		t.Fatalf("%d issues, want 1 open: %+v\n%s", len(issues), issues, stderr)
+	}
+	if want := "first commit of the new level is `" + seqSHA(7)[:7] + "`"; !strings.Contains(issues[0].Body, want) {
+		t.Errorf("the issue does not say %q:\n%s", want, issues[0].Body)
+	}
+	if !strings.Contains(stderr, "left out results of commits not on the pushed commit's first parents") {
+		t.Errorf("the log does not say the force-pushed commit's result was left out:\n%s", stderr)
+	}
+}

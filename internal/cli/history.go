@@ -21,16 +21,30 @@ import (
 func newHistoryCmd(env *Env) *cobra.Command {
 	var (
 		dir, cellArg, metricArg, svgPath, htmlDir string
+		configID, gitDir, ref                     string
 		thresholds                                []string
+		sf                                        storeFlags
 		o                                         = history.DefaultOptions()
 	)
 	cmd := &cobra.Command{
-		Use:   "history --dir DIR [--cell CELL [--metric METRIC] [--svg OUT.svg]] [--html OUTDIR]",
-		Short: "Show trends and change points of a history of results files",
-		Long: `History reads every results file in --dir (one configuration's runs, one per commit of the
-default branch), orders them by run start, and looks for sustained shifts in every cell-metric
-with E-divisive means (a permutation test at --alpha, and a change of at least the metric's δ:
-3 % for throughput, 5 % for latency, as compare uses; --threshold changes it).
+		Use:   "history (--store DIR | --branch NAME | --dir DIR) [--cell CELL [--metric METRIC] [--svg OUT.svg]] [--html OUTDIR]",
+		Short: "Show trends and change points of the default branch's results",
+		Long: `History reads the default branch's results of one configuration, from the results store
+(--store DIR, or the data branch --branch speedmatrix-data --repo OWNER/NAME, or the store.dir of
+--config) or from a folder of results files (--dir), and looks for sustained shifts in every
+cell-metric with E-divisive means (a permutation test at --alpha, and a change of at least the
+metric's δ: 3 % for throughput, 5 % for latency, as compare uses; --threshold changes it).
+
+The series is over commits: with a clone of the engine (--git DIR, along the first parents of
+--ref, default HEAD), or on the data branch (along the repository's default branch, or --ref),
+the results are ordered as their commits are on the default branch, so that a baseline measured
+later (speedmatrix baseline --commit OLD) takes its commit's place, and results of commits a
+force push removed are left out (and counted). Otherwise, and always with --dir, they are ordered
+by the time they were measured.
+
+A store may hold several configurations (another model, GPU or matrix): --config-id picks one
+(store list shows them); with one, it is used. --html with several and no --config-id writes a
+page per configuration (in the folder of its id) and an index.html that lists them.
 
 Without --cell it lists every change point of every cell-metric. With --cell it prints that
 cell's series (commit, date, value, status) and its change points; --svg writes its chart.
@@ -42,8 +56,14 @@ prompt, total, per_request, ttft, tbt); by default total tok/s for decode, promp
 prefill.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dir == "" {
-				return usagef("--dir is required: the folder of results files to read")
+			fromStore := sf.dir != "" || sf.branch != "" || sf.configPath != ""
+			switch {
+			case dir == "" && !fromStore:
+				return usagef("give the results to read: --store DIR (or --branch NAME --repo OWNER/NAME) for the results store, or --dir DIR for a folder of results files")
+			case dir != "" && fromStore:
+				return usagef("give --dir or a store (--store, --branch, --config), not both")
+			case dir != "" && (configID != "" || gitDir != "" || ref != ""):
+				return usagef("--config-id, --git and --ref read a store: use them with --store or --branch, not --dir")
 			}
 			var cell results.CellID
 			metric := results.Metric("")
@@ -71,15 +91,30 @@ prefill.`,
 				}
 			}
 			o.Delta = th.Delta
+			if fromStore {
+				q := storeHistoryQuery{configID: configID, gitDir: gitDir, ref: ref, all: htmlDir != "" && cellArg == ""}
+				sets, err := readStoreHistory(cmd.Context(), env, &sf, q)
+				if err != nil {
+					return err
+				}
+				if len(sets) > 1 {
+					return writeSites(env, sets, o, htmlDir)
+				}
+				return runHistory(env, sets[0].files, o, cell, metric, svgPath, htmlDir, sets[0].order)
+			}
 			files, err := readResultsDir(env, dir)
 			if err != nil {
 				return err
 			}
 			history.Order(files)
-			return runHistory(env, files, o, cell, metric, svgPath, htmlDir)
+			return runHistory(env, files, o, cell, metric, svgPath, htmlDir, fmt.Sprintf("%d results ordered by the time they were measured", len(files)))
 		},
 	}
 	f := cmd.Flags()
+	sf.add(f)
+	f.StringVar(&configID, "config-id", "", "with a store: the configuration whose results to read (store list shows the ids; default: the only one stored)")
+	f.StringVar(&gitDir, "git", "", "with a store: a clone of the engine repository, to order the results along its default branch's first parents")
+	f.StringVar(&ref, "ref", "", "with a store: the default branch (or commit) whose first parents order the results (default: HEAD of --git, or the repository's default branch with --branch)")
 	f.StringVar(&dir, "dir", "", "folder of results files (*.json), one configuration's runs; ordered by run start")
 	f.StringVar(&cellArg, "cell", "", "the cell to show, e.g. decode/8K/32 or prefill/8K")
 	f.StringVar(&metricArg, "metric", "", "the metric to show (default: total_tok_per_s for decode, prompt_tok_per_s for prefill)")
@@ -93,8 +128,8 @@ prefill.`,
 	return cmd
 }
 
-// runHistory analyzes files and writes what was asked for.
-func runHistory(env *Env, files []*results.File, o history.Options, cell results.CellID, metric results.Metric, svgPath, htmlDir string) error {
+// runHistory analyzes files and writes what was asked for; order says how files are ordered.
+func runHistory(env *Env, files []*results.File, o history.Options, cell results.CellID, metric results.Metric, svgPath, htmlDir, order string) error {
 	if metric != "" {
 		s := history.NewSeries(files, cell, metric)
 		if s.Values() == 0 && !slices.Contains(history.Cells(files), cell) {
@@ -124,6 +159,7 @@ func runHistory(env *Env, files []*results.File, o history.Options, cell results
 	if err != nil {
 		return usagef("%v", err)
 	}
+	h.Order = order
 	for _, w := range h.Warnings {
 		env.Log.Warn(w)
 	}
@@ -139,6 +175,11 @@ func runHistory(env *Env, files []*results.File, o history.Options, cell results
 	if err != nil {
 		return err
 	}
+	return writeSite(env, htmlDir, site)
+}
+
+// writeSite writes the files of a site (path relative to htmlDir → contents).
+func writeSite(env *Env, htmlDir string, site map[string][]byte) error {
 	names := make([]string, 0, len(site))
 	for name := range site {
 		names = append(names, name)
@@ -153,7 +194,7 @@ func runHistory(env *Env, files []*results.File, o history.Options, cell results
 			return fmt.Errorf("--html: %w", err)
 		}
 	}
-	env.Log.Info("wrote page", "index", filepath.Join(htmlDir, "index.html"), "charts", len(site)-1)
+	env.Log.Info("wrote page", "index", filepath.Join(htmlDir, "index.html"), "files", len(site))
 	return nil
 }
 

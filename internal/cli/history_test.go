@@ -119,7 +119,10 @@ func TestHistoryUsage(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"history"}, "--dir is required"},
+		{[]string{"history"}, "give the results to read"},
+		{[]string{"history", "--dir", dir, "--store", empty}, "not both"},
+		{[]string{"history", "--dir", dir, "--git", empty}, "--git and --ref read a store"},
+		{[]string{"history", "--store", filepath.Join(empty, "nope")}, "no such directory"},
 		{[]string{"history", "--dir", empty}, "holds no results file"},
 		{[]string{"history", "--dir", filepath.Join(empty, "nope")}, "--dir"},
 		{[]string{"history", "--dir", dir, "--cell", "decode/8K"}, "--cell"},

@@ -56,29 +56,43 @@ func (s *storeFlags) open(ctx context.Context, env *Env, c config.Config) (store
 	case s.dir != "":
 		return store.NewDir(s.dir), "store " + s.dir, nil
 	case s.branch != "":
-		repo := s.repo
-		if repo == "" {
-			repo = env.Getenv("GITHUB_REPOSITORY")
-		}
-		if !repoRE.MatchString(repo) {
-			return nil, "", usagef("--branch needs the repository: --repo OWNER/NAME (or GITHUB_REPOSITORY); got %q", repo)
-		}
-		token := env.Getenv("GITHUB_TOKEN")
-		if token == "" {
-			return nil, "", usagef("--branch needs GITHUB_TOKEN (a token with contents: write on %s)", repo)
-		}
-		gh, err := ghbot.NewClient(ctx, ghbot.Auth{Token: token}, env.Getenv("GITHUB_API_URL"),
-			ghbot.WithLogger(env.Log), ghbot.WithActions(githubactions.New(githubactions.WithWriter(env.Stderr))))
+		gh, owner, name, err := s.gitHub(ctx, env)
 		if err != nil {
 			return nil, "", err
 		}
-		owner, name, _ := strings.Cut(repo, "/")
-		return store.NewBranch(gh.GitHub(), owner, name, store.WithBranchName(s.branch), store.WithBranchLogger(env.Log)),
-			fmt.Sprintf("data branch %s of %s", s.branch, repo), nil
+		return s.branchStore(env, gh, owner, name), fmt.Sprintf("data branch %s of %s/%s", s.branch, owner, name), nil
 	case c.Store.Dir != "":
 		return store.NewDir(c.Store.Dir), "store " + c.Store.Dir, nil
 	}
 	return nil, "", usagef("no store: give --store DIR, --branch NAME --repo OWNER/NAME, or store.dir in --config")
+}
+
+// gitHub returns the client of --branch's repository (--repo or GITHUB_REPOSITORY, with
+// GITHUB_TOKEN) and the repository's owner and name.
+func (s *storeFlags) gitHub(ctx context.Context, env *Env) (*ghbot.Client, string, string, error) {
+	repo := s.repo
+	if repo == "" {
+		repo = env.Getenv("GITHUB_REPOSITORY")
+	}
+	if !repoRE.MatchString(repo) {
+		return nil, "", "", usagef("--branch needs the repository: --repo OWNER/NAME (or GITHUB_REPOSITORY); got %q", repo)
+	}
+	token := env.Getenv("GITHUB_TOKEN")
+	if token == "" {
+		return nil, "", "", usagef("--branch needs GITHUB_TOKEN (a token with contents: write on %s)", repo)
+	}
+	gh, err := ghbot.NewClient(ctx, ghbot.Auth{Token: token}, env.Getenv("GITHUB_API_URL"),
+		ghbot.WithLogger(env.Log), ghbot.WithActions(githubactions.New(githubactions.WithWriter(env.Stderr))))
+	if err != nil {
+		return nil, "", "", err
+	}
+	owner, name, _ := strings.Cut(repo, "/")
+	return gh, owner, name, nil
+}
+
+// branchStore returns the store on --branch of owner/name.
+func (s *storeFlags) branchStore(env *Env, gh *ghbot.Client, owner, name string) store.Store {
+	return store.NewBranch(gh.GitHub(), owner, name, store.WithBranchName(s.branch), store.WithBranchLogger(env.Log))
 }
 
 // openConfigured reads the configuration and returns the store the flags name.

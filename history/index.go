@@ -1,0 +1,97 @@
+package history
+
+import (
+	"bytes"
+	"fmt"
+	"html/template"
+)
+
+// Config is one configuration's history on the site of several (Sites).
+type Config struct {
+	// ID is the config id (store.ConfigID): the site's folder of its page.
+	ID string
+	// History is its analyzed history, oldest first.
+	History *History
+}
+
+// Sites renders one page per configuration, each in the folder of its config id, and an
+// "index.html" that lists them: model, engine and GPU, the runs and the commits they span, the
+// latest run, and how many cell-metrics hold a regression change point. A store that measured
+// several configurations (another model, GPU or matrix) is one site, for GitHub Pages.
+func Sites(configs []Config) (map[string][]byte, error) {
+	site := map[string][]byte{}
+	data := indexData{Title: pageTitle, Generator: pageGenerator}
+	for _, c := range configs {
+		if !validConfigFolder(c.ID) {
+			return nil, fmt.Errorf("history site: config id %q is not a folder name", c.ID)
+		}
+		pages, err := c.History.Site()
+		if err != nil {
+			return nil, err
+		}
+		for name, b := range pages {
+			site[c.ID+"/"+name] = b
+		}
+		row := indexRow{ID: c.ID, Href: c.ID + "/" + siteIndex, Runs: len(c.History.Files), Regressions: len(c.History.Regressions())}
+		if n := len(c.History.Files); n > 0 {
+			first, last := c.History.Files[0], c.History.Files[n-1]
+			row.Setup = SetupLine(last)
+			row.Span = fmt.Sprintf("%s … %s", ShortCommit(first.Engine.Commit), ShortCommit(last.Engine.Commit))
+			row.Latest = dateText(last.Run.Start)
+		}
+		data.Configs = append(data.Configs, row)
+	}
+	var buf bytes.Buffer
+	if err := indexTemplate.Execute(&buf, data); err != nil {
+		return nil, fmt.Errorf("history site: %w", err)
+	}
+	site[siteIndex] = buf.Bytes()
+	return site, nil
+}
+
+// validConfigFolder reports whether id is safe as a folder name of the site (a config id is
+// hex; an id from an edited index must not climb out of the site).
+func validConfigFolder(id string) bool {
+	return id != "" && slug(id) == id && id != "charts"
+}
+
+type indexData struct {
+	Title, Generator string
+	Configs          []indexRow
+}
+
+type indexRow struct {
+	ID, Href, Setup, Span, Latest string
+	Runs, Regressions             int
+}
+
+var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="generator" content="{{.Generator}}">
+<title>{{.Title}}</title>
+<link rel="icon" href="data:,">
+<style>
+body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #222; }
+table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.9rem; }
+th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
+.num { text-align: right; }
+.regression { color: #c62828; font-weight: 600; }
+.muted { color: #666; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p>{{len .Configs}} configurations. Results of different configurations (model, GPU, matrix, launch command) are never compared; each has its own page.</p>
+<table>
+<thead><tr><th>Configuration</th><th>Setup</th><th class="num">Runs</th><th>Commits</th><th>Latest run</th><th>Regression change points</th></tr></thead>
+<tbody>
+{{range .Configs}}<tr><td><a href="{{.Href}}">{{.ID}}</a></td><td>{{.Setup}}</td><td class="num">{{.Runs}}</td><td>{{.Span}}</td><td>{{.Latest}}</td><td class="num{{if .Regressions}} regression{{end}}">{{.Regressions}}</td></tr>
+{{end}}</tbody>
+</table>
+<p class="muted">Written by {{.Generator}}.</p>
+</body>
+</html>
+`))

@@ -1,0 +1,137 @@
+package store_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
+)
+
+// TestSeries checks that a config's results are ordered along the default branch's first
+// parents, whatever order they were measured in (m0 was backfilled last), that results of a
+// merged branch's commit or of history a force push replaced are left out and named, that PR
+// results and A/A reruns are never part of the series, and that without a commit graph the
+// order is the measurement time.
+func TestSeries(t *testing.T) {
+	type stored struct {
+		commit string
+		hours  int
+		kind   store.Kind
+	}
+	put := []stored{
+		{"m2", 2, ""}, {"m4", 3, ""}, {"f0", 4, ""}, {"m5", 5, store.KindPR}, {"m5", 5, store.KindAA},
+		{"old2", 6, ""}, {"deep10", 7, ""}, {"m0", 9, ""},
+	}
+	cases := []struct {
+		name     string
+		opts     store.SeriesOptions
+		graph    bool
+		want     []string
+		off      []string
+		byCommit bool
+	}{
+		{name: "along main", graph: true, opts: store.SeriesOptions{Tip: "main"},
+			want: []string{"m0", "m2", "m4", "deep10"}, off: []string{"old2", "f0"}, byCommit: true},
+		{name: "along the branch named main", graph: true, opts: store.SeriesOptions{Tip: "refs:main"},
+			want: []string{"m0", "m2", "m4", "deep10"}, off: []string{"old2", "f0"}, byCommit: true},
+		{name: "along main, newest 2", graph: true, opts: store.SeriesOptions{Tip: "main", Limit: 2},
+			want: []string{"m4", "deep10"}, off: []string{"old2", "f0"}, byCommit: true},
+		{name: "from an older tip", graph: true, opts: store.SeriesOptions{Tip: "pr-b"},
+			want: []string{"m0", "m2"}, off: []string{"deep10", "old2", "f0", "m4"}, byCommit: true},
+		{name: "a walk too short to reach any", graph: true, opts: store.SeriesOptions{Tip: "main", Depth: 3},
+			off: []string{"m0", "deep10", "old2", "f0", "m4", "m2"}, byCommit: true},
+		{name: "no commit graph: by time", opts: store.SeriesOptions{Tip: "main"},
+			want: []string{"m2", "m4", "f0", "old2", "deep10", "m0"}},
+	}
+	for _, impl := range []struct {
+		name string
+		make func(*testing.T, graph) commitGraph
+	}{{"github", onGitHub}, {"git", onGit}} {
+		g := impl.make(t, resolveGraph())
+		names := map[string]string{}
+		for n, id := range g.ids {
+			names[id] = n
+		}
+		for _, tc := range cases {
+			t.Run(impl.name+"/"+tc.name, func(t *testing.T) {
+				s := store.NewDir(t.TempDir())
+				f := runFile(t)
+				for _, st := range put {
+					e := at(g.ids[st.commit], st.hours)
+					switch st.kind {
+					case store.KindPR:
+						e.Kind, e.PR = store.KindPR, 7
+					case store.KindAA:
+						e.Kind, e.RunID = store.KindAA, "aa-1"
+					}
+					if _, err := s.Put(ctx(t), e, f); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var c store.Commits
+				if tc.graph {
+					c = g.commits
+				}
+				opts := tc.opts
+				if name, ok := strings.CutPrefix(opts.Tip, "refs:"); ok {
+					opts.Tip = name // a branch name, resolved by the implementation
+				} else if opts.Tip != "" && tc.graph {
+					opts.Tip = g.ids[map[string]string{"main": "deep249", "pr-b": "b0"}[opts.Tip]]
+				}
+				got, err := store.Series(ctx(t), c, s, store.ConfigID(f), opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				commits := func(es []store.Entry) []string {
+					var out []string
+					for _, e := range es {
+						out = append(out, names[e.Commit])
+					}
+					return out
+				}
+				off := tc.off
+				if diff := cmp.Diff(tc.want, commits(got.Entries)); diff != "" {
+					t.Errorf("entries: -want +got\n%s", diff)
+				}
+				if diff := cmp.Diff(off, commits(got.Off)); diff != "" {
+					t.Errorf("left out: -want +got\n%s", diff)
+				}
+				if got.ByCommit != tc.byCommit {
+					t.Errorf("ByCommit %v, want %v", got.ByCommit, tc.byCommit)
+				}
+			})
+		}
+	}
+}
+
+// TestConfigs checks that the configs are listed newest result first, with their entries.
+func TestConfigs(t *testing.T) {
+	s := store.NewDir(t.TempDir())
+	a := runFile(t)
+	b := runFile(t, func(f *results.File) { f.Run.ServedModel = "another-model" })
+	for _, p := range []struct {
+		f     *results.File
+		c     string
+		hours int
+	}{{a, "m0", 1}, {b, "m1", 2}, {a, "m2", 3}} {
+		if _, err := s.Put(ctx(t), at(sha(p.c), p.hours), p.f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Put(ctx(t), store.Entry{Commit: sha("m9"), Kind: store.KindPR, PR: 3, Time: t0.AddDate(0, 0, 1)}, b); err != nil {
+		t.Fatal(err)
+	}
+	ids, by, err := store.Configs(ctx(t), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{store.ConfigID(a), store.ConfigID(b)}, ids); diff != "" {
+		t.Errorf("ids: -want +got\n%s", diff)
+	}
+	if len(by[store.ConfigID(a)]) != 2 || len(by[store.ConfigID(b)]) != 1 {
+		t.Errorf("entries per config: %d and %d, want 2 and 1 (a PR result is not one)", len(by[store.ConfigID(a)]), len(by[store.ConfigID(b)]))
+	}
+}
