@@ -218,4 +218,3 @@ func storedConfig(t *testing.T, dir, model string) string {
 	t.Fatalf("no results of %s in the store", model)
 	return ""
 }
-
