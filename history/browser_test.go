@@ -189,3 +189,60 @@ func TestPageInBrowser(t *testing.T) {
 		}
 	}
 }
+
+// TestSitesInBrowser loads the index of a site of two configurations in headless chromium and
+// follows each of its links: the index and every configuration's page load without a problem,
+// and every page shows all its charts.
+func TestSitesInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser; skipped with -short")
+	}
+	bctx := browser(t)
+	var configs []Config
+	for i, id := range []string{"0a1b2c3d4e5f6a7b", "9f8e7d6c5b4a3f2e"} {
+		h, err := Analyze(synthetic(t, 12, 6+i, "16K"), DefaultOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		configs = append(configs, Config{ID: id, History: h})
+	}
+	site, err := Sites(configs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, srv := writeSite(t, site)
+	problems, _ := checkPage(t, bctx, srv.URL+"/index.html")
+	for _, p := range problems {
+		t.Errorf("index.html: %s", p)
+	}
+	tab, closeTab := chromedp.NewContext(bctx)
+	defer closeTab()
+	ctx, cancel := context.WithTimeout(tab, 60*time.Second)
+	defer cancel()
+	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/index.html")); err != nil {
+		t.Fatal(err)
+	}
+	links, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll("a")).map(a => a.href)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(links) != len(configs) {
+		t.Fatalf("the index links %v; want one page per configuration", links)
+	}
+	for i, link := range links {
+		want := 0
+		for name := range site {
+			if strings.HasPrefix(name, configs[i].ID+"/charts/") {
+				want++
+			}
+		}
+		problems, charts := checkPage(t, bctx, link)
+		for _, p := range problems {
+			t.Errorf("%s: %s", link, p)
+		}
+		if want == 0 || len(charts) != want {
+			t.Errorf("%s: the browser saw %d charts; the site has %d", link, len(charts), want)
+		}
+		t.Logf("%s: %d charts displayed, %d problems", link, len(charts), len(problems))
+	}
+}

@@ -49,6 +49,15 @@ func Sites(configs []Config) (map[string][]byte, error) {
 	return site, nil
 }
 
+// SiteOf renders the site of configs: the one configuration's page at the site's root, or with
+// several (or none) a page each and the index of Sites.
+func SiteOf(configs []Config) (map[string][]byte, error) {
+	if len(configs) == 1 {
+		return configs[0].History.Site()
+	}
+	return Sites(configs)
+}
+
 // validConfigFolder reports whether id is safe as a folder name of the site (a config id is
 // hex; an id from an edited index must not climb out of the site).
 func validConfigFolder(id string) bool {
@@ -84,13 +93,13 @@ th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vert
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<p>{{len .Configs}} configurations. Results of different configurations (model, GPU, matrix, launch command) are never compared; each has its own page.</p>
+{{if .Configs}}<p>{{len .Configs}} configurations. Results of different configurations (model, GPU, matrix, launch command) are never compared; each has its own page.</p>
 <table>
 <thead><tr><th>Configuration</th><th>Setup</th><th class="num">Runs</th><th>Commits</th><th>Latest run</th><th>Regression change points</th></tr></thead>
 <tbody>
 {{range .Configs}}<tr><td><a href="{{.Href}}">{{.ID}}</a></td><td>{{.Setup}}</td><td class="num">{{.Runs}}</td><td>{{.Span}}</td><td>{{.Latest}}</td><td class="num{{if .Regressions}} regression{{end}}">{{.Regressions}}</td></tr>
 {{end}}</tbody>
-</table>
+</table>{{else}}<p>No default-branch results are stored yet: the bot stores one on every push to the default branch, and <code>speedmatrix baseline --commit SHA</code> stores one by hand.</p>{{end}}
 <p class="muted">Written by {{.Generator}}.</p>
 </body>
 </html>

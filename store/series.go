@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // DefaultSeriesDepth is how many first-parent commits of the default branch Series walks back
@@ -117,4 +119,25 @@ func Configs(ctx context.Context, s Store) ([]string, map[string][]Entry, error)
 		by[e.ConfigID] = append(by[e.ConfigID], e)
 	}
 	return ids, by, nil
+}
+
+// SeriesFiles is Series with the results files of its entries, oldest first. A file that does
+// not name its engine commit gets its entry's.
+func SeriesFiles(ctx context.Context, c Commits, s Store, configID string, o SeriesOptions) (Ordered, []*results.File, error) {
+	ord, err := Series(ctx, c, s, configID, o)
+	if err != nil {
+		return Ordered{}, nil, err
+	}
+	files := make([]*results.File, 0, len(ord.Entries))
+	for _, e := range ord.Entries {
+		f, err := s.Open(ctx, e)
+		if err != nil {
+			return Ordered{}, nil, fmt.Errorf("series of config %s: %w", configID, err)
+		}
+		if f.Engine.Commit == "" {
+			f.Engine.Commit = e.Commit // the store's commit is the series' point
+		}
+		files = append(files, f)
+	}
+	return ord, files, nil
 }

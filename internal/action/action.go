@@ -122,6 +122,8 @@ func Run(ctx context.Context, d Deps) error {
 		return j.reportMode(ctx)
 	case ModeCleanup:
 		return j.cleanupMode(ctx)
+	case ModePages:
+		return j.pagesMode(ctx) // pages.go
 	}
 	return j.routed(ctx, j.in.Mode == ModeFull)
 }

@@ -21,6 +21,7 @@ const (
 	ModeMeasure = "measure"
 	ModeReport  = "report"
 	ModeCleanup = "cleanup"
+	ModePages   = "pages"
 )
 
 // InputNames are the action's inputs, as action.yml declares them: readInputs and
@@ -37,6 +38,7 @@ var OutputNames = []string{
 	"verdict", "conclusion", "regressions", "results", "comparison", "comment-url",
 	"run", "sha", "base-sha", "pr", "kind", "cells", "aa", "paired",
 	"shards", "plan", "matrix", // shards.go
+	"site", // pages.go
 }
 
 // Inputs are the action's inputs (INPUT_* variables), checked.
@@ -116,9 +118,9 @@ func readInputs(a *githubactions.Action, mode string) (Inputs, error) {
 		in.Mode = ModeFull
 	}
 	switch in.Mode {
-	case ModeFull, ModeDecide, ModeMeasure, ModeReport, ModeCleanup:
+	case ModeFull, ModeDecide, ModeMeasure, ModeReport, ModeCleanup, ModePages:
 	default:
-		return in, fmt.Errorf("input mode: %q: want full, decide, measure, report or cleanup", in.Mode)
+		return in, fmt.Errorf("input mode: %q: want full, decide, measure, report, cleanup or pages", in.Mode)
 	}
 	if v := a.GetInput("fail-on-regression"); v != "" {
 		b, err := strconv.ParseBool(v)

@@ -27,7 +27,8 @@ one PR comment and one check run per commit.
 Modes: full (everything in one job), decide (route and start; outputs what to measure),
 measure (no token: measure and write the artifact directory), report (no pull-request code:
 post what the artifact holds), cleanup (complete a check left in_progress, for an
-if: always() step). Outputs: verdict, conclusion, regressions, results, comparison,
+if: always() step), pages (write the results store's history page into artifact-dir, for
+GitHub Pages; output site). Outputs: verdict, conclusion, regressions, results, comparison,
 comment-url (and run, sha, base-sha, pr, kind, cells, aa, paired in decide mode; shards, plan
 and the job matrix with the shards input). Sharded: decide splits the matrix (shards), each
 measure job measures one shard (shard, plan), report merges them (shard-artifacts) before
@@ -42,9 +43,9 @@ baseline cannot decide).`,
 				mode = action.ModeCleanup
 			}
 			switch mode {
-			case "", action.ModeFull, action.ModeDecide, action.ModeMeasure, action.ModeReport, action.ModeCleanup:
+			case "", action.ModeFull, action.ModeDecide, action.ModeMeasure, action.ModeReport, action.ModeCleanup, action.ModePages:
 			default:
-				return usagef("--mode %q: want full, decide, measure, report or cleanup", mode)
+				return usagef("--mode %q: want full, decide, measure, report, cleanup or pages", mode)
 			}
 			a := githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout))
 			return action.Run(cmd.Context(), action.Deps{
@@ -59,7 +60,7 @@ baseline cannot decide).`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&mode, "mode", "", "full, decide, measure, report or cleanup (default: the mode input, else full)")
+	cmd.Flags().StringVar(&mode, "mode", "", "full, decide, measure, report, cleanup or pages (default: the mode input, else full)")
 	cmd.Flags().BoolVar(&cleanup, "cleanup", false, "complete any check run of ours left in_progress on the commit as cancelled (for an if: always() step)")
 	return cmd
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/history"
+	"github.com/speedmatrix/speedmatrix/internal/sitedir"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -180,19 +181,8 @@ func runHistory(env *Env, files []*results.File, o history.Options, cell results
 
 // writeSite writes the files of a site (path relative to htmlDir → contents).
 func writeSite(env *Env, htmlDir string, site map[string][]byte) error {
-	names := make([]string, 0, len(site))
-	for name := range site {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		p := filepath.Join(htmlDir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			return fmt.Errorf("--html: %w", err)
-		}
-		if err := results.WriteFileAtomic(p, site[name]); err != nil {
-			return fmt.Errorf("--html: %w", err)
-		}
+	if err := sitedir.Write(htmlDir, site); err != nil {
+		return fmt.Errorf("--html: %w", err)
 	}
 	env.Log.Info("wrote page", "index", filepath.Join(htmlDir, "index.html"), "files", len(site))
 	return nil

@@ -89,10 +89,11 @@ func readStoreHistory(ctx context.Context, env *Env, sf *storeFlags, q storeHist
 	}
 	var sets []historySet
 	for _, id := range pick {
-		ord, err := store.Series(ctx, commits, st, id, store.SeriesOptions{Tip: tip})
+		ord, files, err := store.SeriesFiles(ctx, commits, st, id, store.SeriesOptions{Tip: tip})
 		if err != nil {
 			return nil, err
 		}
+		env.Log.Info(ord.Describe(tipName), "config", id)
 		if n := len(ord.Off); n > 0 {
 			env.Log.Warn("left out results of commits that are not on the default branch's first-parent line", "config", id, "results", n,
 				"commits", shortCommits(ord.Off, 5), "along", tipName)
@@ -105,18 +106,7 @@ func readStoreHistory(ctx context.Context, env *Env, sf *storeFlags, q storeHist
 			env.Log.Warn(err.Error())
 			continue
 		}
-		set := historySet{id: id, order: ord.Describe(tipName)}
-		for _, e := range ord.Entries {
-			f, err := st.Open(ctx, e)
-			if err != nil {
-				return nil, fmt.Errorf("config %s: %w", id, err)
-			}
-			if f.Engine.Commit == "" {
-				f.Engine.Commit = e.Commit // the store's commit is the series' point
-			}
-			set.files = append(set.files, f)
-		}
-		sets = append(sets, set)
+		sets = append(sets, historySet{id: id, order: ord.Describe(tipName), files: files})
 	}
 	if len(sets) == 0 {
 		return nil, fmt.Errorf("no configuration has results on the first parents of %s (check --ref and --git)", tipName)
@@ -174,7 +164,7 @@ func writeSites(env *Env, sets []historySet, o history.Options, htmlDir string) 
 		}
 		configs = append(configs, history.Config{ID: set.id, History: h})
 	}
-	site, err := history.Sites(configs)
+	site, err := history.SiteOf(configs)
 	if err != nil {
 		return err
 	}

@@ -108,9 +108,9 @@ func (s *storeFlags) openConfigured(ctx context.Context, env *Env) (store.Store,
 // fullCommit returns the full commit id of rev: rev itself when it is one, else what the local
 // clone says (git rev-parse).
 func fullCommit(ctx context.Context, rev string) (string, error) {
-	rev = strings.ToLower(strings.TrimSpace(rev))
-	if regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`).MatchString(rev) {
-		return rev, nil
+	rev = strings.TrimSpace(rev)
+	if id := strings.ToLower(rev); regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`).MatchString(id) {
+		return id, nil
 	}
 	if rev == "" {
 		return "", usagef("--commit is required: the engine commit the results belong to")
