@@ -144,19 +144,6 @@ func (s *sideData) acceptanceSample() metricSample {
 	return out
 }
 
-// acceptanceHistory returns the log acceptance lengths of cell id in the history files.
-func acceptanceHistory(files []*results.File, id results.CellID) []float64 {
-	var out []float64
-	for _, f := range files {
-		if c := f.AcceptanceCell(id); c != nil {
-			if l, ok := logOf(acceptanceOf(&c.DecodeMetrics)); ok {
-				out = append(out, l)
-			}
-		}
-	}
-	return out
-}
-
 // acceptanceTested reports whether any cell compared speculative acceptance.
 func acceptanceTested(cells []results.CellComparison) bool {
 	for _, c := range cells {

@@ -107,6 +107,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		}
 		history = append(history, h)
 	}
+	history = historyOrder(history) // oldest first: the series noiseOfHistory splits into levels
 	c.Settings.HistoryFiles = len(history)
 	pairing, pairs, w := pairingOf(in) // paired.go
 	if w != "" {
@@ -187,7 +188,8 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		}
 		for i, m := range ms {
 			p := &pending{id: id, metric: m, out: &cell.Metrics[i], pairs: pairs}
-			if p.estimate(b, h, historyOf(history, id, m), in.MeasuredNoise[NoiseKey{id, m}], th) {
+			logs, commits := historyOf(history, id, m)
+			if p.estimate(b, h, noiseOfHistory(logs, commits, id, m, th), in.MeasuredNoise[NoiseKey{id, m}], th) {
 				tests = append(tests, p)
 			}
 		}
@@ -196,6 +198,9 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("the matrices differ in shape: %d cells are in only one file: %s", len(missing), strings.Join(missing, ", ")))
 	}
 
+	if w := historyLevelsWarning(tests); w != "" { // histnoise.go
+		c.Warnings = append(c.Warnings, w)
+	}
 	c.Warnings = append(c.Warnings, empiricalNull(tests, th)...)
 	rows := rowTests(tests, th)
 	qs, rowQs := adjust(tests, rows)
@@ -397,30 +402,39 @@ func statusVerdict(b, h results.Status) (v results.Verdict, reason string, decid
 }
 
 // historyOf returns the log values of metric m of cell id in the history files where the cell
-// was measured.
-func historyOf(files []*results.File, id results.CellID, m results.Metric) []float64 {
-	if m == results.MetricSpecAcceptance {
-		return acceptanceHistory(files, id)
-	}
-	var out []float64
+// was measured, in the files' order, and the engine commit of each.
+func historyOf(files []*results.File, id results.CellID, m results.Metric) (logs []float64, commits []string) {
 	for _, f := range files {
-		if id.Phase == results.PhasePrefill {
-			for i := range f.Prefill {
-				c := &f.Prefill[i]
-				if c.ID() == id && c.Status.Measured() {
-					if l, ok := logOf(prefillValue(c, m)); ok {
-						out = append(out, l)
-					}
-				}
-			}
-			continue
+		for _, l := range historyValues(f, id, m) {
+			logs, commits = append(logs, l), append(commits, f.Engine.Commit)
 		}
+	}
+	return logs, commits
+}
+
+// historyValues returns the log values of metric m of cell id in one history file.
+func historyValues(f *results.File, id results.CellID, m results.Metric) []float64 {
+	var out []float64
+	add := func(v *float64) {
+		if l, ok := logOf(v); ok {
+			out = append(out, l)
+		}
+	}
+	switch {
+	case m == results.MetricSpecAcceptance:
+		if c := f.AcceptanceCell(id); c != nil {
+			add(acceptanceOf(&c.DecodeMetrics))
+		}
+	case id.Phase == results.PhasePrefill:
+		for i := range f.Prefill {
+			if c := &f.Prefill[i]; c.ID() == id && c.Status.Measured() {
+				add(prefillValue(c, m))
+			}
+		}
+	default:
 		for i := range f.Decode {
-			c := &f.Decode[i]
-			if c.ID() == id && c.Status.Measured() {
-				if l, ok := logOf(decodeValue(&c.DecodeMetrics, m)); ok {
-					out = append(out, l)
-				}
+			if c := &f.Decode[i]; c.ID() == id && c.Status.Measured() {
+				add(decodeValue(&c.DecodeMetrics, m))
 			}
 		}
 	}

@@ -56,7 +56,7 @@ func lostReason(h *sideData, m results.Metric, base float64) string {
 
 // estimate fills p.out with the change, interval, p-values and noise of one cell-metric and
 // reports whether it joins the test family.
-func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th Thresholds) bool {
+func (p *pending) estimate(b, h *sideData, hist historyNoise, measured float64, th Thresholds) bool {
 	m, out := p.metric, p.out
 	p.b, p.h = b, h
 	bs, hs := b.sample(m), h.sample(m)
@@ -125,7 +125,7 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 		p.vb, p.vh = v, v
 		se, df = math.Sqrt(v*(1/float64(kb)+1/float64(kh))), d
 		noise.Source, noise.CV = src, math.Sqrt(v)
-	case (kb >= 2 || kh >= 2) && (kb < 2 || kh < 2) && max(kb, kh) > len(hist) && varianceOf(longer(bs.logs, hs.logs)) > 0:
+	case (kb >= 2 || kh >= 2) && (kb < 2 || kh < 2) && max(kb, kh) > hist.n && varianceOf(longer(bs.logs, hs.logs)) > 0:
 		// Repeated trials of one commit only: their spread is the run-to-run noise of both (two
 		// runs too: where they are noisier than the floor, their one degree of freedom rather
 		// than a prior the data contradict).
@@ -135,11 +135,11 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 		df = float64(max(kb, kh) - 1)
 		noise.Source = results.NoiseTrials
 		noise.CV = math.Sqrt(s2)
-	case len(hist) >= th.MinHistory && varianceOf(hist) > 0:
-		s2 := varianceOf(hist)
+	case hist.usable(th):
+		s2 := hist.v
 		p.vb, p.vh = s2, s2
 		se = math.Sqrt(s2 * (1/float64(kb) + 1/float64(kh)))
-		df = float64(len(hist) - 1)
+		df = hist.df
 		noise.Source = results.NoiseHistory
 		noise.CV = math.Sqrt(s2)
 	case !math.IsNaN(bs.withinVar) || !math.IsNaN(hs.withinVar):
@@ -182,6 +182,9 @@ func (p *pending) estimate(b, h *sideData, hist []float64, measured float64, th 
 		if noise.PriorReason == results.PriorFewSamples {
 			noise.SamplesNeeded = withinNeeded
 		}
+	}
+	if noise.Source == results.NoiseHistory && hist.levels > 1 {
+		noise.Levels, noise.LevelFrom = hist.levels, hist.at
 	}
 	if noise.Source != results.NoisePrior && noise.Source != results.NoiseWithin && noise.Source != results.NoiseMeasured {
 		noise.PriorCV, noise.MeasuredCV = nil, nil // trials or history measured it directly

@@ -48,7 +48,13 @@
 //     single run's within-run noise where it is larger, as the first look took it), so that a
 //     rerun keeps the noise its advice assumed instead of a t quantile of 2 degrees of freedom;
 //   - history: at least Thresholds.MinHistory earlier base results hold the cell: their sample
-//     variance, n − 1 degrees of freedom;
+//     variance, n − 1 degrees of freedom. The history is read oldest first (by run start), and
+//     where its series has a sustained shift of at least the metric's δ (a change of the engine
+//     on the default branch: E-divisive means, package changepoint, with the settings `speedmatrix
+//     history` uses, permutations seeded from the cell-metric), the variance is pooled within the
+//     levels between its change points, on n − levels degrees of freedom (results.Noise.Levels and
+//     LevelFrom, and a warning); counted across the shift, a regression that landed would be
+//     taken for noise and blind every comparison for as long as it stays in the history;
 //   - within+prior: a side with one trial that kept its raw samples: the within-run variance of
 //     the window's value by batch means (1 s output-token bins for total tok/s; per-request values
 //     in order for TTFT, time between tokens and per-request tok/s, times π/2 for a median), at

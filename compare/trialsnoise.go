@@ -22,13 +22,12 @@ const minTrialDF = 4
 // history; without, the prior (prior2, the squared CV) with infinite degrees of freedom where
 // it is above the trials' variance and the sharper test, noise source trials. ok is false when
 // the trials stand alone: enough degrees of freedom, or nothing better.
-func fewTrialsNoise(ss, tdf float64, hist []float64, prior2 float64, th Thresholds) (v, df float64, source string, ok bool) {
+func fewTrialsNoise(ss, tdf float64, hist historyNoise, prior2 float64, th Thresholds) (v, df float64, source string, ok bool) {
 	if tdf >= minTrialDF || !(tdf > 0) {
 		return 0, 0, "", false
 	}
-	if len(hist) >= th.MinHistory && varianceOf(hist) > 0 {
-		hdf := float64(len(hist) - 1)
-		return (ss + hdf*varianceOf(hist)) / (tdf + hdf), tdf + hdf, results.NoiseHistory, true
+	if hist.usable(th) {
+		return (ss + hist.df*hist.v) / (tdf + hist.df), tdf + hist.df, results.NoiseHistory, true
 	}
 	// Without history the prior floors the trials' variance where that is the sharper test: never
 	// where the trials alone, with their t quantile, would decide a smaller change (a very quiet
@@ -49,7 +48,7 @@ func fewTrialsNoise(ss, tdf float64, hist []float64, prior2 float64, th Threshol
 const floorLevel = 1e-4
 
 // fewTrialsOK reports whether fewTrialsNoise has something to add to the repeated runs l.
-func fewTrialsOK(l, hist []float64, prior2 float64, th Thresholds) bool {
+func fewTrialsOK(l []float64, hist historyNoise, prior2 float64, th Thresholds) bool {
 	_, _, _, ok := fewTrialsNoise(float64(len(l)-1)*varianceOf(l), float64(len(l)-1), hist, prior2, th)
 	return ok
 }

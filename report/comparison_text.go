@@ -314,10 +314,14 @@ func countsLine(v results.VerdictCounts) string {
 func noiseCounts(c *results.Comparison) []string {
 	counts := map[string]int{}
 	var why priorGroups
+	levels := 0 // history noise measured within the levels of a history that shifted
 	for _, cell := range c.Cells {
 		for _, m := range cell.Metrics {
 			if m.Noise != nil {
 				counts[m.Noise.Source]++
+				if m.Noise.Levels > 1 {
+					levels++
+				}
 				if m.Noise.Source == results.NoisePrior {
 					why.add(m.Metric, m.Noise)
 				}
@@ -332,6 +336,9 @@ func noiseCounts(c *results.Comparison) []string {
 		// The prior was too small on this machine: A/A reruns in the store measured more.
 		results.NoiseMeasured: "measured noise above the prior, from A/A reruns of one commit in the store",
 		results.NoisePaired:   "spread of the head/base ratios of the pairs of one paired A/B run, a drift between blocks removed where both orders occurred",
+	}
+	if levels > 0 {
+		desc[results.NoiseHistory] += fmt.Sprintf("; in %d, within the levels of a history that shifted", levels)
 	}
 	var out []string
 	for _, s := range []string{results.NoisePaired, results.NoiseTrials, results.NoiseHistory, results.NoiseWithin, results.NoisePrior, results.NoiseMeasured} {

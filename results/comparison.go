@@ -341,6 +341,12 @@ type Noise struct {
 	// fraction), which the estimate removed.
 	Pairs int      `json:"pairs,omitempty"`
 	Drift *float64 `json:"drift,omitempty"`
+	// Levels is, for NoiseHistory, how many levels the cell-metric's history has when it shifted
+	// (a change point of at least the metric's δ): the noise is then the spread within each
+	// level, on history runs − Levels degrees of freedom. LevelFrom is the engine commit of the
+	// first run of the newest level.
+	Levels    int    `json:"history_levels,omitempty"`
+	LevelFrom string `json:"history_level_from,omitempty"`
 }
 
 // RowComparison is the pooled test of one decode context row: per run, every tested
