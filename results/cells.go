@@ -40,6 +40,10 @@ func ParseCellID(s string) (CellID, error) {
 	if len(parts) == 2 && parts[0] != string(PhasePrefill) {
 		parts = append([]string{string(PhaseDecode)}, parts...)
 	}
+	if len(parts) >= 2 {
+		// Context labels are written with a capital suffix (8K, 1024K): "8k" names that cell.
+		parts[1] = strings.ToUpper(strings.TrimSpace(parts[1]))
+	}
 	switch {
 	case len(parts) == 2 && parts[0] == string(PhasePrefill):
 		if _, err := ParseContext(parts[1]); err != nil {

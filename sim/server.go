@@ -196,7 +196,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.shutdown()
 	}()
 	s.scheduleFaults(lctx)
-	s.log.Info("simulator serving", "url", s.URL(), "profile", s.prof.Name, "speedup", s.speedup, "seed", s.seed, "api_key", s.keyed)
+	attrs := []any{"url", s.URL(), "profile", s.prof.Name, "speedup", s.speedup, "seed", s.seed, "api_key", s.keyed}
+	if cfg.Slowdown != "" {
+		attrs = append(attrs, "slowdown", cfg.Slowdown) // an injected slow-down is what the runs will measure
+	}
+	if cfg.Fault != "" {
+		attrs = append(attrs, "fault", cfg.Fault)
+	}
+	s.log.Info("simulator serving", attrs...)
 	return s, nil
 }
 

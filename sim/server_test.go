@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"syscall"
@@ -598,5 +599,20 @@ func TestVersionSaysSpeedup(t *testing.T) {
 	}
 	if v.Version == "" || v.Simulator.Name != "speedmatrix sim" || v.Simulator.Profile != profile.Default || v.Simulator.Speedup != 20 {
 		t.Errorf("/version = %+v, want the engine version and simulator speedmatrix sim, profile %s, speedup 20", v, profile.Default)
+	}
+}
+
+// TestServingLogNamesInjections checks that the start-up line says what the simulator was told
+// to inject, so that a user who reads it knows the runs measure a slowed or faulty server.
+func TestServingLogNamesInjections(t *testing.T) {
+	var buf bytes.Buffer
+	startSim(t, func(c *Config) {
+		c.Slowdown, c.Fault = "decode=1.15", "error=1%"
+		c.Log = slog.New(slog.NewTextHandler(&buf, nil))
+	})
+	for _, want := range []string{`slowdown="decode=1.15"`, `fault="error=1%"`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("the serving log lacks %q:\n%s", want, buf.String())
+		}
 	}
 }
