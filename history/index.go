@@ -74,24 +74,7 @@ type indexRow struct {
 	Runs, Regressions             int
 }
 
-var indexTemplate = template.Must(template.New("index").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="{{.Generator}}">
-<title>{{.Title}}</title>
-<link rel="icon" href="data:,">
-<style>
-body { font-family: system-ui, -apple-system, "Segoe UI", sans-serif; margin: 2rem auto; max-width: 60rem; padding: 0 1rem; color: #222; }
-table { border-collapse: collapse; margin: 0.5rem 0 1.5rem; font-size: 0.9rem; }
-th, td { border: 1px solid #ccc; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
-.num { text-align: right; }
-.regression { color: #c62828; font-weight: 600; }
-.muted { color: #666; }
-</style>
-</head>
-<body>
+var indexTemplate = template.Must(template.New("index").Parse(pageHead + `<body>
 <h1>{{.Title}}</h1>
 {{if .Configs}}<p>{{len .Configs}} configurations. Results of different configurations (model, GPU, matrix, launch command) are never compared; each has its own page.</p>
 <table>

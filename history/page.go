@@ -166,7 +166,9 @@ type trend struct {
 	Shifts                         []string
 }
 
-var pageTemplate = template.Must(template.New("page").Parse(`<!DOCTYPE html>
+// pageHead is the head of every page of the site: its title, and the style of its tables,
+// charts and verdicts (no scripts, nothing loaded from elsewhere).
+const pageHead = `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -188,7 +190,9 @@ figcaption { font-size: 0.9rem; }
 .muted { color: #666; }
 </style>
 </head>
-<body>
+`
+
+var pageTemplate = template.Must(template.New("page").Parse(pageHead + `<body>
 <h1>{{.Title}}</h1>
 <p>{{.Runs}} runs{{if .Span}} ({{.Span}}){{end}}{{if .Setup}} · {{.Setup}}{{end}}</p>
 {{if .Order}}<p class="muted">{{.Order}}</p>

@@ -83,6 +83,15 @@ func historyStore(t *testing.T, dir string, commits []string, order []int, slowA
 	}
 }
 
+// hours returns n measurement times in hours, from on: commit i measured at from + i.
+func hours(n, from int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = from + i
+	}
+	return out
+}
+
 // seriesCommits returns the commit column of `history --cell` output, in order.
 func seriesCommits(out string) []string {
 	var got []string
@@ -101,10 +110,7 @@ func seriesCommits(out string) []string {
 func TestHistoryFromStoreAlongCommits(t *testing.T) {
 	repo, ids, gone := gitChain(t, 20)
 	st := filepath.Join(t.TempDir(), "st")
-	order := make([]int, 20)
-	for i := range order {
-		order[i] = i
-	}
+	order := hours(20, 0)
 	order[3] = 30 // c3 measured last, after every slowed commit
 	historyStore(t, st, ids, order, 10, gone, "model-a")
 
@@ -144,15 +150,8 @@ func TestHistoryFromStoreAlongCommits(t *testing.T) {
 func TestHistoryFromStoreConfigs(t *testing.T) {
 	repo, ids, _ := gitChain(t, 12)
 	st := filepath.Join(t.TempDir(), "st")
-	order := make([]int, 12)
-	for i := range order {
-		order[i] = i
-	}
-	historyStore(t, st, ids, order, 6, "", "model-a")
-	for i := range order {
-		order[i] = 100 + i
-	}
-	historyStore(t, st, ids, order, 99, "", "model-b")
+	historyStore(t, st, ids, hours(12, 0), 6, "", "model-a")
+	historyStore(t, st, ids, hours(12, 100), 99, "", "model-b")
 
 	_, errOut, code := runCLI("history", "--store", st, "--git", repo)
 	if code != ExitUsage || !strings.Contains(errOut, "2 configurations") || !strings.Contains(errOut, "model-a") || !strings.Contains(errOut, "model-b") {
