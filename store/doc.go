@@ -7,7 +7,8 @@
 //	e, _ := s.Put(ctx, store.Entry{Commit: sha}, file)           // default-branch result
 //	b, _ := store.Resolve(ctx, store.GitHubCommits{…}, s, store.Query{ConfigID: store.ConfigID(head), Head: headSHA, Base: "main"})
 //	hist, _, note, _ := store.History(ctx, s, id, store.HistoryOptions{Exclude: []string{headSHA}})
-//	s.Prune(ctx, store.Policy{Keep: 100, PRAge: 30 * 24 * time.Hour})
+//	line, _ := commits.Ancestors(ctx, tip, store.LineageDepth(100))
+//	s.Prune(ctx, store.Policy{Keep: 100, PRAge: 30 * 24 * time.Hour, Lineage: line})
 //
 // # Layout
 //
@@ -60,10 +61,15 @@
 // # Retention
 //
 // Prune keeps the newest Policy.Keep default-branch results and Policy.KeepAA A/A reruns per
-// config id, and PR results for Policy.PRAge. It never removes the newest default-branch
+// config id, and PR results for Policy.PRAge. Newest is along the default branch when
+// Policy.Lineage gives its first-parent commits (Commits.Ancestors of the tip, or of the commit
+// a push just measured): a result is as new as its commit's place there, so a baseline of an old
+// commit measured last (speedmatrix baseline --commit OLD) is old, and results of commits not on
+// the line (force-pushed away, or beyond the walk) rank after every one that is, by time.
+// Without a lineage, newest is the last measured. Prune never removes the newest default-branch
 // result of a config id (the current baseline), the results of Policy.Protect commits, nor the
 // baseline a kept PR result cites (Entry.Base: the bot records, with each PR result, the
-// default-branch commit it was compared with). On a branch, pruning is one commit that deletes the files
-// (tree entries with sha null) and rewrites the index; the history of the branch still holds
-// them.
+// default-branch commit it was compared with). On a branch, pruning is one commit that deletes
+// the files (tree entries with sha null) and rewrites the index; the history of the branch still
+// holds them.
 package store

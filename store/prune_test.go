@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,4 +157,124 @@ func keys(m map[string][]byte) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// lineageGraph is the synthetic history of the retention tests:
+//
+//	c0 ← c1 ← … ← c12        main, first parents (c6 merges f0, a branch from c4)
+//	c4 ← f0
+//	c8 ← gone0               a commit force-pushed away from main (refs/heads/gone)
+func lineageGraph() graph {
+	nodes := chain("c", 5, "")
+	nodes = append(nodes, node{"f0", []string{"c4"}}, node{"c5", []string{"c4"}}, node{"c6", []string{"c5", "f0"}})
+	nodes = append(nodes, node{"c7", []string{"c6"}}, node{"c8", []string{"c7"}}, node{"gone0", []string{"c8"}})
+	for i := 9; i <= 12; i++ {
+		nodes = append(nodes, node{fmt.Sprint("c", i), []string{fmt.Sprint("c", i-1)}})
+	}
+	return graph{nodes: nodes, refs: map[string]string{"main": "c12", "gone": "gone0"}}
+}
+
+// TestPlanAlongLineage checks retention along the default branch's first parents: a baseline
+// of an old commit measured last (speedmatrix baseline --commit c3) does not push the tip's
+// result out, results of a commit force-pushed away or only on a merged branch rank after every
+// result on the line, by time, and so do those beyond the commits walked. Without a lineage,
+// recency is the measurement time, as before.
+func TestPlanAlongLineage(t *testing.T) {
+	stored := []struct {
+		name  string
+		hours int
+	}{{"f0", 5}, {"c10", 10}, {"c11", 11}, {"c12", 12}, {"gone0", 15}, {"c3", 20}} // c3 backfilled last
+	for _, impl := range []struct {
+		name string
+		make func(*testing.T, graph) commitGraph
+	}{{"github", onGitHub}, {"git", onGit}} {
+		g := impl.make(t, lineageGraph())
+		names := map[string]string{}
+		for n, id := range g.ids {
+			names[id] = n
+		}
+		var all []store.Entry
+		for _, s := range stored {
+			e := at(g.ids[s.name], s.hours)
+			e.Kind, e.ConfigID, e.Path = store.KindDefault, "aaaaaaaaaaaaaaaa", s.name
+			all = append(all, e)
+		}
+		lineage, err := g.commits.Ancestors(ctx(t), "main", store.LineageDepth(1))
+		if err != nil || len(lineage) != 13 { // c0 … c12, not f0
+			t.Fatalf("%s: Ancestors of main: %d commits, %v", impl.name, len(lineage), err)
+		}
+		cites := func(base string) []store.Entry {
+			pr := store.Entry{Commit: sha("pr-head"), Kind: store.KindPR, PR: 4, ConfigID: "aaaaaaaaaaaaaaaa", Time: t0.Add(30 * time.Hour), Path: "pr", Base: g.ids[base]}
+			return append(append([]store.Entry(nil), all...), pr)
+		}
+		for _, tc := range []struct {
+			name    string
+			entries []store.Entry
+			policy  store.Policy
+			remove  []string // oldest measured first
+		}{
+			{"by time (no lineage): the backfill is the newest", all, store.Policy{Keep: 1}, []string{"f0", "c10", "c11", "c12", "gone0"}},
+			{"keep 1: the tip's result", all, store.Policy{Keep: 1, Lineage: lineage}, []string{"f0", "c10", "c11", "gone0", "c3"}},
+			{"keep 3: the tip and its parents", all, store.Policy{Keep: 3, Lineage: lineage}, []string{"f0", "gone0", "c3"}},
+			{"keep 4: then the backfilled c3", all, store.Policy{Keep: 4, Lineage: lineage}, []string{"f0", "gone0"}},
+			{"keep 5: then off the line, newest measured first", all, store.Policy{Keep: 5, Lineage: lineage}, []string{"f0"}},
+			{"beyond the walk: by time after the walked ones", all, store.Policy{Keep: 4, Lineage: lineage[:3]}, []string{"f0", "gone0"}},
+			{"a kept PR result's baseline stays", cites("c10"), store.Policy{Keep: 1, Lineage: lineage}, []string{"f0", "c11", "gone0", "c3"}},
+			{"a protected commit stays", all, store.Policy{Keep: 1, Lineage: lineage, Protect: []string{g.ids["c3"]}}, []string{"f0", "c10", "c11", "gone0"}},
+		} {
+			t.Run(impl.name+"/"+tc.name, func(t *testing.T) {
+				keep, remove := store.Plan(tc.entries, tc.policy)
+				var got []string
+				for _, r := range remove {
+					got = append(got, names[r.Commit])
+				}
+				if diff := cmp.Diff(tc.remove, got); diff != "" {
+					t.Errorf("removed: -want +got\n%s", diff)
+				}
+				if len(keep)+len(remove) != len(tc.entries) {
+					t.Errorf("kept %d + removed %d != %d", len(keep), len(remove), len(tc.entries))
+				}
+			})
+		}
+		t.Run(impl.name+"/off the lineage", func(t *testing.T) {
+			var got []string
+			for _, e := range (store.Policy{Lineage: lineage}).OffLineage(all) {
+				got = append(got, names[e.Commit])
+			}
+			if diff := cmp.Diff([]string{"f0", "gone0"}, got); diff != "" {
+				t.Errorf("OffLineage: -want +got\n%s", diff)
+			}
+			if r := (store.Policy{Lineage: lineage}).Recency("main"); !strings.Contains(r, "first parents of main (13 commits walked)") {
+				t.Errorf("Recency %q", r)
+			}
+		})
+	}
+}
+
+// TestDirPruneAlongLineage prunes a directory store along a lineage: the tip's result stays and
+// the backfilled old commit's goes, files and index alike.
+func TestDirPruneAlongLineage(t *testing.T) {
+	root := t.TempDir()
+	s := store.NewDir(root)
+	f := runFile(t)
+	for i, c := range []string{"c10", "c11", "c12", "c3"} { // c3 measured last
+		if _, err := s.Put(ctx(t), at(sha(c), i), f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lineage := []string{sha("c12"), sha("c11"), sha("c10")} // c3 beyond the walk
+	removed, err := s.Prune(ctx(t), store.Policy{Keep: 2, Lineage: lineage})
+	if err != nil || len(removed) != 2 {
+		t.Fatalf("Prune: %d removed (%v), want 2", len(removed), err)
+	}
+	for _, c := range []string{"c12", "c11"} {
+		if _, _, err := s.Get(ctx(t), sha(c), store.ConfigID(f)); err != nil {
+			t.Errorf("%s's result is gone: %v", c, err)
+		}
+	}
+	for _, c := range []string{"c10", "c3"} {
+		if _, _, err := s.Get(ctx(t), sha(c), store.ConfigID(f)); err == nil {
+			t.Errorf("%s's result is still there", c)
+		}
+	}
 }

@@ -67,6 +67,16 @@ func (b Baseline) Describe() string {
 	return fmt.Sprintf("baseline: %s, %d commits before the merge-base %s (which has no results)", short(b.Commit), b.Distance, short(b.MergeBase))
 }
 
+// Warning is the line a comparison with b records among its warnings when b is not the
+// merge-base itself: which commit it used and how far back from the merge-base it went; "" for
+// the merge-base, or when there is no baseline.
+func (b Baseline) Warning() string {
+	if !b.Found() || b.Distance == 0 {
+		return ""
+	}
+	return "The " + b.Describe()
+}
+
 func short(sha string) string {
 	if len(sha) > 12 {
 		return sha[:12]
@@ -256,4 +266,18 @@ func (g GitCommits) Ancestors(ctx context.Context, from string, limit int) ([]st
 // RevParse returns the full commit id rev names in the local clone.
 func (g GitCommits) RevParse(ctx context.Context, rev string) (string, error) {
 	return g.git(ctx, "rev-parse", "--verify", "--end-of-options", rev+"^{commit}")
+}
+
+// OriginHead returns the branch the clone's origin/HEAD names (e.g. "origin/main"): the remote's
+// default branch as the clone last saw it; "" when the clone has no origin/HEAD.
+func (g GitCommits) OriginHead(ctx context.Context) (string, error) {
+	out, err := g.git(ctx, "symbolic-ref", "--quiet", "refs/remotes/origin/HEAD")
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 1 {
+		return "", nil // not a symbolic ref: no origin/HEAD
+	}
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimPrefix(out, "refs/remotes/"), nil
 }

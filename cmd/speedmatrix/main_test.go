@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,6 +43,7 @@ func TestScripts(t *testing.T) {
 			"exitcode": exitCode,
 			"ghfake":   cmdGHFake(t),
 			"event":    cmdEvent,
+			"gitrev":   cmdGitRev,
 		},
 	})
 }
@@ -58,6 +60,21 @@ func cmdFreeport(ts *testscript.TestScript, neg bool, args []string) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ts.Check(ln.Close())
 	ts.Setenv(args[0], fmt.Sprint(port))
+}
+
+// cmdGitRev is the script command `gitrev NAME DIR REV`: it sets $NAME to the full commit id
+// REV names in the git repository DIR, so that a script can name the commits it made.
+func cmdGitRev(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 3 {
+		ts.Fatalf("usage: gitrev NAME DIR REV")
+	}
+	cmd := exec.Command("git", "rev-parse", "--verify", args[2]+"^{commit}")
+	cmd.Dir = ts.MkAbs(args[1])
+	out, err := cmd.Output()
+	if err != nil {
+		ts.Fatalf("gitrev: git rev-parse %s in %s: %v", args[2], args[1], err)
+	}
+	ts.Setenv(args[0], strings.TrimSpace(string(out)))
 }
 
 // cmdWaitHTTP is the script command `waithttp URL`: it waits up to 30 s for URL to answer

@@ -513,7 +513,7 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 			}
 		}
 		if stored {
-			j.prune(ctx, rs)
+			j.prune(ctx, rs, p.HeadSHA)
 		}
 		out.Baseline = true
 		return out, nil

@@ -236,7 +236,7 @@ func (j *job) reportMode(ctx context.Context) error {
 		if j.put(ctx, rs, store.KindDefault, p.HeadSHA, 0, head) {
 			j.changePoint(ctx, c, rs, p.HeadSHA, head)
 			j.storeArtifactAA(ctx, rs, p.HeadSHA, head)
-			j.prune(ctx, rs)
+			j.prune(ctx, rs, p.HeadSHA)
 		}
 	default:
 		stored, found = j.storeBaseline(ctx, rs, p, head)

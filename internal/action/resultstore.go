@@ -2,7 +2,6 @@ package action
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"strings"
 	"time"
@@ -222,8 +221,8 @@ func (j *job) storeBaseline(ctx context.Context, rs resultStore, p plan, head *r
 		return storedBase{why: b.Reason}, false
 	}
 	sb := storedBase{commit: b.Commit, base: b.File, hist: j.history(ctx, rs, head, p.HeadSHA)}
-	if b.Distance > 0 {
-		sb.warnings = append(sb.warnings, distanceWarning(b))
+	if w := b.Warning(); w != "" {
+		sb.warnings = append(sb.warnings, w)
 	}
 	j.measured = j.measuredNoise(ctx, rs, b.File)
 	return sb, true
@@ -245,30 +244,48 @@ func (j *job) history(ctx context.Context, rs resultStore, head *results.File, e
 	return files
 }
 
-// distanceWarning is the comparison's warning line naming the baseline commit and how far back
-// from the merge-base it is.
-func distanceWarning(b store.Baseline) string {
-	return fmt.Sprintf("The %s", b.Describe())
-}
-
-// prune bounds the store by store.retention after a push stored its results: the newest
-// retention.keep default-branch results and keep_aa A/A reruns of each config, and PR results
-// for pr_days days (store.Plan, which never removes the newest default-branch result of a
-// config: the current baseline). On the data branch it is a commit of its own, retried on a new
-// tip when another writer moved the branch first, as every write is. A failure is logged: the
-// push's results are stored.
-func (j *job) prune(ctx context.Context, rs resultStore) {
+// prune bounds the store by store.retention after the push of sha stored its results: the
+// retention.keep newest default-branch results and keep_aa A/A reruns of each config, and PR
+// results for pr_days days (store.Plan, which never removes the newest default-branch result of
+// a config: the current baseline). Newest is along sha's first parents (store.Policy.Lineage),
+// so that a baseline measured later than its commit (speedmatrix baseline --commit OLD) does not
+// push the default branch's latest results out; where the commit graph cannot be read, by the
+// time the results were measured (a warning says so). sha's own result is never removed. On the
+// data branch it is a commit of its own, retried on a new tip when another writer moved the
+// branch first, as every write is. A failure is logged: the push's results are stored.
+func (j *job) prune(ctx context.Context, rs resultStore, sha string) {
 	r := j.cfg.Store.Retention
 	if rs.s == nil || r.Keep == 0 && r.KeepAA == 0 && r.PRDays == 0 {
 		return
 	}
-	p := store.Policy{Keep: r.Keep, KeepAA: r.KeepAA, PRAge: time.Duration(r.PRDays) * 24 * time.Hour}
+	p := store.Policy{Keep: r.Keep, KeepAA: r.KeepAA, PRAge: time.Duration(r.PRDays) * 24 * time.Hour, Protect: []string{sha}}
+	if r.Keep > 0 {
+		p.Lineage = j.lineage(ctx, rs, sha, store.LineageDepth(r.Keep))
+	}
 	removed, err := rs.s.Prune(ctx, p)
 	if err != nil {
 		j.log.Warn("pruning the store (store.retention)", "err", err)
 		return
 	}
+	if r.Keep > 0 {
+		j.log.Info("store.retention: " + p.Recency("the pushed commit "+ghbot.ShortSHA(sha)))
+	}
 	if len(removed) > 0 {
 		j.log.Info("store pruned (store.retention)", "removed", len(removed), "keep", r.Keep, "keep_aa", r.KeepAA, "pr_days", r.PRDays)
 	}
+}
+
+// lineage returns sha and its first-parent ancestors, newest first, at most depth; nil (and a
+// warning: retention then goes by measurement time) when the commit graph cannot be read.
+func (j *job) lineage(ctx context.Context, rs resultStore, sha string, depth int) []string {
+	if rs.commits == nil {
+		j.log.Warn("store.retention: no commit graph to read (no GitHub client); the newest results are the last measured")
+		return nil
+	}
+	walk, err := rs.commits.Ancestors(ctx, sha, depth)
+	if err != nil || len(walk) == 0 {
+		j.log.Warn("store.retention: the pushed commit's first parents could not be read; the newest results are the last measured", "sha", sha, "err", err)
+		return nil
+	}
+	return walk
 }

@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -108,5 +111,58 @@ func TestActionSplitReportPrunes(t *testing.T) {
 	}
 	if def, _ := dataFiles(e, pushAfter); def != 1 {
 		t.Errorf("the push's result (the current baseline) is not on the data branch")
+	}
+}
+
+// TestActionPushPrunesAlongCommits: the bot's retention counts results along the pushed
+// commit's first parents, not by when they were measured. A baseline of an old commit measured
+// after the push (speedmatrix baseline --commit OLD, while the push's job ran) and the result of
+// a commit force-pushed away do not push the pushed commit's result and its parent's out; where
+// the commit graph cannot be read, retention goes by time with a warning, and the pushed
+// commit's result stays all the same.
+func TestActionPushPrunesAlongCommits(t *testing.T) {
+	for _, readable := range []bool{true, false} {
+		t.Run(fmt.Sprint("graph readable ", readable), func(t *testing.T) {
+			e := newStoreEnv(t, 0)
+			e.writeConfig(actionConfig("") + "store: {dir: " + filepath.Join(e.dir, "store") + ", min_history: 3, retention: {keep: 2}}\n")
+			day := time.Date(2019, 6, 1, 0, 0, 0, 0, time.UTC)
+			parent := prBase
+			for i := 1; i <= 4; i++ {
+				parent = e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: seqSHA(i), Message: fmt.Sprint("c", i), Parents: []string{parent}, Date: day.Add(time.Duration(i) * time.Hour)}, nil)
+			}
+			gone := e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: seqSHA(0x300), Message: "gone", Parents: []string{seqSHA(2)}, Date: day.Add(20 * time.Hour)}, nil)
+			if readable {
+				e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: pushAfter, Message: "pushed", Parents: []string{seqSHA(4)}, Date: day.Add(30 * time.Hour)}, nil)
+			}
+			later := time.Now().Add(24 * time.Hour) // measured after the push's run ends
+			e.putScaledAt(seqSHA(3), 1, day)
+			e.putScaledAt(seqSHA(4), 1, day.Add(time.Hour))
+			e.putScaledAt(gone, 1, later)
+			e.putScaledAt(seqSHA(1), 1, later.Add(time.Hour)) // the backfill, measured last
+			stderr := e.pushOf(pushAfter)
+			kept := map[string]bool{}
+			es, err := e.st.List(context.Background(), store.Filter{Kind: store.KindDefault})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, x := range es {
+				kept[x.Commit] = true
+			}
+			if !kept[pushAfter] {
+				t.Errorf("the pushed commit's result was pruned\n%s", stderr)
+			}
+			if !readable {
+				if !strings.Contains(stderr, "could not be read; the newest results are the last measured") {
+					t.Errorf("no warning that retention fell back on time:\n%s", stderr)
+				}
+				return
+			}
+			if len(kept) != 2 || !kept[seqSHA(4)] {
+				t.Errorf("kept %d results, want the pushed commit's and its parent's (%s): %v\n%s", len(kept), seqSHA(4)[:7], kept, stderr)
+			}
+			if !strings.Contains(stderr, "first parents of the pushed commit") {
+				t.Errorf("the log does not say how recency was decided:\n%s", stderr)
+			}
+		})
 	}
 }

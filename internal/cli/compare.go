@@ -12,6 +12,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -21,7 +22,8 @@ import (
 func newCompareCmd(env *Env) *cobra.Command {
 	var (
 		historyDir, out, format, cells string
-		storeDir                       string
+		sf                             storeFlags
+		gitDir, baseBranch             string
 		historyMax                     int
 		thresholds                     []string
 		fdr                            float64
@@ -31,8 +33,8 @@ func newCompareCmd(env *Env) *cobra.Command {
 	)
 	def := compare.DefaultThresholds()
 	cmd := &cobra.Command{
-		Use:   "compare BASE HEAD",
-		Short: "Compare two results files cell by cell with statistical verdicts",
+		Use:   "compare BASE HEAD | compare --store DIR HEAD",
+		Short: "Compare two results files cell by cell with statistical verdicts (or a head with its stored baseline)",
 		Long: `Compare decides for every cell present in both results files and every metric (prefill:
 prompt tok/s and TTFT; decode: total tok/s, per-request tok/s, TTFT, time between tokens)
 whether HEAD is a regression, an improvement, unchanged (shown within ±δ) or inconclusive
@@ -51,13 +53,33 @@ cell.
 BASE and HEAD may each be several files separated by commas (BASE,BASE_RERUN): their trials
 pool cell by cell, as the second look after a rerun needs.
 
+With a store (--store DIR, or the data branch --branch NAME --repo OWNER/NAME) and HEAD alone,
+compare finds HEAD's baseline as the bot does for a pull request: the default-branch results of
+the merge-base of HEAD's engine commit and the default branch (--base-branch, default the
+clone's origin/HEAD, else main) in a clone of the engine (--git DIR, default the current
+directory), or of the nearest first-parent ancestor of the merge-base that has results of
+HEAD's configuration. stderr says which commit it used and how far back it went, and so does
+the comparison's warnings when it is not the merge-base itself; then it prints the store put
+command that keeps HEAD as a pull request's result citing that baseline. No baseline is an
+error that says why (and which commit speedmatrix baseline --commit should measure).
+
 Default thresholds δ: 3% for throughput (prompt_tok_per_s, total_tok_per_s,
 per_request_tok_per_s), 5% for latency (ttft_ms, tbt_ms); FDR q = 0.05.
 
 Exit status: 0 no regression, 3 regression found (after writing the output), 1 error,
 2 usage.`,
-		Args: cobra.ExactArgs(2),
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			fromStore := sf.dir != "" || sf.branch != ""
+			headOnly := len(args) == 1
+			switch {
+			case headOnly && !fromStore:
+				return usagef("compare HEAD alone finds its baseline in a results store: give --store DIR (or --branch NAME --repo OWNER/NAME), or compare two files: speedmatrix compare BASE HEAD")
+			case !headOnly && (gitDir != "" || baseBranch != ""):
+				return usagef("--git and --base-branch find the baseline of HEAD alone (speedmatrix compare --store DIR HEAD); with BASE HEAD the base is given")
+			case historyDir != "" && fromStore:
+				return usagef("give --history or --store (--branch), not both")
+			}
 			if format != "text" && format != "markdown" && format != "json" {
 				return usagef("--format %q: want text, markdown or json", format)
 			}
@@ -80,7 +102,8 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 			}
 			th.Look = look
 			th.MinimumEffect = minEffect
-			in := compare.Input{Force: force, BasePath: args[0], HeadPath: args[1]}
+			headPath := args[len(args)-1]
+			in := compare.Input{Force: force, HeadPath: headPath}
 			if cells != "" {
 				for _, s := range strings.Split(cells, ",") {
 					id, err := results.ParseCellID(s)
@@ -91,25 +114,37 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 				}
 			}
 			var err error
-			if in.Base, err = readSide(args[0]); err != nil {
+			if in.Head, err = readSide(headPath); err != nil {
 				return err
 			}
-			if in.Head, err = readSide(args[1]); err != nil {
-				return err
+			if !headOnly {
+				in.BasePath = args[0]
+				if in.Base, err = readSide(args[0]); err != nil {
+					return err
+				}
 			}
-			if err := checkAskedCells(in.Cells, args[0], args[1], in.Base, in.Head); err != nil { // compare_cells.go
+			var (
+				st    store.Store
+				where string
+				hb    headBaseline
+			)
+			if fromStore {
+				if st, where, err = sf.openToRead(cmd.Context(), env, config.Default()); err != nil { // storeread.go
+					return err
+				}
+			}
+			if headOnly {
+				if hb, err = resolveHeadBaseline(cmd.Context(), env, st, where, in.Head, headPath, gitDir, baseBranch); err != nil { // compare_store.go
+					return err
+				}
+				in.Base, in.BasePath = []*results.File{hb.b.File}, hb.b.Entry.Path
+			}
+			if err := checkAskedCells(in.Cells, in.BasePath, headPath, in.Base, in.Head); err != nil { // compare_cells.go
 				return err
 			}
 			var histWarnings []string
-			if historyDir != "" && storeDir != "" {
-				return usagef("give --history or --store, not both")
-			}
-			if storeDir != "" {
-				if err := existingStore(storeDir); err != nil { // storeread.go
-					return err
-				}
-				st := store.NewDir(storeDir)
-				if in.History, err = historyFromStore(cmd.Context(), env, st, in.Base[0], in.Head, historyMax, th.MinHistory); err != nil {
+			if fromStore {
+				if in.History, err = historyFromStore(cmd.Context(), env, st, in.Base[0], in.Head, historyMax, th.MinHistory, hb.headCommit); err != nil {
 					return err
 				}
 				var commits int
@@ -132,7 +167,10 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 			}
 			c.Warnings = append(c.Warnings, histWarnings...)
 			for _, w := range c.Warnings {
-				env.Log.Warn("compare: "+w, "base", args[0], "head", args[1])
+				env.Log.Warn("compare: "+w, "base", in.BasePath, "head", headPath)
+			}
+			if w := hb.b.Warning(); w != "" { // logged above by Describe
+				c.Warnings = append(c.Warnings, w)
 			}
 			if out != "" {
 				if err := results.WriteComparisonFile(out, c); err != nil {
@@ -150,6 +188,9 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 			if err != nil {
 				return err
 			}
+			if headOnly {
+				env.Log.Info("to keep the head as pull request N's result, citing this baseline (so that store prune keeps it as long): " + storePutHint(&sf, headPath, hb))
+			}
 			if c.Verdict == results.VerdictRegression {
 				return ErrRegression
 			}
@@ -158,7 +199,11 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 	}
 	f := cmd.Flags()
 	f.StringVar(&historyDir, "history", "", "folder of earlier results files of the base (*.json); each cell's spread across them is its noise")
-	f.StringVar(&storeDir, "store", "", "results store (speedmatrix store): the newest default-branch results of the base's config id are the history, when there are at least min_history; repeated runs of one commit (A/A reruns) give measured noise, used where it exceeds the prior")
+	f.StringVar(&sf.dir, "store", "", "results store (speedmatrix store): the newest default-branch results of the base's config id are the history, when there are at least min_history; repeated runs of one commit (A/A reruns) give measured noise, used where it exceeds the prior; with HEAD alone, also where its baseline is found")
+	f.StringVar(&sf.branch, "branch", "", "use the data branch of this name on GitHub as the store instead (needs --repo or GITHUB_REPOSITORY, and GITHUB_TOKEN)")
+	f.StringVar(&sf.repo, "repo", "", "the GitHub repository OWNER/NAME of --branch (default $GITHUB_REPOSITORY)")
+	f.StringVar(&gitDir, "git", "", "with HEAD alone: the clone of the engine whose commit graph gives the merge-base (default: the current directory)")
+	f.StringVar(&baseBranch, "base-branch", "", "with HEAD alone: the default branch the head is compared against (default: the clone's origin/HEAD, else main)")
 	f.IntVar(&historyMax, "history-max", 10, "with --store, use at most this many default-branch results as history")
 	f.StringArrayVar(&thresholds, "threshold", nil, "practical floor δ as METRIC=PERCENT, repeatable (metrics: "+strings.Join(compare.MetricNames(), ", ")+"), e.g. --threshold ttft=10")
 	f.Float64Var(&fdr, "fdr", def.FDR, "false discovery rate q over all tested cell-metrics (both looks together)")
@@ -174,9 +219,14 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 
 // historyFromStore returns the history compare uses with --store: the newest default-branch
 // results of the base's config id in s (at most max, none when fewer than min), leaving out the
-// head's engine commits (a run must not be its own noise).
-func historyFromStore(ctx context.Context, env *Env, s store.Store, base *results.File, head []*results.File, max, min int) ([]*results.File, error) {
+// head's engine commits and the commits of also (a run must not be its own noise).
+func historyFromStore(ctx context.Context, env *Env, s store.Store, base *results.File, head []*results.File, max, min int, also ...string) ([]*results.File, error) {
 	var exclude []string
+	for _, c := range also {
+		if c != "" {
+			exclude = append(exclude, c)
+		}
+	}
 	for _, h := range head {
 		if h.Engine.Commit != "" {
 			exclude = append(exclude, strings.ToLower(h.Engine.Commit))

@@ -105,19 +105,25 @@ func (s *storeFlags) openConfigured(ctx context.Context, env *Env) (store.Store,
 	return st, err
 }
 
-// fullCommit returns the full commit id of rev: rev itself when it is one, else what the local
-// clone says (git rev-parse).
+// fullCommit returns the full commit id of --commit rev: rev itself when it is one, else what
+// the local clone says (git rev-parse).
 func fullCommit(ctx context.Context, rev string) (string, error) {
+	return commitOf(ctx, "--commit", rev)
+}
+
+// commitOf returns the full commit id of rev, the value of flag: rev itself when it is one, else
+// what the local clone says (git rev-parse).
+func commitOf(ctx context.Context, flag, rev string) (string, error) {
 	rev = strings.TrimSpace(rev)
 	if id := strings.ToLower(rev); regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`).MatchString(id) {
 		return id, nil
 	}
 	if rev == "" {
-		return "", usagef("--commit is required: the engine commit the results belong to")
+		return "", usagef("%s is required: the engine commit the results belong to", flag)
 	}
 	sha, err := store.GitCommits{}.RevParse(ctx, rev)
 	if err != nil {
-		return "", usagef("--commit %q is not a full commit id and the local clone cannot resolve it: %v", rev, err)
+		return "", usagef("%s %q is not a full commit id and the local clone cannot resolve it: %v", flag, rev, err)
 	}
 	return sha, nil
 }
@@ -210,10 +216,10 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 	get.Flags().StringVarP(&out, "output", "o", "", "write the results file here instead of stdout")
 
 	var e store.Entry
-	var commit, putKind string
+	var commit, putKind, base string
 	put := &cobra.Command{
 		Use:   "put RESULTS.json --commit SHA",
-		Short: "Store an existing results file (default-branch, or --kind pr --pr N, or --kind aa)",
+		Short: "Store an existing results file (default-branch, or --kind pr --pr N [--base SHA], or --kind aa)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkStoreKind(putKind, false); err != nil { // storekind.go
@@ -222,12 +228,20 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 			if store.Kind(putKind) == store.KindPR && e.PR <= 0 {
 				return usagef("--kind pr needs --pr N, the pull request's number")
 			}
+			if base != "" && store.Kind(putKind) != store.KindPR {
+				return usagef("--base is the default-branch commit a pull request's result was compared with: give it with --kind pr --pr N")
+			}
 			c, err := sf.config()
 			if err != nil {
 				return err
 			}
 			if e.Commit, err = fullCommit(cmd.Context(), commit); err != nil {
 				return err
+			}
+			if base != "" {
+				if e.Base, err = commitOf(cmd.Context(), "--base", base); err != nil {
+					return err
+				}
 			}
 			f, err := results.ReadFile(args[0])
 			if err != nil {
@@ -242,7 +256,7 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 			if err != nil {
 				return err
 			}
-			env.Log.Info("stored", "where", where, "path", got.Path, "config_id", got.ConfigID)
+			env.Log.Info("stored", "where", where, "path", got.Path, "config_id", got.ConfigID, "base", got.Base)
 			fmt.Fprintln(env.Stdout, got.Path)
 			return nil
 		},
@@ -251,18 +265,27 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 	put.Flags().StringVar(&putKind, "kind", string(store.KindDefault), "default-branch, pr or aa")
 	put.Flags().IntVar(&e.PR, "pr", 0, "the pull request of a --kind pr result")
 	put.Flags().StringVar(&e.RunID, "run-id", "", "the run id (default: the file's)")
+	put.Flags().StringVar(&base, "base", "", "with --kind pr: the default-branch commit whose result it was compared with (prune keeps that baseline while it keeps this result)")
 
 	var keep, keepAA, prDays int
 	var dryRun bool
 	var protect []string
+	var gitDir, ref string
 	prune := &cobra.Command{
 		Use:   "prune",
 		Short: "Remove results beyond the retention bounds (never a current baseline)",
 		Long: `prune keeps the newest --keep default-branch results and --keep-aa A/A reruns of every
 config id, and pull requests' results for --pr-days days; the defaults come from the
 configuration's store.retention. The newest default-branch result of each config id (the
-current baseline) is never removed, nor the results of --protect commits (baselines open pull
-requests still cite).`,
+current baseline) is never removed, nor the results of --protect commits, nor the baseline a
+kept pull request's result was compared with (store put --base).
+
+Newest is along the default branch's first parents with a clone of the engine (--git DIR, from
+--ref, default HEAD) or on the data branch (--branch: the repository's default branch, or
+--ref): a result is as new as its commit's place there, so a baseline measured later than its
+commit (speedmatrix baseline --commit OLD) does not push the tip's result out, and results of
+commits not on the line (force-pushed away, or older than the commits walked) rank after every
+one that is, by time. Otherwise newest is the last measured. The log says which.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c, err := sf.config()
@@ -285,15 +308,22 @@ requests still cite).`,
 				return usagef("--keep, --keep-aa and --pr-days must be 0 (no bound) or more")
 			}
 			for _, r := range protect {
-				sha, err := fullCommit(cmd.Context(), r)
+				sha, err := commitOf(cmd.Context(), "--protect", r)
 				if err != nil {
 					return err
 				}
 				p.Protect = append(p.Protect, sha)
 			}
-			s, _, err := sf.openToRead(cmd.Context(), env, c) // storeread.go
+			src, err := sf.openForPrune(cmd.Context(), env, c, gitDir, ref, p.Keep > 0, store.LineageDepth(p.Keep)) // storeprune.go
 			if err != nil {
 				return err
+			}
+			s := src.st
+			p.Lineage = src.lineage
+			if p.Keep > 0 {
+				if err := logRecency(cmd.Context(), env, src, p); err != nil {
+					return err
+				}
 			}
 			removed, err := s.Prune(cmd.Context(), p)
 			if err != nil {
@@ -315,6 +345,8 @@ requests still cite).`,
 	prune.Flags().IntVar(&prDays, "pr-days", 0, "days pull requests' results are kept (default store.retention.pr_days; 0 keeps all)")
 	prune.Flags().StringArrayVar(&protect, "protect", nil, "never remove this commit's results (repeatable)")
 	prune.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be removed, remove nothing")
+	prune.Flags().StringVar(&gitDir, "git", "", "a clone of the engine repository: rank default-branch results along the first parents of --ref in it instead of by the time they were measured")
+	prune.Flags().StringVar(&ref, "ref", "", "the default branch (or commit) whose first parents rank the results (default: HEAD of --git, or the repository's default branch with --branch)")
 
 	cmd.AddCommand(list, get, put, prune)
 	return cmd

@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/go-github/v66/github"
 
 	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
@@ -123,6 +126,45 @@ func TestStoreOnDataBranch(t *testing.T) {
 	out, _, code := runCLIEnv(env, "store", "list", "--branch", "speedmatrix-data")
 	if code != 0 || !strings.Contains(out, commitID(0)[:12]) {
 		t.Errorf("store list --branch: exit %d\n%s", code, out)
+	}
+}
+
+// TestStorePruneOnDataBranchAlongDefaultBranch: `store prune --branch` ranks the results along
+// the repository's default branch (its first parents on GitHub): the backfilled result of an
+// old commit, measured last, goes first; the tip's stays.
+func TestStorePruneOnDataBranchAlongDefaultBranch(t *testing.T) {
+	s := ghtest.New(t, ghtest.Enterprise())
+	s.AddToken("tok", ghtest.ActionsLogin)
+	s.AddRepo(ghtest.Repo{Owner: "o", Name: "r", DefaultBranch: "main"})
+	day := time.Date(2019, 6, 1, 0, 0, 0, 0, time.UTC)
+	var line []string // m1 ← m2 ← m3 (main)
+	parent := []string(nil)
+	for i := 1; i <= 3; i++ {
+		c := s.AddCommit("o/r", ghtest.GitCommit{SHA: commitID(i), Message: fmt.Sprint("m", i), Parents: parent, Date: day.Add(time.Duration(i) * time.Hour)}, nil)
+		line, parent = append(line, c), []string{c}
+	}
+	s.SetRef("o/r", "heads/main", line[2])
+	gh, err := github.NewClient(nil).WithAuthToken("tok").WithEnterpriseURLs(s.URL, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := readResults(t, matrixFiles(t, 1)[0])
+	data := store.NewBranch(gh, "o", "r")
+	for _, x := range []struct {
+		commit string
+		hours  int
+	}{{line[1], 1}, {line[2], 2}, {line[0], 3}} { // m1 backfilled last
+		if _, err := data.Put(context.Background(), store.Entry{Commit: x.commit, Time: day.Add(time.Duration(x.hours) * time.Hour)}, f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := map[string]string{"GITHUB_TOKEN": "tok", "GITHUB_API_URL": s.URL, "GITHUB_REPOSITORY": "o/r"}
+	out, errOut, code := runCLIEnv(env, "store", "prune", "--branch", "speedmatrix-data", "--keep", "2", "--dry-run")
+	if code != 0 || strings.Count(out, "would remove") != 1 || !strings.Contains(out, "results/"+line[0]+"/") {
+		t.Errorf("store prune --branch --keep 2: exit %d, want m1's result (the backfill) alone removed\n%s\n%s", code, out, errOut)
+	}
+	if !strings.Contains(errOut, "first parents of the default branch of o/r") {
+		t.Errorf("the log does not say how recency was decided:\n%s", errOut)
 	}
 }
 
