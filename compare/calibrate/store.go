@@ -29,6 +29,8 @@ type StoreReport struct {
 	// Noise is the measured run-to-run CV of every cell-metric with at least one degree of
 	// freedom, next to the prior's.
 	Noise []MeasuredNoise `json:"noise"`
+	// Warnings name the stored runs left out because they could not be read.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // MeasuredNoise is the run-to-run CV of one cell-metric measured in a store.
@@ -45,7 +47,8 @@ type MeasuredNoise struct {
 }
 
 // StoreAA runs the real A/A calibration of configID (empty: the only config id the store holds
-// runs of) on the default-branch results and A/A reruns in s.
+// runs of) on the default-branch results and A/A reruns in s. A stored run that cannot be read
+// is left out, and named in the report's Warnings.
 func StoreAA(ctx context.Context, s store.Store, configID string, th compare.Thresholds) (*StoreReport, error) {
 	var entries []store.Entry
 	for _, k := range []store.Kind{store.KindDefault, store.KindAA} {
@@ -70,11 +73,14 @@ func StoreAA(ctx context.Context, s store.Store, configID string, th compare.Thr
 			configID = ids[0]
 		}
 	}
-	groups, used, err := store.Repeats(ctx, s, configID)
+	groups, used, skipped, err := store.Repeats(ctx, s, configID)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate --store: %w", err)
 	}
 	rep := &StoreReport{ConfigID: configID, Commits: len(groups)}
+	for _, w := range skipped {
+		rep.Warnings = append(rep.Warnings, w.Error())
+	}
 	alarms, pairs := 0, 0
 	for g, files := range groups {
 		rep.Runs += len(files)
@@ -92,7 +98,11 @@ func StoreAA(ctx context.Context, s store.Store, configID string, th compare.Thr
 		}
 	}
 	if pairs == 0 {
-		return nil, fmt.Errorf("calibrate --store: no commit of config %q has two stored runs; store A/A reruns (config store.aa_every) or measure a commit twice", configID)
+		why := ""
+		if len(skipped) > 0 {
+			why = fmt.Sprintf(" that can be read (left out: %s)", strings.Join(rep.Warnings, "; "))
+		}
+		return nil, fmt.Errorf("calibrate --store: no commit of config %q has two stored runs%s; store A/A reruns (config store.aa_every) or measure a commit twice", configID, why)
 	}
 	rep.FalseAlarm = rate(alarms, pairs)
 	cv, df := compare.MeasuredNoise(groups)

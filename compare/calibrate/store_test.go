@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -83,5 +85,22 @@ func TestStoreReportJSON(t *testing.T) {
 		if _, ok := fa[k]; !ok {
 			t.Errorf("false_alarm lacks %q: %v", k, fa)
 		}
+	}
+}
+
+// TestStoreAAUnreadable checks that a truncated A/A rerun is left out of the real A/A
+// calibration with a warning naming it (it made calibrate --store fail), and that the other two
+// runs of the commit still make a pair.
+func TestStoreAAUnreadable(t *testing.T) {
+	s, root, bad := aaStore(t)
+	if err := os.WriteFile(filepath.Join(root, filepath.FromSlash(bad)), []byte(`{"schema": "speedmatrix/results/v1", "run": {"id": "c"`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := calibrate.StoreAA(context.Background(), s, "", compare.DefaultThresholds())
+	if err != nil {
+		t.Fatalf("StoreAA with a truncated A/A rerun: %v", err)
+	}
+	if rep.Runs != 2 || rep.FalseAlarm.N != 1 || len(rep.Warnings) != 1 || !strings.Contains(rep.Warnings[0], bad) {
+		t.Errorf("runs %d, pairs %d, warnings %q; want 2 runs, 1 pair and a warning naming %s", rep.Runs, rep.FalseAlarm.N, rep.Warnings, bad)
 	}
 }

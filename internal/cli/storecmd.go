@@ -127,7 +127,7 @@ func newStoreCmd(env *Env) *cobra.Command {
 	var sf storeFlags
 	cmd := &cobra.Command{
 		Use:   "store",
-		Short: "Inspect and maintain the results store (list, get, put, prune)",
+		Short: "Inspect and maintain the results store (list, get, put, prune, reindex)",
 		Long: `store inspects the results store: a local directory (--store DIR) or the repository's data
 branch (--branch speedmatrix-data --repo OWNER/NAME, with GITHUB_TOKEN). Both hold
 results/<engine-commit>/<config-id>.json for default-branch results (baselines and history),
@@ -316,7 +316,7 @@ requests still cite).`,
 	prune.Flags().StringArrayVar(&protect, "protect", nil, "never remove this commit's results (repeatable)")
 	prune.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be removed, remove nothing")
 
-	cmd.AddCommand(list, get, put, prune)
+	cmd.AddCommand(list, get, put, prune, newStoreReindexCmd(env, &sf)) // storereindex.go
 	return cmd
 }
 

@@ -1,0 +1,114 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/speedmatrix/speedmatrix/store"
+)
+
+// The tests of this file reproduce a user trial of the results store: each defect it found,
+// then the fix.
+
+// listed returns the entries of the store at dir.
+func listed(t *testing.T, dir string) []store.Entry {
+	t.Helper()
+	es, err := store.NewDir(dir).List(context.Background(), store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return es
+}
+
+// TestStoreReindexCommand: store reindex rebuilds a damaged local index, lists the file it
+// skipped, and refuses the data branch (whose index is restored from its history).
+func TestStoreReindexCommand(t *testing.T) {
+	st := filepath.Join(t.TempDir(), "st")
+	files := matrixFiles(t, 3)
+	for i, p := range files {
+		if _, errOut, code := runCLI("store", "put", "--store", st, "--commit", commitID(i), p); code != 0 {
+			t.Fatalf("store put: %s", errOut)
+		}
+	}
+	es := listed(t, st)
+	if err := os.WriteFile(filepath.Join(st, filepath.FromSlash(es[0].Path)), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(st, store.IndexFile), []byte("{\"schema\""), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, _ := runCLI("store", "list", "--store", st); !strings.Contains(errOut, "store reindex --store "+st) {
+		t.Errorf("store list of a damaged index does not advise store reindex:\n%s", errOut)
+	}
+	out, errOut, code := runCLI("store", "reindex", "--store", st)
+	if code != 0 || !strings.Contains(out, "skipped "+es[0].Path+"\n") || !strings.Contains(out, "indexed 2 results (2 default-branch, 0 pr, 0 aa)") ||
+		!strings.Contains(errOut, es[0].Path) {
+		t.Errorf("store reindex: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if got := listed(t, st); len(got) != 2 {
+		t.Errorf("the rebuilt index holds %d entries, want 2", len(got))
+	}
+	if _, errOut, code := runCLI("store", "reindex", "--branch", "speedmatrix-data"); code != ExitUsage || !strings.Contains(errOut, "history") {
+		t.Errorf("store reindex --branch: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestStoreReadersSkipUnreadable: one damaged history file made compare --store fail (with a
+// hint to convert it with speedmatrix import), one truncated A/A rerun made calibrate --store
+// fail; both are optional evidence, skipped with a warning naming the file. A damaged baseline
+// still fails store get.
+func TestStoreReadersSkipUnreadable(t *testing.T) {
+	st := filepath.Join(t.TempDir(), "st")
+	_, bp, hp := compareFiles(t, 1, "")
+	hist := matrixFiles(t, 5)
+	for i, p := range hist[:4] {
+		if _, errOut, code := runCLI("store", "put", "--store", st, "--commit", commitID(i), p); code != 0 {
+			t.Fatalf("store put: %s", errOut)
+		}
+	}
+	if _, errOut, code := runCLI("store", "put", "--store", st, "--commit", commitID(3), "--kind", "aa", "--run-id", "again", hist[4]); code != 0 {
+		t.Fatalf("store put --kind aa: %s", errOut)
+	}
+	es := listed(t, st)
+	var damagedHist, damagedAA store.Entry
+	for _, e := range es {
+		switch {
+		case e.Kind == store.KindAA:
+			damagedAA = e
+		case e.Commit == commitID(1):
+			damagedHist = e
+		}
+	}
+	for _, e := range []store.Entry{damagedHist, damagedAA} {
+		if err := os.WriteFile(filepath.Join(st, filepath.FromSlash(e.Path)), []byte("Speed test matrix, truncated"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code := runCLI("compare", "--store", st, bp, hp)
+	if code == ExitError || !strings.Contains(errOut, "noise from 3 default-branch results") || !strings.Contains(errOut, damagedHist.Path) ||
+		strings.Contains(errOut, "speedmatrix import") {
+		t.Errorf("compare --store with a damaged history file: exit %d; want history from the other 3 and a warning naming %s\n%s\n%s", code, damagedHist.Path, out, errOut)
+	}
+	// calibrate --store: commit 3's A/A rerun is truncated; a second A/A rerun of commit 2 makes a pair.
+	if _, errOut, code := runCLI("store", "put", "--store", st, "--commit", commitID(2), "--kind", "aa", "--run-id", "two", hist[4]); code != 0 {
+		t.Fatalf("store put --kind aa: %s", errOut)
+	}
+	out, errOut, code = runCLI("calibrate", "--store", st, "--format", "json")
+	if code != 0 || !strings.Contains(errOut, damagedAA.Path) {
+		t.Errorf("calibrate --store with a truncated A/A rerun: exit %d; want a warning naming %s\n%s\n%s", code, damagedAA.Path, out, errOut)
+	}
+	var rep struct {
+		Commits  int      `json:"commits"`
+		Warnings []string `json:"warnings"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Commits != 1 || len(rep.Warnings) != 1 {
+		t.Errorf("calibrate --store --format json: %v, %+v; want 1 commit and 1 warning", err, rep)
+	}
+	if _, errOut, code := runCLI("store", "get", "--store", st, commitID(1), damagedHist.ConfigID); code != ExitError || !strings.Contains(errOut, "is damaged") {
+		t.Errorf("store get of a damaged baseline: exit %d; want an error\n%s", code, errOut)
+	}
+}
