@@ -258,3 +258,39 @@ func TestRepeatsSkipsUnreadable(t *testing.T) {
 		t.Errorf("warnings %v; want one naming each truncated rerun", warnings)
 	}
 }
+
+// TestExpandCommit checks abbreviated commits against the index: a unique prefix of 7 or more
+// hex digits names its commit, a shorter one or a non-hex one is refused, one no stored commit
+// starts with is ErrNotFound, and one of several commits is an *AmbiguousCommitError.
+func TestExpandCommit(t *testing.T) {
+	s := store.NewDir(t.TempDir())
+	a := "944a2849b932" + strings.Repeat("0", 28)
+	b := "944a2849b932" + strings.Repeat("1", 28)
+	c := "12345678" + strings.Repeat("a", 32)
+	for i, commit := range []string{a, b, c} {
+		if _, err := s.Put(ctx(t), at(commit, i), runFile(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		prefix, want string
+		check        func(error) bool
+	}{
+		{c, c, nil},
+		{"1234567", c, nil},
+		{"12345678AAA", c, nil},
+		{"944a2849b9320", a, nil},
+		{"944a2849b932", "", func(err error) bool {
+			var ae *store.AmbiguousCommitError
+			return errors.As(err, &ae) && len(ae.Commits) == 2
+		}},
+		{"abcdef0", "", func(err error) bool { return errors.Is(err, store.ErrNotFound) }},
+		{"123456", "", func(err error) bool { return err != nil && !errors.Is(err, store.ErrNotFound) }},
+		{"HEAD~1", "", func(err error) bool { return err != nil && !errors.Is(err, store.ErrNotFound) }},
+	} {
+		got, err := store.ExpandCommit(ctx(t), s, tc.prefix)
+		if tc.check == nil && (err != nil || got != tc.want) || tc.check != nil && !tc.check(err) {
+			t.Errorf("ExpandCommit(%q) = %q, %v; want %q", tc.prefix, got, err, tc.want)
+		}
+	}
+}

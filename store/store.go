@@ -319,3 +319,52 @@ func decodeStored(data []byte) (*results.File, error) {
 	}
 	return results.Read(bytes.NewReader(data))
 }
+
+// MinCommitPrefix is the fewest hex digits ExpandCommit takes as an abbreviated commit (git's
+// default abbreviation).
+const MinCommitPrefix = 7
+
+var hexRE = regexp.MustCompile(`^[0-9a-f]+$`)
+
+// ExpandCommit returns the full engine commit that prefix names among the commits s holds
+// results of: prefix itself when it is a full id, else the one stored commit it abbreviates
+// (MinCommitPrefix hex digits or more, as `store list` prints 12). It returns an error wrapping
+// ErrNotFound when no stored commit starts with prefix, and an *AmbiguousCommitError when
+// several do.
+func ExpandCommit(ctx context.Context, s Store, prefix string) (string, error) {
+	p := strings.ToLower(strings.TrimSpace(prefix))
+	if commitRE.MatchString(p) {
+		return p, nil
+	}
+	if len(p) < MinCommitPrefix || !hexRE.MatchString(p) {
+		return "", fmt.Errorf("store: %q is not a commit id nor an abbreviation of one (%d or more hex digits)", prefix, MinCommitPrefix)
+	}
+	es, err := s.List(ctx, Filter{})
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, e := range es {
+		if strings.HasPrefix(e.Commit, p) && !slices.Contains(found, e.Commit) {
+			found = append(found, e.Commit)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("store: no stored result of a commit starting with %s: %w", p, ErrNotFound)
+	case 1:
+		return found[0], nil
+	}
+	slices.Sort(found)
+	return "", &AmbiguousCommitError{Prefix: p, Commits: found}
+}
+
+// AmbiguousCommitError says that an abbreviated commit names several stored commits.
+type AmbiguousCommitError struct {
+	Prefix  string
+	Commits []string
+}
+
+func (e *AmbiguousCommitError) Error() string {
+	return fmt.Sprintf("store: %s abbreviates %d stored commits (%s); give more digits", e.Prefix, len(e.Commits), strings.Join(e.Commits, ", "))
+}

@@ -104,3 +104,15 @@ func TestStoreAAUnreadable(t *testing.T) {
 		t.Errorf("runs %d, pairs %d, warnings %q; want 2 runs, 1 pair and a warning naming %s", rep.Runs, rep.FalseAlarm.N, rep.Warnings, bad)
 	}
 }
+
+// TestStoreAAUnknownConfig checks that a config id the store holds no runs of is "no such
+// config in the store", naming the ones it holds (it said no commit of it had two runs).
+func TestStoreAAUnknownConfig(t *testing.T) {
+	ctx := context.Background()
+	s, _, _ := aaStore(t)
+	es, _ := s.List(ctx, store.Filter{})
+	_, err := calibrate.StoreAA(ctx, s, "deadbeefdeadbeef", compare.DefaultThresholds())
+	if err == nil || !strings.Contains(err.Error(), "no such config in the store: deadbeefdeadbeef") || !strings.Contains(err.Error(), es[0].ConfigID+" (3 runs)") {
+		t.Errorf("StoreAA of an unknown config id: %v; want no such config, naming %s", err, es[0].ConfigID)
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -105,23 +106,6 @@ func (s *storeFlags) openConfigured(ctx context.Context, env *Env) (store.Store,
 	return st, err
 }
 
-// fullCommit returns the full commit id of rev: rev itself when it is one, else what the local
-// clone says (git rev-parse).
-func fullCommit(ctx context.Context, rev string) (string, error) {
-	rev = strings.TrimSpace(rev)
-	if id := strings.ToLower(rev); regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`).MatchString(id) {
-		return id, nil
-	}
-	if rev == "" {
-		return "", usagef("--commit is required: the engine commit the results belong to")
-	}
-	sha, err := store.GitCommits{}.RevParse(ctx, rev)
-	if err != nil {
-		return "", usagef("--commit %q is not a full commit id and the local clone cannot resolve it: %v", rev, err)
-	}
-	return sha, nil
-}
-
 // newStoreCmd builds `speedmatrix store`.
 func newStoreCmd(env *Env) *cobra.Command {
 	var sf storeFlags
@@ -152,9 +136,27 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 				return err
 			}
 			filter.Kind = store.Kind(kind)
+			if filter.Commit != "" {
+				sha, err := storedCommit(cmd.Context(), s, filter.Commit, "--commit")
+				switch {
+				case errors.Is(err, store.ErrNotFound):
+					filter.Commit = strings.ToLower(filter.Commit) // matches nothing: said below
+				case err != nil:
+					return err
+				default:
+					filter.Commit = sha
+				}
+			}
 			es, err := s.List(cmd.Context(), filter)
 			if err != nil {
 				return err
+			}
+			if len(es) == 0 && filter != (store.Filter{Limit: filter.Limit}) {
+				all, err := s.List(cmd.Context(), store.Filter{})
+				if err != nil {
+					return err
+				}
+				env.Log.Warn(fmt.Sprintf("store list: no stored result matches %s; %s", filterText(cmd), describeHeld(all)))
 			}
 			if format == "json" {
 				if es == nil {
@@ -178,7 +180,7 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 	}
 	list.Flags().StringVar(&filter.ConfigID, "config-id", "", "only this config id")
 	list.Flags().StringVar(&kind, "kind", "", "only this kind: default-branch, pr or aa")
-	list.Flags().StringVar(&filter.Commit, "commit", "", "only this engine commit (full id)")
+	list.Flags().StringVar(&filter.Commit, "commit", "", "only this engine commit (full id, an abbreviation of 7 or more hex digits as list prints, or a revision the local clone resolves)")
 	list.Flags().IntVar(&filter.PR, "pr", 0, "only this pull request")
 	list.Flags().IntVar(&filter.Limit, "limit", 0, "at most this many, newest first")
 	list.Flags().StringVar(&format, "format", "text", "text or json")
@@ -187,17 +189,23 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 	get := &cobra.Command{
 		Use:   "get COMMIT CONFIG_ID",
 		Short: "Print (or write with -o) the default-branch results of a commit and config id",
-		Args:  cobra.ExactArgs(2),
+		Long: `get prints the default-branch result of COMMIT (a full id, an abbreviation of 7 or more hex
+digits as store list prints it, or a revision the local clone resolves) for CONFIG_ID.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := sf.openConfigured(cmd.Context(), env)
+			ctx := cmd.Context()
+			s, err := sf.openConfigured(ctx, env)
 			if err != nil {
 				return err
 			}
-			commit, err := fullCommit(cmd.Context(), args[0])
+			commit, err := storedCommit(ctx, s, args[0], "COMMIT")
 			if err != nil {
 				return err
 			}
-			f, _, err := s.Get(cmd.Context(), commit, args[1])
+			if err := checkStoredConfig(ctx, s, commit, args[1]); err != nil {
+				return err
+			}
+			f, _, err := s.Get(ctx, commit, args[1])
 			if err != nil {
 				return err
 			}
@@ -226,7 +234,7 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 			if err != nil {
 				return err
 			}
-			if e.Commit, err = fullCommit(cmd.Context(), commit); err != nil {
+			if e.Commit, err = fullCommit(cmd.Context(), commit, "--commit"); err != nil {
 				return err
 			}
 			f, err := results.ReadFile(args[0])
@@ -284,16 +292,16 @@ requests still cite).`,
 			if p.Keep < 0 || p.KeepAA < 0 || p.PRAge < 0 {
 				return usagef("--keep, --keep-aa and --pr-days must be 0 (no bound) or more")
 			}
+			s, _, err := sf.openToRead(cmd.Context(), env, c) // storeread.go
+			if err != nil {
+				return err
+			}
 			for _, r := range protect {
-				sha, err := fullCommit(cmd.Context(), r)
+				sha, err := storedCommit(cmd.Context(), s, r, "--protect")
 				if err != nil {
 					return err
 				}
 				p.Protect = append(p.Protect, sha)
-			}
-			s, _, err := sf.openToRead(cmd.Context(), env, c) // storeread.go
-			if err != nil {
-				return err
 			}
 			removed, err := s.Prune(cmd.Context(), p)
 			if err != nil {
@@ -335,7 +343,7 @@ them. Serve the engine built at that commit first (speedmatrix engine build, eng
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			sha, err := fullCommit(ctx, commit)
+			sha, err := fullCommit(ctx, commit, "--commit")
 			if err != nil {
 				return err
 			}

@@ -112,3 +112,49 @@ func TestStoreReadersSkipUnreadable(t *testing.T) {
 		t.Errorf("store get of a damaged baseline: exit %d; want an error\n%s", code, errOut)
 	}
 }
+
+// TestStoreIDs: ids a user types are matched against what the store holds, and a miss says what
+// it holds: the 12-digit commit store list prints, a config id calibrate does not know, a
+// config id a commit has no result of.
+func TestStoreIDs(t *testing.T) {
+	st := filepath.Join(t.TempDir(), "st")
+	files := matrixFiles(t, 2)
+	a := "944a2849b932" + strings.Repeat("0", 28)
+	b := "944a2849b932" + strings.Repeat("1", 28)
+	for i, c := range []string{a, b} {
+		if _, errOut, code := runCLI("store", "put", "--store", st, "--commit", c, files[i]); code != 0 {
+			t.Fatalf("store put: %s", errOut)
+		}
+	}
+	id := listed(t, st)[0].ConfigID
+	for _, tc := range []struct {
+		name     string
+		args     []string
+		code     int
+		out, err string // in stdout, stderr
+	}{
+		{"list a 13-digit abbreviation", []string{"store", "list", "--commit", "944a2849b9320"}, ExitOK, a[:12], ""},
+		{"list an ambiguous abbreviation", []string{"store", "list", "--commit", "944a2849b932"}, ExitUsage, "", "abbreviates 2 stored commits (" + a + ", " + b + ")"},
+		{"list an unknown config id", []string{"store", "list", "--config-id", "nope"}, ExitOK, "TIME", "no stored result matches --config-id nope; the store holds 2 results (2 default-branch) of config ids " + id + " (2)"},
+		{"list an unknown commit", []string{"store", "list", "--commit", "abcdef0123"}, ExitOK, "", "no stored result matches --commit abcdef0123; the store holds"},
+		{"get an abbreviation", []string{"store", "get", "944a2849b9321", id}, ExitOK, `"schema"`, ""},
+		{"get a wrong config id", []string{"store", "get", "944a2849b9321", "wrongid"}, ExitError, "", "has no default-branch result of config wrongid; its default-branch results are of config ids " + id},
+		{"get an unknown commit", []string{"store", "get", "abcdef0123", id}, ExitUsage, "", "COMMIT abcdef0123: not in the store"},
+		{"get a revision", []string{"store", "get", "no-such-rev", id}, ExitUsage, "", `COMMIT "no-such-rev" is not a full commit id`},
+		{"calibrate an unknown config id", []string{"calibrate", "--store", st, "--config-id", "deadbeefdeadbeef"}, ExitError, "", "no such config in the store: deadbeefdeadbeef; it holds runs of " + id + " (2 runs)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := tc.args
+			if args[0] == "store" {
+				args = append([]string{"store", args[1], "--store", st}, args[2:]...)
+			}
+			out, errOut, code := runCLI(args...)
+			if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errOut, tc.err) {
+				t.Errorf("%v: exit %d, want %d; stdout should hold %q, stderr %q\n%s\n%s", args, code, tc.code, tc.out, tc.err, out, errOut)
+			}
+			if strings.Contains(errOut, "--commit") && args[1] == "get" {
+				t.Errorf("store get's error speaks of --commit; its commit is the COMMIT argument:\n%s", errOut)
+			}
+		})
+	}
+}
