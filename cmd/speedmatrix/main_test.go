@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"testing"
 	"time"
@@ -42,6 +43,7 @@ func TestScripts(t *testing.T) {
 			"exitcode": exitCode,
 			"ghfake":   cmdGHFake(t),
 			"event":    cmdEvent,
+			"sub":      cmdSub,
 		},
 	})
 }
@@ -58,6 +60,26 @@ func cmdFreeport(ts *testscript.TestScript, neg bool, args []string) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ts.Check(ln.Close())
 	ts.Setenv(args[0], fmt.Sprint(port))
+}
+
+// cmdSub is the script command `sub REGEXP REPLACEMENT FILE...`: it rewrites each FILE with
+// every match of REGEXP (Go syntax) replaced by REPLACEMENT (as regexp.ReplaceAllString), as a
+// user edits a file before giving it to speedmatrix.
+func cmdSub(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: sub REGEXP REPLACEMENT FILE...")
+	}
+	re, err := regexp.Compile(args[0])
+	ts.Check(err)
+	for _, name := range args[2:] {
+		p := ts.MkAbs(name)
+		data, err := os.ReadFile(p)
+		ts.Check(err)
+		if !re.Match(data) {
+			ts.Fatalf("sub: %s has no match of %s", name, args[0])
+		}
+		ts.Check(os.WriteFile(p, re.ReplaceAll(data, []byte(args[1])), 0o644))
+	}
 }
 
 // cmdWaitHTTP is the script command `waithttp URL`: it waits up to 30 s for URL to answer

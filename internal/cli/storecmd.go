@@ -222,7 +222,9 @@ digits as store list prints it, or a revision the local clone resolves) for CONF
 	put := &cobra.Command{
 		Use:   "put RESULTS.json --commit SHA",
 		Short: "Store an existing results file (default-branch, or --kind pr --pr N, or --kind aa)",
-		Args:  cobra.ExactArgs(1),
+		Long: `put stores RESULTS.json as --commit's result. The file must have measured that commit: an
+engine.commit in the file other than --commit is refused (a file without one gets --commit).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkStoreKind(putKind, false); err != nil { // storekind.go
 				return err
@@ -241,6 +243,9 @@ digits as store list prints it, or a revision the local clone resolves) for CONF
 			if err != nil {
 				return err
 			}
+			if err := checkFileCommit(env, f, e.Commit, args[0]); err != nil { // storeput.go
+				return err
+			}
 			s, where, err := sf.open(cmd.Context(), env, c)
 			if err != nil {
 				return err
@@ -255,7 +260,7 @@ digits as store list prints it, or a revision the local clone resolves) for CONF
 			return nil
 		},
 	}
-	put.Flags().StringVar(&commit, "commit", "", "the engine commit the results belong to (full id, or a revision the local clone resolves)")
+	put.Flags().StringVar(&commit, "commit", "", "the engine commit the results belong to (full id, or a revision the local clone resolves); must be the file's engine.commit, which a file without one gets")
 	put.Flags().StringVar(&putKind, "kind", string(store.KindDefault), "default-branch, pr or aa")
 	put.Flags().IntVar(&e.PR, "pr", 0, "the pull request of a --kind pr result")
 	put.Flags().StringVar(&e.RunID, "run-id", "", "the run id (default: the file's)")

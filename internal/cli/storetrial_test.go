@@ -8,11 +8,22 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // The tests of this file reproduce a user trial of the results store: each defect it found,
 // then the fix.
+
+// rewrite reads the results file at path, changes it with mutate and writes it back.
+func rewrite(t *testing.T, path string, mutate func(*results.File)) {
+	t.Helper()
+	f := readResults(t, path)
+	mutate(f)
+	if err := results.WriteFile(path, f); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // listed returns the entries of the store at dir.
 func listed(t *testing.T, dir string) []store.Entry {
@@ -22,6 +33,51 @@ func listed(t *testing.T, dir string) []store.Entry {
 		t.Fatal(err)
 	}
 	return es
+}
+
+// TestStorePutChecksEngineCommit: store put refuses a file that measured another commit than
+// --commit (a PR head's run stored as a default-branch baseline, an A/A rerun of c12 stored
+// under c1), naming both; a file naming no commit gets --commit in the stored copy, and an
+// abbreviation of --commit in the file is the same commit.
+func TestStorePutChecksEngineCommit(t *testing.T) {
+	st := filepath.Join(t.TempDir(), "st")
+	files := matrixFiles(t, 4)
+	rewrite(t, files[0], func(f *results.File) { f.Engine.Commit = commitID(12) })
+	rewrite(t, files[1], func(f *results.File) { f.Engine.Commit = strings.ToUpper(commitID(1)[:12]) })
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{"default-branch mismatch", []string{"--commit", commitID(1), files[0]}, ExitUsage,
+			"measured engine commit " + commitID(12) + ", not --commit " + commitID(1)},
+		{"aa mismatch", []string{"--commit", commitID(1), "--kind", "aa", files[0]}, ExitUsage, "store it under its own commit (--commit " + commitID(12) + ")"},
+		{"pr mismatch", []string{"--commit", commitID(1), "--kind", "pr", "--pr", "3", files[0]}, ExitUsage, "not --commit"},
+		{"own commit", []string{"--commit", commitID(12), files[0]}, ExitOK, ""},
+		{"abbreviated in the file", []string{"--commit", commitID(1), files[1]}, ExitOK, ""},
+		{"no commit in the file", []string{"--commit", commitID(2), files[2]}, ExitOK, "the stored copy records --commit"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errOut, code := runCLI(append([]string{"store", "put", "--store", st}, tc.args...)...)
+			if code != tc.code || !strings.Contains(errOut, tc.want) {
+				t.Errorf("exit %d, want %d and stderr saying %q\n%s", code, tc.code, tc.want, errOut)
+			}
+		})
+	}
+	es := listed(t, st)
+	if len(es) != 3 {
+		t.Fatalf("the store holds %d results, want the 3 accepted: %+v", len(es), es)
+	}
+	for _, e := range es {
+		if e.Commit == commitID(1) && e.Kind != store.KindDefault {
+			t.Errorf("a refused put stored %s", e.Path)
+		}
+	}
+	f, _, err := store.NewDir(st).Get(context.Background(), commitID(2), es[0].ConfigID)
+	if err != nil || f.Engine.Commit != commitID(2) {
+		t.Errorf("the stored copy of a file without engine.commit: %v, commit %q; want %s", err, f.Engine.Commit, commitID(2))
+	}
 }
 
 // TestStoreReindexCommand: store reindex rebuilds a damaged local index, lists the file it
