@@ -223,7 +223,9 @@ digits as store list prints it, or a revision the local clone resolves) for CONF
 		Use:   "put RESULTS.json --commit SHA",
 		Short: "Store an existing results file (default-branch, or --kind pr --pr N, or --kind aa)",
 		Long: `put stores RESULTS.json as --commit's result. The file must have measured that commit: an
-engine.commit in the file other than --commit is refused (a file without one gets --commit).`,
+engine.commit in the file other than --commit is refused (a file without one gets --commit).
+A default-branch result replaces the commit's earlier result of the same config, which is
+first kept as an A/A rerun of the commit (aa/), unless it is the same run stored again.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkStoreKind(putKind, false); err != nil { // storekind.go
@@ -251,7 +253,12 @@ engine.commit in the file other than --commit is refused (a file without one get
 				return err
 			}
 			e.Kind = store.Kind(putKind)
-			got, err := s.Put(cmd.Context(), e, f)
+			var got store.Entry
+			if e.Kind == store.KindDefault {
+				got, err = putDefault(cmd.Context(), env, s, e, f) // keeps an earlier run of the commit as an A/A rerun
+			} else {
+				got, err = s.Put(cmd.Context(), e, f)
+			}
 			if err != nil {
 				return err
 			}
@@ -344,7 +351,10 @@ func newBaselineCmd(env *Env) *cobra.Command {
 (--config; --url overrides its url; without a url, the built-in simulator), records --commit as
 the engine commit, and stores the results as that default-branch commit's baseline: a pull
 request whose merge-base (or nearest first-parent ancestor) is that commit then compares with
-them. Serve the engine built at that commit first (speedmatrix engine build, engine serve).`,
+them. Serve the engine built at that commit first (speedmatrix engine build, engine serve).
+
+A commit that already has a result of the configuration keeps it as an A/A rerun (aa/), so
+measuring a commit twice gives an A/A pair.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -385,7 +395,7 @@ them. Serve the engine built at that commit first (speedmatrix engine build, eng
 			if f.Run.Partial {
 				return fmt.Errorf("the run was partial (%s): not stored as a baseline; measure again", f.Run.PartialReason)
 			}
-			e, err := s.Put(ctx, store.Entry{Commit: sha, Kind: store.KindDefault}, f)
+			e, err := putDefault(ctx, env, s, store.Entry{Commit: sha, Kind: store.KindDefault}, f) // storeput.go
 			if err != nil {
 				return err
 			}

@@ -80,6 +80,41 @@ func TestStorePutChecksEngineCommit(t *testing.T) {
 	}
 }
 
+// TestStorePutKeepsEarlierRun: a second default-branch run of a commit and config keeps the
+// first as an A/A rerun of that commit, under its run id, instead of overwriting it; putting the
+// same file again only replaces it.
+func TestStorePutKeepsEarlierRun(t *testing.T) {
+	st := filepath.Join(t.TempDir(), "st")
+	files := matrixFiles(t, 2) // run-0 and run-1 of one config
+	put := func(p string) string {
+		t.Helper()
+		_, errOut, code := runCLI("store", "put", "--store", st, "--commit", commitID(1), p)
+		if code != 0 {
+			t.Fatalf("store put: exit %d\n%s", code, errOut)
+		}
+		return errOut
+	}
+	put(files[0])
+	put(files[0])
+	if es := listed(t, st); len(es) != 1 {
+		t.Fatalf("the same file put twice: %d entries, want 1: %+v", len(es), es)
+	}
+	errOut := put(files[1])
+	if !strings.Contains(errOut, "kept it as an A/A rerun") {
+		t.Errorf("the log does not say the earlier run was kept:\n%s", errOut)
+	}
+	byKind := map[store.Kind][]store.Entry{}
+	for _, e := range listed(t, st) {
+		byKind[e.Kind] = append(byKind[e.Kind], e)
+	}
+	if d, aa := byKind[store.KindDefault], byKind[store.KindAA]; len(d) != 1 || d[0].RunID != "run-1" || len(aa) != 1 || aa[0].RunID != "run-0" || aa[0].Commit != commitID(1) {
+		t.Errorf("after a second run: default-branch %+v, A/A %+v; want run-1 as the result and run-0 kept as an A/A rerun of the commit", d, aa)
+	}
+	if _, _, code := runCLI("calibrate", "--store", st); code != 0 {
+		t.Errorf("calibrate --store finds no A/A pair in the kept runs: exit %d", code)
+	}
+}
+
 // TestStoreReindexCommand: store reindex rebuilds a damaged local index, lists the file it
 // skipped, and refuses the data branch (whose index is restored from its history).
 func TestStoreReindexCommand(t *testing.T) {
