@@ -353,8 +353,11 @@ the engine commit, and stores the results as that default-branch commit's baseli
 request whose merge-base (or nearest first-parent ancestor) is that commit then compares with
 them. Serve the engine built at that commit first (speedmatrix engine build, engine serve).
 
-A commit that already has a result of the configuration keeps it as an A/A rerun (aa/), so
-measuring a commit twice gives an A/A pair.`,
+The store is read before measuring: a damaged index or an unreachable data branch fails at
+once. If storing fails after the run, the results are kept (-o, else
+$TMPDIR/speedmatrix-<run-id>.json) and the error says how to store them later with
+speedmatrix store put. A commit that already has a result of the configuration keeps it as an
+A/A rerun (aa/), so measuring a commit twice gives an A/A pair.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -371,6 +374,11 @@ measuring a commit twice gives an A/A pair.`,
 			s, where, err := sf.open(ctx, env, o.Config)
 			if err != nil {
 				return err
+			}
+			// Read the store before measuring (hours on a GPU): a damaged index or an
+			// unreachable data branch fails now, not after the run.
+			if _, err := s.List(ctx, store.Filter{Limit: 1}); err != nil {
+				return fmt.Errorf("baseline: the %s cannot be read, so nothing was measured: %w", where, err)
 			}
 			if url != "" {
 				o.URL = url
@@ -397,7 +405,7 @@ measuring a commit twice gives an A/A pair.`,
 			}
 			e, err := putDefault(ctx, env, s, store.Entry{Commit: sha, Kind: store.KindDefault}, f) // storeput.go
 			if err != nil {
-				return err
+				return storeFailed(env, &sf, where, output, f, sha, err)
 			}
 			env.Log.Info("baseline stored", "where", where, "commit", sha, "config_id", e.ConfigID, "path", e.Path)
 			fmt.Fprintln(env.Stdout, e.Path)
@@ -411,4 +419,24 @@ measuring a commit twice gives an A/A pair.`,
 	f.StringVar(&url, "url", "", "the server to measure (default: the configuration's url; none: the built-in simulator)")
 	f.StringVarP(&output, "output", "o", "", "also keep the results file here")
 	return cmd
+}
+
+// storeFailed returns the error of a baseline whose results could not be stored: the results
+// are kept (in output, the -o file, else in the fallback file run writes when its output fails,
+// $TMPDIR/speedmatrix-<run-id>.json) and the error says how to store them later.
+func storeFailed(env *Env, sf *storeFlags, where, output string, f *results.File, sha string, err error) error {
+	kept := output
+	if kept == "" {
+		id := f.Run.ID
+		if id == "" {
+			id = "baseline-" + shortCommit(sha)
+		}
+		kept = fallbackPath(id) // run.go
+		if werr := results.WriteFile(kept, f); werr != nil {
+			return fmt.Errorf("storing the baseline in the %s: %w; and keeping the results in %s failed too: %v", where, err, kept, werr)
+		}
+	}
+	env.Log.Warn("the baseline was measured but not stored; the results are kept", "results", kept)
+	return fmt.Errorf("storing the baseline in the %s: %w; the results are in %s: store them once the store is fixed with `speedmatrix store put %s --commit %s %s`",
+		where, err, kept, kept, sha, sf.storeFlagsText())
 }

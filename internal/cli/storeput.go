@@ -83,3 +83,22 @@ func sameFile(a, b *results.File) bool {
 	y, err2 := results.Encode(b)
 	return err1 == nil && err2 == nil && bytes.Equal(x, y)
 }
+
+// storeFlagsText returns the flags that name the store the flags chose, for a command line the
+// user can run later.
+func (s *storeFlags) storeFlagsText() string {
+	var parts []string
+	switch {
+	case s.dir != "":
+		parts = append(parts, "--store "+s.dir)
+	case s.branch != "":
+		parts = append(parts, "--branch "+s.branch)
+		if s.repo != "" {
+			parts = append(parts, "--repo "+s.repo)
+		}
+	}
+	if s.configPath != "" {
+		parts = append(parts, "--config "+s.configPath)
+	}
+	return strings.Join(parts, " ")
+}

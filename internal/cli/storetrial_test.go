@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -112,6 +113,88 @@ func TestStorePutKeepsEarlierRun(t *testing.T) {
 	}
 	if _, _, code := runCLI("calibrate", "--store", st); code != 0 {
 		t.Errorf("calibrate --store finds no A/A pair in the kept runs: exit %d", code)
+	}
+}
+
+// baselineConfig writes a configuration of a short simulated baseline and returns its path.
+func baselineConfig(t *testing.T, dir, storeDir string) string {
+	t.Helper()
+	cfg := filepath.Join(dir, "speedmatrix.yaml")
+	yaml := "contexts: [1K]\nconcurrency: [1]\nprefill_contexts: none\nduration: 300ms\nmax_tokens: 16\nwarmup: 0\nquiet: true\nsim: {profile: tiny-40ms-8ms-4seats}\nstore: {dir: " + storeDir + "}\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestBaselineReadsStoreFirst: with a damaged index.json, baseline fails before measuring (it
+// measured the whole matrix first, then failed), and says how to repair the index.
+func TestBaselineReadsStoreFirst(t *testing.T) {
+	dir := t.TempDir()
+	st := filepath.Join(dir, "st")
+	if err := os.MkdirAll(st, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(st, store.IndexFile), []byte(`{"schema": "speedmatrix/store-index/v1", "entr`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "kept.json")
+	start := time.Now()
+	_, errOut, code := runCLI("baseline", "--config", baselineConfig(t, dir, st), "--commit", commitID(1), "-o", out)
+	if code != ExitError || !strings.Contains(errOut, "nothing was measured") || !strings.Contains(errOut, "speedmatrix store reindex --store "+st) {
+		t.Errorf("baseline on a damaged index: exit %d; want 1, nothing measured, and store reindex advised\n%s", code, errOut)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("baseline measured (wrote %s) before finding the store unreadable, in %v", out, time.Since(start))
+	}
+}
+
+// TestBaselineKeepsResultsWhenStoringFails: when storing fails after the run, the results are
+// kept in $TMPDIR/speedmatrix-<run-id>.json (the fallback run uses) and the error says the
+// store put command that stores them later (they were deleted with the temporary folder). A
+// second baseline of the commit keeps the first as an A/A rerun.
+func TestBaselineKeepsResultsWhenStoringFails(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dir := t.TempDir()
+	st := filepath.Join(dir, "st")
+	if err := os.MkdirAll(st, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The store reads (no index yet), but results/ is a file: the write fails.
+	if err := os.WriteFile(filepath.Join(st, "results"), []byte("not a folder"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := baselineConfig(t, dir, st)
+	_, errOut, code := runCLI("baseline", "--config", cfg, "--commit", commitID(1))
+	kept, _ := filepath.Glob(filepath.Join(tmp, "speedmatrix-*.json"))
+	if code != ExitError || len(kept) != 1 {
+		t.Fatalf("baseline whose store write fails: exit %d, kept %q in TMPDIR; want exit 1 and the results kept\n%s", code, kept, errOut)
+	}
+	f := readResults(t, kept[0])
+	want := "speedmatrix store put " + kept[0] + " --commit " + commitID(1) + " --config " + cfg
+	if f.Engine.Commit != commitID(1) || !strings.Contains(errOut, want) {
+		t.Errorf("kept results of commit %q; the error should say %q:\n%s", f.Engine.Commit, want, errOut)
+	}
+
+	// The store repaired, the kept file is stored as the error says; a second baseline keeps it.
+	if err := os.Remove(filepath.Join(st, "results")); err != nil {
+		t.Fatal(err)
+	}
+	if _, errOut, code := runCLI("store", "put", kept[0], "--commit", commitID(1), "--config", cfg); code != 0 {
+		t.Fatalf("store put of the kept results: exit %d\n%s", code, errOut)
+	}
+	if _, errOut, code := runCLI("baseline", "--config", cfg, "--commit", commitID(1)); code != 0 {
+		t.Fatalf("second baseline: exit %d\n%s", code, errOut)
+	}
+	var aa []string
+	for _, e := range listed(t, st) {
+		if e.Kind == store.KindAA {
+			aa = append(aa, e.RunID)
+		}
+	}
+	if len(aa) != 1 || aa[0] != f.Run.ID {
+		t.Errorf("A/A reruns after a second baseline: %q; want the first run, %s", aa, f.Run.ID)
 	}
 }
 
