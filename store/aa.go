@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/speedmatrix/speedmatrix/results"
@@ -35,13 +36,15 @@ func AACandidate(ctx context.Context, s Store, configID string) (e Entry, ok boo
 // Repeats returns the runs of every commit of configID that the store holds at least twice
 // (its default-branch result and its A/A reruns), one group per commit, newest commit first,
 // with the entries read: the material of a real A/A calibration and of measured noise
-// (compare.MeasuredNoise).
-func Repeats(ctx context.Context, s Store, configID string) ([][]*results.File, [][]Entry, error) {
+// (compare.MeasuredNoise). A/A runs are optional evidence: a stored file that is missing or
+// damaged (Unreadable) is left out of its group, and returned in warnings naming it and how to
+// remove or restore it; a commit left with fewer than two readable runs has no group.
+func Repeats(ctx context.Context, s Store, configID string) ([][]*results.File, [][]Entry, []error, error) {
 	var entries []Entry
 	for _, k := range []Kind{KindDefault, KindAA} {
 		es, err := s.List(ctx, Filter{ConfigID: configID, Kind: k})
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		entries = append(entries, es...)
 	}
@@ -54,23 +57,34 @@ func Repeats(ctx context.Context, s Store, configID string) ([][]*results.File, 
 		}
 		byCommit[e.Commit] = append(byCommit[e.Commit], e)
 	}
-	var groups [][]*results.File
-	var used [][]Entry
+	var (
+		groups   [][]*results.File
+		used     [][]Entry
+		warnings []error
+	)
 	for _, c := range commits {
 		es := byCommit[c]
 		if len(es) < 2 {
 			continue
 		}
-		files := make([]*results.File, len(es))
-		for i, e := range es {
+		var files []*results.File
+		var read []Entry
+		for _, e := range es {
 			f, err := s.Open(ctx, e)
-			if err != nil {
-				return nil, nil, err
+			if Unreadable(err) {
+				warnings = append(warnings, fmt.Errorf("A/A runs: skipped a stored result: %w", err))
+				continue
 			}
-			files[i] = f
+			if err != nil {
+				return nil, nil, warnings, err
+			}
+			files, read = append(files, f), append(read, e)
+		}
+		if len(files) < 2 {
+			continue
 		}
 		groups = append(groups, files)
-		used = append(used, es)
+		used = append(used, read)
 	}
-	return groups, used, nil
+	return groups, used, warnings, nil
 }

@@ -138,7 +138,7 @@ func (b *Branch) readTip(ctx context.Context) (tip, error) {
 			if err != nil {
 				return tip{}, err
 			}
-			if t.index, err = decodeIndex(data); err != nil {
+			if t.index, err = decodeIndex(data, "restore it from the data branch's history"); err != nil {
 				return tip{}, fmt.Errorf("%s at %s: %w", b.where(), t.commit, err)
 			}
 		}
@@ -307,9 +307,10 @@ func (b *Branch) Open(ctx context.Context, e Entry) (*results.File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := results.Decode(data)
+	f, err := decodeStored(data)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", b.where(), e.Path, err)
+		return nil, &DamagedError{Where: b.where(), Path: e.Path, Err: err,
+			Fix: "restore it from the data branch's history: git log " + b.branch + " -- " + e.Path}
 	}
 	return f, nil
 }

@@ -48,7 +48,12 @@ func (d *Dir) readIndex() (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("store %s: %w", d.root, err)
 	}
-	return decodeIndex(data)
+	return decodeIndex(data, d.reindexHint())
+}
+
+// reindexHint says how to rebuild the index of d.
+func (d *Dir) reindexHint() string {
+	return "rebuild it from the stored files with `speedmatrix store reindex --store " + d.root + "`"
 }
 
 // lock takes the store's lock file, waiting for another writer; it returns the unlock.
@@ -134,11 +139,19 @@ func (d *Dir) Open(_ context.Context, e Entry) (*results.File, error) {
 	if err := checkEntryPath(e); err != nil {
 		return nil, err
 	}
-	f, err := results.ReadFile(filepath.Join(d.root, filepath.FromSlash(e.Path)))
+	data, err := os.ReadFile(filepath.Join(d.root, filepath.FromSlash(e.Path)))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("store %s: %s: %w", d.root, e.Path, ErrNotFound)
+		return nil, fmt.Errorf("store %s: %s: %w (the index names it but the folder does not hold it: %s)", d.root, e.Path, ErrNotFound, d.reindexHint())
 	}
-	return f, err
+	if err != nil {
+		return nil, fmt.Errorf("store %s: %w", d.root, err)
+	}
+	f, err := decodeStored(data)
+	if err != nil {
+		return nil, &DamagedError{Where: "store " + d.root, Path: e.Path, Err: err,
+			Fix: "restore it from a copy, or delete it and rebuild the index with `speedmatrix store reindex --store " + d.root + "`"}
+	}
+	return f, nil
 }
 
 // List implements Store.

@@ -6,7 +6,7 @@
 //	s := store.NewBranch(client.GitHub(), "o", "r")              // the bot: a data branch
 //	e, _ := s.Put(ctx, store.Entry{Commit: sha}, file)           // default-branch result
 //	b, _ := store.Resolve(ctx, store.GitHubCommits{…}, s, store.Query{ConfigID: store.ConfigID(head), Head: headSHA, Base: "main"})
-//	hist, _, note, _ := store.History(ctx, s, id, store.HistoryOptions{Exclude: []string{headSHA}})
+//	hist, _, note, skipped, _ := store.History(ctx, s, id, store.HistoryOptions{Exclude: []string{headSHA}})
 //	line, _ := commits.Ancestors(ctx, tip, store.LineageDepth(100))
 //	s.Prune(ctx, store.Policy{Keep: 100, PRAge: 30 * 24 * time.Hour, Lineage: line})
 //
@@ -57,6 +57,14 @@
 // History returns the newest default-branch results of a config id (at least
 // DefaultMinHistory, else none) for compare.Input.History: compare then takes each cell's
 // run-to-run noise from their spread instead of its prior (compare/doc.go, "Noise").
+//
+// # Damage
+//
+// History and Repeats read optional evidence: a stored file the index names that is missing or
+// cannot be decoded (Unreadable: ErrNotFound, *DamagedError) is skipped and returned as a
+// warning naming it and how to repair it where the store is kept; Get of such a file, a
+// baseline, fails. A damaged index.json of a Dir is rebuilt from the files by Dir.Reindex
+// (`speedmatrix store reindex`); a data branch's is restored from the branch's history.
 //
 // # Retention
 //

@@ -20,11 +20,11 @@ func FuzzDecodeIndex(f *testing.F) {
 	f.Add([]byte(`{"schema":"other"}`))
 	f.Add([]byte(``))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := decodeIndex(data)
+		got, err := decodeIndex(data, "")
 		if err != nil {
 			return
 		}
-		again, err := decodeIndex(got.encode())
+		again, err := decodeIndex(got.encode(), "")
 		if err != nil {
 			t.Fatalf("re-decoding an accepted index: %v", err)
 		}

@@ -30,8 +30,11 @@ type HistoryOptions struct {
 // History returns the newest default-branch results of configID, newest first, for compare's
 // history input (compare.Input.History): each cell's spread across them is its run-to-run
 // noise. With fewer than opts.Min it returns none, and a note saying so that the caller can
-// show; PR results and A/A reruns are never history.
-func History(ctx context.Context, s Store, configID string, opts HistoryOptions) ([]*results.File, []Entry, string, error) {
+// show; PR results and A/A reruns are never history. History is optional evidence: a stored
+// file that is missing or damaged (Unreadable) is skipped, the next older result read in its
+// place, and returned in warnings, each naming the file and how to remove or restore it; only a
+// store that cannot be read at all is an error.
+func History(ctx context.Context, s Store, configID string, opts HistoryOptions) ([]*results.File, []Entry, string, []error, error) {
 	if opts.Max <= 0 {
 		opts.Max = 10
 	}
@@ -40,27 +43,32 @@ func History(ctx context.Context, s Store, configID string, opts HistoryOptions)
 	}
 	all, err := s.List(ctx, Filter{ConfigID: configID, Kind: KindDefault})
 	if err != nil {
-		return nil, nil, "", err
+		return nil, nil, "", nil, err
 	}
-	var use []Entry
+	var (
+		files    []*results.File
+		use      []Entry
+		warnings []error
+	)
 	for _, e := range all {
-		if !slices.Contains(opts.Exclude, e.Commit) {
-			use = append(use, e)
-		}
 		if len(use) == opts.Max {
 			break
 		}
+		if slices.Contains(opts.Exclude, e.Commit) {
+			continue
+		}
+		f, err := s.Open(ctx, e)
+		if Unreadable(err) {
+			warnings = append(warnings, fmt.Errorf("history: skipped a stored result: %w", err))
+			continue
+		}
+		if err != nil {
+			return nil, nil, "", warnings, fmt.Errorf("history: %w", err)
+		}
+		files, use = append(files, f), append(use, e)
 	}
 	if len(use) < opts.Min {
-		return nil, nil, fmt.Sprintf("history: %d default-branch results of config %s, fewer than %d; the noise prior applies", len(use), configID, opts.Min), nil
+		return nil, nil, fmt.Sprintf("history: %d default-branch results of config %s, fewer than %d; the noise prior applies", len(use), configID, opts.Min), warnings, nil
 	}
-	files := make([]*results.File, 0, len(use))
-	for _, e := range use {
-		f, err := s.Open(ctx, e)
-		if err != nil {
-			return nil, nil, "", fmt.Errorf("history: %w", err)
-		}
-		files = append(files, f)
-	}
-	return files, use, fmt.Sprintf("history: noise from %d default-branch results of config %s", len(files), configID), nil
+	return files, use, fmt.Sprintf("history: noise from %d default-branch results of config %s", len(files), configID), warnings, nil
 }

@@ -129,13 +129,13 @@ func TestHistory(t *testing.T) {
 	put(at(sha("c0"), 0), "r0")
 	put(at(sha("c1"), 1), "r1")
 	put(store.Entry{Commit: sha("c1"), Kind: store.KindPR, PR: 2, Time: t0.Add(5 * time.Hour)}, "pr")
-	if files, _, note, err := store.History(ctx(t), s, id, store.HistoryOptions{Min: 3}); err != nil || files != nil || note == "" {
+	if files, _, note, _, err := store.History(ctx(t), s, id, store.HistoryOptions{Min: 3}); err != nil || files != nil || note == "" {
 		t.Errorf("History of 2 results: %d files, note %q, %v; want none and a note", len(files), note, err)
 	}
 	put(store.Entry{Commit: sha("c2"), Kind: store.KindAA, Time: t0.Add(6 * time.Hour)}, "aa")
 	put(at(sha("c2"), 2), "r2")
 	put(at(sha("c3"), 3), "r3")
-	files, entries, _, err := store.History(ctx(t), s, id, store.HistoryOptions{Max: 3, Min: 3, Exclude: []string{sha("c3")}})
+	files, entries, _, _, err := store.History(ctx(t), s, id, store.HistoryOptions{Max: 3, Min: 3, Exclude: []string{sha("c3")}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,8 +92,9 @@ type Index struct {
 	Entries []Entry `json:"entries"`
 }
 
-// decodeIndex reads index.json; empty data is an empty index.
-func decodeIndex(data []byte) (*Index, error) {
+// decodeIndex reads index.json; empty data is an empty index. fix says how to repair a damaged
+// index where it is kept (a local folder and a data branch differ).
+func decodeIndex(data []byte, fix string) (*Index, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return &Index{Schema: IndexSchema}, nil
 	}
@@ -101,7 +102,7 @@ func decodeIndex(data []byte) (*Index, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&ix); err != nil {
-		return nil, fmt.Errorf("store index: %w (index.json is damaged: restore it from the data branch's history)", err)
+		return nil, fmt.Errorf("store index: %w (index.json is damaged: %s)", err, fix)
 	}
 	if ix.Schema != IndexSchema {
 		return nil, fmt.Errorf("store index: schema %q, want %q (written by another version of speedmatrix?)", ix.Schema, IndexSchema)
@@ -279,4 +280,91 @@ func encodeFile(f *results.File) ([]byte, error) {
 		return nil, fmt.Errorf("store: %w", err)
 	}
 	return data, nil
+}
+
+// DamagedError is returned by Open and Get when the index names a stored file that cannot be
+// read as a results file (truncated, overwritten, not JSON): the file, why, and how to repair
+// it where the store is kept.
+type DamagedError struct {
+	// Where names the store ("store DIR", "data branch … of o/r").
+	Where string
+	// Path is the file's path in the store.
+	Path string
+	// Fix says how to remove or restore it.
+	Fix string
+	Err error
+}
+
+func (e *DamagedError) Error() string {
+	return fmt.Sprintf("%s: %s is damaged: %v (%s)", e.Where, e.Path, e.Err, e.Fix)
+}
+
+func (e *DamagedError) Unwrap() error { return e.Err }
+
+// Unreadable reports whether err says that a stored file the index names is missing or damaged
+// (ErrNotFound, *DamagedError), rather than that the store could not be read at all: a reader
+// of optional evidence (history, A/A reruns) skips such a file and goes on.
+func Unreadable(err error) bool {
+	var d *DamagedError
+	return errors.Is(err, ErrNotFound) || errors.As(err, &d)
+}
+
+// decodeStored decodes a stored results file. A file that is not JSON at all is said to be so
+// (results.Decode's hint to convert a report with speedmatrix import is for files a user gives,
+// not for files the store wrote).
+func decodeStored(data []byte) (*results.File, error) {
+	t := bytes.TrimSpace(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	if len(t) > 0 && t[0] != '{' {
+		return nil, errors.New("not JSON: a stored result is one JSON object, as speedmatrix writes it")
+	}
+	return results.Read(bytes.NewReader(data))
+}
+
+// MinCommitPrefix is the fewest hex digits ExpandCommit takes as an abbreviated commit (git's
+// default abbreviation).
+const MinCommitPrefix = 7
+
+var hexRE = regexp.MustCompile(`^[0-9a-f]+$`)
+
+// ExpandCommit returns the full engine commit that prefix names among the commits s holds
+// results of: prefix itself when it is a full id, else the one stored commit it abbreviates
+// (MinCommitPrefix hex digits or more, as `store list` prints 12). It returns an error wrapping
+// ErrNotFound when no stored commit starts with prefix, and an *AmbiguousCommitError when
+// several do.
+func ExpandCommit(ctx context.Context, s Store, prefix string) (string, error) {
+	p := strings.ToLower(strings.TrimSpace(prefix))
+	if commitRE.MatchString(p) {
+		return p, nil
+	}
+	if len(p) < MinCommitPrefix || !hexRE.MatchString(p) {
+		return "", fmt.Errorf("store: %q is not a commit id nor an abbreviation of one (%d or more hex digits)", prefix, MinCommitPrefix)
+	}
+	es, err := s.List(ctx, Filter{})
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	for _, e := range es {
+		if strings.HasPrefix(e.Commit, p) && !slices.Contains(found, e.Commit) {
+			found = append(found, e.Commit)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("store: no stored result of a commit starting with %s: %w", p, ErrNotFound)
+	case 1:
+		return found[0], nil
+	}
+	slices.Sort(found)
+	return "", &AmbiguousCommitError{Prefix: p, Commits: found}
+}
+
+// AmbiguousCommitError says that an abbreviated commit names several stored commits.
+type AmbiguousCommitError struct {
+	Prefix  string
+	Commits []string
+}
+
+func (e *AmbiguousCommitError) Error() string {
+	return fmt.Sprintf("store: %s abbreviates %d stored commits (%s); give more digits", e.Prefix, len(e.Commits), strings.Join(e.Commits, ", "))
 }

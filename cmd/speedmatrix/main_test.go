@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,6 +45,7 @@ func TestScripts(t *testing.T) {
 			"ghfake":   cmdGHFake(t),
 			"event":    cmdEvent,
 			"gitrev":   cmdGitRev,
+			"sub":      cmdSub,
 		},
 	})
 }
@@ -75,6 +77,26 @@ func cmdGitRev(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("gitrev: git rev-parse %s in %s: %v", args[2], args[1], err)
 	}
 	ts.Setenv(args[0], strings.TrimSpace(string(out)))
+}
+
+// cmdSub is the script command `sub REGEXP REPLACEMENT FILE...`: it rewrites each FILE with
+// every match of REGEXP (Go syntax) replaced by REPLACEMENT (as regexp.ReplaceAllString), as a
+// user edits a file before giving it to speedmatrix.
+func cmdSub(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: sub REGEXP REPLACEMENT FILE...")
+	}
+	re, err := regexp.Compile(args[0])
+	ts.Check(err)
+	for _, name := range args[2:] {
+		p := ts.MkAbs(name)
+		data, err := os.ReadFile(p)
+		ts.Check(err)
+		if !re.Match(data) {
+			ts.Fatalf("sub: %s has no match of %s", name, args[0])
+		}
+		ts.Check(os.WriteFile(p, re.ReplaceAll(data, []byte(args[1])), 0o644))
+	}
 }
 
 // cmdWaitHTTP is the script command `waithttp URL`: it waits up to 30 s for URL to answer

@@ -54,9 +54,11 @@ func DefaultSettings() Settings {
 
 // Rate is a share k/n with its 95 % Wilson interval.
 type Rate struct {
-	K, N      int
-	P         float64
-	Low, High float64
+	K    int     `json:"k"`
+	N    int     `json:"n"`
+	P    float64 `json:"p"`
+	Low  float64 `json:"low"`
+	High float64 `json:"high"`
 }
 
 func rate(k, n int) Rate {

@@ -3,14 +3,15 @@ package calibrate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -29,6 +30,8 @@ type StoreReport struct {
 	// Noise is the measured run-to-run CV of every cell-metric with at least one degree of
 	// freedom, next to the prior's.
 	Noise []MeasuredNoise `json:"noise"`
+	// Warnings name the stored runs left out because they could not be read.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // MeasuredNoise is the run-to-run CV of one cell-metric measured in a store.
@@ -45,36 +48,49 @@ type MeasuredNoise struct {
 }
 
 // StoreAA runs the real A/A calibration of configID (empty: the only config id the store holds
-// runs of) on the default-branch results and A/A reruns in s.
+// runs of) on the default-branch results and A/A reruns in s. A config id the store holds no
+// such runs of is an error naming the ones it holds; a stored run that cannot be read is left
+// out, and named in the report's Warnings.
 func StoreAA(ctx context.Context, s store.Store, configID string, th compare.Thresholds) (*StoreReport, error) {
 	var entries []store.Entry
 	for _, k := range []store.Kind{store.KindDefault, store.KindAA} {
-		es, err := s.List(ctx, store.Filter{ConfigID: configID, Kind: k})
+		es, err := s.List(ctx, store.Filter{Kind: k})
 		if err != nil {
 			return nil, fmt.Errorf("calibrate --store: %w", err)
 		}
 		entries = append(entries, es...)
 	}
-	if configID == "" {
-		var ids []string
-		for _, e := range entries {
-			if !slices.Contains(ids, e.ConfigID) {
-				ids = append(ids, e.ConfigID)
-			}
+	runs := map[string]int{}
+	var ids []string
+	for _, e := range entries {
+		if runs[e.ConfigID] == 0 {
+			ids = append(ids, e.ConfigID)
 		}
-		if len(ids) > 1 {
-			sort.Strings(ids)
-			return nil, fmt.Errorf("calibrate --store: the store holds runs of %d configurations (%s); pick one with --config-id", len(ids), strings.Join(ids, ", "))
-		}
-		if len(ids) == 1 {
-			configID = ids[0]
-		}
+		runs[e.ConfigID]++
 	}
-	groups, used, err := store.Repeats(ctx, s, configID)
+	sort.Strings(ids)
+	held := make([]string, len(ids))
+	for i, id := range ids {
+		held[i] = fmt.Sprintf("%s (%s)", id, textout.Plural(runs[id], "run", "runs"))
+	}
+	switch {
+	case len(ids) == 0:
+		return nil, errors.New("calibrate --store: the store holds no default-branch results nor A/A reruns; store a commit's runs (speedmatrix baseline, store put) first")
+	case configID == "" && len(ids) > 1:
+		return nil, fmt.Errorf("calibrate --store: the store holds runs of %d configurations (%s); pick one with --config-id", len(ids), strings.Join(held, ", "))
+	case configID == "":
+		configID = ids[0]
+	case runs[configID] == 0:
+		return nil, fmt.Errorf("calibrate --store: no such config in the store: %s; it holds runs of %s", configID, strings.Join(held, ", "))
+	}
+	groups, used, skipped, err := store.Repeats(ctx, s, configID)
 	if err != nil {
 		return nil, fmt.Errorf("calibrate --store: %w", err)
 	}
 	rep := &StoreReport{ConfigID: configID, Commits: len(groups)}
+	for _, w := range skipped {
+		rep.Warnings = append(rep.Warnings, w.Error())
+	}
 	alarms, pairs := 0, 0
 	for g, files := range groups {
 		rep.Runs += len(files)
@@ -92,7 +108,11 @@ func StoreAA(ctx context.Context, s store.Store, configID string, th compare.Thr
 		}
 	}
 	if pairs == 0 {
-		return nil, fmt.Errorf("calibrate --store: no commit of config %q has two stored runs; store A/A reruns (config store.aa_every) or measure a commit twice", configID)
+		why := ""
+		if len(skipped) > 0 {
+			why = fmt.Sprintf(" that can be read (left out: %s)", strings.Join(rep.Warnings, "; "))
+		}
+		return nil, fmt.Errorf("calibrate --store: no commit of config %s has two stored runs%s; store A/A reruns (config store.aa_every) or measure a commit twice", configID, why)
 	}
 	rep.FalseAlarm = rate(alarms, pairs)
 	cv, df := compare.MeasuredNoise(groups)

@@ -26,13 +26,13 @@ func TestStoreNoise(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := store.ConfigID(runs[0])
-	if cv, n, err := calibrate.StoreNoise(ctx, s, id); err != nil || cv != nil || n != 0 {
+	if cv, n, _, err := calibrate.StoreNoise(ctx, s, id); err != nil || cv != nil || n != 0 {
 		t.Fatalf("one run: %v, %d commits, %v; want none", cv, n, err)
 	}
 	if _, err := s.Put(ctx, store.Entry{Commit: c1, Kind: store.KindAA, Time: at.Add(time.Hour)}, runs[1]); err != nil {
 		t.Fatal(err)
 	}
-	cv, n, err := calibrate.StoreNoise(ctx, s, id)
+	cv, n, _, err := calibrate.StoreNoise(ctx, s, id)
 	if err != nil || n != 1 || len(cv) == 0 {
 		t.Fatalf("two runs: %v, %d commits, %v; want the noise of one commit", cv, n, err)
 	}

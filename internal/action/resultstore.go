@@ -166,7 +166,10 @@ func (j *job) measuredNoise(ctx context.Context, rs resultStore, base *results.F
 	if rs.s == nil || base == nil {
 		return nil
 	}
-	cv, commits, err := calibrate.StoreNoise(ctx, rs.s, store.ConfigID(base))
+	cv, commits, skipped, err := calibrate.StoreNoise(ctx, rs.s, store.ConfigID(base))
+	for _, w := range skipped {
+		j.log.Warn("measured noise: " + w.Error())
+	}
 	if err != nil {
 		j.log.Warn("measured noise: reading the store's A/A reruns", "err", err)
 		return nil
@@ -235,7 +238,10 @@ func (j *job) history(ctx context.Context, rs resultStore, head *results.File, e
 		return nil
 	}
 	opts := store.HistoryOptions{Min: j.cfg.Store.MinHistory, Exclude: exclude}
-	files, _, note, err := store.History(ctx, rs.s, store.ConfigID(head), opts)
+	files, _, note, skipped, err := store.History(ctx, rs.s, store.ConfigID(head), opts)
+	for _, w := range skipped {
+		j.log.Warn(w.Error())
+	}
 	if err != nil {
 		j.log.Warn("reading the history", "err", err)
 		return nil

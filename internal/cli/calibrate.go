@@ -113,6 +113,9 @@ per cell-metric next to the prior's. Where it exceeds the prior, compare uses th
 				if err != nil {
 					return err
 				}
+				for _, w := range rep.Warnings {
+					env.Log.Warn(w)
+				}
 				if format == "json" {
 					return rep.WriteJSON(env.Stdout)
 				}

@@ -148,7 +148,10 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 					return err
 				}
 				var commits int
-				if in.MeasuredNoise, commits, err = calibrate.StoreNoise(cmd.Context(), st, store.ConfigID(in.Base[0])); err != nil {
+				var skipped []error
+				in.MeasuredNoise, commits, skipped, err = calibrate.StoreNoise(cmd.Context(), st, store.ConfigID(in.Base[0]))
+				warnSkipped(env, skipped)
+				if err != nil {
 					return fmt.Errorf("--store: %w", err)
 				}
 				if commits > 0 {
@@ -232,12 +235,21 @@ func historyFromStore(ctx context.Context, env *Env, s store.Store, base *result
 			exclude = append(exclude, strings.ToLower(h.Engine.Commit))
 		}
 	}
-	files, _, note, err := store.History(ctx, s, store.ConfigID(base), store.HistoryOptions{Max: max, Min: min, Exclude: exclude})
+	files, _, note, skipped, err := store.History(ctx, s, store.ConfigID(base), store.HistoryOptions{Max: max, Min: min, Exclude: exclude})
+	warnSkipped(env, skipped)
 	if err != nil {
 		return nil, fmt.Errorf("--store: %w", err)
 	}
 	env.Log.Info(note)
 	return files, nil
+}
+
+// warnSkipped logs, as warnings, the stored files a reader of optional evidence (history, A/A
+// runs) left out because they could not be read; each names the file and how to repair it.
+func warnSkipped(env *Env, skipped []error) {
+	for _, w := range skipped {
+		env.Log.Warn(w.Error())
+	}
 }
 
 // readSide reads one side's comma-separated results files.

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -105,35 +106,12 @@ func (s *storeFlags) openConfigured(ctx context.Context, env *Env) (store.Store,
 	return st, err
 }
 
-// fullCommit returns the full commit id of --commit rev: rev itself when it is one, else what
-// the local clone says (git rev-parse).
-func fullCommit(ctx context.Context, rev string) (string, error) {
-	return commitOf(ctx, "--commit", rev)
-}
-
-// commitOf returns the full commit id of rev, the value of flag: rev itself when it is one, else
-// what the local clone says (git rev-parse).
-func commitOf(ctx context.Context, flag, rev string) (string, error) {
-	rev = strings.TrimSpace(rev)
-	if id := strings.ToLower(rev); regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`).MatchString(id) {
-		return id, nil
-	}
-	if rev == "" {
-		return "", usagef("%s is required: the engine commit the results belong to", flag)
-	}
-	sha, err := store.GitCommits{}.RevParse(ctx, rev)
-	if err != nil {
-		return "", usagef("%s %q is not a full commit id and the local clone cannot resolve it: %v", flag, rev, err)
-	}
-	return sha, nil
-}
-
 // newStoreCmd builds `speedmatrix store`.
 func newStoreCmd(env *Env) *cobra.Command {
 	var sf storeFlags
 	cmd := &cobra.Command{
 		Use:   "store",
-		Short: "Inspect and maintain the results store (list, get, put, prune)",
+		Short: "Inspect and maintain the results store (list, get, put, prune, reindex)",
 		Long: `store inspects the results store: a local directory (--store DIR) or the repository's data
 branch (--branch speedmatrix-data --repo OWNER/NAME, with GITHUB_TOKEN). Both hold
 results/<engine-commit>/<config-id>.json for default-branch results (baselines and history),
@@ -158,9 +136,27 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 				return err
 			}
 			filter.Kind = store.Kind(kind)
+			if filter.Commit != "" {
+				sha, err := storedCommit(cmd.Context(), s, filter.Commit, "--commit")
+				switch {
+				case errors.Is(err, store.ErrNotFound):
+					filter.Commit = strings.ToLower(filter.Commit) // matches nothing: said below
+				case err != nil:
+					return err
+				default:
+					filter.Commit = sha
+				}
+			}
 			es, err := s.List(cmd.Context(), filter)
 			if err != nil {
 				return err
+			}
+			if len(es) == 0 && filter != (store.Filter{Limit: filter.Limit}) {
+				all, err := s.List(cmd.Context(), store.Filter{})
+				if err != nil {
+					return err
+				}
+				env.Log.Warn(fmt.Sprintf("store list: no stored result matches %s; %s", filterText(cmd), describeHeld(all)))
 			}
 			if format == "json" {
 				if es == nil {
@@ -184,7 +180,7 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 	}
 	list.Flags().StringVar(&filter.ConfigID, "config-id", "", "only this config id")
 	list.Flags().StringVar(&kind, "kind", "", "only this kind: default-branch, pr or aa")
-	list.Flags().StringVar(&filter.Commit, "commit", "", "only this engine commit (full id)")
+	list.Flags().StringVar(&filter.Commit, "commit", "", "only this engine commit (full id, an abbreviation of 7 or more hex digits as list prints, or a revision the local clone resolves)")
 	list.Flags().IntVar(&filter.PR, "pr", 0, "only this pull request")
 	list.Flags().IntVar(&filter.Limit, "limit", 0, "at most this many, newest first")
 	list.Flags().StringVar(&format, "format", "text", "text or json")
@@ -193,17 +189,23 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 	get := &cobra.Command{
 		Use:   "get COMMIT CONFIG_ID",
 		Short: "Print (or write with -o) the default-branch results of a commit and config id",
-		Args:  cobra.ExactArgs(2),
+		Long: `get prints the default-branch result of COMMIT (a full id, an abbreviation of 7 or more hex
+digits as store list prints it, or a revision the local clone resolves) for CONFIG_ID.`,
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := sf.openConfigured(cmd.Context(), env)
+			ctx := cmd.Context()
+			s, err := sf.openConfigured(ctx, env)
 			if err != nil {
 				return err
 			}
-			commit, err := fullCommit(cmd.Context(), args[0])
+			commit, err := storedCommit(ctx, s, args[0], "COMMIT")
 			if err != nil {
 				return err
 			}
-			f, _, err := s.Get(cmd.Context(), commit, args[1])
+			if err := checkStoredConfig(ctx, s, commit, args[1]); err != nil {
+				return err
+			}
+			f, _, err := s.Get(ctx, commit, args[1])
 			if err != nil {
 				return err
 			}
@@ -220,7 +222,11 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 	put := &cobra.Command{
 		Use:   "put RESULTS.json --commit SHA",
 		Short: "Store an existing results file (default-branch, or --kind pr --pr N [--base SHA], or --kind aa)",
-		Args:  cobra.ExactArgs(1),
+		Long: `put stores RESULTS.json as --commit's result. The file must have measured that commit: an
+engine.commit in the file other than --commit is refused (a file without one gets --commit).
+A default-branch result replaces the commit's earlier result of the same config, which is
+first kept as an A/A rerun of the commit (aa/), unless it is the same run stored again.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := checkStoreKind(putKind, false); err != nil { // storekind.go
 				return err
@@ -235,11 +241,11 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 			if err != nil {
 				return err
 			}
-			if e.Commit, err = fullCommit(cmd.Context(), commit); err != nil {
+			if e.Commit, err = fullCommit(cmd.Context(), commit, "--commit"); err != nil {
 				return err
 			}
 			if base != "" {
-				if e.Base, err = commitOf(cmd.Context(), "--base", base); err != nil {
+				if e.Base, err = fullCommit(cmd.Context(), base, "--base"); err != nil {
 					return err
 				}
 			}
@@ -247,12 +253,20 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 			if err != nil {
 				return err
 			}
+			if err := checkFileCommit(env, f, e.Commit, args[0]); err != nil { // storeput.go
+				return err
+			}
 			s, where, err := sf.open(cmd.Context(), env, c)
 			if err != nil {
 				return err
 			}
 			e.Kind = store.Kind(putKind)
-			got, err := s.Put(cmd.Context(), e, f)
+			var got store.Entry
+			if e.Kind == store.KindDefault {
+				got, err = putDefault(cmd.Context(), env, s, e, f) // keeps an earlier run of the commit as an A/A rerun
+			} else {
+				got, err = s.Put(cmd.Context(), e, f)
+			}
 			if err != nil {
 				return err
 			}
@@ -261,7 +275,7 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 			return nil
 		},
 	}
-	put.Flags().StringVar(&commit, "commit", "", "the engine commit the results belong to (full id, or a revision the local clone resolves)")
+	put.Flags().StringVar(&commit, "commit", "", "the engine commit the results belong to (full id, or a revision the local clone resolves); must be the file's engine.commit, which a file without one gets")
 	put.Flags().StringVar(&putKind, "kind", string(store.KindDefault), "default-branch, pr or aa")
 	put.Flags().IntVar(&e.PR, "pr", 0, "the pull request of a --kind pr result")
 	put.Flags().StringVar(&e.RunID, "run-id", "", "the run id (default: the file's)")
@@ -307,18 +321,18 @@ one that is, by time. Otherwise newest is the last measured. The log says which.
 			if p.Keep < 0 || p.KeepAA < 0 || p.PRAge < 0 {
 				return usagef("--keep, --keep-aa and --pr-days must be 0 (no bound) or more")
 			}
-			for _, r := range protect {
-				sha, err := commitOf(cmd.Context(), "--protect", r)
-				if err != nil {
-					return err
-				}
-				p.Protect = append(p.Protect, sha)
-			}
 			src, err := sf.openForPrune(cmd.Context(), env, c, gitDir, ref, p.Keep > 0, store.LineageDepth(p.Keep)) // storeprune.go
 			if err != nil {
 				return err
 			}
 			s := src.st
+			for _, r := range protect {
+				sha, err := storedCommit(cmd.Context(), s, r, "--protect")
+				if err != nil {
+					return err
+				}
+				p.Protect = append(p.Protect, sha)
+			}
 			p.Lineage = src.lineage
 			if p.Keep > 0 {
 				if err := logRecency(cmd.Context(), env, src, p); err != nil {
@@ -348,7 +362,7 @@ one that is, by time. Otherwise newest is the last measured. The log says which.
 	prune.Flags().StringVar(&gitDir, "git", "", "a clone of the engine repository: rank default-branch results along the first parents of --ref in it instead of by the time they were measured")
 	prune.Flags().StringVar(&ref, "ref", "", "the default branch (or commit) whose first parents rank the results (default: HEAD of --git, or the repository's default branch with --branch)")
 
-	cmd.AddCommand(list, get, put, prune)
+	cmd.AddCommand(list, get, put, prune, newStoreReindexCmd(env, &sf)) // storereindex.go
 	return cmd
 }
 
@@ -363,11 +377,17 @@ func newBaselineCmd(env *Env) *cobra.Command {
 (--config; --url overrides its url; without a url, the built-in simulator), records --commit as
 the engine commit, and stores the results as that default-branch commit's baseline: a pull
 request whose merge-base (or nearest first-parent ancestor) is that commit then compares with
-them. Serve the engine built at that commit first (speedmatrix engine build, engine serve).`,
+them. Serve the engine built at that commit first (speedmatrix engine build, engine serve).
+
+The store is read before measuring: a damaged index or an unreachable data branch fails at
+once. If storing fails after the run, the results are kept (-o, else
+$TMPDIR/speedmatrix-<run-id>.json) and the error says how to store them later with
+speedmatrix store put. A commit that already has a result of the configuration keeps it as an
+A/A rerun (aa/), so measuring a commit twice gives an A/A pair.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			sha, err := fullCommit(ctx, commit)
+			sha, err := fullCommit(ctx, commit, "--commit")
 			if err != nil {
 				return err
 			}
@@ -380,6 +400,11 @@ them. Serve the engine built at that commit first (speedmatrix engine build, eng
 			s, where, err := sf.open(ctx, env, o.Config)
 			if err != nil {
 				return err
+			}
+			// Read the store before measuring (hours on a GPU): a damaged index or an
+			// unreachable data branch fails now, not after the run.
+			if _, err := s.List(ctx, store.Filter{Limit: 1}); err != nil {
+				return fmt.Errorf("baseline: the %s cannot be read, so nothing was measured: %w", where, err)
 			}
 			if url != "" {
 				o.URL = url
@@ -404,9 +429,9 @@ them. Serve the engine built at that commit first (speedmatrix engine build, eng
 			if f.Run.Partial {
 				return fmt.Errorf("the run was partial (%s): not stored as a baseline; measure again", f.Run.PartialReason)
 			}
-			e, err := s.Put(ctx, store.Entry{Commit: sha, Kind: store.KindDefault}, f)
+			e, err := putDefault(ctx, env, s, store.Entry{Commit: sha, Kind: store.KindDefault}, f) // storeput.go
 			if err != nil {
-				return err
+				return storeFailed(env, &sf, where, output, f, sha, err)
 			}
 			env.Log.Info("baseline stored", "where", where, "commit", sha, "config_id", e.ConfigID, "path", e.Path)
 			fmt.Fprintln(env.Stdout, e.Path)
@@ -420,4 +445,24 @@ them. Serve the engine built at that commit first (speedmatrix engine build, eng
 	f.StringVar(&url, "url", "", "the server to measure (default: the configuration's url; none: the built-in simulator)")
 	f.StringVarP(&output, "output", "o", "", "also keep the results file here")
 	return cmd
+}
+
+// storeFailed returns the error of a baseline whose results could not be stored: the results
+// are kept (in output, the -o file, else in the fallback file run writes when its output fails,
+// $TMPDIR/speedmatrix-<run-id>.json) and the error says how to store them later.
+func storeFailed(env *Env, sf *storeFlags, where, output string, f *results.File, sha string, err error) error {
+	kept := output
+	if kept == "" {
+		id := f.Run.ID
+		if id == "" {
+			id = "baseline-" + shortCommit(sha)
+		}
+		kept = fallbackPath(id) // run.go
+		if werr := results.WriteFile(kept, f); werr != nil {
+			return fmt.Errorf("storing the baseline in the %s: %w; and keeping the results in %s failed too: %v", where, err, kept, werr)
+		}
+	}
+	env.Log.Warn("the baseline was measured but not stored; the results are kept", "results", kept)
+	return fmt.Errorf("storing the baseline in the %s: %w; the results are in %s: store them once the store is fixed with `speedmatrix store put %s --commit %s %s`",
+		where, err, kept, kept, sha, sf.storeFlagsText())
 }

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/speedmatrix/speedmatrix/internal/textout"
+	"github.com/speedmatrix/speedmatrix/store"
+)
+
+var (
+	fullCommitRE = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
+	hexRE        = regexp.MustCompile(`^[0-9a-f]+$`)
+)
+
+// fullCommit returns the full commit id of rev: rev itself when it is one, else what the local
+// clone says (git rev-parse). what names the argument in errors ("--commit", "COMMIT").
+func fullCommit(ctx context.Context, rev, what string) (string, error) {
+	rev = strings.TrimSpace(rev)
+	if id := strings.ToLower(rev); fullCommitRE.MatchString(id) {
+		return id, nil
+	}
+	if rev == "" {
+		return "", usagef("%s is required: the engine commit the results belong to", what)
+	}
+	sha, err := store.GitCommits{}.RevParse(ctx, rev)
+	if err != nil {
+		return "", usagef("%s %q is not a full commit id and the local clone cannot resolve it: %v", what, rev, err)
+	}
+	return sha, nil
+}
+
+// storedCommit returns the full commit id rev names where it is matched against s's index
+// (store list --commit, store get COMMIT, store prune --protect): rev itself when it is a full
+// id; the one stored commit it abbreviates when it is store.MinCommitPrefix or more hex digits
+// (store list prints 12); else what the local clone resolves it to. An abbreviation of several
+// stored commits is a usage error naming them; one that no stored commit starts with and the
+// clone does not know is an error wrapping store.ErrNotFound.
+func storedCommit(ctx context.Context, s store.Store, rev, what string) (string, error) {
+	p := strings.ToLower(strings.TrimSpace(rev))
+	if fullCommitRE.MatchString(p) || !hexRE.MatchString(p) || len(p) < store.MinCommitPrefix {
+		return fullCommit(ctx, rev, what)
+	}
+	sha, err := store.ExpandCommit(ctx, s, p)
+	var amb *store.AmbiguousCommitError
+	switch {
+	case err == nil:
+		return sha, nil
+	case errors.As(err, &amb):
+		return "", usagef("%s %s abbreviates %d stored commits (%s); give more digits", what, rev, len(amb.Commits), strings.Join(amb.Commits, ", "))
+	case !errors.Is(err, store.ErrNotFound):
+		return "", err
+	}
+	if sha, err := (store.GitCommits{}).RevParse(ctx, rev); err == nil {
+		return sha, nil
+	}
+	held := ""
+	if all, err := s.List(ctx, store.Filter{}); err == nil {
+		held = "; " + describeHeld(all)
+	}
+	return "", usagef("%s %s: %w: no stored result is of a commit starting with it, and the local clone does not know it%s", what, rev, store.ErrNotFound, held)
+}
+
+// describeHeld says in one line what a store holds (es: all its entries, newest first), for a
+// lookup that found nothing: how many results of each kind, the config ids and the newest
+// commits, as store list prints them.
+func describeHeld(es []store.Entry) string {
+	if len(es) == 0 {
+		return "the store is empty"
+	}
+	kinds := map[store.Kind]int{}
+	configs := map[string]int{}
+	var ids, commits []string
+	for _, e := range es {
+		kinds[e.Kind]++
+		if configs[e.ConfigID] == 0 {
+			ids = append(ids, e.ConfigID)
+		}
+		configs[e.ConfigID]++
+		if c := shortCommit(e.Commit); !slices.Contains(commits, c) {
+			commits = append(commits, c)
+		}
+	}
+	var byKind []string
+	for _, k := range []store.Kind{store.KindDefault, store.KindPR, store.KindAA} {
+		if kinds[k] > 0 {
+			byKind = append(byKind, fmt.Sprintf("%d %s", kinds[k], k))
+		}
+	}
+	idList := make([]string, len(ids))
+	for i, id := range ids {
+		idList[i] = fmt.Sprintf("%s (%d)", id, configs[id])
+	}
+	const most = 8
+	more := ""
+	if len(commits) > most {
+		more = fmt.Sprintf(" and %d more", len(commits)-most)
+		commits = commits[:most]
+	}
+	return fmt.Sprintf("the store holds %s (%s) of config ids %s, of commits %s%s (see speedmatrix store list)",
+		textout.Plural(len(es), "result", "results"), strings.Join(byKind, ", "), strings.Join(idList, ", "), strings.Join(commits, ", "), more)
+}
+
+// shortCommit returns the 12-digit abbreviation store list prints.
+func shortCommit(sha string) string { return sha[:min(12, len(sha))] }
+
+// filterText returns the filter flags given to cmd (store list), as typed.
+func filterText(cmd *cobra.Command) string {
+	var parts []string
+	cmd.Flags().Visit(func(f *pflag.Flag) {
+		switch f.Name {
+		case "config-id", "kind", "commit", "pr":
+			parts = append(parts, "--"+f.Name+" "+f.Value.String())
+		}
+	})
+	return strings.Join(parts, " ")
+}
+
+// checkStoredConfig returns an error naming the config ids of commit's default-branch results
+// when configID is not among them (store get), or what the store holds when commit has none.
+func checkStoredConfig(ctx context.Context, s store.Store, commit, configID string) error {
+	es, err := s.List(ctx, store.Filter{Commit: commit})
+	if err != nil {
+		return err
+	}
+	var ids, others []string
+	for _, e := range es {
+		switch {
+		case e.Kind != store.KindDefault:
+			others = append(others, e.Path)
+		case e.ConfigID == configID:
+			return nil
+		case !slices.Contains(ids, e.ConfigID):
+			ids = append(ids, e.ConfigID)
+		}
+	}
+	switch {
+	case len(ids) > 0:
+		return fmt.Errorf("store get: commit %s has no default-branch result of config %s; its default-branch results are of config ids %s: %w",
+			shortCommit(commit), configID, strings.Join(ids, ", "), store.ErrNotFound)
+	case len(others) > 0:
+		return fmt.Errorf("store get: commit %s has no default-branch results, only %s (see store list --commit %s): %w",
+			shortCommit(commit), strings.Join(others, ", "), shortCommit(commit), store.ErrNotFound)
+	}
+	all, err := s.List(ctx, store.Filter{})
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf("store get: no result of commit %s is stored; %s: %w", shortCommit(commit), describeHeld(all), store.ErrNotFound)
+}

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
+)
+
+// checkFileCommit returns a usage error when the results file at path measured another engine
+// commit than sha (its engine.commit, in full or abbreviated, is not sha): stored under sha, a
+// pull request's head or another commit's run would be compared as sha's result. A file that
+// names no engine commit gets sha, and the log says so. The check is the CLI's, not store.Put's:
+// tests store one fixture under many commits.
+func checkFileCommit(env *Env, f *results.File, sha, path string) error {
+	c := strings.ToLower(strings.TrimSpace(f.Engine.Commit))
+	switch {
+	case c == "":
+		f.Engine.Commit = sha
+		env.Log.Info("the results file names no engine commit; the stored copy records --commit", "file", path, "commit", sha)
+		return nil
+	case c == sha, len(c) >= store.MinCommitPrefix && hexRE.MatchString(c) && strings.HasPrefix(sha, c):
+		return nil
+	}
+	return usagef("%s measured engine commit %s, not --commit %s: stored under %s it would be taken for that commit's result; "+
+		"store it under its own commit (--commit %s), or, if its engine.commit is wrong, correct that in the file first",
+		path, f.Engine.Commit, sha, shortCommit(sha), f.Engine.Commit)
+}
+
+// putDefault stores f as the default-branch result e names (the commit's baseline), keeping the
+// result it replaces: when the store already holds a result of the same commit and config from
+// another run, that earlier run is first stored as an A/A rerun of the commit (store.KindAA,
+// under its own run id), since two runs of one commit are an A/A pair for calibrate --store and
+// compare's measured noise. The same run stored again (the same run id) just replaces it. Only
+// the CLI's baseline and store put do this; store.Put replaces, as its contract says.
+func putDefault(ctx context.Context, env *Env, s store.Store, e store.Entry, f *results.File) (store.Entry, error) {
+	if err := keepEarlier(ctx, env, s, e, f); err != nil {
+		return store.Entry{}, err
+	}
+	return s.Put(ctx, e, f)
+}
+
+// keepEarlier stores the default-branch result that e and f would replace as an A/A rerun of
+// its commit, unless it is the same run (putDefault).
+func keepEarlier(ctx context.Context, env *Env, s store.Store, e store.Entry, f *results.File) error {
+	old, oe, err := s.Get(ctx, e.Commit, store.ConfigID(f))
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return nil // nothing stored before (or its file is gone)
+	case store.Unreadable(err):
+		env.Log.Warn("the earlier result of this commit cannot be read; it is replaced, not kept as an A/A rerun", "err", err)
+		return nil
+	case err != nil:
+		return err
+	}
+	newID, oldID := e.RunID, oe.RunID
+	if newID == "" {
+		newID = f.Run.ID
+	}
+	if oldID == "" {
+		oldID = old.Run.ID
+	}
+	if newID == oldID && (newID != "" || sameFile(old, f)) {
+		env.Log.Info("the same run was stored before for this commit and config; replacing it", "path", oe.Path, "run_id", newID)
+		return nil
+	}
+	aa, err := s.Put(ctx, store.Entry{Commit: e.Commit, Kind: store.KindAA, RunID: oldID, Time: oe.Time}, old)
+	if err != nil {
+		return fmt.Errorf("keeping the earlier result of %s as an A/A rerun: %w", shortCommit(e.Commit), err)
+	}
+	env.Log.Info("the commit already had a result of this config: kept it as an A/A rerun (a free A/A pair) before storing the new one",
+		"commit", e.Commit, "config_id", aa.ConfigID, "earlier_run_id", aa.RunID, "path", aa.Path)
+	return nil
+}
+
+// sameFile reports whether a and b encode to the same bytes.
+func sameFile(a, b *results.File) bool {
+	x, err1 := results.Encode(a)
+	y, err2 := results.Encode(b)
+	return err1 == nil && err2 == nil && bytes.Equal(x, y)
+}
+
+// storeFlagsText returns the flags that name the store the flags chose, for a command line the
+// user can run later.
+func (s *storeFlags) storeFlagsText() string {
+	var parts []string
+	switch {
+	case s.dir != "":
+		parts = append(parts, "--store "+s.dir)
+	case s.branch != "":
+		parts = append(parts, "--branch "+s.branch)
+		if s.repo != "" {
+			parts = append(parts, "--repo "+s.repo)
+		}
+	}
+	if s.configPath != "" {
+		parts = append(parts, "--config "+s.configPath)
+	}
+	return strings.Join(parts, " ")
+}

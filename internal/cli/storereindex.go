@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/speedmatrix/speedmatrix/internal/textout"
+	"github.com/speedmatrix/speedmatrix/store"
+)
+
+// newStoreReindexCmd builds `speedmatrix store reindex`, with the store command's flags sf.
+func newStoreReindexCmd(env *Env, sf *storeFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "reindex --store DIR",
+		Short: "Rebuild a local store's index.json from the results files it holds",
+		Long: `reindex rebuilds index.json of a local store (--store DIR, or the configuration's store.dir)
+from the files under results/, pr/ and aa/: each file's commit, config id, kind and pull
+request come from its path, its run id and time from the file (the run's end, else its start),
+as store put records them. Files that cannot be read as results files are skipped, each with a
+warning, and listed. The new index replaces the old one atomically; entries of the old index
+that are still readable keep their time, run id and a PR result's baseline commit.
+
+On a data branch (--branch) the index is restored from the branch's history instead
+(git log BRANCH -- index.json).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if sf.branch != "" {
+				return usagef("store reindex rebuilds a local folder's index; on the data branch %s, restore index.json from the branch's history (git log %s -- index.json)", sf.branch, sf.branch)
+			}
+			c, err := sf.config()
+			if err != nil {
+				return err
+			}
+			dir := sf.dir
+			if dir == "" {
+				dir = c.Store.Dir
+			}
+			if dir == "" {
+				return usagef("no store: give --store DIR, or store.dir in --config")
+			}
+			if err := existingStore(dir); err != nil { // storeread.go
+				return err
+			}
+			entries, skipped, err := store.NewDir(dir).Reindex(cmd.Context())
+			if err != nil {
+				return err
+			}
+			kinds := map[store.Kind]int{}
+			for _, e := range entries {
+				kinds[e.Kind]++
+			}
+			for _, w := range skipped {
+				env.Log.Warn(w.Error())
+				var se *store.SkippedError
+				if errors.As(w, &se) {
+					fmt.Fprintf(env.Stdout, "skipped %s\n", se.Path)
+				}
+			}
+			fmt.Fprintf(env.Stdout, "indexed %s (%d %s, %d %s, %d %s) in %s; %s skipped\n", textout.Plural(len(entries), "result", "results"),
+				kinds[store.KindDefault], store.KindDefault, kinds[store.KindPR], store.KindPR, kinds[store.KindAA], store.KindAA,
+				filepath.Join(dir, store.IndexFile), textout.Plural(len(skipped), "file", "files"))
+			return nil
+		},
+	}
+}
