@@ -122,22 +122,31 @@ func Configs(ctx context.Context, s Store) ([]string, map[string][]Entry, error)
 }
 
 // SeriesFiles is Series with the results files of its entries, oldest first. A file that does
-// not name its engine commit gets its entry's.
-func SeriesFiles(ctx context.Context, c Commits, s Store, configID string, o SeriesOptions) (Ordered, []*results.File, error) {
+// not name its engine commit gets its entry's. A stored file that is missing or damaged
+// (Unreadable) is left out of the series, its entry too, and returned in warnings: a trend is
+// optional evidence.
+func SeriesFiles(ctx context.Context, c Commits, s Store, configID string, o SeriesOptions) (Ordered, []*results.File, []error, error) {
 	ord, err := Series(ctx, c, s, configID, o)
 	if err != nil {
-		return Ordered{}, nil, err
+		return Ordered{}, nil, nil, err
 	}
 	files := make([]*results.File, 0, len(ord.Entries))
+	kept := make([]Entry, 0, len(ord.Entries))
+	var warnings []error
 	for _, e := range ord.Entries {
 		f, err := s.Open(ctx, e)
+		if Unreadable(err) {
+			warnings = append(warnings, fmt.Errorf("series of config %s: skipped a stored result: %w", configID, err))
+			continue
+		}
 		if err != nil {
-			return Ordered{}, nil, fmt.Errorf("series of config %s: %w", configID, err)
+			return Ordered{}, nil, warnings, fmt.Errorf("series of config %s: %w", configID, err)
 		}
 		if f.Engine.Commit == "" {
 			f.Engine.Commit = e.Commit // the store's commit is the series' point
 		}
-		files = append(files, f)
+		files, kept = append(files, f), append(kept, e)
 	}
-	return ord, files, nil
+	ord.Entries = kept
+	return ord, files, warnings, nil
 }

@@ -1,6 +1,8 @@
 package store_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -133,5 +135,36 @@ func TestConfigs(t *testing.T) {
 	}
 	if len(by[store.ConfigID(a)]) != 2 || len(by[store.ConfigID(b)]) != 1 {
 		t.Errorf("entries per config: %d and %d, want 2 and 1 (a PR result is not one)", len(by[store.ConfigID(a)]), len(by[store.ConfigID(b)]))
+	}
+}
+
+// TestSeriesFilesSkipsUnreadable checks that a damaged stored file leaves the series with its
+// entry and a warning naming it, instead of failing the whole trend.
+func TestSeriesFilesSkipsUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	s := store.NewDir(dir)
+	f := runFile(t)
+	var damaged store.Entry
+	for i, c := range []string{"a", "b", "c"} {
+		e, err := s.Put(ctx(t), at(sha(c), i), f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c == "b" {
+			damaged = e
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(damaged.Path)), []byte(`{"schema": `), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ord, files, skipped, err := store.SeriesFiles(ctx(t), nil, s, store.ConfigID(f), store.SeriesOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) != 2 || len(ord.Entries) != 2 || ord.Entries[0].Commit != sha("a") || ord.Entries[1].Commit != sha("c") {
+		t.Errorf("series %v (%d files); want a and c", ord.Entries, len(files))
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0].Error(), damaged.Path) {
+		t.Errorf("warnings %v; want one naming %s", skipped, damaged.Path)
 	}
 }

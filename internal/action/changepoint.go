@@ -251,13 +251,16 @@ func (j *job) series(ctx context.Context, rs resultStore, id, sha string) ([]*re
 	// Every stored result of the config may be on the walk: look back at least as many commits
 	// as the retention keeps results, and some more for pushes that were not measured.
 	opts := store.SeriesOptions{Tip: sha, Limit: keep, Depth: max(4*keep, 200)}
-	ord, files, err := store.SeriesFiles(ctx, rs.commits, rs.s, id, opts)
+	ord, files, skipped, err := store.SeriesFiles(ctx, rs.commits, rs.s, id, opts)
 	if err != nil && rs.commits != nil {
 		j.log.Warn("the default branch's commits could not be read: the change points are searched in the order the results were measured", "err", err)
-		ord, files, err = store.SeriesFiles(ctx, nil, rs.s, id, opts)
+		ord, files, skipped, err = store.SeriesFiles(ctx, nil, rs.s, id, opts)
 	}
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, w := range skipped {
+		j.log.Warn(w.Error())
 	}
 	if n := len(ord.Off); n > 0 {
 		j.log.Info("change points: left out results of commits not on the pushed commit's first parents (force-pushed away, or older than the commits walked)", "results", n)

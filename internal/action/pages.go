@@ -34,9 +34,12 @@ func (j *job) pagesMode(ctx context.Context) error {
 	}
 	var configs []history.Config
 	for _, id := range ids {
-		ord, files, err := store.SeriesFiles(ctx, gc, rs.s, id, store.SeriesOptions{Tip: tip})
+		ord, files, skipped, err := store.SeriesFiles(ctx, gc, rs.s, id, store.SeriesOptions{Tip: tip})
 		if err != nil {
 			return fmt.Errorf("mode pages: %w", err)
+		}
+		for _, w := range skipped {
+			j.log.Warn(w.Error())
 		}
 		if len(files) == 0 {
 			j.log.Info("pages: a configuration without results on the default branch's first parents is left out", "config", id, "results", len(ord.Off))

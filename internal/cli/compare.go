@@ -155,7 +155,7 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 					return fmt.Errorf("--store: %w", err)
 				}
 				if commits > 0 {
-					env.Log.Info(fmt.Sprintf("measured noise: A/A runs of %d commits in the store; where it exceeds the prior, compare uses it", commits))
+					env.Log.Info(fmt.Sprintf("measured noise: A/A runs of %d commits in the store; compare uses it where it exceeds the prior and no trials or history measure the cell", commits))
 				}
 			}
 			if historyDir != "" {

@@ -89,9 +89,12 @@ func readStoreHistory(ctx context.Context, env *Env, sf *storeFlags, q storeHist
 	}
 	var sets []historySet
 	for _, id := range pick {
-		ord, files, err := store.SeriesFiles(ctx, commits, st, id, store.SeriesOptions{Tip: tip})
+		ord, files, skipped, err := store.SeriesFiles(ctx, commits, st, id, store.SeriesOptions{Tip: tip})
 		if err != nil {
 			return nil, err
+		}
+		for _, w := range skipped {
+			env.Log.Warn(w.Error())
 		}
 		env.Log.Info(ord.Describe(tipName), "config", id)
 		if n := len(ord.Off); n > 0 {
