@@ -23,18 +23,7 @@ func gitChain(t *testing.T, n int) (string, []string, string) {
 		t.Skip("git is not installed")
 	}
 	dir := t.TempDir()
-	env := append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
-		"GIT_COMMITTER_EMAIL=t@example.com", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
-	git := func(args ...string) string {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir, cmd.Env = dir, env
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	git := func(args ...string) string { t.Helper(); return gitIn(t, dir, args...) }
 	git("init", "-q", "-b", "main")
 	tree := git("hash-object", "-t", "tree", "-w", "--stdin")
 	var ids []string
