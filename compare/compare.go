@@ -18,6 +18,9 @@ type Input struct {
 	Base, Head         []*results.File
 	BasePath, HeadPath string
 	History            []*results.File
+	// HistoryByCommit says History is newest first along the base's first parents (store.History
+	// with a commit graph): compare reads it in that order. Otherwise it orders it by run start.
+	HistoryByCommit bool
 	// Force compares files of different models, hardware or time scales (simulator speedups),
 	// with a warning.
 	Force bool
@@ -107,7 +110,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		}
 		history = append(history, h)
 	}
-	history = historyOrder(history) // oldest first: the series noiseOfHistory splits into levels
+	history = historyOrder(history, in.HistoryByCommit) // oldest first: the series noiseOfHistory splits into levels
 	c.Settings.HistoryFiles = len(history)
 	pairing, pairs, w := pairingOf(in) // paired.go
 	if w != "" {

@@ -48,7 +48,8 @@
 //     single run's within-run noise where it is larger, as the first look took it), so that a
 //     rerun keeps the noise its advice assumed instead of a t quantile of 2 degrees of freedom;
 //   - history: at least Thresholds.MinHistory earlier base results hold the cell: their sample
-//     variance, n − 1 degrees of freedom. The history is read oldest first (by run start), and
+//     variance, n − 1 degrees of freedom. The history is read oldest first (in commit order when
+//     Input.HistoryByCommit says the caller gave it so, else by run start), and
 //     where its series has a sustained shift of at least the metric's δ (a change of the engine
 //     on the default branch: E-divisive means, package changepoint, with the settings `speedmatrix
 //     history` uses, permutations seeded from the cell-metric), the variance is pooled within the

@@ -96,10 +96,16 @@ func noiseOfHistory(logs []float64, commits []string, id results.CellID, m resul
 	return hn
 }
 
-// historyOrder returns the history files oldest first, by the start of their runs (stable: the
-// order given among files without a start): the order noiseOfHistory reads a series in.
-func historyOrder(files []*results.File) []*results.File {
+// historyOrder returns the history files oldest first, the order noiseOfHistory reads a series
+// in: given newest first along the commits (byCommit), reversed; else by the start of their runs
+// (stable: the order given among files without a start), which is the commits' order unless a
+// baseline was measured later than its commit.
+func historyOrder(files []*results.File, byCommit bool) []*results.File {
 	out := slices.Clone(files)
+	if byCommit {
+		slices.Reverse(out)
+		return out
+	}
 	slices.SortStableFunc(out, func(a, b *results.File) int { return a.Run.Start.Compare(b.Run.Start) })
 	return out
 }

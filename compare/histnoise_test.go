@@ -83,3 +83,38 @@ func TestHistoryShiftIsNotNoise(t *testing.T) {
 		}
 	}
 }
+
+// TestHistoryByCommitKeepsOrder: a history given in commit order (Input.HistoryByCommit, newest
+// first as store.History reads it along the baseline's first parents) is split where its commits
+// shifted even when the oldest runs were measured last (backfilled baselines); by run start the
+// same runs would put the old level after the new one.
+func TestHistoryByCommitKeepsOrder(t *testing.T) {
+	m := calibrate.NewMatrix(31, 1)
+	r := rand.New(rand.NewPCG(41, 42))
+	landed := &calibrate.Slowdown{ContextLabel: "8K", RateFactor: 0.90, TTFTFactor: 1.10}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var newestFirst []*results.File
+	for i := range 12 {
+		var s *calibrate.Slowdown
+		if i >= 6 {
+			s = landed
+		}
+		f := m.Run(r, fmt.Sprint("hist", i), s)
+		f.Engine.Commit = fmt.Sprintf("%040x", i+1)
+		f.Run.Start = start.Add(time.Duration(i) * time.Hour)
+		if i < 4 {
+			f.Run.Start = start.Add(time.Duration(100+i) * time.Hour) // backfilled after the rest
+		}
+		newestFirst = append([]*results.File{f}, newestFirst...)
+	}
+	base := m.Run(r, "base", landed)
+	head := m.Run(r, "head", landed)
+	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}, History: newestFirst, HistoryByCommit: true}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc := find(t, c, "decode/8K/32", results.MetricTotalTokPerS)
+	if mc.Noise.Levels != 2 || mc.Noise.LevelFrom != fmt.Sprintf("%040x", 7) || mc.Noise.CV > 0.02 {
+		t.Errorf("decode/8K/32 noise %+v: want 2 levels, the newest from the 7th commit, CV ≤ 2 %%", mc.Noise)
+	}
+}

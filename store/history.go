@@ -25,9 +25,18 @@ type HistoryOptions struct {
 	// Exclude lists commits whose results are left out (the head under test: a run must not
 	// be its own noise).
 	Exclude []string
+	// Commits and Tip, when both are set, take the history along Tip's first parents (the
+	// baseline commit: the results of it and of its nearest measured ancestors), newest first
+	// in commit order, instead of the newest measured: a baseline measured later than its commit
+	// then takes its commit's place, results of commits after the baseline or off the default
+	// branch are not its history, and compare can split the series at its change points
+	// (compare.Input.HistoryByCommit).
+	Commits Commits
+	Tip     string
 }
 
-// History returns the newest default-branch results of configID, newest first, for compare's
+// History returns the newest default-branch results of configID (along opts.Tip's first parents
+// when opts.Commits is set, else by measurement time), newest first, for compare's
 // history input (compare.Input.History): each cell's spread across them is its run-to-run
 // noise. With fewer than opts.Min it returns none, and a note saying so that the caller can
 // show; PR results and A/A reruns are never history. History is optional evidence: a stored
@@ -44,6 +53,16 @@ func History(ctx context.Context, s Store, configID string, opts HistoryOptions)
 	all, err := s.List(ctx, Filter{ConfigID: configID, Kind: KindDefault})
 	if err != nil {
 		return nil, nil, "", nil, err
+	}
+	along := ""
+	if opts.Commits != nil && opts.Tip != "" {
+		ord, err := Series(ctx, opts.Commits, s, configID, SeriesOptions{Tip: opts.Tip, Depth: max(4*opts.Max, 200)})
+		if err != nil {
+			return nil, nil, "", nil, fmt.Errorf("history: %w", err)
+		}
+		all = slices.Clone(ord.Entries)
+		slices.Reverse(all) // newest commit first
+		along = fmt.Sprintf(" along the first parents of %s", short(opts.Tip))
 	}
 	var (
 		files    []*results.File
@@ -68,7 +87,7 @@ func History(ctx context.Context, s Store, configID string, opts HistoryOptions)
 		files, use = append(files, f), append(use, e)
 	}
 	if len(use) < opts.Min {
-		return nil, nil, fmt.Sprintf("history: %d default-branch results of config %s, fewer than %d; the noise prior applies", len(use), configID, opts.Min), warnings, nil
+		return nil, nil, fmt.Sprintf("history: %d default-branch results of config %s%s, fewer than %d; the noise prior applies", len(use), configID, along, opts.Min), warnings, nil
 	}
-	return files, use, fmt.Sprintf("history: noise from %d default-branch results of config %s", len(files), configID), warnings, nil
+	return files, use, fmt.Sprintf("history: noise from %d default-branch results of config %s%s", len(files), configID, along), warnings, nil
 }

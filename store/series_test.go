@@ -168,3 +168,49 @@ func TestSeriesFilesSkipsUnreadable(t *testing.T) {
 		t.Errorf("warnings %v; want one naming %s", skipped, damaged.Path)
 	}
 }
+
+// TestHistoryAlongCommits checks that with a commit graph History is the baseline commit's and
+// its nearest measured first-parent ancestors' results, newest first in commit order: a
+// backfilled old commit (m0, measured last) takes its place, and neither a commit after the
+// baseline (deep0), nor a merged branch's (f0), nor one a force push removed (old2) is history.
+func TestHistoryAlongCommits(t *testing.T) {
+	for _, impl := range []struct {
+		name string
+		make func(*testing.T, graph) commitGraph
+	}{{"github", onGitHub}, {"git", onGit}} {
+		t.Run(impl.name, func(t *testing.T) {
+			g := impl.make(t, resolveGraph())
+			s := store.NewDir(t.TempDir())
+			names := map[string]string{}
+			for _, c := range []struct {
+				name  string
+				hours int
+			}{{"m1", 1}, {"m2", 2}, {"f0", 3}, {"m3", 4}, {"m4", 5}, {"old2", 6}, {"deep0", 7}, {"m5", 8}, {"m0", 9}} {
+				f := runFile(t, func(f *results.File) { f.Run.ID = "run-" + c.name })
+				names[f.Run.ID] = c.name
+				if _, err := s.Put(ctx(t), at(g.ids[c.name], c.hours), f); err != nil {
+					t.Fatal(err)
+				}
+			}
+			id := store.ConfigID(runFile(t))
+			files, _, note, _, err := store.History(ctx(t), s, id, store.HistoryOptions{Max: 10, Min: 3, Commits: g.commits, Tip: g.ids["m5"]})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range files {
+				got = append(got, names[f.Run.ID])
+			}
+			if diff := cmp.Diff([]string{"m5", "m4", "m3", "m2", "m1", "m0"}, got); diff != "" {
+				t.Errorf("history along m5: -want +got\n%s", diff)
+			}
+			if !strings.Contains(note, "along the first parents of") {
+				t.Errorf("note %q does not say the history follows the commits", note)
+			}
+			byTime, _, _, _, err := store.History(ctx(t), s, id, store.HistoryOptions{Max: 3, Min: 3})
+			if err != nil || len(byTime) != 3 || names[byTime[0].Run.ID] != "m0" {
+				t.Errorf("without a graph: %d files, newest %v, %v; want the newest measured (m0 first)", len(byTime), byTime, err)
+			}
+		})
+	}
+}

@@ -80,6 +80,8 @@ type job struct {
 	// measured is the run-to-run noise measured on this machine (the store's A/A reruns), set
 	// when the baseline came from the store; compare uses it where it exceeds the prior.
 	measured map[compare.NoiseKey]float64
+	// histByCommit is set when the history handed to compare is in commit order (history).
+	histByCommit bool
 }
 
 // plan is what a run measures and where it reports.
@@ -574,7 +576,7 @@ func (j *job) compareWith(out outcome, base *results.File, cells []string) (outc
 // compareInput is what the bot compares: head with base, the history's noise and the measured
 // noise, only cells (CellID strings) when any are named.
 func (j *job) compareInput(head, base *results.File, hist []*results.File, cells []string) (compare.Input, error) {
-	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{head}, BasePath: "base", HeadPath: "head", History: hist, MeasuredNoise: j.measured}
+	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{head}, BasePath: "base", HeadPath: "head", History: hist, HistoryByCommit: j.histByCommit && len(hist) > 0, MeasuredNoise: j.measured}
 	for _, s := range cells {
 		id, err := results.ParseCellID(s)
 		if err != nil {

@@ -223,7 +223,7 @@ func (j *job) storeBaseline(ctx context.Context, rs resultStore, p plan, head *r
 	if !ok {
 		return storedBase{why: b.Reason}, false
 	}
-	sb := storedBase{commit: b.Commit, base: b.File, hist: j.history(ctx, rs, head, p.HeadSHA)}
+	sb := storedBase{commit: b.Commit, base: b.File, hist: j.history(ctx, rs, head, b.Commit, p.HeadSHA)}
 	if w := b.Warning(); w != "" {
 		sb.warnings = append(sb.warnings, w)
 	}
@@ -232,13 +232,25 @@ func (j *job) storeBaseline(ctx context.Context, rs resultStore, p plan, head *r
 }
 
 // history returns the stored default-branch results of head's config for compare's noise
-// (compare.Input.History), without sha's own; none below the configured min_history.
-func (j *job) history(ctx context.Context, rs resultStore, head *results.File, exclude ...string) []*results.File {
+// (compare.Input.History), without the excluded commits' (the head's); none below the configured
+// min_history. They are the baseline commit's and its nearest measured first-parent ancestors'
+// (newest first along the commits, j.histByCommit set), or, where the commit graph cannot be
+// read, the newest measured (a warning says so).
+func (j *job) history(ctx context.Context, rs resultStore, head *results.File, baseline string, exclude ...string) []*results.File {
+	j.histByCommit = false
 	if rs.s == nil {
 		return nil
 	}
-	opts := store.HistoryOptions{Min: j.cfg.Store.MinHistory, Exclude: exclude}
+	opts := store.HistoryOptions{Min: j.cfg.Store.MinHistory, Exclude: exclude, Commits: rs.commits, Tip: baseline}
+	if rs.commits == nil || baseline == "" {
+		opts.Commits, opts.Tip = nil, ""
+	}
 	files, _, note, skipped, err := store.History(ctx, rs.s, store.ConfigID(head), opts)
+	if err != nil && opts.Commits != nil {
+		j.log.Warn("the baseline's ancestors could not be read: the history is the newest measured results", "err", err)
+		opts.Commits, opts.Tip = nil, ""
+		files, _, note, skipped, err = store.History(ctx, rs.s, store.ConfigID(head), opts)
+	}
 	for _, w := range skipped {
 		j.log.Warn(w.Error())
 	}
@@ -246,6 +258,7 @@ func (j *job) history(ctx context.Context, rs resultStore, head *results.File, e
 		j.log.Warn("reading the history", "err", err)
 		return nil
 	}
+	j.histByCommit = opts.Commits != nil
 	j.log.Info(note)
 	return files
 }

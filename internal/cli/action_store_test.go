@@ -397,3 +397,24 @@ func TestActionStoreMeasuredNoise(t *testing.T) {
 		t.Errorf("the comment does not explain the measured noise")
 	}
 }
+
+// TestActionStoreHistoryAlongBaseline: a pull request's history noise is its baseline's and the
+// baseline's measured first-parent ancestors' results, not the newest measured: a result of a
+// commit the default branch does not hold (newest of all) is not part of it, and the log says the
+// history follows the commits.
+func TestActionStoreHistoryAlongBaseline(t *testing.T) {
+	e := newStoreEnv(t, 3)
+	e.put(prBase)
+	for _, sha := range e.older {
+		e.put(sha)
+	}
+	e.put(e.a1)
+	e.putScaled(seqSHA(0x400), 0.7) // not on the default branch, measured last
+	_, cmp, body := e.runPR()
+	if cmp == nil {
+		t.Fatalf("no comparison:\n%s", body)
+	}
+	if cmp.Settings.HistoryFiles != 5 {
+		t.Errorf("history files %d, want the 5 results along the baseline's first parents", cmp.Settings.HistoryFiles)
+	}
+}

@@ -144,7 +144,11 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 			}
 			var histWarnings []string
 			if fromStore {
-				if in.History, err = historyFromStore(cmd.Context(), env, st, in.Base[0], in.Head, historyMax, th.MinHistory, hb.headCommit); err != nil {
+				var along historyAlong
+				if headOnly { // the clone that resolved the baseline orders its history too
+					along = historyAlong{commits: store.GitCommits{Dir: gitDir}, tip: hb.b.Commit}
+				}
+				if in.History, in.HistoryByCommit, err = historyFromStore(cmd.Context(), env, st, in.Base[0], in.Head, historyMax, th.MinHistory, along, hb.headCommit); err != nil {
 					return err
 				}
 				var commits int
@@ -202,7 +206,7 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 	}
 	f := cmd.Flags()
 	f.StringVar(&historyDir, "history", "", "folder of earlier results files of the base (*.json); each cell's spread across them is its noise")
-	f.StringVar(&sf.dir, "store", "", "results store (speedmatrix store): the newest default-branch results of the base's config id are the history, when there are at least min_history; repeated runs of one commit (A/A reruns) give measured noise, used where it exceeds the prior; with HEAD alone, also where its baseline is found")
+	f.StringVar(&sf.dir, "store", "", "results store (speedmatrix store): the newest default-branch results of the base's config id are the history (with HEAD alone, the baseline's and its first-parent ancestors', along --git), when there are at least min_history; repeated runs of one commit (A/A reruns) give measured noise, used where it exceeds the prior; with HEAD alone, also where its baseline is found")
 	f.StringVar(&sf.branch, "branch", "", "use the data branch of this name on GitHub as the store instead (needs --repo or GITHUB_REPOSITORY, and GITHUB_TOKEN)")
 	f.StringVar(&sf.repo, "repo", "", "the GitHub repository OWNER/NAME of --branch (default $GITHUB_REPOSITORY)")
 	f.StringVar(&gitDir, "git", "", "with HEAD alone: the clone of the engine whose commit graph gives the merge-base (default: the current directory)")
@@ -223,7 +227,13 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 // historyFromStore returns the history compare uses with --store: the newest default-branch
 // results of the base's config id in s (at most max, none when fewer than min), leaving out the
 // head's engine commits and the commits of also (a run must not be its own noise).
-func historyFromStore(ctx context.Context, env *Env, s store.Store, base *results.File, head []*results.File, max, min int, also ...string) ([]*results.File, error) {
+// historyAlong is the commit graph a store's history is read along (none: by measurement time).
+type historyAlong struct {
+	commits store.Commits
+	tip     string // the baseline commit
+}
+
+func historyFromStore(ctx context.Context, env *Env, s store.Store, base *results.File, head []*results.File, max, min int, along historyAlong, also ...string) ([]*results.File, bool, error) {
 	var exclude []string
 	for _, c := range also {
 		if c != "" {
@@ -235,13 +245,14 @@ func historyFromStore(ctx context.Context, env *Env, s store.Store, base *result
 			exclude = append(exclude, strings.ToLower(h.Engine.Commit))
 		}
 	}
-	files, _, note, skipped, err := store.History(ctx, s, store.ConfigID(base), store.HistoryOptions{Max: max, Min: min, Exclude: exclude})
+	opts := store.HistoryOptions{Max: max, Min: min, Exclude: exclude, Commits: along.commits, Tip: along.tip}
+	files, _, note, skipped, err := store.History(ctx, s, store.ConfigID(base), opts)
 	warnSkipped(env, skipped)
 	if err != nil {
-		return nil, fmt.Errorf("--store: %w", err)
+		return nil, false, fmt.Errorf("--store: %w", err)
 	}
 	env.Log.Info(note)
-	return files, nil
+	return files, along.commits != nil && along.tip != "", nil
 }
 
 // warnSkipped logs, as warnings, the stored files a reader of optional evidence (history, A/A

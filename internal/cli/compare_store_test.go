@@ -100,8 +100,10 @@ func TestCompareHeadWithStoredBaseline(t *testing.T) {
 	if c.Base.Commit != ids[3] || !strings.Contains(strings.Join(c.Warnings, "\n"), "The "+describe) {
 		t.Errorf("comparison: base commit %s, warnings %q; want %s and the baseline's line", c.Base.Commit, c.Warnings, ids[3][:12])
 	}
-	if c.Settings.HistoryFiles != 5 {
-		t.Errorf("history files %d, want the store's 5 default-branch results", c.Settings.HistoryFiles)
+	// The history is the baseline's and its measured first-parent ancestors' (c3, c2, c1): not
+	// c6 (after the merge-base), nor the commit a force push removed.
+	if c.Settings.HistoryFiles != 3 || !strings.Contains(errOut, "along the first parents of "+ids[3][:12]) {
+		t.Errorf("history files %d, want the 3 results along the baseline's first parents\n%s", c.Settings.HistoryFiles, errOut)
 	}
 	hint := fmt.Sprintf("speedmatrix store put --store %s --kind pr --pr N --commit %s --base %s %s", st, prHeadSHA, ids[3], hp)
 	if !strings.Contains(errOut, hint) {
