@@ -22,6 +22,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/internal/redact"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // runOptions are the settings of `speedmatrix run`: the configuration file's (config.Config,
@@ -308,6 +309,7 @@ func runCommand(ctx context.Context, env *Env, o runOptions) error {
 	if err := checkAdaptive(o); err != nil {
 		return err
 	}
+	o.Engine.Commit = resolveEngineCommit(ctx, env, o.Engine.Commit, o.Engine.Source)
 	if done, err := shardStep(ctx, env, &o); done || err != nil { // plan, run --shard (run_shard.go)
 		return err
 	}
@@ -508,4 +510,25 @@ func (o *output) write(f *results.File) error {
 	}
 	o.saved, o.err = o.fallback, err
 	return nil
+}
+
+// resolveEngineCommit returns the engine commit to record: a full commit id as given (lower
+// case); a revision (a branch, HEAD~2, a short id) as the full id the engine's clone resolves it
+// to (engine.source, else the current directory), which the results store and compare --store
+// need to place the run; what neither is, as given, with a warning.
+func resolveEngineCommit(ctx context.Context, env *Env, rev, source string) string {
+	rev = strings.TrimSpace(rev)
+	if rev == "" {
+		return ""
+	}
+	if id := strings.ToLower(rev); fullCommitRE.MatchString(id) {
+		return id
+	}
+	sha, err := store.GitCommits{Dir: source}.RevParse(ctx, rev)
+	if err != nil {
+		env.Log.Warn("the engine commit is recorded as given: it is not a full commit id and the engine's clone cannot resolve it, so the results store and compare --store cannot place the run (give --engine-commit a full id)", "engine_commit", rev)
+		return rev
+	}
+	env.Log.Info("engine commit resolved in the engine's clone", "revision", rev, "commit", sha)
+	return sha
 }
