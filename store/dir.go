@@ -43,6 +43,13 @@ func (d *Dir) indexPath() string { return filepath.Join(d.root, IndexFile) }
 func (d *Dir) readIndex() (*Index, error) {
 	data, err := os.ReadFile(d.indexPath())
 	if errors.Is(err, fs.ErrNotExist) {
+		// A new store has neither; stored files without an index are a store that lost it,
+		// not an empty one.
+		for _, top := range []string{"results", "pr", "aa"} {
+			if es, _ := os.ReadDir(filepath.Join(d.root, top)); len(es) > 0 {
+				return nil, fmt.Errorf("store %s: index.json is missing but %s/ holds stored results; %s", d.root, top, d.reindexHint())
+			}
+		}
 		return &Index{Schema: IndexSchema}, nil
 	}
 	if err != nil {

@@ -214,3 +214,28 @@ func TestHistoryAlongCommits(t *testing.T) {
 		})
 	}
 }
+
+// TestDirMissingIndexWithResults: a store folder that holds results but lost its index.json is
+// not read as an empty store: reading it says how to rebuild the index, and reindex does.
+func TestDirMissingIndexWithResults(t *testing.T) {
+	dir := t.TempDir()
+	s := store.NewDir(dir)
+	if _, err := s.Put(ctx(t), at(sha("a"), 0), runFile(t)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "index.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.List(ctx(t), store.Filter{}); err == nil || !strings.Contains(err.Error(), "store reindex") {
+		t.Fatalf("List of a store without its index: %v; want an error pointing to store reindex", err)
+	}
+	if _, _, err := s.Reindex(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if es, err := s.List(ctx(t), store.Filter{}); err != nil || len(es) != 1 {
+		t.Errorf("after reindex: %d entries, %v", len(es), err)
+	}
+	if es, err := store.NewDir(t.TempDir()).List(ctx(t), store.Filter{}); err != nil || len(es) != 0 {
+		t.Errorf("a new store: %v, %v; want empty", es, err)
+	}
+}
