@@ -114,7 +114,7 @@ prefill.`,
 	f := cmd.Flags()
 	sf.add(f)
 	f.StringVar(&configID, "config-id", "", "with a store: the configuration whose results to read (store list shows the ids; default: the only one stored)")
-	f.StringVar(&gitDir, "git", "", "with a store: a clone of the engine repository, to order the results along its default branch's first parents")
+	f.StringVar(&gitDir, "git", "", "with a store: a clone of the engine repository, to order the results along its default branch's first parents (default: the clone in the current directory, when the stored commits are on its default branch)")
 	f.StringVar(&ref, "ref", "", "with a store: the default branch (or commit) whose first parents order the results (default: HEAD of --git, or the repository's default branch with --branch)")
 	f.StringVar(&dir, "dir", "", "folder of results files (*.json), one configuration's runs; ordered by run start")
 	f.StringVar(&cellArg, "cell", "", "the cell to show, e.g. decode/8K/32 or prefill/8K")

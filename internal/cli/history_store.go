@@ -84,6 +84,12 @@ func readStoreHistory(ctx context.Context, env *Env, sf *storeFlags, q storeHist
 	case len(ids) > 1 && !q.all:
 		return nil, usagef("the store holds %d configurations; pick one with --config-id (--html DIR without --cell writes a page for each): %s", len(ids), describeConfigs(ctx, st, ids, by))
 	}
+	if commits == nil && sf.branch == "" && q.ref == "" {
+		// Run inside the engine's clone: along its default branch, as compare --store HEAD does.
+		if _, ref, ok := cwdLineage(ctx, st, store.DefaultSeriesDepth); ok { // storeprune.go
+			commits, tip, tipName = store.GitCommits{}, ref, ref+cwdCloneNote
+		}
+	}
 	if commits == nil {
 		env.Log.Info("ordering the results by the time they were measured; give --git DIR (a clone of the engine) to order them along the default branch's commits")
 	}

@@ -359,7 +359,7 @@ one that is, by time. Otherwise newest is the last measured. The log says which.
 	prune.Flags().IntVar(&prDays, "pr-days", 0, "days pull requests' results are kept (default store.retention.pr_days; 0 keeps all)")
 	prune.Flags().StringArrayVar(&protect, "protect", nil, "never remove this commit's results (repeatable)")
 	prune.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be removed, remove nothing")
-	prune.Flags().StringVar(&gitDir, "git", "", "a clone of the engine repository: rank default-branch results along the first parents of --ref in it instead of by the time they were measured")
+	prune.Flags().StringVar(&gitDir, "git", "", "a clone of the engine repository: rank default-branch results along the first parents of --ref in it instead of by the time they were measured (default: the clone in the current directory, along its default branch, when the stored commits are on it)")
 	prune.Flags().StringVar(&ref, "ref", "", "the default branch (or commit) whose first parents rank the results (default: HEAD of --git, or the repository's default branch with --branch)")
 
 	cmd.AddCommand(list, get, put, prune, newStoreReindexCmd(env, &sf)) // storereindex.go

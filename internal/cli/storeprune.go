@@ -19,7 +19,7 @@ type pruneSource struct {
 // openForPrune opens the store sf names and, when walk is set, reads the first parents that
 // rank its default-branch results, at most depth: those of --ref (default HEAD) in the clone
 // gitDir; else, with --branch, those of the repository's default branch (or --ref) on GitHub;
-// else none. A commit graph that cannot be read is an error: pruning by time instead could
+// else, run inside the engine's clone, those of its default branch (cwdLineage); else none. A commit graph that cannot be read is an error: pruning by time instead could
 // remove the tip's result.
 func (sf *storeFlags) openForPrune(ctx context.Context, env *Env, c config.Config, gitDir, ref string, walk bool, depth int) (pruneSource, error) {
 	if ref != "" && gitDir == "" && sf.branch == "" {
@@ -62,6 +62,14 @@ func (sf *storeFlags) openForPrune(ctx context.Context, env *Env, c config.Confi
 		}
 		commits, src.along = gc, fmt.Sprintf("%s in %s", tip, gitDir)
 	}
+	if commits == nil && walk && sf.branch == "" {
+		// Run inside the engine's clone, as compare --store HEAD is: rank along its default
+		// branch when the stored commits are on it.
+		if line, ref, ok := cwdLineage(ctx, src.st, depth); ok {
+			src.lineage, src.along = line, ref+cwdCloneNote
+			return src, nil
+		}
+	}
 	if commits == nil || !walk {
 		return src, nil
 	}
@@ -90,4 +98,43 @@ func logRecency(ctx context.Context, env *Env, src pruneSource, p store.Policy) 
 			"results", len(off), "commits", shortCommits(off, 5), "along", src.along)
 	}
 	return nil
+}
+
+// cwdCloneNote follows the name of the branch cwdLineage found.
+const cwdCloneNote = " of the clone in the current directory (--git DIR chooses another)"
+
+// cwdLineage returns the first parents of the default branch of the clone in the current
+// directory (its origin/HEAD, else main), at most depth, and that branch, when some
+// default-branch result of st is of a commit on them; ok is false otherwise (no clone there,
+// another repository, no such branch), and prune and history then go by time.
+func cwdLineage(ctx context.Context, st store.Store, depth int) ([]string, string, bool) {
+	gc := store.GitCommits{}
+	ref, err := gc.OriginHead(ctx)
+	if err != nil {
+		return nil, "", false
+	}
+	if ref == "" {
+		ref = "main"
+	}
+	if _, err := gc.RevParse(ctx, ref); err != nil {
+		return nil, "", false
+	}
+	line, err := gc.Ancestors(ctx, ref, depth)
+	if err != nil {
+		return nil, "", false
+	}
+	stored, err := st.List(ctx, store.Filter{Kind: store.KindDefault})
+	if err != nil {
+		return nil, "", false
+	}
+	on := map[string]bool{}
+	for _, c := range line {
+		on[c] = true
+	}
+	for _, e := range stored {
+		if on[e.Commit] {
+			return line, ref, true
+		}
+	}
+	return nil, "", false
 }
