@@ -2,8 +2,8 @@ package cli
 
 import (
 	"context"
-	"log/slog"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
