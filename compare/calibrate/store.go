@@ -30,8 +30,21 @@ type StoreReport struct {
 	// Noise is the measured run-to-run CV of every cell-metric with at least one degree of
 	// freedom, next to the prior's.
 	Noise []MeasuredNoise `json:"noise"`
+	// Alarms are the pairs whose comparison had a regression verdict: which runs and what
+	// regressed, so that a false alarm can be looked into.
+	Alarms []Alarm `json:"alarms,omitempty"`
 	// Warnings name the stored runs left out because they could not be read.
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Alarm is one A/A pair of stored runs of one commit that compare called a regression.
+type Alarm struct {
+	Commit string `json:"commit"`
+	// Base and Head are the store paths of the two runs, in the order compared.
+	Base string `json:"base"`
+	Head string `json:"head"`
+	// Regressed lists the cell-metrics (and row tests) with a regression verdict, with the change.
+	Regressed []string `json:"regressed"`
 }
 
 // MeasuredNoise is the run-to-run CV of one cell-metric measured in a store.
@@ -103,6 +116,7 @@ func StoreAA(ctx context.Context, s store.Store, configID string, th compare.Thr
 				pairs++
 				if cmp.Verdict == results.VerdictRegression {
 					alarms++
+					rep.Alarms = append(rep.Alarms, Alarm{Commit: used[g][i].Commit, Base: used[g][i].Path, Head: used[g][j].Path, Regressed: regressed(cmp)})
 				}
 			}
 		}
@@ -147,7 +161,10 @@ func (r *StoreReport) Write(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "Real A/A from the store, config %s: %d commits with %d runs, %d pairs compared (one look, no history)\n", r.ConfigID, r.Commits, r.Runs, r.FalseAlarm.N)
 	fmt.Fprintf(w, "False alarms (any regression verdict): %s\n", r.FalseAlarm)
-	fmt.Fprintf(w, "Measured run-to-run noise above the prior in %d of %d cell-metrics; compare uses the measured noise there.\n\n", above, len(r.Noise))
+	for _, a := range r.Alarms {
+		fmt.Fprintf(w, "  commit %s: %s vs %s: %s\n", shortID(a.Commit), a.Base, a.Head, strings.Join(a.Regressed, "; "))
+	}
+	fmt.Fprintf(w, "Measured run-to-run noise above the prior in %d of %d cell-metrics; compare uses the measured noise there (df is its degrees of freedom: with 1 or 2 the measured CV is a rough estimate; more A/A reruns tighten it).\n\n", above, len(r.Noise))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "cell\tmetric\tmeasured CV\tdf\tprior CV\t\t")
 	for _, n := range r.Noise {
@@ -158,4 +175,36 @@ func (r *StoreReport) Write(w io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%.2f %%\t%d\t%.2f %%\t%s\t\n", n.Cell, n.Metric, n.CV*100, n.DF, n.PriorCV*100, flag)
 	}
 	return tw.Flush()
+}
+
+// regressed lists the regressions of a comparison: each cell-metric as "cell metric ±x.x %",
+// then each row test.
+func regressed(c *results.Comparison) []string {
+	var out []string
+	for _, cell := range c.Cells {
+		for _, m := range cell.Metrics {
+			if m.Verdict != results.VerdictRegression {
+				continue
+			}
+			ch := ""
+			if m.Change != nil {
+				ch = fmt.Sprintf(" %+.1f %%", 100*m.Change.Change)
+			}
+			out = append(out, fmt.Sprintf("%s %s%s", cell.Cell, m.Metric, ch))
+		}
+	}
+	for _, r := range c.Rows {
+		if r.Verdict == results.VerdictRegression {
+			out = append(out, "row "+r.ContextLabel)
+		}
+	}
+	return out
+}
+
+// shortID returns the first 12 characters of a commit id.
+func shortID(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
 }

@@ -38,8 +38,10 @@ func (j *job) pagesMode(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("mode pages: %w", err)
 		}
+		var left []string
 		for _, w := range skipped {
 			j.log.Warn(w.Error())
+			left = append(left, w.Error())
 		}
 		if len(files) == 0 {
 			j.log.Info("pages: a configuration without results on the default branch's first parents is left out", "config", id, "results", len(ord.Off))
@@ -50,6 +52,7 @@ func (j *job) pagesMode(ctx context.Context) error {
 			return fmt.Errorf("mode pages: config %s: %w", id, err)
 		}
 		h.Order = ord.Describe("the default branch (" + ghbot.ShortSHA(tip) + ")")
+		h.Warnings = append(h.Warnings, left...)
 		configs = append(configs, history.Config{ID: id, History: h})
 	}
 	site, err := history.SiteOf(configs)

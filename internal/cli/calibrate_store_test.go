@@ -72,6 +72,14 @@ func TestCalibrateStoreRealAA(t *testing.T) {
 		t.Errorf("calibrate --store compared %d commits, %d runs, %d pairs; want 2, 5 and 4", rep.Commits, rep.Runs, rep.FalseAlarm.N)
 	}
 	t.Logf("false alarms: %s", rep.FalseAlarm)
+	if len(rep.Alarms) != rep.FalseAlarm.K {
+		t.Errorf("%d alarms listed for %d false alarms", len(rep.Alarms), rep.FalseAlarm.K)
+	}
+	for _, a := range rep.Alarms {
+		if a.Commit == "" || a.Base == a.Head || !strings.HasPrefix(a.Base, "results/") && !strings.HasPrefix(a.Base, "aa/") || len(a.Regressed) == 0 {
+			t.Errorf("alarm %+v: want the commit, its two stored runs and what regressed", a)
+		}
+	}
 	var above []string
 	for _, n := range rep.Noise {
 		t.Logf("%s %s: measured CV %.2f %% (df %d), prior %.2f %%", n.Cell, n.Metric, n.CV*100, n.DF, n.PriorCV*100)
@@ -91,7 +99,8 @@ func TestCalibrateStoreRealAA(t *testing.T) {
 	}
 	text, _, err := runBench(t, nil, "calibrate", "--store", filepath.Join(dir, "store"))
 	t.Logf("calibrate --store:\n%s", text)
-	if err != nil || !strings.Contains(text, "False alarms") || !strings.Contains(text, "above prior") {
+	if err != nil || !strings.Contains(text, "False alarms") || !strings.Contains(text, "above prior") ||
+		(rep.FalseAlarm.K > 0 && !strings.Contains(text, " vs ")) {
 		t.Errorf("calibrate --store text output (err %v) lacks the false-alarm rate or the above-prior cells:\n%s", err, text)
 	}
 

@@ -101,7 +101,7 @@ prefill.`,
 				if len(sets) > 1 {
 					return writeSites(env, sets, o, htmlDir)
 				}
-				return runHistory(env, sets[0].files, o, cell, metric, svgPath, htmlDir, sets[0].order)
+				return runHistory(env, sets[0].files, o, cell, metric, svgPath, htmlDir, sets[0].order, sets[0].skipped...)
 			}
 			files, err := readResultsDir(env, dir)
 			if err != nil {
@@ -129,8 +129,10 @@ prefill.`,
 	return cmd
 }
 
-// runHistory analyzes files and writes what was asked for; order says how files are ordered.
-func runHistory(env *Env, files []*results.File, o history.Options, cell results.CellID, metric results.Metric, svgPath, htmlDir, order string) error {
+// runHistory analyzes files and writes what was asked for; order says how files are ordered, and
+// skipped names stored results left out because they could not be read (shown on the page; the
+// log said them already).
+func runHistory(env *Env, files []*results.File, o history.Options, cell results.CellID, metric results.Metric, svgPath, htmlDir, order string, skipped ...string) error {
 	if metric != "" {
 		s := history.NewSeries(files, cell, metric)
 		if s.Values() == 0 && !slices.Contains(history.Cells(files), cell) {
@@ -164,6 +166,7 @@ func runHistory(env *Env, files []*results.File, o history.Options, cell results
 	for _, w := range h.Warnings {
 		env.Log.Warn(w)
 	}
+	h.Warnings = append(h.Warnings, skipped...)
 	if metric == "" {
 		if err := history.WriteSummary(env.Stdout, h); err != nil {
 			return err

@@ -22,6 +22,8 @@ type storeHistoryQuery struct {
 type historySet struct {
 	id, order string
 	files     []*results.File
+	// skipped says which stored results could not be read and were left out (for the page).
+	skipped []string
 }
 
 // readStoreHistory reads the default-branch results of the configurations q asks for from the
@@ -99,8 +101,10 @@ func readStoreHistory(ctx context.Context, env *Env, sf *storeFlags, q storeHist
 		if err != nil {
 			return nil, err
 		}
+		var left []string
 		for _, w := range skipped {
 			env.Log.Warn(w.Error())
+			left = append(left, w.Error())
 		}
 		env.Log.Info(ord.Describe(tipName), "config", id)
 		if n := len(ord.Off); n > 0 {
@@ -115,7 +119,7 @@ func readStoreHistory(ctx context.Context, env *Env, sf *storeFlags, q storeHist
 			env.Log.Warn(err.Error())
 			continue
 		}
-		sets = append(sets, historySet{id: id, order: ord.Describe(tipName), files: files})
+		sets = append(sets, historySet{id: id, order: ord.Describe(tipName), files: files, skipped: left})
 	}
 	if len(sets) == 0 {
 		return nil, fmt.Errorf("no configuration has results on the first parents of %s (check --ref and --git)", tipName)
@@ -161,6 +165,7 @@ func writeSites(env *Env, sets []historySet, o history.Options, htmlDir string) 
 			return usagef("%v", err)
 		}
 		h.Order = set.order
+		h.Warnings = append(h.Warnings, set.skipped...)
 		for _, w := range h.Warnings {
 			env.Log.Warn(w, "config", set.id)
 		}

@@ -231,3 +231,30 @@ func TestResolveEngineCommit(t *testing.T) {
 		t.Errorf("no warning for the revision the clone does not know:\n%s", logs.String())
 	}
 }
+
+// TestHistoryPageNamesSkipped: a stored result that cannot be read is left out of the trend,
+// and the page, not only the log, says so.
+func TestHistoryPageNamesSkipped(t *testing.T) {
+	repo, ids, _ := gitChain(t, 8)
+	st := filepath.Join(t.TempDir(), "st")
+	historyStore(t, st, ids, hours(8, 0), 99, "", "model-a")
+	es, err := store.NewDir(st).List(context.Background(), store.Filter{Commit: ids[3]})
+	if err != nil || len(es) != 1 {
+		t.Fatalf("entries of c3: %v, %v", es, err)
+	}
+	if err := os.WriteFile(filepath.Join(st, filepath.FromSlash(es[0].Path)), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	site := filepath.Join(t.TempDir(), "site")
+	out, errOut, code := runCLI("history", "--store", st, "--git", repo, "--html", site)
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	page, err := os.ReadFile(filepath.Join(site, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(page), "7 runs") || !strings.Contains(string(page), "skipped a stored result") || !strings.Contains(string(page), es[0].Path) {
+		t.Errorf("the page does not say the damaged result %s was left out", es[0].Path)
+	}
+}
