@@ -133,15 +133,7 @@ func historyLevelsWarning(tests []*pending) string {
 	}
 	at := ""
 	if best != "" {
-		at = fmt.Sprintf(", %d of them at a new level from commit %s", most, shortCommit(best))
+		at = fmt.Sprintf(", %d of them at a new level from commit %s", most, results.ShortCommit(best))
 	}
 	return fmt.Sprintf("the base's history shifted in %d cell-metrics (a sustained change of at least δ%s): their noise is the spread within each level of the history, not across the shift; `speedmatrix history` shows the change points", n, at)
-}
-
-// shortCommit returns the first 12 characters of a commit id.
-func shortCommit(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
 }

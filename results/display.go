@@ -169,3 +169,12 @@ func (c *DecodeCell) MatrixText() []string {
 	}
 	return lines
 }
+
+// ShortCommit returns the first 12 characters of a commit id, as logs and messages name a
+// commit (store list prints it so too); shorter strings are returned as they are.
+func ShortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
+}

@@ -62,7 +62,7 @@ func History(ctx context.Context, s Store, configID string, opts HistoryOptions)
 		}
 		all = slices.Clone(ord.Entries)
 		slices.Reverse(all) // newest commit first
-		along = fmt.Sprintf(" along the first parents of %s", short(opts.Tip))
+		along = fmt.Sprintf(" along the first parents of %s", results.ShortCommit(opts.Tip))
 	}
 	var (
 		files    []*results.File

@@ -60,11 +60,11 @@ func (b Baseline) Describe() string {
 	case !b.Found():
 		return "no baseline: " + b.Reason
 	case b.Distance == 0:
-		return fmt.Sprintf("baseline: the merge-base %s", short(b.Commit))
+		return fmt.Sprintf("baseline: the merge-base %s", results.ShortCommit(b.Commit))
 	case b.Distance == 1:
-		return fmt.Sprintf("baseline: %s, 1 commit before the merge-base %s (which has no results)", short(b.Commit), short(b.MergeBase))
+		return fmt.Sprintf("baseline: %s, 1 commit before the merge-base %s (which has no results)", results.ShortCommit(b.Commit), results.ShortCommit(b.MergeBase))
 	}
-	return fmt.Sprintf("baseline: %s, %d commits before the merge-base %s (which has no results)", short(b.Commit), b.Distance, short(b.MergeBase))
+	return fmt.Sprintf("baseline: %s, %d commits before the merge-base %s (which has no results)", results.ShortCommit(b.Commit), b.Distance, results.ShortCommit(b.MergeBase))
 }
 
 // Warning is the line a comparison with b records among its warnings when b is not the
@@ -75,13 +75,6 @@ func (b Baseline) Warning() string {
 		return ""
 	}
 	return "The " + b.Describe()
-}
-
-func short(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }
 
 // Resolve finds the baseline of a comparison: the merge-base of q.Head and q.Base if the store
@@ -109,14 +102,14 @@ func Resolve(ctx context.Context, c Commits, s Store, q Query) (Baseline, error)
 	}
 	mb, err := c.MergeBase(ctx, q.Base, q.Head)
 	if err != nil {
-		return Baseline{}, fmt.Errorf("baseline: merge-base of %s and %s: %w", q.Base, short(q.Head), err)
+		return Baseline{}, fmt.Errorf("baseline: merge-base of %s and %s: %w", q.Base, results.ShortCommit(q.Head), err)
 	}
 	if mb == "" {
-		return Baseline{Reason: fmt.Sprintf("%s and %s have no common ancestor", q.Base, short(q.Head))}, nil
+		return Baseline{Reason: fmt.Sprintf("%s and %s have no common ancestor", q.Base, results.ShortCommit(q.Head))}, nil
 	}
 	walk, err := c.Ancestors(ctx, mb, q.MaxDepth)
 	if err != nil {
-		return Baseline{}, fmt.Errorf("baseline: ancestors of %s: %w", short(mb), err)
+		return Baseline{}, fmt.Errorf("baseline: ancestors of %s: %w", results.ShortCommit(mb), err)
 	}
 	for i, sha := range walk {
 		e, ok := byCommit[sha]
@@ -130,7 +123,7 @@ func Resolve(ctx context.Context, c Commits, s Store, q Query) (Baseline, error)
 		return Baseline{Commit: sha, MergeBase: mb, Distance: i, Entry: e, File: f}, nil
 	}
 	return Baseline{MergeBase: mb, Reason: fmt.Sprintf("none of the merge-base %s and its %d first-parent ancestors looked at has results for config %s (the %d stored are elsewhere: older, or on history a force push replaced); run `speedmatrix baseline --commit %s`",
-		short(mb), len(walk)-1, q.ConfigID, len(byCommit), mb)}, nil
+		results.ShortCommit(mb), len(walk)-1, q.ConfigID, len(byCommit), mb)}, nil
 }
 
 // GitHubCommits is Commits over the GitHub API: the compare API's merge_base_commit, and the

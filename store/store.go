@@ -326,6 +326,15 @@ const MinCommitPrefix = 7
 
 var hexRE = regexp.MustCompile(`^[0-9a-f]+$`)
 
+// IsCommit reports whether s is a full commit id (40 or 64 lower-case hex digits).
+func IsCommit(s string) bool { return commitRE.MatchString(s) }
+
+// IsCommitPrefix reports whether s abbreviates a commit id: MinCommitPrefix or more lower-case
+// hex digits, fewer than a full id.
+func IsCommitPrefix(s string) bool {
+	return len(s) >= MinCommitPrefix && hexRE.MatchString(s) && !commitRE.MatchString(s)
+}
+
 // ExpandCommit returns the full engine commit that prefix names among the commits s holds
 // results of: prefix itself when it is a full id, else the one stored commit it abbreviates
 // (MinCommitPrefix hex digits or more, as `store list` prints 12). It returns an error wrapping
@@ -333,10 +342,10 @@ var hexRE = regexp.MustCompile(`^[0-9a-f]+$`)
 // several do.
 func ExpandCommit(ctx context.Context, s Store, prefix string) (string, error) {
 	p := strings.ToLower(strings.TrimSpace(prefix))
-	if commitRE.MatchString(p) {
+	if IsCommit(p) {
 		return p, nil
 	}
-	if len(p) < MinCommitPrefix || !hexRE.MatchString(p) {
+	if !IsCommitPrefix(p) {
 		return "", fmt.Errorf("store: %q is not a commit id nor an abbreviation of one (%d or more hex digits)", prefix, MinCommitPrefix)
 	}
 	es, err := s.List(ctx, Filter{})

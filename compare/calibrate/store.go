@@ -162,7 +162,7 @@ func (r *StoreReport) Write(w io.Writer) error {
 	fmt.Fprintf(w, "Real A/A from the store, config %s: %d commits with %d runs, %d pairs compared (one look, no history)\n", r.ConfigID, r.Commits, r.Runs, r.FalseAlarm.N)
 	fmt.Fprintf(w, "False alarms (any regression verdict): %s\n", r.FalseAlarm)
 	for _, a := range r.Alarms {
-		fmt.Fprintf(w, "  commit %s: %s vs %s: %s\n", shortID(a.Commit), a.Base, a.Head, strings.Join(a.Regressed, "; "))
+		fmt.Fprintf(w, "  commit %s: %s vs %s: %s\n", results.ShortCommit(a.Commit), a.Base, a.Head, strings.Join(a.Regressed, "; "))
 	}
 	fmt.Fprintf(w, "Measured run-to-run noise above the prior in %d of %d cell-metrics; compare uses the measured noise there (df is its degrees of freedom: with 1 or 2 the measured CV is a rough estimate; more A/A reruns tighten it).\n\n", above, len(r.Noise))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -199,12 +199,4 @@ func regressed(c *results.Comparison) []string {
 		}
 	}
 	return out
-}
-
-// shortID returns the first 12 characters of a commit id.
-func shortID(c string) string {
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
 }

@@ -65,14 +65,14 @@ func resolveHeadBaseline(ctx context.Context, env *Env, st store.Store, where st
 		msg := fmt.Sprintf("no baseline for %s in %s: %s", headPath, where, b.Reason)
 		if b.MergeBase == "" {
 			if mb, err := gc.MergeBase(ctx, base, full); err == nil && mb != "" {
-				msg += fmt.Sprintf("; the merge-base of %s and the head is %s: `speedmatrix baseline --commit %s` measures it", base, shortSHA(mb), mb)
+				msg += fmt.Sprintf("; the merge-base of %s and the head is %s: `speedmatrix baseline --commit %s` measures it", base, results.ShortCommit(mb), mb)
 			} else {
 				msg += "; check --base-branch (the default branch) and --git (the engine's clone)"
 			}
 		}
 		return headBaseline{}, errors.New(msg)
 	}
-	env.Log.Info(b.Describe(), "head", shortSHA(full), "base_branch", base, "where", where)
+	env.Log.Info(b.Describe(), "head", results.ShortCommit(full), "base_branch", base, "where", where)
 	if b.File.Engine.Commit == "" {
 		b.File.Engine.Commit = b.Commit // the store's commit is the base's
 	}
@@ -94,12 +94,4 @@ func storePutHint(sf *storeFlags, headPath string, hb headBaseline) string {
 	first, _, _ := strings.Cut(headPath, ",")
 	args = append(args, "--kind", "pr", "--pr", "N", "--commit", hb.headCommit, "--base", hb.b.Commit, shellQuote(strings.TrimSpace(first)))
 	return strings.Join(args, " ")
-}
-
-// shortSHA returns the first 12 digits of a commit id.
-func shortSHA(sha string) string {
-	if len(sha) > 12 {
-		return sha[:12]
-	}
-	return sha
 }

@@ -521,7 +521,7 @@ func resolveEngineCommit(ctx context.Context, env *Env, rev, source string) stri
 	if rev == "" {
 		return ""
 	}
-	if id := strings.ToLower(rev); fullCommitRE.MatchString(id) {
+	if id := strings.ToLower(rev); store.IsCommit(id) {
 		return id
 	}
 	sha, err := store.GitCommits{Dir: source}.RevParse(ctx, rev)

@@ -455,7 +455,7 @@ func storeFailed(env *Env, sf *storeFlags, where, output string, f *results.File
 	if kept == "" {
 		id := f.Run.ID
 		if id == "" {
-			id = "baseline-" + shortCommit(sha)
+			id = "baseline-" + results.ShortCommit(sha)
 		}
 		kept = fallbackPath(id) // run.go
 		if werr := results.WriteFile(kept, f); werr != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -12,19 +11,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/speedmatrix/speedmatrix/internal/textout"
+	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
-)
-
-var (
-	fullCommitRE = regexp.MustCompile(`^([0-9a-f]{40}|[0-9a-f]{64})$`)
-	hexRE        = regexp.MustCompile(`^[0-9a-f]+$`)
 )
 
 // fullCommit returns the full commit id of rev: rev itself when it is one, else what the local
 // clone says (git rev-parse). what names the argument in errors ("--commit", "COMMIT").
 func fullCommit(ctx context.Context, rev, what string) (string, error) {
 	rev = strings.TrimSpace(rev)
-	if id := strings.ToLower(rev); fullCommitRE.MatchString(id) {
+	if id := strings.ToLower(rev); store.IsCommit(id) {
 		return id, nil
 	}
 	if rev == "" {
@@ -45,7 +40,7 @@ func fullCommit(ctx context.Context, rev, what string) (string, error) {
 // clone does not know is an error wrapping store.ErrNotFound.
 func storedCommit(ctx context.Context, s store.Store, rev, what string) (string, error) {
 	p := strings.ToLower(strings.TrimSpace(rev))
-	if fullCommitRE.MatchString(p) || !hexRE.MatchString(p) || len(p) < store.MinCommitPrefix {
+	if !store.IsCommitPrefix(p) {
 		return fullCommit(ctx, rev, what)
 	}
 	sha, err := store.ExpandCommit(ctx, s, p)
@@ -84,7 +79,7 @@ func describeHeld(es []store.Entry) string {
 			ids = append(ids, e.ConfigID)
 		}
 		configs[e.ConfigID]++
-		if c := shortCommit(e.Commit); !slices.Contains(commits, c) {
+		if c := results.ShortCommit(e.Commit); !slices.Contains(commits, c) {
 			commits = append(commits, c)
 		}
 	}
@@ -107,9 +102,6 @@ func describeHeld(es []store.Entry) string {
 	return fmt.Sprintf("the store holds %s (%s) of config ids %s, of commits %s%s (see speedmatrix store list)",
 		textout.Plural(len(es), "result", "results"), strings.Join(byKind, ", "), strings.Join(idList, ", "), strings.Join(commits, ", "), more)
 }
-
-// shortCommit returns the 12-digit abbreviation store list prints.
-func shortCommit(sha string) string { return sha[:min(12, len(sha))] }
 
 // filterText returns the filter flags given to cmd (store list), as typed.
 func filterText(cmd *cobra.Command) string {
@@ -144,14 +136,14 @@ func checkStoredConfig(ctx context.Context, s store.Store, commit, configID stri
 	switch {
 	case len(ids) > 0:
 		return fmt.Errorf("store get: commit %s has no default-branch result of config %s; its default-branch results are of config ids %s: %w",
-			shortCommit(commit), configID, strings.Join(ids, ", "), store.ErrNotFound)
+			results.ShortCommit(commit), configID, strings.Join(ids, ", "), store.ErrNotFound)
 	case len(others) > 0:
 		return fmt.Errorf("store get: commit %s has no default-branch results, only %s (see store list --commit %s): %w",
-			shortCommit(commit), strings.Join(others, ", "), shortCommit(commit), store.ErrNotFound)
+			results.ShortCommit(commit), strings.Join(others, ", "), results.ShortCommit(commit), store.ErrNotFound)
 	}
 	all, err := s.List(ctx, store.Filter{})
 	if err != nil {
 		return err
 	}
-	return fmt.Errorf("store get: no result of commit %s is stored; %s: %w", shortCommit(commit), describeHeld(all), store.ErrNotFound)
+	return fmt.Errorf("store get: no result of commit %s is stored; %s: %w", results.ShortCommit(commit), describeHeld(all), store.ErrNotFound)
 }

@@ -23,12 +23,12 @@ func checkFileCommit(env *Env, f *results.File, sha, path string) error {
 		f.Engine.Commit = sha
 		env.Log.Info("the results file names no engine commit; the stored copy records --commit", "file", path, "commit", sha)
 		return nil
-	case c == sha, len(c) >= store.MinCommitPrefix && hexRE.MatchString(c) && strings.HasPrefix(sha, c):
+	case c == sha, store.IsCommitPrefix(c) && strings.HasPrefix(sha, c):
 		return nil
 	}
 	return usagef("%s measured engine commit %s, not --commit %s: stored under %s it would be taken for that commit's result; "+
 		"store it under its own commit (--commit %s), or, if its engine.commit is wrong, correct that in the file first",
-		path, f.Engine.Commit, sha, shortCommit(sha), f.Engine.Commit)
+		path, f.Engine.Commit, sha, results.ShortCommit(sha), f.Engine.Commit)
 }
 
 // putDefault stores f as the default-branch result e names (the commit's baseline), keeping the
@@ -70,7 +70,7 @@ func keepEarlier(ctx context.Context, env *Env, s store.Store, e store.Entry, f 
 	}
 	aa, err := s.Put(ctx, store.Entry{Commit: e.Commit, Kind: store.KindAA, RunID: oldID, Time: oe.Time}, old)
 	if err != nil {
-		return fmt.Errorf("keeping the earlier result of %s as an A/A rerun: %w", shortCommit(e.Commit), err)
+		return fmt.Errorf("keeping the earlier result of %s as an A/A rerun: %w", results.ShortCommit(e.Commit), err)
 	}
 	env.Log.Info("the commit already had a result of this config: kept it as an A/A rerun (a free A/A pair) before storing the new one",
 		"commit", e.Commit, "config_id", aa.ConfigID, "earlier_run_id", aa.RunID, "path", aa.Path)
