@@ -50,19 +50,21 @@ func History(ctx context.Context, s Store, configID string, opts HistoryOptions)
 	if opts.Min <= 0 {
 		opts.Min = DefaultMinHistory
 	}
-	all, err := s.List(ctx, Filter{ConfigID: configID, Kind: KindDefault})
-	if err != nil {
-		return nil, nil, "", nil, err
-	}
+	var all []Entry // newest first
 	along := ""
 	if opts.Commits != nil && opts.Tip != "" {
-		ord, err := Series(ctx, opts.Commits, s, configID, SeriesOptions{Tip: opts.Tip, Depth: max(4*opts.Max, 200)})
+		ord, err := Series(ctx, opts.Commits, s, configID, SeriesOptions{Tip: opts.Tip, Depth: LineageDepth(opts.Max)})
 		if err != nil {
 			return nil, nil, "", nil, fmt.Errorf("history: %w", err)
 		}
-		all = slices.Clone(ord.Entries)
+		all = ord.Entries
 		slices.Reverse(all) // newest commit first
 		along = fmt.Sprintf(" along the first parents of %s", results.ShortCommit(opts.Tip))
+	} else {
+		var err error
+		if all, err = s.List(ctx, Filter{ConfigID: configID, Kind: KindDefault}); err != nil {
+			return nil, nil, "", nil, err
+		}
 	}
 	var (
 		files    []*results.File

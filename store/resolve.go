@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 
 	"github.com/google/go-github/v66/github"
 
@@ -124,6 +126,50 @@ func Resolve(ctx context.Context, c Commits, s Store, q Query) (Baseline, error)
 	}
 	return Baseline{MergeBase: mb, Reason: fmt.Sprintf("none of the merge-base %s and its %d first-parent ancestors looked at has results for config %s (the %d stored are elsewhere: older, or on history a force push replaced); run `speedmatrix baseline --commit %s`",
 		results.ShortCommit(mb), len(walk)-1, q.ConfigID, len(byCommit), mb)}, nil
+}
+
+// MemoCommits returns c remembering the first-parent walks it made: a job that walks from one
+// commit several times (a push's change points and its pruning walk the pushed commit's first
+// parents) reads the commit listing once. A shorter walk from a commit walked before is a
+// prefix of it; nil stays nil.
+func MemoCommits(c Commits) Commits {
+	if c == nil {
+		return nil
+	}
+	return &memoCommits{c: c, walks: map[string]memoWalk{}}
+}
+
+type memoCommits struct {
+	c     Commits
+	mu    sync.Mutex
+	walks map[string]memoWalk
+}
+
+// memoWalk is one walk and the limit it was asked for (fewer commits than that: the whole line).
+type memoWalk struct {
+	commits []string
+	limit   int
+}
+
+func (m *memoCommits) MergeBase(ctx context.Context, base, head string) (string, error) {
+	return m.c.MergeBase(ctx, base, head)
+}
+
+func (m *memoCommits) Ancestors(ctx context.Context, from string, limit int) ([]string, error) {
+	m.mu.Lock()
+	w, ok := m.walks[from]
+	m.mu.Unlock()
+	if ok && (limit <= w.limit || len(w.commits) < w.limit) {
+		return slices.Clone(w.commits[:min(limit, len(w.commits))]), nil
+	}
+	commits, err := m.c.Ancestors(ctx, from, limit)
+	if err != nil {
+		return nil, err
+	}
+	m.mu.Lock()
+	m.walks[from] = memoWalk{commits: commits, limit: limit}
+	m.mu.Unlock()
+	return slices.Clone(commits), nil
 }
 
 // GitHubCommits is Commits over the GitHub API: the compare API's merge_base_commit, and the

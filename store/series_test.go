@@ -1,8 +1,10 @@
 package store_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -237,5 +239,45 @@ func TestDirMissingIndexWithResults(t *testing.T) {
 	}
 	if es, err := store.NewDir(t.TempDir()).List(ctx(t), store.Filter{}); err != nil || len(es) != 0 {
 		t.Errorf("a new store: %v, %v; want empty", es, err)
+	}
+}
+
+// countingCommits counts the walks its Commits makes.
+type countingCommits struct {
+	store.Commits
+	walks int
+}
+
+func (c *countingCommits) Ancestors(ctx context.Context, from string, limit int) ([]string, error) {
+	c.walks++
+	return c.Commits.Ancestors(ctx, from, limit)
+}
+
+// TestMemoCommits checks that a remembered walk answers a walk from the same commit no longer
+// than it, and a longer one when it already reached the root; only a longer walk of a longer line
+// walks again.
+func TestMemoCommits(t *testing.T) {
+	g := onGit(t, resolveGraph())
+	inner := &countingCommits{Commits: g.commits}
+	m := store.MemoCommits(inner)
+	tip := g.ids["deep249"]
+	first, err := m.Ancestors(ctx(t), tip, 50)
+	if err != nil || len(first) != 50 {
+		t.Fatalf("walk of 50: %d commits, %v", len(first), err)
+	}
+	short, _ := m.Ancestors(ctx(t), tip, 10)
+	if inner.walks != 1 || !slices.Equal(short, first[:10]) {
+		t.Errorf("a shorter walk: %d walks, %v; want the first one's prefix from memory", inner.walks, short)
+	}
+	if _, err := m.Ancestors(ctx(t), tip, 100); err != nil || inner.walks != 2 {
+		t.Errorf("a longer walk: %d walks, %v; want a second walk", inner.walks, err)
+	}
+	whole, _ := m.Ancestors(ctx(t), g.ids["m2"], 50) // m2 ← m1 ← m0: the whole line
+	again, _ := m.Ancestors(ctx(t), g.ids["m2"], 500)
+	if inner.walks != 3 || len(whole) != 3 || !slices.Equal(whole, again) {
+		t.Errorf("a line walked to its root: %d walks, %v then %v; want one walk", inner.walks, whole, again)
+	}
+	if store.MemoCommits(nil) != nil {
+		t.Errorf("MemoCommits(nil) is not nil")
 	}
 }

@@ -248,9 +248,9 @@ func (j *job) series(ctx context.Context, rs resultStore, id, sha string) ([]*re
 	if keep <= 0 {
 		keep = 100
 	}
-	// Every stored result of the config may be on the walk: look back at least as many commits
-	// as the retention keeps results, and some more for pushes that were not measured.
-	opts := store.SeriesOptions{Tip: sha, Limit: keep, Depth: max(4*keep, 200)}
+	// Every result the retention keeps may be on the walk: look back as far as pruning does
+	// (the same walk: rs.commits remembers it).
+	opts := store.SeriesOptions{Tip: sha, Limit: keep, Depth: store.LineageDepth(keep)}
 	ord, files, skipped, err := store.SeriesFiles(ctx, rs.commits, rs.s, id, opts)
 	if err != nil && rs.commits != nil {
 		j.log.Warn("the default branch's commits could not be read: the change points are searched in the order the results were measured", "err", err)

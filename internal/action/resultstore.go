@@ -27,7 +27,9 @@ type resultStore struct {
 func (j *job) openStore(c *ghbot.Client) resultStore {
 	var rs resultStore
 	if c != nil {
-		rs.commits = store.GitHubCommits{GH: c.GitHub(), Owner: j.repo.Owner, Repo: j.repo.Name}
+		// Remembered: a push walks its commit's first parents for the change points and again
+		// for pruning.
+		rs.commits = store.MemoCommits(store.GitHubCommits{GH: c.GitHub(), Owner: j.repo.Owner, Repo: j.repo.Name})
 	}
 	switch {
 	case j.cfg.Store.Dir != "":

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -139,7 +140,16 @@ func TestActionPushPrunesAlongCommits(t *testing.T) {
 			e.putScaledAt(seqSHA(4), 1, day.Add(time.Hour))
 			e.putScaledAt(gone, 1, later)
 			e.putScaledAt(seqSHA(1), 1, later.Add(time.Hour)) // the backfill, measured last
+			var listings atomic.Int32                         // commit listings read: the change points and pruning share one walk
+			e.srv.OnGit(func(method, path string) {
+				if method == "GET" && strings.HasSuffix(path, "/commits") {
+					listings.Add(1)
+				}
+			})
 			stderr := e.pushOf(pushAfter)
+			if readable && listings.Load() != 1 {
+				t.Errorf("the push read the commit listing %d times; want once (the pushed commit's first parents, walked for the change points and for pruning)", listings.Load())
+			}
 			kept := map[string]bool{}
 			es, err := e.st.List(context.Background(), store.Filter{Kind: store.KindDefault})
 			if err != nil {
