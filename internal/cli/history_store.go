@@ -34,41 +34,11 @@ func readStoreHistory(ctx context.Context, env *Env, sf *storeFlags, q storeHist
 	if err != nil {
 		return nil, err
 	}
-	var (
-		st      store.Store
-		commits store.Commits
-		tip     = q.ref
-		tipName = q.ref
-	)
-	if sf.branch != "" && sf.dir == "" {
-		gh, owner, name, err := sf.gitHub(ctx, env)
-		if err != nil {
-			return nil, err
-		}
-		st = sf.branchStore(env, gh, owner, name)
-		if q.gitDir == "" {
-			gc := store.GitHubCommits{GH: gh.GitHub(), Owner: owner, Repo: name}
-			if tip == "" {
-				if tip, err = gc.Tip(ctx, ""); err != nil {
-					return nil, err
-				}
-				tipName = fmt.Sprintf("the default branch of %s/%s", owner, name)
-			}
-			commits = gc
-		}
-	} else if st, _, err = sf.openToRead(ctx, env, c); err != nil {
+	a, err := sf.openAlong(ctx, env, c, q.gitDir, q.ref, true, store.DefaultSeriesDepth) // storeprune.go
+	if err != nil {
 		return nil, err
 	}
-	if q.gitDir != "" {
-		commits = store.GitCommits{Dir: q.gitDir}
-		if tip == "" {
-			tip = "HEAD"
-		}
-		tipName = fmt.Sprintf("%s in %s", tip, q.gitDir)
-		if _, err := (store.GitCommits{Dir: q.gitDir}).RevParse(ctx, tip); err != nil {
-			return nil, usagef("--git %s --ref %s: %v", q.gitDir, tip, err)
-		}
-	}
+	st, commits, tip, tipName := a.st, a.commits, a.tip, a.along
 	ids, by, err := store.Configs(ctx, st)
 	if err != nil {
 		return nil, err
@@ -85,12 +55,6 @@ func readStoreHistory(ctx context.Context, env *Env, sf *storeFlags, q storeHist
 		pick = []string{q.configID}
 	case len(ids) > 1 && !q.all:
 		return nil, usagef("the store holds %d configurations; pick one with --config-id (--html DIR without --cell writes a page for each): %s", len(ids), describeConfigs(ctx, st, ids, by))
-	}
-	if commits == nil && sf.branch == "" && q.ref == "" {
-		// Run inside the engine's clone: along its default branch, as compare --store HEAD does.
-		if _, ref, ok := cwdLineage(ctx, st, store.DefaultSeriesDepth); ok { // storeprune.go
-			commits, tip, tipName = store.GitCommits{}, ref, ref+cwdCloneNote
-		}
 	}
 	if commits == nil {
 		env.Log.Info("ordering the results by the time they were measured; give --git DIR (a clone of the engine) to order them along the default branch's commits")

@@ -321,7 +321,8 @@ one that is, by time. Otherwise newest is the last measured. The log says which.
 			if p.Keep < 0 || p.KeepAA < 0 || p.PRAge < 0 {
 				return usagef("--keep, --keep-aa and --pr-days must be 0 (no bound) or more")
 			}
-			src, err := sf.openForPrune(cmd.Context(), env, c, gitDir, ref, p.Keep > 0, store.LineageDepth(p.Keep)) // storeprune.go
+			depth := store.LineageDepth(p.Keep)
+			src, err := sf.openAlong(cmd.Context(), env, c, gitDir, ref, p.Keep > 0, depth) // storeprune.go
 			if err != nil {
 				return err
 			}
@@ -333,7 +334,9 @@ one that is, by time. Otherwise newest is the last measured. The log says which.
 				}
 				p.Protect = append(p.Protect, sha)
 			}
-			p.Lineage = src.lineage
+			if p.Lineage, err = src.lineage(cmd.Context(), depth); err != nil {
+				return err
+			}
 			if p.Keep > 0 {
 				if err := logRecency(cmd.Context(), env, src, p); err != nil {
 					return err

@@ -8,49 +8,51 @@ import (
 	"github.com/speedmatrix/speedmatrix/store"
 )
 
-// pruneSource is what `store prune` reads: the store, and the default branch's first-parent
-// commits it ranks default-branch results along (none: by measurement time).
-type pruneSource struct {
-	st      store.Store
-	lineage []string
-	along   string // the tip walked, for the log
+// storeAlong is a store and the commit graph its default-branch results are ordered along:
+// `store prune` ranks them by it, `history --store` orders its series by it.
+type storeAlong struct {
+	st store.Store
+	// commits walks the first parents of tip (nil: by the time the results were measured);
+	// along names tip for the log.
+	commits    store.Commits
+	tip, along string
 }
 
-// openForPrune opens the store sf names and, when walk is set, reads the first parents that
-// rank its default-branch results, at most depth: those of --ref (default HEAD) in the clone
-// gitDir; else, with --branch, those of the repository's default branch (or --ref) on GitHub;
-// else, run inside the engine's clone, those of its default branch (cwdLineage); else none. A commit graph that cannot be read is an error: pruning by time instead could
-// remove the tip's result.
-func (sf *storeFlags) openForPrune(ctx context.Context, env *Env, c config.Config, gitDir, ref string, walk bool, depth int) (pruneSource, error) {
+// openAlong opens the store sf names and, when graph is set, the commit graph that orders its
+// default-branch results: --ref's (default HEAD) in the clone gitDir; else, with --branch, the
+// repository's default branch (or --ref) on GitHub; else, run inside the engine's clone, its
+// default branch when the stored commits are on its first parents, at most depth back
+// (cwdLineage); else none. --ref without a graph is a usage error. The graph remembers its walks
+// (store.MemoCommits): finding the clone's line walks it once for all.
+func (sf *storeFlags) openAlong(ctx context.Context, env *Env, c config.Config, gitDir, ref string, graph bool, depth int) (storeAlong, error) {
 	if ref != "" && gitDir == "" && sf.branch == "" {
-		return pruneSource{}, usagef("--ref needs a commit graph: --git DIR (a clone of the engine), or --branch (the repository's default branch)")
+		return storeAlong{}, usagef("--ref needs a commit graph: --git DIR (a clone of the engine), or --branch (the repository's default branch)")
 	}
-	var src pruneSource
-	var commits store.Commits
+	var a storeAlong
 	tip := ref
 	if sf.branch != "" && sf.dir == "" {
 		gh, owner, name, err := sf.gitHub(ctx, env)
 		if err != nil {
-			return pruneSource{}, err
+			return storeAlong{}, err
 		}
-		src.st = sf.branchStore(env, gh, owner, name)
-		if gitDir == "" && walk {
+		a.st = sf.branchStore(env, gh, owner, name)
+		if gitDir == "" && graph {
 			gc := store.GitHubCommits{GH: gh.GitHub(), Owner: owner, Repo: name}
-			src.along = fmt.Sprintf("%s of %s/%s", ref, owner, name)
+			a.along = fmt.Sprintf("%s of %s/%s", ref, owner, name)
 			if tip == "" {
 				if tip, err = gc.Tip(ctx, ""); err != nil {
-					return pruneSource{}, fmt.Errorf("--branch: %w (give --git DIR, a clone of the engine, to rank the results along its commits instead)", err)
+					return storeAlong{}, fmt.Errorf("--branch: %w (give --git DIR, a clone of the engine, to order the results along its commits instead)", err)
 				}
-				src.along = fmt.Sprintf("the default branch of %s/%s", owner, name)
+				a.along = fmt.Sprintf("the default branch of %s/%s", owner, name)
 			}
-			commits = gc
+			a.commits = store.MemoCommits(gc)
 		}
 	} else {
 		st, _, err := sf.openToRead(ctx, env, c) // storeread.go
 		if err != nil {
-			return pruneSource{}, err
+			return storeAlong{}, err
 		}
-		src.st = st
+		a.st = st
 	}
 	if gitDir != "" {
 		if tip == "" {
@@ -58,32 +60,38 @@ func (sf *storeFlags) openForPrune(ctx context.Context, env *Env, c config.Confi
 		}
 		gc := store.GitCommits{Dir: gitDir}
 		if _, err := gc.RevParse(ctx, tip); err != nil {
-			return pruneSource{}, usagef("--git %s --ref %s: %v", gitDir, tip, err)
+			return storeAlong{}, usagef("--git %s --ref %s: %v", gitDir, tip, err)
 		}
-		commits, src.along = gc, fmt.Sprintf("%s in %s", tip, gitDir)
+		a.commits, a.along = store.MemoCommits(gc), fmt.Sprintf("%s in %s", tip, gitDir)
 	}
-	if commits == nil && walk && sf.branch == "" {
-		// Run inside the engine's clone, as compare --store HEAD is: rank along its default
-		// branch when the stored commits are on it.
-		if line, ref, ok := cwdLineage(ctx, src.st, depth); ok {
-			src.lineage, src.along = line, ref+cwdCloneNote
-			return src, nil
+	if a.commits == nil && graph && sf.branch == "" {
+		// Run inside the engine's clone, as compare --store HEAD is: along its default branch
+		// when the stored commits are on it.
+		if commits, branch, ok := cwdLineage(ctx, a.st, depth); ok {
+			a.commits, tip, a.along = commits, branch, branch+cwdCloneNote
 		}
 	}
-	if commits == nil || !walk {
-		return src, nil
+	a.tip = tip
+	return a, nil
+}
+
+// lineage returns the first parents a.commits walks from a.tip, newest first, at most depth;
+// none without a graph. A graph that cannot be read is an error: pruning by time instead could
+// remove the tip's result.
+func (a storeAlong) lineage(ctx context.Context, depth int) ([]string, error) {
+	if a.commits == nil {
+		return nil, nil
 	}
-	lineage, err := commits.Ancestors(ctx, tip, depth)
+	line, err := a.commits.Ancestors(ctx, a.tip, depth)
 	if err != nil {
-		return pruneSource{}, fmt.Errorf("the first parents of %s: %w", src.along, err)
+		return nil, fmt.Errorf("the first parents of %s: %w", a.along, err)
 	}
-	src.lineage = lineage
-	return src, nil
+	return line, nil
 }
 
 // logRecency says on stderr how prune decided which default-branch results are the newest,
 // and which results rank after the line's because their commit is not on it.
-func logRecency(ctx context.Context, env *Env, src pruneSource, p store.Policy) error {
+func logRecency(ctx context.Context, env *Env, src storeAlong, p store.Policy) error {
 	if len(p.Lineage) == 0 {
 		env.Log.Info(p.Recency("") + "; give --git DIR (a clone of the engine) to rank them along the default branch's commits, so that a baseline measured later than its commit does not count as the newest")
 		return nil
@@ -103,22 +111,24 @@ func logRecency(ctx context.Context, env *Env, src pruneSource, p store.Policy) 
 // cwdCloneNote follows the name of the branch cwdLineage found.
 const cwdCloneNote = " of the clone in the current directory (--git DIR chooses another)"
 
-// cwdLineage returns the first parents of the default branch of the clone in the current
-// directory (its origin/HEAD, else main), at most depth, and that branch, when some
-// default-branch result of st is of a commit on them; ok is false otherwise (no clone there,
-// another repository, no such branch), and prune and history then go by time.
-func cwdLineage(ctx context.Context, st store.Store, depth int) ([]string, string, bool) {
-	gc := store.GitCommits{}
-	ref, err := gc.OriginHead(ctx)
+// cwdLineage returns the commit graph of the clone in the current directory and its default
+// branch (its origin/HEAD, else main) when some default-branch result of st is of a commit on
+// that branch's first parents, at most depth back (walked once: the graph remembers it); ok is
+// false otherwise (no clone there, another repository, no such branch), and prune and history
+// then go by time.
+func cwdLineage(ctx context.Context, st store.Store, depth int) (store.Commits, string, bool) {
+	git := store.GitCommits{}
+	ref, err := git.OriginHead(ctx)
 	if err != nil {
 		return nil, "", false
 	}
 	if ref == "" {
 		ref = "main"
 	}
-	if _, err := gc.RevParse(ctx, ref); err != nil {
+	if _, err := git.RevParse(ctx, ref); err != nil {
 		return nil, "", false
 	}
+	gc := store.MemoCommits(git)
 	line, err := gc.Ancestors(ctx, ref, depth)
 	if err != nil {
 		return nil, "", false
@@ -133,7 +143,7 @@ func cwdLineage(ctx context.Context, st store.Store, depth int) ([]string, strin
 	}
 	for _, e := range stored {
 		if on[e.Commit] {
-			return line, ref, true
+			return gc, ref, true
 		}
 	}
 	return nil, "", false
