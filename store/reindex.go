@@ -128,10 +128,7 @@ func (d *Dir) reindexEntry(rel, p string, de fs.DirEntry) (Entry, error) {
 	if e.Kind != KindAA {
 		e.RunID = f.Run.ID
 	}
-	e.Time = f.Run.End
-	if e.Time.IsZero() {
-		e.Time = f.Run.Start
-	}
+	e.Time = runTime(f) // as Put records it
 	if e.Time.IsZero() {
 		if fi, err := de.Info(); err == nil {
 			e.Time = fi.ModTime()

@@ -174,6 +174,15 @@ var (
 	runIDRE  = regexp.MustCompile(`^[A-Za-z0-9._-]{1,100}$`)
 )
 
+// runTime is the time an entry records of f: the run's end, else its start (zero when the file
+// says neither).
+func runTime(f *results.File) time.Time {
+	if !f.Run.End.IsZero() {
+		return f.Run.End
+	}
+	return f.Run.Start
+}
+
 // prepare checks e and fills what f says: the config id, the run id, the time (the run's end,
 // else its start, else now) and the path.
 func prepare(e Entry, f *results.File, now func() time.Time) (Entry, error) {
@@ -198,10 +207,7 @@ func prepare(e Entry, f *results.File, now func() time.Time) (Entry, error) {
 		e.RunID = f.Run.ID
 	}
 	if e.Time.IsZero() {
-		e.Time = f.Run.End
-	}
-	if e.Time.IsZero() {
-		e.Time = f.Run.Start
+		e.Time = runTime(f)
 	}
 	if e.Time.IsZero() {
 		e.Time = now()

@@ -224,15 +224,16 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 	return cmd
 }
 
-// historyFromStore returns the history compare uses with --store: the newest default-branch
-// results of the base's config id in s (at most max, none when fewer than min), leaving out the
-// head's engine commits and the commits of also (a run must not be its own noise).
 // historyAlong is the commit graph a store's history is read along (none: by measurement time).
 type historyAlong struct {
 	commits store.Commits
 	tip     string // the baseline commit
 }
 
+// historyFromStore returns the history compare uses with --store: the newest default-branch
+// results of the base's config id in s (at most max, none when fewer than min; along the
+// baseline's first parents when along gives a graph, and then the bool is set), leaving out the
+// head's engine commits and the commits of also (a run must not be its own noise).
 func historyFromStore(ctx context.Context, env *Env, s store.Store, base *results.File, head []*results.File, max, min int, along historyAlong, also ...string) ([]*results.File, bool, error) {
 	var exclude []string
 	for _, c := range also {

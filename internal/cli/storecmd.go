@@ -202,10 +202,14 @@ digits as store list prints it, or a revision the local clone resolves) for CONF
 			if err != nil {
 				return err
 			}
-			if err := checkStoredConfig(ctx, s, commit, args[1]); err != nil {
-				return err
-			}
 			f, _, err := s.Get(ctx, commit, args[1])
+			var damaged *store.DamagedError
+			if err != nil && !errors.As(err, &damaged) {
+				// Only when it found nothing: say what the store holds of the commit instead.
+				if cerr := checkStoredConfig(ctx, s, commit, args[1]); cerr != nil {
+					return cerr
+				}
+			}
 			if err != nil {
 				return err
 			}
