@@ -3,6 +3,7 @@ package compare_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,15 +13,12 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// TestHistoryShiftIsNotNoise: a regression of 10 % on row 8K landed on the default branch in
-// the middle of the base's history (6 runs before, 6 after). Counted as noise, that step would
-// make the 8K cells' run-to-run CV ≈ 5 % instead of ≤ 1 % and leave every later comparison
-// blind to a further 6 % slowdown there; split into its two levels, the history measures the
-// noise within them, the comparison says so, and the slowdown is seen. An A/A head at the new
-// level is not a regression.
-func TestHistoryShiftIsNotNoise(t *testing.T) {
+// landedHistory returns 12 history runs of one commit each, oldest first, an hour apart, with
+// row 8K 10 % slower from the 7th on (a regression that landed), the matrix and generator that
+// drew them (seeded by seed1, seed2), and the slowdown.
+func landedHistory(seed1, seed2 uint64) (*calibrate.Matrix, *rand.Rand, *calibrate.Slowdown, []*results.File) {
 	m := calibrate.NewMatrix(31, 1)
-	r := rand.New(rand.NewPCG(31, 32))
+	r := rand.New(rand.NewPCG(seed1, seed2))
 	landed := &calibrate.Slowdown{ContextLabel: "8K", RateFactor: 0.90, TTFTFactor: 1.10}
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var hist []*results.File
@@ -34,10 +32,19 @@ func TestHistoryShiftIsNotNoise(t *testing.T) {
 		f.Run.Start = start.Add(time.Duration(i) * time.Hour)
 		hist = append(hist, f)
 	}
+	return m, r, landed, hist
+}
+
+// TestHistoryShiftIsNotNoise: a regression of 10 % on row 8K landed on the default branch in
+// the middle of the base's history (6 runs before, 6 after). Counted as noise, that step would
+// make the 8K cells' run-to-run CV ≈ 5 % instead of ≤ 1 % and leave every later comparison
+// blind to a further 6 % slowdown there; split into its two levels, the history measures the
+// noise within them, the comparison says so, and the slowdown is seen. An A/A head at the new
+// level is not a regression.
+func TestHistoryShiftIsNotNoise(t *testing.T) {
+	m, r, landed, hist := landedHistory(31, 32)
 	// The store hands history newest first: compare orders it by run start.
-	for i, j := 0, len(hist)-1; i < j; i, j = i+1, j-1 {
-		hist[i], hist[j] = hist[j], hist[i]
-	}
+	slices.Reverse(hist)
 	base := m.Run(r, "base", landed)
 	slower := m.Run(r, "head", &calibrate.Slowdown{ContextLabel: "8K", RateFactor: 0.90 * 0.94, TTFTFactor: 1.10 * 1.06})
 	same := m.Run(r, "aa", landed)
@@ -89,24 +96,11 @@ func TestHistoryShiftIsNotNoise(t *testing.T) {
 // shifted even when the oldest runs were measured last (backfilled baselines); by run start the
 // same runs would put the old level after the new one.
 func TestHistoryByCommitKeepsOrder(t *testing.T) {
-	m := calibrate.NewMatrix(31, 1)
-	r := rand.New(rand.NewPCG(41, 42))
-	landed := &calibrate.Slowdown{ContextLabel: "8K", RateFactor: 0.90, TTFTFactor: 1.10}
-	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var newestFirst []*results.File
-	for i := range 12 {
-		var s *calibrate.Slowdown
-		if i >= 6 {
-			s = landed
-		}
-		f := m.Run(r, fmt.Sprint("hist", i), s)
-		f.Engine.Commit = fmt.Sprintf("%040x", i+1)
-		f.Run.Start = start.Add(time.Duration(i) * time.Hour)
-		if i < 4 {
-			f.Run.Start = start.Add(time.Duration(100+i) * time.Hour) // backfilled after the rest
-		}
-		newestFirst = append([]*results.File{f}, newestFirst...)
+	m, r, landed, newestFirst := landedHistory(41, 42)
+	for _, f := range newestFirst[:4] {
+		f.Run.Start = f.Run.Start.Add(100 * time.Hour) // backfilled after the rest
 	}
+	slices.Reverse(newestFirst)
 	base := m.Run(r, "base", landed)
 	head := m.Run(r, "head", landed)
 	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}, History: newestFirst, HistoryByCommit: true}, compare.DefaultThresholds())
