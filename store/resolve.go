@@ -320,3 +320,13 @@ func (g GitCommits) OriginHead(ctx context.Context) (string, error) {
 	}
 	return strings.TrimPrefix(out, "refs/remotes/"), nil
 }
+
+// DefaultBranch returns the clone's default branch as a revision: the branch its origin/HEAD
+// names (e.g. "origin/main"), else "main". It does not check that the branch exists.
+func (g GitCommits) DefaultBranch(ctx context.Context) (string, error) {
+	ref, err := g.OriginHead(ctx)
+	if err != nil || ref != "" {
+		return ref, err
+	}
+	return "main", nil
+}

@@ -43,11 +43,8 @@ func resolveHeadBaseline(ctx context.Context, env *Env, st store.Store, where st
 	}
 	base := baseBranch
 	if base == "" {
-		if base, err = gc.OriginHead(ctx); err != nil {
+		if base, err = gc.DefaultBranch(ctx); err != nil {
 			return headBaseline{}, usagef("--git %s: %v", clone, err)
-		}
-		if base == "" {
-			base = "main"
 		}
 	}
 	if _, err := gc.RevParse(ctx, base); err != nil {

@@ -37,7 +37,7 @@ cell-metric with E-divisive means (a permutation test at --alpha, and a change o
 metric's δ: 3 % for throughput, 5 % for latency, as compare uses; --threshold changes it).
 
 The series is over commits: with a clone of the engine (--git DIR, along the first parents of
---ref, default HEAD), or on the data branch (along the repository's default branch, or --ref),
+--ref, default the clone's default branch: origin/HEAD, else main), or on the data branch (along the repository's default branch, or --ref),
 the results are ordered as their commits are on the default branch, so that a baseline measured
 later (speedmatrix baseline --commit OLD) takes its commit's place, and results of commits a
 force push removed are left out (and counted). Otherwise, and always with --dir, they are ordered
@@ -115,7 +115,7 @@ prefill.`,
 	sf.add(f)
 	f.StringVar(&configID, "config-id", "", "with a store: the configuration whose results to read (store list shows the ids; default: the only one stored)")
 	f.StringVar(&gitDir, "git", "", "with a store: a clone of the engine repository, to order the results along its default branch's first parents (default: the clone in the current directory, when the stored commits are on its default branch)")
-	f.StringVar(&ref, "ref", "", "with a store: the default branch (or commit) whose first parents order the results (default: HEAD of --git, or the repository's default branch with --branch)")
+	f.StringVar(&ref, "ref", "", "with a store: the default branch (or commit) whose first parents order the results (default: the default branch of --git, its origin/HEAD or else main; the repository's default branch with --branch)")
 	f.StringVar(&dir, "dir", "", "folder of results files (*.json), one configuration's runs; ordered by run start")
 	f.StringVar(&cellArg, "cell", "", "the cell to show, e.g. decode/8K/32 or prefill/8K")
 	f.StringVar(&metricArg, "metric", "", "the metric to show (default: total_tok_per_s for decode, prompt_tok_per_s for prefill)")

@@ -175,7 +175,7 @@ func TestHistoryFromStoreConfigs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(string(page), "ordered along the first parents of HEAD") {
+		if !strings.Contains(string(page), "ordered along the first parents of main") {
 			t.Errorf("the page of %s does not say how its runs are ordered", model)
 		}
 		if charts, _ := filepath.Glob(filepath.Join(site, id, "charts", "*.svg")); len(charts) < 40 {

@@ -299,7 +299,7 @@ current baseline) is never removed, nor the results of --protect commits, nor th
 kept pull request's result was compared with (store put --base).
 
 Newest is along the default branch's first parents with a clone of the engine (--git DIR, from
---ref, default HEAD) or on the data branch (--branch: the repository's default branch, or
+--ref, default the clone's default branch: origin/HEAD, else main) or on the data branch (--branch: the repository's default branch, or
 --ref): a result is as new as its commit's place there, so a baseline measured later than its
 commit (speedmatrix baseline --commit OLD) does not push the tip's result out, and results of
 commits not on the line (force-pushed away, or older than the commits walked) rank after every
@@ -367,7 +367,7 @@ one that is, by time. Otherwise newest is the last measured. The log says which.
 	prune.Flags().StringArrayVar(&protect, "protect", nil, "never remove this commit's results (repeatable)")
 	prune.Flags().BoolVar(&dryRun, "dry-run", false, "print what would be removed, remove nothing")
 	prune.Flags().StringVar(&gitDir, "git", "", "a clone of the engine repository: rank default-branch results along the first parents of --ref in it instead of by the time they were measured (default: the clone in the current directory, along its default branch, when the stored commits are on it)")
-	prune.Flags().StringVar(&ref, "ref", "", "the default branch (or commit) whose first parents rank the results (default: HEAD of --git, or the repository's default branch with --branch)")
+	prune.Flags().StringVar(&ref, "ref", "", "the default branch (or commit) whose first parents rank the results (default: the default branch of --git, its origin/HEAD or else main; the repository's default branch with --branch)")
 
 	cmd.AddCommand(list, get, put, prune, newStoreReindexCmd(env, &sf)) // storereindex.go
 	return cmd

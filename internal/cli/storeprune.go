@@ -19,7 +19,8 @@ type storeAlong struct {
 }
 
 // openAlong opens the store sf names and, when graph is set, the commit graph that orders its
-// default-branch results: --ref's (default HEAD) in the clone gitDir; else, with --branch, the
+// default-branch results: --ref's (default the clone's default branch: origin/HEAD, else main)
+// in the clone gitDir; else, with --branch, the
 // repository's default branch (or --ref) on GitHub; else, run inside the engine's clone, its
 // default branch when the stored commits are on its first parents, at most depth back
 // (cwdLineage); else none. --ref without a graph is a usage error. The graph remembers its walks
@@ -55,10 +56,15 @@ func (sf *storeFlags) openAlong(ctx context.Context, env *Env, c config.Config, 
 		a.st = st
 	}
 	if gitDir != "" {
-		if tip == "" {
-			tip = "HEAD"
-		}
 		gc := store.GitCommits{Dir: gitDir}
+		if tip == "" {
+			// The clone's default branch, not its HEAD: a clone checked out on a pull
+			// request's branch would rank main's latest results as off the line.
+			var err error
+			if tip, err = gc.DefaultBranch(ctx); err != nil {
+				return storeAlong{}, usagef("--git %s: %v", gitDir, err)
+			}
+		}
 		if _, err := gc.RevParse(ctx, tip); err != nil {
 			return storeAlong{}, usagef("--git %s --ref %s: %v", gitDir, tip, err)
 		}
@@ -118,12 +124,9 @@ const cwdCloneNote = " of the clone in the current directory (--git DIR chooses 
 // then go by time.
 func cwdLineage(ctx context.Context, st store.Store, depth int) (store.Commits, string, bool) {
 	git := store.GitCommits{}
-	ref, err := git.OriginHead(ctx)
+	ref, err := git.DefaultBranch(ctx)
 	if err != nil {
 		return nil, "", false
-	}
-	if ref == "" {
-		ref = "main"
 	}
 	if _, err := git.RevParse(ctx, ref); err != nil {
 		return nil, "", false
