@@ -72,7 +72,8 @@
 //
 // # The comment and the check
 //
-// UpsertComment finds the bot's comment by author login and Marker(checkName), across all pages,
+// UpsertComment finds the bot's comment by author login and Marker(checkName) as the body's first
+// line (IsOurs), across all pages,
 // edits it in place or creates it; the body is cut at MaxCommentChars (counted in UTF-16 units)
 // at a line, closing open fences and <details>, with a link to the full report, as a last resort.
 // Check runs are found with ListCheckRunsForRef filtered by name (and App id for an App) and

@@ -157,6 +157,7 @@ func startGHFake(ts *testscript.TestScript, outer testing.TB) *ghtest.Server {
 		"GITHUB_OUTPUT":       filepath.Join(work, "github_output"),
 		"GITHUB_STEP_SUMMARY": filepath.Join(work, "step_summary"),
 		"INPUT_TOKEN":         ghToken,
+		"INPUT_MODE":          "full",
 		"INPUT_CONFIG":        filepath.Join(work, "speedmatrix.yaml"),
 		"INPUT_ARTIFACT-DIR":  filepath.Join(work, "artifact"),
 		"INPUT_BASELINE-DIR":  filepath.Join(work, "baselines"),

@@ -106,7 +106,7 @@ func TestActionYML(t *testing.T) {
 		}
 		return ""
 	}))
-	if _, err := readInputs(ga, ""); err != nil {
+	if _, err := readInputs(ga, ModeFull); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ghbot.AuthFromInputs(ga); err != nil {

@@ -246,7 +246,11 @@ func (j *job) mergeShards(ctx context.Context, c *ghbot.Client, pinned string) (
 		case err != nil:
 			return true, fmt.Errorf("mode report: %s: %w", name, err)
 		}
-		f, err := results.ReadFile(filepath.Join(d, artifactResults))
+		f, err := readArtifactResults(filepath.Join(d, artifactResults))
+		var big *tooLargeError
+		if errors.As(err, &big) {
+			return true, fmt.Errorf("mode report: %s: %w", name, err)
+		}
 		if err != nil {
 			lost = append(lost, name+": no results")
 			continue
@@ -258,9 +262,11 @@ func (j *job) mergeShards(ctx context.Context, c *ghbot.Client, pinned string) (
 		return false, nil // the artifact directory then holds no results either: reported as such
 	}
 	ref := found[0].m
-	p := plan{HeadSHA: cmp.Or(pinned, ref.HeadSHA), BaseSHA: cmp.Or(j.in.BaseSHA, ref.BaseSHA), PR: ref.PR, Kind: ghbot.RunKind(ref.Kind), Cells: ref.Cells}
-	if j.in.PR != 0 {
-		p.PR = j.in.PR
+	// The pull request and its base come from the inputs (else the event), never from an
+	// artifact: a measuring job could name another pull request's.
+	p := plan{HeadSHA: cmp.Or(pinned, ref.HeadSHA), BaseSHA: j.in.BaseSHA, PR: j.in.PR, Kind: ghbot.RunKind(ref.Kind), Cells: ref.Cells}
+	if p.PR == 0 {
+		p.PR = j.eventPR()
 	}
 	fail := func(cause error, refused bool) (bool, error) {
 		if pinned == "" {
