@@ -301,9 +301,9 @@ func TestDecideVariants(t *testing.T) {
 		{
 			// No reply: a comment that mentions them is what any user could make the bot post.
 			name: "/bench by a read-only commenter is refused with a reaction", event: "issue_comment", seed: withComment(func(*env) {}),
-			payload: comment("/bench", nil),
-			want:    Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Reaction: "-1"},
-			reason:  "Codertocat, whose permission is read, posted a /bench command; only users with write or admin permission on Codertocat/Hello-World may run benchmarks",
+			payload:   comment("/bench", nil),
+			want:      Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Reaction: "-1"},
+			reason:    "Codertocat, whose permission is read, posted a /bench command; only users with write or admin permission on Codertocat/Hello-World may run benchmarks",
 			reactions: 1,
 		},
 		{
