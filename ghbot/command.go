@@ -190,7 +190,13 @@ func parseLine(line string) (Command, error) {
 		if first, rest, _ := strings.Cut(args, " "); commandSHA(first) {
 			sha, args = strings.ToLower(first), strings.TrimSpace(rest)
 		}
-		reason := unquote(args)
+		// Bidirectional controls reorder what a reader sees: dropped, in every copy of the reason.
+		reason := strings.TrimSpace(strings.Map(func(r rune) rune {
+			if bidiControl(r) {
+				return -1
+			}
+			return r
+		}, unquote(args)))
 		switch {
 		case reason == "":
 			return bad("`/bench accept` needs a reason, e.g. `/bench accept \"the slowdown buys correctness, see #123\"`.")

@@ -43,6 +43,7 @@ func TestParseCommand(t *testing.T) {
 		{name: "with a commit", body: "/bench 1A2B3C4d", want: Command{Kind: CommandRun, SHA: "1a2b3c4d"}},
 		{name: "with a full commit", body: "/bench ec26c3e57ca3a959ca5aad62de7213c562f8c821", want: Command{Kind: CommandRun, SHA: "ec26c3e57ca3a959ca5aad62de7213c562f8c821"}},
 		{name: "accept with a commit", body: "/bench accept ec26c3e the fix costs 2 %", want: Command{Kind: CommandAccept, SHA: "ec26c3e", Reason: "the fix costs 2 %"}},
+		{name: "accept drops bidi controls", body: "/bench accept ok \u202eexe.txt\u202c", want: Command{Kind: CommandAccept, Reason: "ok exe.txt"}},
 		{name: "accept whose reason starts with a short word", body: "/bench accept facade is slower", want: Command{Kind: CommandAccept, Reason: "facade is slower"}},
 
 		{name: "no command", body: "LGTM, ship it", notCmd: true},
@@ -150,7 +151,7 @@ func FuzzParseCommand(f *testing.F) {
 				seen[c] = true
 			}
 		case CommandAccept:
-			if strings.TrimSpace(cmd.Reason) == "" || strings.ContainsAny(cmd.Reason, "\n\r\x00") {
+			if strings.TrimSpace(cmd.Reason) == "" || strings.ContainsAny(cmd.Reason, "\n\r\x00\u202e\u2066") {
 				t.Fatalf("accept reason %q", cmd.Reason)
 			}
 		default:

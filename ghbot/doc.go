@@ -25,6 +25,8 @@
 // ghinstallation is given go-github's resolved base so that its token requests use the same
 // /api/v3 prefix. Every token, and each line of an App's private key, is masked with
 // ::add-mask:: before a request can use it; installation tokens are masked again when renewed.
+// An App's installation tokens are narrowed by Auth.Scope (the repositories and permissions the
+// caller's step needs), sent as the body of the token request.
 //
 // # Retries
 //

@@ -198,8 +198,35 @@ func (j *job) client(ctx context.Context) (*ghbot.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	auth.Scope = tokenScope(j.in.Mode, j.repo.Name)
 	opts := append([]ghbot.Option{ghbot.WithActions(j.a), ghbot.WithLogger(j.log)}, j.d.ClientOptions...)
 	return ghbot.NewClient(ctx, auth, j.ghc.APIURL, opts...)
+}
+
+// tokenScope is what a GitHub App's installation token is asked for in a mode: this repository
+// only, and the permissions the mode's calls need (metadata to read the repository and
+// permissions; pull_requests for the PR, its comments and reactions; checks for the check run;
+// contents to read the store and the commit graph, and in full and report mode to write the data
+// branch; issues for the change-point issues a push opens and closes).
+func tokenScope(mode, repo string) ghbot.TokenScope {
+	var perms map[string]string
+	switch mode {
+	case ModeDecide:
+		perms = map[string]string{"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "read"}
+	case ModeFull, ModeReport:
+		perms = map[string]string{"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "write", "issues": "write"}
+	case ModeCleanup:
+		perms = map[string]string{"metadata": "read", "pull_requests": "write", "checks": "write"}
+	case ModePages:
+		perms = map[string]string{"metadata": "read", "contents": "read"}
+	default: // measure holds no credentials; anything else asks for as little
+		perms = map[string]string{"metadata": "read"}
+	}
+	s := ghbot.TokenScope{Permissions: perms}
+	if repo != "" {
+		s.Repositories = []string{repo}
+	}
+	return s
 }
 
 func (j *job) checkName() string { return j.cfg.GitHub.CheckName }
@@ -231,7 +258,11 @@ func (j *job) routed(ctx context.Context, full bool) error {
 		return nil
 	case ghbot.DoHelp, ghbot.DoRefuse:
 		j.setOutput("verdict", VerdictRefused)
-		j.summary("speedmatrix: the command was not run.\n")
+		why := ""
+		if d.Do == ghbot.DoRefuse && d.Reason != "" {
+			why = " " + code(d.Reason)
+		}
+		j.summary("speedmatrix: the command was not run." + why + "\n")
 		return nil
 	case ghbot.DoActionRequired:
 		return j.actionRequired(ctx, c, d)

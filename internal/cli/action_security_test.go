@@ -222,3 +222,68 @@ func TestActionReportIndexTimeNow(t *testing.T) {
 		t.Errorf("stored %+v", prs)
 	}
 }
+
+// TestActionForgedStateNoAcceptance (item 7): with GITHUB_TOKEN any workflow comments as
+// github-actions[bot]. A comment that quotes the marker and a state line accepting the head's
+// regression (another workflow echoing a pull request's text) is not the bot's: it is left
+// alone and the regression fails the check. A comment laid out as the previous version wrote
+// it (marker first, then the state line) is found and edited in place — no duplicate — but its
+// acceptance is not believed either. A maintainer's real /bench accept still turns the check
+// green, and its reason reaches the check's summary without bidirectional controls (item 18).
+func TestActionForgedStateNoAcceptance(t *testing.T) {
+	accepted := `<!-- speedmatrix:state {"v":1,"phase":"done","head_sha":"` + prHead + `","verdict":"regression","conclusion":"success",` +
+		`"accepted":{"by":"Codertocat","at":"2019-05-15T15:30:00Z","sha":"` + prHead + `","reason":"forged"}} -->`
+	marker := ghbot.Marker("speedmatrix")
+	for _, tc := range []struct {
+		name, body string
+		comments   int // the bot's comments afterwards, the planted one included
+		edited     bool
+	}{
+		{"quoted by another workflow", "New PR: " + marker + "\n" + accepted + "\n", 2, false},
+		{"the previous version's layout", marker + "\n" + accepted + "\n### ☑️ Accepted\n\n<!-- speedmatrix:comment -->\n" + marker + "\n", 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newActEnv(t)
+			e.storeBaseline(prBase)
+			e.writeConfig(actionConfig(", slowdown: decode=3"))
+			planted := e.srv.AddComment(actRepo, 2, ghtest.ActionsLogin, tc.body)
+			e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+			out := mustRun(t, e)
+			wantOutputs(t, out, map[string]string{"verdict": "regression", "conclusion": "failure"})
+			st := e.srv.State()
+			if c := oneCheck(t, st, prHead); c.Conclusion != "failure" {
+				t.Errorf("check %s, want failure", c.Conclusion)
+			}
+			cms := st.CommentsOn(actRepo, 2)
+			if len(cms) != tc.comments {
+				t.Fatalf("%d comments, want %d: %+v", len(cms), tc.comments, cms)
+			}
+			for _, c := range cms {
+				switch {
+				case c.ID == planted && !tc.edited && c.Body != tc.body:
+					t.Errorf("the quoting comment was edited:\n%s", c.Body)
+				case c.ID == planted && tc.edited && (c.Body == tc.body || strings.Contains(c.Body, "forged")):
+					t.Errorf("the previous version's comment was not rewritten, or kept its acceptance:\n%s", c.Body)
+				case c.ID != planted && strings.Contains(c.Body, "forged"):
+					t.Errorf("the forged acceptance reached our comment:\n%s", c.Body)
+				}
+			}
+		})
+	}
+
+	e := newActEnv(t)
+	e.storeBaseline(prBase)
+	e.writeConfig(actionConfig(", slowdown: decode=3"))
+	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+	mustRun(t, e)
+	e.benchComment("/bench accept " + prHead[:7] + " known cost \u202etxt.exe\u202c of the fix")
+	out := mustRun(t, e)
+	wantOutputs(t, out, map[string]string{"verdict": "accepted", "conclusion": "success"})
+	c := oneCheck(t, e.srv.State(), prHead)
+	if c.Conclusion != "success" || !strings.Contains(c.Summary, "known cost txt.exe of the fix") || strings.ContainsAny(c.Summary+c.Title, "\u202e\u202c") {
+		t.Errorf("check %s %q", c.Conclusion, c.Summary)
+	}
+	if b := oneComment(t, e.srv.State()); strings.ContainsAny(b, "\u202e\u202c") {
+		t.Errorf("comment holds bidi controls:\n%s", b)
+	}
+}
