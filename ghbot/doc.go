@@ -48,8 +48,10 @@
 //   - pull_request labeled with Policy.TrustLabel by a user with write or admin: run at the
 //     payload's head, which is the commit at labelling time.
 //   - issue_comment created on a PR with a /bench command (ParseCommand; comments on issues,
-//     edits, bot comments and comments without a /bench line are ignored; help and malformed
-//     commands get the help as a reply, never a run); see Pinning.
+//     edits, bot comments and comments without a /bench line are ignored). The commenter's
+//     permission is asked first: a user without write or admin gets a -1 reaction and no reply,
+//     whatever the command (a reply mentions them, so anyone could make the bot post); a
+//     writer's help or malformed command gets the help as a reply, never a run; see Pinning.
 //   - check_run rerequested, and requested_action with our buttons (ActionIDRerun,
 //     ActionIDAccept), for a run named Policy.CheckName, pressed by a writer. GitHub sends these
 //     only to the App that made the run.
@@ -61,9 +63,12 @@
 //
 // # Pinning (the /bench rule)
 //
-// An issue_comment payload does not say at which commit the commenter read the PR. Decide pins
-// the head it fetches, and takes the command only if that head is provably the one present when
-// the comment was written: the head repository's pushed_at (GitHub's time of the last push to
+// An issue_comment payload does not say at which commit the commenter read the PR. A command
+// can name it — /bench <sha>, /bench accept <sha> <reason>, at least 7 hex digits — and Decide
+// then pins the head it fetches if the named commit is a prefix of it, and refuses otherwise
+// with a reply naming the current head. For the bare form, Decide pins the head it fetches
+// and takes the command only if that head is provably the one present when the comment was
+// written: the head repository's pushed_at (GitHub's time of the last push to
 // any of its refs) must be strictly before the comment's created_at. A push after the comment
 // — to the PR or, conservatively, to any branch of the head repository — refuses the command
 // with a reply asking to read the new commits and comment again. Commit dates are not used:

@@ -71,6 +71,7 @@ func ghfakeOf(ts *testscript.TestScript) *ghfakeHolder {
 //	ghfake idle               fail if any check run is queued or in_progress
 //	ghfake comments           print the number of the bot's marked comments on PR #2, then each
 //	ghfake replies            print the bot's other comments on PR #2
+//	ghfake reactions          print each reaction: CONTENT on comment ID by USER
 //	ghfake branch NAME        print the paths of the files on branch NAME, one a line
 func cmdGHFake(outer testing.TB) func(ts *testscript.TestScript, neg bool, args []string) {
 	return func(ts *testscript.TestScript, neg bool, args []string) {
@@ -117,6 +118,11 @@ func cmdGHFake(outer testing.TB) func(ts *testscript.TestScript, neg bool, args 
 			want(0, "")
 			for _, c := range botComments(h.srv.State(), false) {
 				fmt.Fprintf(ts.Stdout(), "-- reply %d --\n%s\n", c.ID, c.Body)
+			}
+		case "reactions":
+			want(0, "")
+			for _, r := range h.srv.State().Reactions {
+				fmt.Fprintf(ts.Stdout(), "%s on comment %d by %s\n", r.Content, r.CommentID, r.User)
 			}
 		case "branch":
 			want(1, "NAME")

@@ -198,6 +198,9 @@ func (j *job) reportMode(ctx context.Context) error {
 	if p.PR == 0 {
 		p.PR = j.eventPR()
 	}
+	if p.PR != 0 {
+		p.Accepted = j.readAcceptance(ctx, c, p.HeadSHA)
+	}
 	m, err := readMeta(j.in.ArtifactDir)
 	if errors.Is(err, errNoArtifact) {
 		j.abort(ctx, c, p, errors.New("the measuring job left no results (it failed or was cancelled)"))
@@ -219,7 +222,6 @@ func (j *job) reportMode(ctx context.Context) error {
 		if st, ok := j.readState(ctx, c, p.PR); ok {
 			p.State = &st
 		}
-		p.Accepted = j.readAcceptance(ctx, c, p.HeadSHA)
 	}
 	resultsPath := filepath.Join(j.in.ArtifactDir, artifactResults)
 	head, err := readArtifactResults(resultsPath)
@@ -360,7 +362,8 @@ func (j *job) cleanupMode(ctx context.Context) error {
 	}
 	why := "The run ended before its results (it failed or was cancelled); the cleanup step completed its check."
 	r := j.render(p, outcome{}, renderInput{Cancelled: why})
-	n, err := c.CompleteStale(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.ConclusionCancelled, ghbot.CheckOutput{Title: r.title, Summary: r.summary})
+	p.Accepted = j.readAcceptance(ctx, c, p.HeadSHA)
+	n, err := c.CompleteStale(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.ConclusionCancelled, ghbot.CheckOutput{Title: r.title, Summary: j.acceptancePrefix(p) + r.summary})
 	if err != nil {
 		return err
 	}

@@ -276,6 +276,7 @@ func (j *job) mergeShards(ctx context.Context, c *ghbot.Client, pinned string) (
 			if st, ok := j.readState(ctx, c, p.PR); ok {
 				p.State = &st
 			}
+			p.Accepted = j.readAcceptance(ctx, c, p.HeadSHA)
 		}
 		if !refused {
 			j.abort(ctx, c, p, cause)
@@ -338,7 +339,7 @@ func (j *job) refuseShards(ctx context.Context, c *ghbot.Client, p plan, cause e
 	}
 	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
 		Conclusion: ghbot.ConclusionFailure, DetailsURL: j.runURL,
-		Output: ghbot.CheckOutput{Title: title, Summary: retitle(r.summary)},
+		Output: ghbot.CheckOutput{Title: title, Summary: j.acceptancePrefix(p) + retitle(r.summary)},
 	}); err != nil {
 		return err
 	}
