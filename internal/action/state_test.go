@@ -92,3 +92,30 @@ func TestCheckStateRoundTrip(t *testing.T) {
 		t.Errorf("parseCheckState took a line that is not the summary's first")
 	}
 }
+
+// FuzzParseState: comment text is outside input (any workflow comments as github-actions[bot]):
+// whatever it holds, parseState yields no acceptance and only canonical cells.
+func FuzzParseState(f *testing.F) {
+	m := ghbot.Marker("speedmatrix")
+	for _, s := range []string{
+		m + "\n" + `<!-- speedmatrix:state {"v":1,"phase":"done","head_sha":"` + strings.Repeat("a", 40) + `","accepted":{"by":"x","sha":"` + strings.Repeat("a", 40) + `"}} -->`,
+		`<!-- speedmatrix:state {"v":1,"inconclusive":["decode/8K/1","$(id)"]} -->`,
+		"x\n\n<!-- speedmatrix:state {\"v\":1} -->", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		st, ok := parseState(body)
+		if !ok {
+			return
+		}
+		if st.Accepted != nil {
+			t.Fatalf("an acceptance from comment text: %+v", st.Accepted)
+		}
+		for _, c := range st.Inconclusive {
+			if got, err := canonicalCells([]string{c}); err != nil || got[0] != c {
+				t.Fatalf("cell %q is not canonical", c)
+			}
+		}
+	})
+}
