@@ -423,11 +423,14 @@ func (j *job) headMoved(ctx context.Context, c *ghbot.Client, p plan, cause erro
 func (j *job) abort(ctx context.Context, c *ghbot.Client, p plan, cause error) {
 	conclusion := ghbot.ConclusionCancelled
 	why := "The run stopped before its results."
+	var measureErr *measureJobError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(cause, context.DeadlineExceeded):
 		conclusion, why = ghbot.ConclusionTimedOut, "The run timed out before its results."
 	case ctx.Err() != nil:
 		why = "The run was cancelled before its results."
+	case errors.As(cause, &measureErr):
+		why = measureErr.why(j.runURL)
 	case cause != nil:
 		why = "The run failed before its results: " + code(firstLine(cause.Error()))
 		if exit := serverExit(cause); exit != "" {

@@ -34,6 +34,7 @@ type actionYML struct {
 			Run              string            `yaml:"run"`
 			WorkingDirectory string            `yaml:"working-directory"`
 			Env              map[string]string `yaml:"env"`
+			With             map[string]string `yaml:"with"`
 		} `yaml:"steps"`
 	} `yaml:"runs"`
 }
@@ -64,8 +65,11 @@ func TestActionYML(t *testing.T) {
 		if strings.Contains(s.Run, "go build") && strings.Contains(s.Run, "./cmd/speedmatrix") && s.WorkingDirectory == "${{ github.action_path }}" {
 			built = true
 		}
-		if strings.Contains(s.Run, "speedmatrix\" action") {
+		if strings.Contains(s.Run, "\"$SPEEDMATRIX_BIN\" action") {
 			env, stepID = s.Env, s.ID
+		}
+		if strings.Contains(s.Uses, "actions/setup-go") && s.With["cache"] != "false" {
+			t.Errorf("%s: cache %q, want false: a Go cache restored on a GPU runner can carry what a pull request's job wrote", s.Uses, s.With["cache"])
 		}
 	}
 	if !built || env == nil || stepID == "" {
@@ -87,7 +91,13 @@ func TestActionYML(t *testing.T) {
 			t.Errorf("%s = %q, want an expression of inputs.%s", key, v, name)
 		}
 	}
-	for key := range env {
+	for key, v := range env {
+		if key == "SPEEDMATRIX_BIN" {
+			if v != "${{ steps.binary.outputs.path }}" {
+				t.Errorf("SPEEDMATRIX_BIN = %q, want the binary step's path", v)
+			}
+			continue
+		}
 		if !strings.HasPrefix(key, "INPUT_") {
 			t.Errorf("env %s is not an input", key)
 		}
