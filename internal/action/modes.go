@@ -124,7 +124,7 @@ func (j *job) measureMode(ctx context.Context) error {
 		}
 	case ev.Dispatch != nil:
 		p.Kind = ghbot.RunDispatch
-	case ev.Name == "pull_request" && ev.PullRequest != nil:
+	case ev.IsPullRequest() && ev.PullRequest != nil:
 		p.Kind = ghbot.RunPullRequest
 		if p.BaseSHA == "" && ghbot.ValidSHA(ev.PullRequest.BaseSHA) {
 			p.BaseSHA = ev.PullRequest.BaseSHA
