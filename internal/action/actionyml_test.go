@@ -64,6 +64,11 @@ func TestActionYML(t *testing.T) {
 		}
 		if strings.Contains(s.Run, "go build") && strings.Contains(s.Run, "./cmd/speedmatrix") && s.WorkingDirectory == "${{ github.action_path }}" {
 			built = true
+			// On the GPU runner, caches an earlier job (a pull request's code) could write are
+			// not trusted: a build cache of the job's own, the module cache verified.
+			if !strings.Contains(s.Run, `export GOCACHE="$RUNNER_TEMP/`) || !strings.Contains(s.Run, "go mod verify") || s.Env["SPEEDMATRIX_MODE"] != "${{ inputs.mode }}" {
+				t.Errorf("the build in mode measure must use a build cache under RUNNER_TEMP and verify the module cache:\n%s", s.Run)
+			}
 		}
 		if strings.Contains(s.Run, "\"$SPEEDMATRIX_BIN\" action") {
 			env, stepID = s.Env, s.ID
