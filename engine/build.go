@@ -95,6 +95,9 @@ const markerName = "complete.json"
 type Builder struct {
 	Git    Git                 // nil: GitCLI{}
 	Getenv func(string) string // nil: os.Getenv
+	// Environ is the environment the build commands inherit, allow-listed by ProcessEnv
+	// (nil: os.Environ).
+	Environ func() []string
 	Stderr io.Writer           // in GitHub Actions the build output is also streamed here, in a log group
 	Log    *slog.Logger        // nil: discarded
 	Now    func() time.Time    // nil: time.Now
@@ -114,6 +117,9 @@ func (b *Builder) defaults() {
 	}
 	if b.Now == nil {
 		b.Now = time.Now
+	}
+	if b.Environ == nil {
+		b.Environ = os.Environ
 	}
 	if b.Docker == "" {
 		b.Docker = "docker"
@@ -386,11 +392,14 @@ func (b *Builder) build(ctx context.Context, spec BuildSpec, bd *Build) error {
 
 // steps returns the commands of bd's build, as a vLLM developer would run them.
 func (b *Builder) steps(spec BuildSpec, bd *Build) []step {
-	env := os.Environ()
+	env := b.Environ()
 	extra := func(kv ...string) []string {
-		e := append(append([]string(nil), env...), kv...)
 		for _, k := range sortedKeys(spec.Env) {
-			e = append(e, k+"="+spec.Env[k])
+			kv = append(kv, k+"="+spec.Env[k])
+		}
+		e, dropped := ProcessEnv(env, kv) // env.go: allow-listed
+		if len(dropped) > 0 {
+			b.Log.Warn("build env: variables a build may not be given were dropped", "names", strings.Join(dropped, ","))
 		}
 		return e
 	}

@@ -48,7 +48,8 @@ type ServeSpec struct {
 	Dir string
 	// Expand looks up ${NAME}s other than PORT; nil: BaseEnv.
 	Expand Expander
-	// BaseEnv is the environment the server inherits (default os.Environ()).
+	// BaseEnv is the environment the server inherits (default os.Environ()), allow-listed by
+	// ProcessEnv: the job's GitHub context, inputs and runner tokens never reach the server.
 	BaseEnv []string
 	// AfterStop, when set, runs (argv, no shell) once the server's process group is gone, e.g.
 	// docker rm -f of its container.
@@ -190,15 +191,20 @@ func (s *Server) prepare() error {
 		after = append(after, v)
 	}
 	s.spec.AfterStop = after
-	s.env = append([]string(nil), s.spec.BaseEnv...)
 	added := map[string]string{}
+	var configured []string
 	for _, k := range sortedKeys(s.spec.Env) {
 		v, err := envexpand.Expand(s.spec.Env[k], lookup)
 		if err != nil {
 			return fmt.Errorf("serve: env %s: %w", k, err)
 		}
-		s.env = append(s.env, k+"="+v)
+		configured = append(configured, k+"="+v)
 		added[k] = v
+	}
+	var dropped []string
+	s.env, dropped = ProcessEnv(s.spec.BaseEnv, configured) // env.go: allow-listed
+	if len(dropped) > 0 {
+		s.log.Warn("engine.serve.env: variables the server may not be given were dropped (the job's GitHub context, inputs and runner tokens)", "names", strings.Join(dropped, ","))
 	}
 	s.model = s.spec.Model
 	if s.model == "" {
