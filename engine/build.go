@@ -98,11 +98,11 @@ type Builder struct {
 	// Environ is the environment the build commands inherit, allow-listed by ProcessEnv
 	// (nil: os.Environ).
 	Environ func() []string
-	Stderr io.Writer           // in GitHub Actions the build output is also streamed here, in a log group
-	Log    *slog.Logger        // nil: discarded
-	Now    func() time.Time    // nil: time.Now
-	Docker string              // docker binary (default "docker" on PATH)
-	UV     string              // uv binary (default "uv" on PATH)
+	Stderr  io.Writer        // in GitHub Actions the build output is also streamed here, in a log group
+	Log     *slog.Logger     // nil: discarded
+	Now     func() time.Time // nil: time.Now
+	Docker  string           // docker binary (default "docker" on PATH)
+	UV      string           // uv binary (default "uv" on PATH)
 }
 
 func (b *Builder) defaults() {
