@@ -18,6 +18,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/internal/redact"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // runEngine is `speedmatrix run` with engine.serve and no URL, in one command: it builds the
@@ -60,6 +61,9 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 
 	spec, err := engineBuildSpec(o)
 	if err != nil {
+		return err
+	}
+	if err := checkPinnedSource(ctx, o, spec); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -114,6 +118,25 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 		err = errors.Join(err, serr)
 	}
 	return err
+}
+
+// checkPinnedSource refuses a run pinned to a full commit id (--engine-commit, the action's
+// sha) whose engine checkout is at another commit: the results would record the pinned commit
+// for what another one measured. A run that builds nothing from a checkout (build none, no
+// engine.source) has nothing to check: its commit is recorded as given.
+func checkPinnedSource(ctx context.Context, o runOptions, spec engine.BuildSpec) error {
+	pinned := strings.ToLower(strings.TrimSpace(o.Engine.Commit))
+	if !store.IsCommit(pinned) || (spec.Mode == engine.ModeNone && o.Engine.Source == "") {
+		return nil
+	}
+	src := o.Engine.Source
+	if src == "" {
+		src = "."
+	}
+	if err := engine.CheckPinned(ctx, nil, src, pinned); err != nil {
+		return usagef("engine.source: %w", err)
+	}
+	return nil
 }
 
 // engineBuildSpec turns engine.{source, build, keep, cache_dir} into the build's spec.
