@@ -95,6 +95,10 @@ const markerName = "complete.json"
 type Builder struct {
 	Git    Git                 // nil: GitCLI{}
 	Getenv func(string) string // nil: os.Getenv
+	// Reaper, when set, is the argv of a program that hands ReaperArg to Reap (speedmatrix):
+	// every build command then runs under it, so that the command's whole process group dies
+	// with this process (see startGroup).
+	Reaper []string
 	// Environ is the environment the build commands inherit, allow-listed by ProcessEnv
 	// (nil: os.Environ).
 	Environ func() []string
@@ -365,7 +369,7 @@ func (b *Builder) build(ctx context.Context, spec BuildSpec, bd *Build) error {
 	}
 	for _, st := range b.steps(spec, bd) {
 		fmt.Fprintf(out, "$ %s\n", strings.Join(st.argv, " "))
-		if err := runStep(ctx, st, out); err != nil {
+		if err := runStep(ctx, st, out, b.Reaper); err != nil {
 			var pe *ProcessError
 			if errors.As(err, &pe) {
 				pe.Log = bd.LogPath
@@ -433,11 +437,11 @@ func (b *Builder) steps(spec BuildSpec, bd *Build) []step {
 
 // runStep runs one build command in its own process group with its output to out; a
 // cancelled ctx stops the whole group (compilers included).
-func runStep(ctx context.Context, st step, out io.Writer) error {
+func runStep(ctx context.Context, st step, out io.Writer, reaper []string) error {
 	cmd := exec.Command(st.argv[0], st.argv[1:]...)
 	cmd.Dir, cmd.Env = st.dir, st.env
 	cmd.Stdout, cmd.Stderr = out, out
-	g, err := startGroup(cmd)
+	g, err := startGroup(cmd, reaper)
 	if err != nil {
 		return &ProcessError{What: "build", ExitCode: -1, Reason: fmt.Sprintf("could not start %s: %v", st.argv[0], err)}
 	}

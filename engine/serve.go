@@ -51,6 +51,10 @@ type ServeSpec struct {
 	// BaseEnv is the environment the server inherits (default os.Environ()), allow-listed by
 	// ProcessEnv: the job's GitHub context, inputs and runner tokens never reach the server.
 	BaseEnv []string
+	// Reaper, when set, is the argv of a program that hands ReaperArg to Reap (speedmatrix):
+	// the server then runs under it, so that its whole process group dies with this process,
+	// however this process dies (see startGroup).
+	Reaper []string
 	// AfterStop, when set, runs (argv, no shell) once the server's process group is gone, e.g.
 	// docker rm -f of its container.
 	AfterStop []string
@@ -247,7 +251,7 @@ func (s *Server) start() error {
 	cmd.Env = s.env
 	cmd.Dir = s.spec.Dir
 	cmd.Stdout, cmd.Stderr = f, f
-	s.g, err = startGroup(cmd)
+	s.g, err = startGroup(cmd, s.spec.Reaper)
 	if err != nil {
 		f.Close()
 		return fmt.Errorf("serve: start %s: %w", s.argv[0], err)

@@ -22,6 +22,9 @@ import (
 // TestMain lets the test binary act as the speedmatrix command (ENGINE_TEST_EXEC=speedmatrix),
 // so that the served process of these tests is the real `speedmatrix sim`.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == engine.ReaperArg {
+		engine.Reap(os.Args[2:]) // the reaper of TestServeReaper's servers
+	}
 	if os.Getenv("ENGINE_TEST_EXEC") == "speedmatrix" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)

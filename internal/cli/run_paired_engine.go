@@ -36,7 +36,7 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 	if err != nil {
 		return nil, err
 	}
-	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log}).Build(ctx, spec)
+	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}).Build(ctx, spec)
 	if err != nil {
 		return nil, sec.redactError(fmt.Errorf("engine.build of %s: %w", source, err))
 	}

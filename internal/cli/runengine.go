@@ -67,7 +67,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 		return err
 	}
 	start := time.Now()
-	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log}).Build(ctx, spec)
+	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}).Build(ctx, spec)
 	ph.build = time.Since(start)
 	if err != nil {
 		return fmt.Errorf("engine.build: %w", err)
