@@ -66,25 +66,32 @@ type BuildSpec struct {
 	Python string
 	// Env is added last to the build commands' environment.
 	Env map[string]string
+	// Trust is the trust level of the job (trust.go): environments, ccache and image tags are
+	// kept per level under CacheDir/<level>, and a trusted job reuses an environment only when
+	// its tree still hashes to what the build recorded (never an image: it rebuilds).
+	Trust Trust
 }
 
 // Build is a built engine: where its environment is and how it got there.
 type Build struct {
-	Engine    string        `json:"engine"`
-	Commit    string        `json:"commit"`
-	MergeBase string        `json:"merge_base,omitempty"`
-	Mode      Mode          `json:"mode"`
-	Reason    string        `json:"reason,omitempty"` // why auto chose the mode
-	Dir       string        `json:"-"`                // the environment's directory
-	Source    string        `json:"-"`                // the commit's private checkout
-	Venv      string        `json:"venv,omitempty"`
-	Image     string        `json:"image,omitempty"`
-	Command   string        `json:"command,omitempty"`
-	Dirty     bool          `json:"dirty,omitempty"` // built from a checkout with uncommitted changes
-	BuiltAt   time.Time     `json:"built_at"`
-	Duration  time.Duration `json:"duration"`
-	Cached    bool          `json:"-"` // reused from an earlier build
-	LogPath   string        `json:"-"`
+	Engine    string `json:"engine"`
+	Commit    string `json:"commit"`
+	MergeBase string `json:"merge_base,omitempty"`
+	Mode      Mode   `json:"mode"`
+	Reason    string `json:"reason,omitempty"` // why auto chose the mode
+	Dir       string `json:"-"`                // the environment's directory
+	Source    string `json:"-"`                // the commit's private checkout
+	Venv      string `json:"venv,omitempty"`
+	Image     string `json:"image,omitempty"`
+	Command   string `json:"command,omitempty"`
+	Dirty     bool   `json:"dirty,omitempty"` // built from a checkout with uncommitted changes
+	Trust     Trust  `json:"trust,omitempty"`
+	// TreeSHA256 is, for a trusted build, the hash of its environment's tree (treeHash).
+	TreeSHA256 string        `json:"tree_sha256,omitempty"`
+	BuiltAt    time.Time     `json:"built_at"`
+	Duration   time.Duration `json:"duration"`
+	Cached     bool          `json:"-"` // reused from an earlier build
+	LogPath    string        `json:"-"`
 }
 
 // markerName is the file written last into an environment: its presence means the build
@@ -169,6 +176,12 @@ func (b *Builder) Build(ctx context.Context, spec BuildSpec) (*Build, error) {
 	if spec.CacheDir == "" {
 		spec.CacheDir = DefaultCacheDir(b.Getenv)
 	}
+	if _, err := ParseTrust(string(spec.Trust)); err != nil {
+		return nil, fmt.Errorf("build: %w", err)
+	}
+	if spec.Trust != TrustLocal {
+		spec.CacheDir = filepath.Join(spec.CacheDir, string(spec.Trust))
+	}
 	if spec.Keep <= 0 {
 		spec.Keep = 3
 	}
@@ -201,7 +214,7 @@ func (b *Builder) Build(ctx context.Context, spec BuildSpec) (*Build, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build: which commit to build: %w; is %s a git checkout of the engine?", err, spec.Source)
 	}
-	bd := &Build{Engine: spec.Engine, Commit: commit, Mode: spec.Mode}
+	bd := &Build{Engine: spec.Engine, Commit: commit, Mode: spec.Mode, Trust: spec.Trust}
 	if spec.Commit == "" {
 		if bd.Dirty, err = b.Git.Dirty(ctx, spec.Source); err != nil {
 			return nil, fmt.Errorf("build: %w", err)
@@ -229,11 +242,14 @@ func (b *Builder) Build(ctx context.Context, spec BuildSpec) (*Build, error) {
 	switch bd.Mode {
 	case ModeDocker:
 		bd.Image = fmt.Sprintf("speedmatrix-%s:%s", spec.Engine, commit)
+		if spec.Trust != TrustLocal {
+			bd.Image = fmt.Sprintf("speedmatrix-%s-%s:%s", spec.Engine, spec.Trust, commit)
+		}
 	case ModePrecompiled, ModeFull:
 		bd.Venv = filepath.Join(bd.Dir, "venv")
 	}
 
-	if prev, ok := b.reusable(ctx, bd); ok {
+	if prev, ok := b.reusable(ctx, spec, bd); ok {
 		prev.Dir, prev.Source, prev.Cached, prev.LogPath = bd.Dir, bd.Source, true, bd.LogPath
 		b.Log.Info("engine already built; reusing it", "commit", short(commit), "mode", prev.Mode, "dir", bd.Dir)
 		touch(filepath.Join(bd.Dir, "last-used"), b.Now())
@@ -309,7 +325,7 @@ func (b *Builder) resolveMode(ctx context.Context, spec BuildSpec, bd *Build) er
 }
 
 // reusable returns the completed earlier build of bd's commit when it matches bd.
-func (b *Builder) reusable(ctx context.Context, bd *Build) (*Build, bool) {
+func (b *Builder) reusable(ctx context.Context, spec BuildSpec, bd *Build) (*Build, bool) {
 	if bd.Dirty {
 		return nil, false
 	}
@@ -318,8 +334,18 @@ func (b *Builder) reusable(ctx context.Context, bd *Build) (*Build, bool) {
 		return nil, false
 	}
 	var prev Build
-	if json.Unmarshal(data, &prev) != nil || prev.Dirty || prev.Mode != bd.Mode || prev.Commit != bd.Commit || prev.Command != bd.Command {
+	if json.Unmarshal(data, &prev) != nil || prev.Dirty || prev.Mode != bd.Mode || prev.Commit != bd.Commit || prev.Command != bd.Command || prev.Trust != spec.Trust {
 		return nil, false
+	}
+	if spec.Trust == TrustTrusted {
+		if prev.Image != "" {
+			return nil, false // a tag is the docker daemon's, which any job can retag: rebuild
+		}
+		sum, err := treeHash(bd.Dir)
+		if err != nil || prev.TreeSHA256 == "" || sum != prev.TreeSHA256 {
+			b.Log.Warn("engine environment changed since its build (or not hashed); rebuilding it", "dir", bd.Dir, "err", err)
+			return nil, false
+		}
 	}
 	if prev.Image != "" {
 		if err := exec.CommandContext(ctx, b.Docker, "image", "inspect", prev.Image).Run(); err != nil {
@@ -382,6 +408,11 @@ func (b *Builder) build(ctx context.Context, spec BuildSpec, bd *Build) error {
 	}
 	bd.BuiltAt = start
 	bd.Duration = b.Now().Sub(start)
+	if spec.Trust == TrustTrusted {
+		if bd.TreeSHA256, err = treeHash(bd.Dir); err != nil {
+			return fmt.Errorf("build: %w", err)
+		}
+	}
 	data, err := json.MarshalIndent(bd, "", "  ")
 	if err != nil {
 		return fmt.Errorf("build: %w", err)
