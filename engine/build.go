@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/speedmatrix/speedmatrix/internal/redact"
 )
 
 // Mode is how an engine is built at a commit.
@@ -66,6 +68,9 @@ type BuildSpec struct {
 	Python string
 	// Env is added last to the build commands' environment.
 	Env map[string]string
+	// Secrets are the secret values a build may print: they are redacted from its output, in
+	// the log file and on stderr, line by line as it is written.
+	Secrets []string
 	// Trust is the trust level of the job (trust.go): environments, ccache and image tags are
 	// kept per level under CacheDir/<level>, and a trusted job reuses an environment only when
 	// its tree still hashes to what the build recorded (never an image: it rebuilds).
@@ -378,13 +383,16 @@ func (b *Builder) build(ctx context.Context, spec BuildSpec, bd *Build) error {
 		return fmt.Errorf("build: log: %w", err)
 	}
 	defer logf.Close()
-	var out io.Writer = logf
+	var raw io.Writer = logf
 	actions := b.Getenv("GITHUB_ACTIONS") == "true" && b.Stderr != nil
 	if actions {
 		fmt.Fprintf(b.Stderr, "::group::build %s %s\n", spec.Engine, short(bd.Commit))
 		defer fmt.Fprintln(b.Stderr, "::endgroup::")
-		out = io.MultiWriter(logf, b.Stderr)
+		raw = io.MultiWriter(logf, b.Stderr)
 	}
+	lw := redact.NewLineWriter(raw, spec.Secrets...)
+	defer lw.Flush()
+	var out io.Writer = lw
 	start := b.Now()
 	b.Log.Info("building engine", "commit", short(bd.Commit), "mode", bd.Mode, "log", bd.LogPath)
 	if err := b.Git.Checkout(ctx, spec.Source, bd.Source, bd.Commit); err != nil {
@@ -399,6 +407,7 @@ func (b *Builder) build(ctx context.Context, spec BuildSpec, bd *Build) error {
 			var pe *ProcessError
 			if errors.As(err, &pe) {
 				pe.Log = bd.LogPath
+				lw.Flush()
 				logf.Sync()
 				pe.Tail = tailFile(bd.LogPath, TailLines)
 				pe.Reason = fmt.Sprintf("of %s %s (%s) failed at %q", spec.Engine, short(bd.Commit), bd.Mode, strings.Join(st.argv, " "))

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sethvargo/go-githubactions"
+
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/internal/redact"
@@ -39,6 +41,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	}
 	sec := newEngineSecrets(env, o, serve)
 	defer func() { err = sec.redactError(err) }()
+	sec.mask(env)
 
 	// Fail now, not after an hour of building, on a variable that is not set.
 	if _, err := serve.Expanded(func(name string) (string, bool) {
@@ -63,6 +66,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	spec.Secrets = sec.values
 	if err := checkPinnedSource(ctx, o, spec); err != nil {
 		return err
 	}
@@ -88,7 +92,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 		return fmt.Errorf("server log %s: %w", logPath, err)
 	}
 	start = time.Now()
-	srv, err := startServer(ctx, env, o, bd, logPath) // runengine_serve.go
+	srv, err := startServer(ctx, env, o, bd, logPath, sec.values) // runengine_serve.go
 	ph.load = time.Since(start)
 	if err != nil {
 		sec.redactFile(env, logPath)
@@ -410,6 +414,9 @@ func newEngineSecrets(env *Env, o runOptions, serve config.Serve) *engineSecrets
 			s.add(env.Getenv(name))
 		}
 	}
+	for _, name := range []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "VLLM_API_KEY"} {
+		s.add(env.Getenv(name)) // the server inherits them (engine.ProcessEnv) and may print them
+	}
 	for k, v := range serve.Env {
 		if redact.IsSecretVar(k) && !strings.Contains(v, "${") {
 			s.add(v) // a literal secret in the file; expanded ones are added above
@@ -421,6 +428,18 @@ func newEngineSecrets(env *Env, o runOptions, serve config.Serve) *engineSecrets
 		}
 	}
 	return s
+}
+
+// mask asks GitHub Actions, when running in it, to mask every known secret value in the job's
+// log (::add-mask::), before the build or the server can print one.
+func (s *engineSecrets) mask(env *Env) {
+	if env.Getenv("GITHUB_ACTIONS") != "true" {
+		return
+	}
+	a := githubactions.New(githubactions.WithWriter(env.Stderr), githubactions.WithGetenv(env.Getenv))
+	for _, v := range s.values {
+		a.AddMask(v)
+	}
 }
 
 // add adds known secret values; empty ones and repeats are ignored.

@@ -15,7 +15,7 @@ func envLookup(env *Env) func(string) (string, bool) {
 
 // startServer starts the server of engine.serve (o.Engine.Serve) from the build bd, with the
 // API key of api_key_env, its output appended to logPath; it returns once the server answers.
-func startServer(ctx context.Context, env *Env, o runOptions, bd *engine.Build, logPath string) (*engine.Server, error) {
+func startServer(ctx context.Context, env *Env, o runOptions, bd *engine.Build, logPath string, secrets []string) (*engine.Server, error) {
 	serve := *o.Engine.Serve
 	var key string
 	if o.APIKeyEnv != "" {
@@ -25,6 +25,7 @@ func startServer(ctx context.Context, env *Env, o runOptions, bd *engine.Build, 
 		Command: serve.Command, Env: serve.Env, Port: serve.Port, Model: o.Model, APIKey: key,
 		ReadyTimeout: serve.ReadyTimeout, StopGrace: serve.StopGrace, LogPath: logPath,
 		Expand: envLookup(env), Log: env.Log, Reaper: engineReaper(),
+		Secrets: secrets, RawLogDir: env.Getenv("RUNNER_TEMP"), // the raw log outside the artifact
 	}))
 }
 
