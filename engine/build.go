@@ -16,6 +16,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/speedmatrix/speedmatrix/internal/redact"
 )
 
 // Mode is how an engine is built at a commit.
@@ -66,25 +68,35 @@ type BuildSpec struct {
 	Python string
 	// Env is added last to the build commands' environment.
 	Env map[string]string
+	// Secrets are the secret values a build may print: they are redacted from its output, in
+	// the log file and on stderr, line by line as it is written.
+	Secrets []string
+	// Trust is the trust level of the job (trust.go): environments, ccache and image tags are
+	// kept per level under CacheDir/<level>, and a trusted job reuses an environment only when
+	// its tree still hashes to what the build recorded (never an image: it rebuilds).
+	Trust Trust
 }
 
 // Build is a built engine: where its environment is and how it got there.
 type Build struct {
-	Engine    string        `json:"engine"`
-	Commit    string        `json:"commit"`
-	MergeBase string        `json:"merge_base,omitempty"`
-	Mode      Mode          `json:"mode"`
-	Reason    string        `json:"reason,omitempty"` // why auto chose the mode
-	Dir       string        `json:"-"`                // the environment's directory
-	Source    string        `json:"-"`                // the commit's private checkout
-	Venv      string        `json:"venv,omitempty"`
-	Image     string        `json:"image,omitempty"`
-	Command   string        `json:"command,omitempty"`
-	Dirty     bool          `json:"dirty,omitempty"` // built from a checkout with uncommitted changes
-	BuiltAt   time.Time     `json:"built_at"`
-	Duration  time.Duration `json:"duration"`
-	Cached    bool          `json:"-"` // reused from an earlier build
-	LogPath   string        `json:"-"`
+	Engine    string `json:"engine"`
+	Commit    string `json:"commit"`
+	MergeBase string `json:"merge_base,omitempty"`
+	Mode      Mode   `json:"mode"`
+	Reason    string `json:"reason,omitempty"` // why auto chose the mode
+	Dir       string `json:"-"`                // the environment's directory
+	Source    string `json:"-"`                // the commit's private checkout
+	Venv      string `json:"venv,omitempty"`
+	Image     string `json:"image,omitempty"`
+	Command   string `json:"command,omitempty"`
+	Dirty     bool   `json:"dirty,omitempty"` // built from a checkout with uncommitted changes
+	Trust     Trust  `json:"trust,omitempty"`
+	// TreeSHA256 is, for a trusted build, the hash of its environment's tree (treeHash).
+	TreeSHA256 string        `json:"tree_sha256,omitempty"`
+	BuiltAt    time.Time     `json:"built_at"`
+	Duration   time.Duration `json:"duration"`
+	Cached     bool          `json:"-"` // reused from an earlier build
+	LogPath    string        `json:"-"`
 }
 
 // markerName is the file written last into an environment: its presence means the build
@@ -95,11 +107,18 @@ const markerName = "complete.json"
 type Builder struct {
 	Git    Git                 // nil: GitCLI{}
 	Getenv func(string) string // nil: os.Getenv
-	Stderr io.Writer           // in GitHub Actions the build output is also streamed here, in a log group
-	Log    *slog.Logger        // nil: discarded
-	Now    func() time.Time    // nil: time.Now
-	Docker string              // docker binary (default "docker" on PATH)
-	UV     string              // uv binary (default "uv" on PATH)
+	// Reaper, when set, is the argv of a program that hands ReaperArg to Reap (speedmatrix):
+	// every build command then runs under it, so that the command's whole process group dies
+	// with this process (see startGroup).
+	Reaper []string
+	// Environ is the environment the build commands inherit, allow-listed by ProcessEnv
+	// (nil: os.Environ).
+	Environ func() []string
+	Stderr  io.Writer        // in GitHub Actions the build output is also streamed here, in a log group
+	Log     *slog.Logger     // nil: discarded
+	Now     func() time.Time // nil: time.Now
+	Docker  string           // docker binary (default "docker" on PATH)
+	UV      string           // uv binary (default "uv" on PATH)
 }
 
 func (b *Builder) defaults() {
@@ -114,6 +133,9 @@ func (b *Builder) defaults() {
 	}
 	if b.Now == nil {
 		b.Now = time.Now
+	}
+	if b.Environ == nil {
+		b.Environ = os.Environ
 	}
 	if b.Docker == "" {
 		b.Docker = "docker"
@@ -159,6 +181,12 @@ func (b *Builder) Build(ctx context.Context, spec BuildSpec) (*Build, error) {
 	if spec.CacheDir == "" {
 		spec.CacheDir = DefaultCacheDir(b.Getenv)
 	}
+	if _, err := ParseTrust(string(spec.Trust)); err != nil {
+		return nil, fmt.Errorf("build: %w", err)
+	}
+	if spec.Trust != TrustLocal {
+		spec.CacheDir = filepath.Join(spec.CacheDir, string(spec.Trust))
+	}
 	if spec.Keep <= 0 {
 		spec.Keep = 3
 	}
@@ -191,7 +219,7 @@ func (b *Builder) Build(ctx context.Context, spec BuildSpec) (*Build, error) {
 	if err != nil {
 		return nil, fmt.Errorf("build: which commit to build: %w; is %s a git checkout of the engine?", err, spec.Source)
 	}
-	bd := &Build{Engine: spec.Engine, Commit: commit, Mode: spec.Mode}
+	bd := &Build{Engine: spec.Engine, Commit: commit, Mode: spec.Mode, Trust: spec.Trust}
 	if spec.Commit == "" {
 		if bd.Dirty, err = b.Git.Dirty(ctx, spec.Source); err != nil {
 			return nil, fmt.Errorf("build: %w", err)
@@ -219,11 +247,14 @@ func (b *Builder) Build(ctx context.Context, spec BuildSpec) (*Build, error) {
 	switch bd.Mode {
 	case ModeDocker:
 		bd.Image = fmt.Sprintf("speedmatrix-%s:%s", spec.Engine, commit)
+		if spec.Trust != TrustLocal {
+			bd.Image = fmt.Sprintf("speedmatrix-%s-%s:%s", spec.Engine, spec.Trust, commit)
+		}
 	case ModePrecompiled, ModeFull:
 		bd.Venv = filepath.Join(bd.Dir, "venv")
 	}
 
-	if prev, ok := b.reusable(ctx, bd); ok {
+	if prev, ok := b.reusable(ctx, spec, bd); ok {
 		prev.Dir, prev.Source, prev.Cached, prev.LogPath = bd.Dir, bd.Source, true, bd.LogPath
 		b.Log.Info("engine already built; reusing it", "commit", short(commit), "mode", prev.Mode, "dir", bd.Dir)
 		touch(filepath.Join(bd.Dir, "last-used"), b.Now())
@@ -299,7 +330,7 @@ func (b *Builder) resolveMode(ctx context.Context, spec BuildSpec, bd *Build) er
 }
 
 // reusable returns the completed earlier build of bd's commit when it matches bd.
-func (b *Builder) reusable(ctx context.Context, bd *Build) (*Build, bool) {
+func (b *Builder) reusable(ctx context.Context, spec BuildSpec, bd *Build) (*Build, bool) {
 	if bd.Dirty {
 		return nil, false
 	}
@@ -308,8 +339,18 @@ func (b *Builder) reusable(ctx context.Context, bd *Build) (*Build, bool) {
 		return nil, false
 	}
 	var prev Build
-	if json.Unmarshal(data, &prev) != nil || prev.Dirty || prev.Mode != bd.Mode || prev.Commit != bd.Commit || prev.Command != bd.Command {
+	if json.Unmarshal(data, &prev) != nil || prev.Dirty || prev.Mode != bd.Mode || prev.Commit != bd.Commit || prev.Command != bd.Command || prev.Trust != spec.Trust {
 		return nil, false
+	}
+	if spec.Trust == TrustTrusted {
+		if prev.Image != "" {
+			return nil, false // a tag is the docker daemon's, which any job can retag: rebuild
+		}
+		sum, err := treeHash(bd.Dir)
+		if err != nil || prev.TreeSHA256 == "" || sum != prev.TreeSHA256 {
+			b.Log.Warn("engine environment changed since its build (or not hashed); rebuilding it", "dir", bd.Dir, "err", err)
+			return nil, false
+		}
 	}
 	if prev.Image != "" {
 		if err := exec.CommandContext(ctx, b.Docker, "image", "inspect", prev.Image).Run(); err != nil {
@@ -342,13 +383,16 @@ func (b *Builder) build(ctx context.Context, spec BuildSpec, bd *Build) error {
 		return fmt.Errorf("build: log: %w", err)
 	}
 	defer logf.Close()
-	var out io.Writer = logf
+	var raw io.Writer = logf
 	actions := b.Getenv("GITHUB_ACTIONS") == "true" && b.Stderr != nil
 	if actions {
 		fmt.Fprintf(b.Stderr, "::group::build %s %s\n", spec.Engine, short(bd.Commit))
 		defer fmt.Fprintln(b.Stderr, "::endgroup::")
-		out = io.MultiWriter(logf, b.Stderr)
+		raw = io.MultiWriter(logf, b.Stderr)
 	}
+	lw := redact.NewLineWriter(raw, spec.Secrets...)
+	defer lw.Flush()
+	var out io.Writer = lw
 	start := b.Now()
 	b.Log.Info("building engine", "commit", short(bd.Commit), "mode", bd.Mode, "log", bd.LogPath)
 	if err := b.Git.Checkout(ctx, spec.Source, bd.Source, bd.Commit); err != nil {
@@ -359,10 +403,11 @@ func (b *Builder) build(ctx context.Context, spec BuildSpec, bd *Build) error {
 	}
 	for _, st := range b.steps(spec, bd) {
 		fmt.Fprintf(out, "$ %s\n", strings.Join(st.argv, " "))
-		if err := runStep(ctx, st, out); err != nil {
+		if err := runStep(ctx, st, out, b.Reaper); err != nil {
 			var pe *ProcessError
 			if errors.As(err, &pe) {
 				pe.Log = bd.LogPath
+				lw.Flush()
 				logf.Sync()
 				pe.Tail = tailFile(bd.LogPath, TailLines)
 				pe.Reason = fmt.Sprintf("of %s %s (%s) failed at %q", spec.Engine, short(bd.Commit), bd.Mode, strings.Join(st.argv, " "))
@@ -372,6 +417,11 @@ func (b *Builder) build(ctx context.Context, spec BuildSpec, bd *Build) error {
 	}
 	bd.BuiltAt = start
 	bd.Duration = b.Now().Sub(start)
+	if spec.Trust == TrustTrusted {
+		if bd.TreeSHA256, err = treeHash(bd.Dir); err != nil {
+			return fmt.Errorf("build: %w", err)
+		}
+	}
 	data, err := json.MarshalIndent(bd, "", "  ")
 	if err != nil {
 		return fmt.Errorf("build: %w", err)
@@ -386,11 +436,14 @@ func (b *Builder) build(ctx context.Context, spec BuildSpec, bd *Build) error {
 
 // steps returns the commands of bd's build, as a vLLM developer would run them.
 func (b *Builder) steps(spec BuildSpec, bd *Build) []step {
-	env := os.Environ()
+	env := b.Environ()
 	extra := func(kv ...string) []string {
-		e := append(append([]string(nil), env...), kv...)
 		for _, k := range sortedKeys(spec.Env) {
-			e = append(e, k+"="+spec.Env[k])
+			kv = append(kv, k+"="+spec.Env[k])
+		}
+		e, dropped := ProcessEnv(env, kv) // env.go: allow-listed
+		if len(dropped) > 0 {
+			b.Log.Warn("build env: variables a build may not be given were dropped", "names", strings.Join(dropped, ","))
 		}
 		return e
 	}
@@ -424,11 +477,11 @@ func (b *Builder) steps(spec BuildSpec, bd *Build) []step {
 
 // runStep runs one build command in its own process group with its output to out; a
 // cancelled ctx stops the whole group (compilers included).
-func runStep(ctx context.Context, st step, out io.Writer) error {
+func runStep(ctx context.Context, st step, out io.Writer, reaper []string) error {
 	cmd := exec.Command(st.argv[0], st.argv[1:]...)
 	cmd.Dir, cmd.Env = st.dir, st.env
 	cmd.Stdout, cmd.Stderr = out, out
-	g, err := startGroup(cmd)
+	g, err := startGroup(cmd, reaper)
 	if err != nil {
 		return &ProcessError{What: "build", ExitCode: -1, Reason: fmt.Sprintf("could not start %s: %v", st.argv[0], err)}
 	}

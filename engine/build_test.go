@@ -87,6 +87,12 @@ func fakeBuildTools(t *testing.T) (log string) {
 	return log
 }
 
+// fakeToolsEnv passes the fake tools' settings to the build commands, whose environment is
+// allow-listed: they reach a build only as configured variables.
+func fakeToolsEnv() map[string]string {
+	return map[string]string{"FAKE_LOG": os.Getenv("FAKE_LOG"), "FAKE_DOCKER_STATE": os.Getenv("FAKE_DOCKER_STATE"), "FAKE_BUILD_FAIL": os.Getenv("FAKE_BUILD_FAIL")}
+}
+
 func readCalls(t *testing.T, log string) string {
 	t.Helper()
 	data, err := os.ReadFile(log)
@@ -102,7 +108,7 @@ func TestBuildAutoPrecompiled(t *testing.T) {
 	base := r.git("rev-parse", "main")
 	head := r.branch("python-only", map[string]string{"vllm/engine.py": "print('faster')\n", "pyproject.toml": "[build-system]\nrequires = [\"torch==2.8.0\"]\n\n[tool.ruff]\nline-length = 100\n"})
 	cache := t.TempDir()
-	bd, err := (&engine.Builder{}).Build(context.Background(), engine.BuildSpec{Source: r.dir, CacheDir: cache})
+	bd, err := (&engine.Builder{}).Build(context.Background(), engine.BuildSpec{Env: fakeToolsEnv(), Source: r.dir, CacheDir: cache})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +145,7 @@ func TestBuildAutoFullWhenKernelChanged(t *testing.T) {
 			r := newRepo(t)
 			r.branch("pr", files)
 			cache := t.TempDir()
-			bd, err := (&engine.Builder{}).Build(context.Background(), engine.BuildSpec{Source: r.dir, CacheDir: cache, MaxJobs: 7})
+			bd, err := (&engine.Builder{}).Build(context.Background(), engine.BuildSpec{Env: fakeToolsEnv(), Source: r.dir, CacheDir: cache, MaxJobs: 7})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +166,7 @@ func TestBuildCachedReused(t *testing.T) {
 	log := fakeBuildTools(t)
 	r := newRepo(t)
 	r.branch("pr", map[string]string{"vllm/engine.py": "x\n"})
-	spec := engine.BuildSpec{Source: r.dir, CacheDir: t.TempDir()}
+	spec := engine.BuildSpec{Env: fakeToolsEnv(), Source: r.dir, CacheDir: t.TempDir()}
 	first, err := (&engine.Builder{}).Build(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +190,7 @@ func TestBuildFailure(t *testing.T) {
 	log := fakeBuildTools(t)
 	t.Setenv("FAKE_BUILD_FAIL", "1")
 	r := newRepo(t)
-	spec := engine.BuildSpec{Source: r.dir, CacheDir: t.TempDir(), Mode: engine.ModeFull}
+	spec := engine.BuildSpec{Env: fakeToolsEnv(), Source: r.dir, CacheDir: t.TempDir(), Mode: engine.ModeFull}
 	_, err := (&engine.Builder{}).Build(context.Background(), spec)
 	var pe *engine.ProcessError
 	if !errors.As(err, &pe) {
@@ -203,6 +209,7 @@ func TestBuildFailure(t *testing.T) {
 		t.Errorf("error holds more than the last lines:\n%s", msg)
 	}
 	t.Setenv("FAKE_BUILD_FAIL", "")
+	spec.Env = fakeToolsEnv()
 	if _, err := (&engine.Builder{}).Build(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +222,7 @@ func TestBuildDocker(t *testing.T) {
 	log := fakeBuildTools(t)
 	r := newRepo(t)
 	head := r.git("rev-parse", "HEAD")
-	spec := engine.BuildSpec{Source: r.dir, CacheDir: t.TempDir(), Mode: engine.ModeDocker, MaxJobs: 4}
+	spec := engine.BuildSpec{Env: fakeToolsEnv(), Source: r.dir, CacheDir: t.TempDir(), Mode: engine.ModeDocker, MaxJobs: 4}
 	bd, err := (&engine.Builder{}).Build(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -252,7 +259,7 @@ func TestBuildCommand(t *testing.T) {
 	fakeBuildTools(t)
 	r := newRepo(t)
 	marker := filepath.Join(t.TempDir(), "ran")
-	spec := engine.BuildSpec{Source: r.dir, CacheDir: t.TempDir(), Mode: engine.ModeCommand,
+	spec := engine.BuildSpec{Env: fakeToolsEnv(), Source: r.dir, CacheDir: t.TempDir(), Mode: engine.ModeCommand,
 		Command: `echo "$PWD $SPEEDMATRIX_COMMIT" >> ` + marker + ` && test -f docker/Dockerfile`}
 	for range 2 {
 		if _, err := (&engine.Builder{}).Build(context.Background(), spec); err != nil {
@@ -275,7 +282,7 @@ func TestBuildKeepPrunesLeastRecentlyUsed(t *testing.T) {
 	b := &engine.Builder{}
 	build := func(commit string) *engine.Build {
 		t.Helper()
-		bd, err := b.Build(context.Background(), engine.BuildSpec{Source: r.dir, Commit: commit, CacheDir: cache, Keep: 2})
+		bd, err := b.Build(context.Background(), engine.BuildSpec{Env: fakeToolsEnv(), Source: r.dir, Commit: commit, CacheDir: cache, Keep: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -302,7 +309,7 @@ func TestBuildActionsLogGroup(t *testing.T) {
 	t.Setenv("GITHUB_ACTIONS", "true")
 	r := newRepo(t)
 	var stderr bytes.Buffer
-	bd, err := (&engine.Builder{Stderr: &stderr}).Build(context.Background(), engine.BuildSpec{Source: r.dir, CacheDir: t.TempDir(), Mode: engine.ModeFull})
+	bd, err := (&engine.Builder{Stderr: &stderr}).Build(context.Background(), engine.BuildSpec{Env: fakeToolsEnv(), Source: r.dir, CacheDir: t.TempDir(), Mode: engine.ModeFull})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,7 +325,7 @@ func TestBuildActionsLogGroup(t *testing.T) {
 
 func TestBuildNone(t *testing.T) {
 	log := fakeBuildTools(t)
-	bd, err := (&engine.Builder{}).Build(context.Background(), engine.BuildSpec{Mode: engine.ModeNone})
+	bd, err := (&engine.Builder{}).Build(context.Background(), engine.BuildSpec{Env: fakeToolsEnv(), Mode: engine.ModeNone})
 	if err != nil || bd.Mode != engine.ModeNone {
 		t.Fatalf("%+v, %v", bd, err)
 	}

@@ -18,7 +18,8 @@
 //
 // # Building
 //
-// One environment per commit under the cache directory ($XDG_CACHE_HOME/speedmatrix/engines):
+// One environment per commit under the cache directory ($XDG_CACHE_HOME/speedmatrix/engines,
+// with a trust level CACHE/trusted or CACHE/untrusted: see trust.go and docs/security.md):
 // ENGINE-COMMIT/ holds src/ (a local clone checked out at the commit, so that the editable
 // install of one commit is never changed by checking out another), venv/ or the image's tag,
 // last-used, and complete.json, written last, with the build's mode, time and duration. A
@@ -34,7 +35,7 @@
 // VLLM_USE_PRECOMPILED=1 VLLM_PRECOMPILED_WHEEL_COMMIT=<merge-base> uv pip install --editable .
 // (the compiled kernels of that main commit). full: the same install compiling, with MAX_JOBS
 // (the CPU count), TORCH_CUDA_ARCH_LIST (9.0, Hopper) and ccache through
-// CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER and CCACHE_DIR (CACHE/ccache, shared by all commits).
+// CMAKE_{C,CXX,CUDA}_COMPILER_LAUNCHER and CCACHE_DIR (CACHE/ccache, shared by the commits of one trust level).
 // docker: docker build --file docker/Dockerfile --target vllm-openai --tag
 // speedmatrix-vllm:<commit>, served by docker run --gpus all --ipc=host -p PORT:PORT with the
 // environment passed by name (-e NAME, so no secret lands in an argv) and the container removed
@@ -44,8 +45,10 @@
 //
 // # Serving
 //
-// The server runs without a shell as the leader of its own process group (vLLM starts engine
-// core and worker processes), its stdout and stderr in a log file kept for the artifacts. Port
+// The server runs without a shell in its own process group (vLLM starts engine core and worker
+// processes), led by a reaper (Reap) that kills the whole group when this process dies, with an
+// allow-listed environment (ProcessEnv); its output is redacted line by line into a log file
+// kept for the artifacts, and kept raw (mode 0600) outside them. Port
 // 0 picks a free port; ${PORT} in the command, its environment and AfterStop becomes it. Ready
 // means GET /health answers 200 and GET /v1/models lists the model; the process exiting first
 // is an early failure carrying the last log lines (a CUDA out-of-memory, a bad flag), and

@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -107,4 +108,24 @@ func (g GitCLI) Checkout(ctx context.Context, src, dst, commit string) error {
 	}
 	_, err := g.run(ctx, dst, "-c", "advice.detachedHead=false", "checkout", "--quiet", "--detach", commit)
 	return err
+}
+
+// ErrNotPinned is a checkout whose HEAD is not the commit the run was pinned to.
+var ErrNotPinned = errors.New("the engine's checkout is not at the pinned commit")
+
+// CheckPinned returns an error wrapping ErrNotPinned unless HEAD of the checkout at dir is the
+// full commit id pinned: the results record the pinned commit, so what is built and served
+// must be it. It runs before anything is built, so no GPU time is spent on the wrong commit.
+func CheckPinned(ctx context.Context, git Git, dir, pinned string) error {
+	if git == nil {
+		git = GitCLI{}
+	}
+	head, err := git.Rev(ctx, dir, "HEAD")
+	if err != nil {
+		return fmt.Errorf("%w: %w; is %s a git checkout of the engine?", ErrNotPinned, err, dir)
+	}
+	if !strings.EqualFold(head, pinned) {
+		return fmt.Errorf("%w: HEAD of %s is %s, the run is pinned to %s; check out the pinned commit (git -C %s checkout %s) or pin the commit checked out", ErrNotPinned, dir, head, pinned, dir, pinned)
+	}
+	return nil
 }

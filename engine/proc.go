@@ -97,13 +97,24 @@ type group struct {
 	err  error         // cmd.Wait's result, valid after done
 }
 
-// startGroup starts cmd as the leader of a new process group.
-func startGroup(cmd *exec.Cmd) (*group, error) {
+// startGroup starts cmd as the leader of a new process group. With a reaper (the argv of a
+// program that hands ReaperArg to Reap, e.g. speedmatrix itself), the leader is the reaper
+// running cmd, so that the whole group is killed when this process dies, however it dies;
+// without one the leader is cmd itself, killed by the kernel when this process dies, but what
+// it started is left to the stop.
+func startGroup(cmd *exec.Cmd, reaper []string) (*group, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
-	if err := cmd.Start(); err != nil {
+	sig := syscall.SIGKILL
+	if len(reaper) > 0 {
+		orig := cmd.Args
+		rc := exec.Command(reaper[0], append(append(append([]string(nil), reaper[1:]...), ReaperArg, "--"), orig...)...)
+		cmd.Path, cmd.Args, cmd.Err = rc.Path, rc.Args, rc.Err
+		sig = reaperSignal
+	}
+	if err := startWithDeathSignal(cmd, sig); err != nil { // reaper.go
 		return nil, err
 	}
 	g := &group{cmd: cmd, pgid: cmd.Process.Pid, done: make(chan struct{})}

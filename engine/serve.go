@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/internal/envexpand"
+	"github.com/speedmatrix/speedmatrix/internal/redact"
 )
 
 // ServeSpec says how to start an inference server and when it is ready.
@@ -42,14 +43,26 @@ type ServeSpec struct {
 	// ReadyTimeout bounds the wait for readiness (default 10m); StopGrace is the time between
 	// SIGTERM and SIGKILL (default 30s).
 	ReadyTimeout, StopGrace time.Duration
-	// LogPath receives the server's stdout and stderr (default: a new file in os.TempDir()).
+	// LogPath receives the server's stdout and stderr with Secrets redacted, line by line as
+	// they are written (default: a new file in os.TempDir()); it may be in the artifact.
 	LogPath string
+	// Secrets are the secret values the server knows; with the values of its secret-looking
+	// arguments and configured variables they are redacted from LogPath.
+	Secrets []string
+	// RawLogDir receives the unredacted log, mode 0600, never in the artifact (default
+	// os.TempDir()); RawLogPath says where.
+	RawLogDir string
 	// Dir is the server's working directory (default: the current one).
 	Dir string
 	// Expand looks up ${NAME}s other than PORT; nil: BaseEnv.
 	Expand Expander
-	// BaseEnv is the environment the server inherits (default os.Environ()).
+	// BaseEnv is the environment the server inherits (default os.Environ()), allow-listed by
+	// ProcessEnv: the job's GitHub context, inputs and runner tokens never reach the server.
 	BaseEnv []string
+	// Reaper, when set, is the argv of a program that hands ReaperArg to Reap (speedmatrix):
+	// the server then runs under it, so that its whole process group dies with this process,
+	// however this process dies (see startGroup).
+	Reaper []string
 	// AfterStop, when set, runs (argv, no shell) once the server's process group is gone, e.g.
 	// docker rm -f of its container.
 	AfterStop []string
@@ -87,6 +100,10 @@ type Server struct {
 	logPath string
 	g       *group
 	logFile *os.File
+	rawLog  *os.File
+	rawPath string
+	copied  chan struct{} // closed when the copy of the server's output to the logs is done
+	secrets []string
 	notes   []string
 
 	baseApps []ComputeApp // GPU processes before the start
@@ -190,15 +207,20 @@ func (s *Server) prepare() error {
 		after = append(after, v)
 	}
 	s.spec.AfterStop = after
-	s.env = append([]string(nil), s.spec.BaseEnv...)
 	added := map[string]string{}
+	var configured []string
 	for _, k := range sortedKeys(s.spec.Env) {
 		v, err := envexpand.Expand(s.spec.Env[k], lookup)
 		if err != nil {
 			return fmt.Errorf("serve: env %s: %w", k, err)
 		}
-		s.env = append(s.env, k+"="+v)
+		configured = append(configured, k+"="+v)
 		added[k] = v
+	}
+	var dropped []string
+	s.env, dropped = ProcessEnv(s.spec.BaseEnv, configured) // env.go: allow-listed
+	if len(dropped) > 0 {
+		s.log.Warn("engine.serve.env: variables the server may not be given were dropped (the job's GitHub context, inputs and runner tokens)", "names", strings.Join(dropped, ","))
 	}
 	s.model = s.spec.Model
 	if s.model == "" {
@@ -215,6 +237,15 @@ func (s *Server) prepare() error {
 		}
 	}
 	s.url = "http://" + net.JoinHostPort(s.spec.Host, strconv.Itoa(s.port))
+	s.secrets = append(append([]string(nil), s.spec.Secrets...), redact.ArgSecrets(s.argv)...)
+	for k, v := range added {
+		if redact.IsSecretVar(k) {
+			s.secrets = append(s.secrets, v)
+		}
+	}
+	if s.spec.APIKey != "" {
+		s.secrets = append(s.secrets, s.spec.APIKey)
+	}
 	return nil
 }
 
@@ -237,17 +268,54 @@ func (s *Server) start() error {
 		return fmt.Errorf("serve: server log: %w", err)
 	}
 	s.logFile = f
+	raw, err := os.CreateTemp(s.spec.RawLogDir, "speedmatrix-server-raw-*.log") // mode 0600
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("serve: raw server log: %w", err)
+	}
+	s.rawLog, s.rawPath = raw, raw.Name()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		f.Close()
+		raw.Close()
+		return fmt.Errorf("serve: %w", err)
+	}
 	cmd := exec.Command(s.argv[0], s.argv[1:]...)
 	cmd.Env = s.env
 	cmd.Dir = s.spec.Dir
-	cmd.Stdout, cmd.Stderr = f, f
-	s.g, err = startGroup(cmd)
+	cmd.Stdout, cmd.Stderr = pw, pw
+	s.g, err = startGroup(cmd, s.spec.Reaper)
+	pw.Close() // the server's processes hold the write end now
 	if err != nil {
+		pr.Close()
 		f.Close()
+		raw.Close()
 		return fmt.Errorf("serve: start %s: %w", s.argv[0], err)
 	}
-	s.log.Info("server started", "pid", s.g.pgid, "port", s.port, "log", s.logPath)
+	// The output is redacted as it is written: the log (perhaps in the artifact) never holds a
+	// known secret, whenever this process stops; the raw one stays outside, mode 0600.
+	s.copied = make(chan struct{})
+	go func() {
+		defer close(s.copied)
+		defer pr.Close()
+		lw := redact.NewLineWriter(f, s.secrets...)
+		_, _ = io.Copy(io.MultiWriter(raw, lw), pr)
+		_ = lw.Flush()
+	}()
+	s.log.Info("server started", "pid", s.g.pgid, "port", s.port, "log", s.logPath, "raw_log", s.rawPath)
 	return nil
+}
+
+// waitCopied waits (at most d) until the server's output is all in the logs: the pipe ends
+// once every process holding it is gone.
+func (s *Server) waitCopied(d time.Duration) {
+	if s.copied == nil {
+		return
+	}
+	select {
+	case <-s.copied:
+	case <-time.After(d):
+	}
 }
 
 // waitReady polls /health and /v1/models until both answer, the process exits, the timeout
@@ -270,6 +338,7 @@ func (s *Server) waitReady(ctx context.Context) error {
 		}
 		select {
 		case <-s.g.done:
+			s.waitCopied(2 * time.Second)
 			code, sig := exitStatus(s.g.cmd.ProcessState)
 			return &ProcessError{What: "server", Reason: "exited during load", ExitCode: code, Signal: sig,
 				Log: s.logPath, Tail: tailFile(s.logPath, TailLines)}
@@ -353,8 +422,12 @@ func (s *Server) Stop(ctx context.Context) error {
 				errs = append(errs, fmt.Errorf("serve: processes of group %d survive SIGKILL", s.g.pgid))
 			}
 		}
+		s.waitCopied(5 * time.Second)
 		if s.logFile != nil {
 			s.logFile.Close()
+		}
+		if s.rawLog != nil {
+			s.rawLog.Close()
 		}
 		if len(s.spec.AfterStop) > 0 {
 			out, err := exec.CommandContext(ctx, s.spec.AfterStop[0], s.spec.AfterStop[1:]...).CombinedOutput()
@@ -384,7 +457,10 @@ func (s *Server) Model() string { return s.model }
 // it is written anywhere.
 func (s *Server) Argv() []string { return append([]string(nil), s.argv...) }
 
-// LogPath returns the file holding the server's output.
+// RawLogPath returns the file holding the server's output unredacted (mode 0600).
+func (s *Server) RawLogPath() string { return s.rawPath }
+
+// LogPath returns the file holding the server's output, known secrets redacted.
 func (s *Server) LogPath() string { return s.logPath }
 
 // PGID returns the server's process group.
@@ -410,6 +486,7 @@ func (s *Server) Err() error {
 	if !s.g.exited() {
 		return nil
 	}
+	s.waitCopied(2 * time.Second)
 	code, sig := exitStatus(s.g.cmd.ProcessState)
 	return &ProcessError{What: "server", Reason: "exited while serving", ExitCode: code, Signal: sig,
 		Log: s.logPath, Tail: tailFile(s.logPath, TailLines)}

@@ -22,6 +22,9 @@ import (
 // TestMain lets the test binary act as the speedmatrix command (ENGINE_TEST_EXEC=speedmatrix),
 // so that the served process of these tests is the real `speedmatrix sim`.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == engine.ReaperArg {
+		engine.Reap(os.Args[2:]) // the reaper of TestServeReaper's servers
+	}
 	if os.Getenv("ENGINE_TEST_EXEC") == "speedmatrix" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
@@ -193,9 +196,8 @@ func TestServeCrashDuringLoad(t *testing.T) {
 func TestServeNeverReady(t *testing.T) {
 	script, _ := filepath.Abs("testdata/serve/never_ready.sh")
 	pidfile := filepath.Join(t.TempDir(), "pids")
-	t.Setenv("PIDFILE", pidfile)
 	_, err := engine.StartServer(context.Background(), engine.ServeSpec{
-		Command: []string{script}, ReadyTimeout: 700 * time.Millisecond, StopGrace: 2 * time.Second,
+		Command: []string{script}, Env: map[string]string{"PIDFILE": pidfile}, ReadyTimeout: 700 * time.Millisecond, StopGrace: 2 * time.Second,
 		Poll: 50 * time.Millisecond, GPU: testGPU(t), LogPath: filepath.Join(t.TempDir(), "server.log"),
 	})
 	var pe *engine.ProcessError
@@ -211,8 +213,8 @@ func TestServeNeverReady(t *testing.T) {
 func TestServeIgnoresSIGTERM(t *testing.T) {
 	script, _ := filepath.Abs("testdata/serve/ignore_term.sh")
 	pidfile := filepath.Join(t.TempDir(), "pids")
-	t.Setenv("PIDFILE", pidfile)
 	cmd, env := simCommand(t)
+	env["PIDFILE"] = pidfile
 	srv, err := engine.StartServer(context.Background(), engine.ServeSpec{
 		Command: append([]string{script}, cmd...), Env: env, ReadyTimeout: 20 * time.Second,
 		StopGrace: 400 * time.Millisecond, Poll: 50 * time.Millisecond, GPU: testGPU(t),
@@ -256,10 +258,9 @@ func TestServeContextCancelStops(t *testing.T) {
 	// While loading.
 	script, _ := filepath.Abs("testdata/serve/never_ready.sh")
 	pidfile := filepath.Join(t.TempDir(), "pids")
-	t.Setenv("PIDFILE", pidfile)
 	ctx, cancel = context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
-	_, err = engine.StartServer(ctx, engine.ServeSpec{Command: []string{script}, ReadyTimeout: 20 * time.Second,
+	_, err = engine.StartServer(ctx, engine.ServeSpec{Command: []string{script}, Env: map[string]string{"PIDFILE": pidfile}, ReadyTimeout: 20 * time.Second,
 		Poll: 50 * time.Millisecond, GPU: gpu, LogPath: filepath.Join(t.TempDir(), "server.log")})
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v, want the context's", err)

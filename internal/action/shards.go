@@ -112,6 +112,12 @@ func (j *job) measureConfig(p plan) config.Config {
 	if cfg.Engine.Commit == "" {
 		cfg.Engine.Commit = p.HeadSHA
 	}
+	// Only a push to the default branch runs trusted code; the builds of every other run (a
+	// pull request, /bench, a merge group, a dispatch) are cached apart and never reused by it.
+	cfg.Engine.Trust = "untrusted" // engine.TrustUntrusted
+	if p.Kind == ghbot.RunBaseline {
+		cfg.Engine.Trust = "trusted" // engine.TrustTrusted
+	}
 	if len(p.Cells) > 0 {
 		cfg.Cells = config.List(p.Cells)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -279,6 +280,9 @@ var _ = results.VerdictRegression
 
 // TestMain removes the shared baseline's directory after the package's tests.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == engine.ReaperArg {
+		engine.Reap(os.Args[2:]) // the test binary is the engines' reaper (engineReaper)
+	}
 	code := m.Run()
 	if baselinePath != "" {
 		os.RemoveAll(filepath.Dir(baselinePath))

@@ -51,7 +51,7 @@ func (f *engineFlags) build(ctx context.Context, env *Env) (*engine.Build, error
 	if err != nil {
 		return nil, err
 	}
-	b := &engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log}
+	b := &engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}
 	return b.Build(ctx, spec)
 }
 
@@ -159,7 +159,7 @@ default) builds the engine at the commit first and serves from that environment.
 			}
 			spec := engine.ServeSpec{
 				Command: args, Env: extra, Port: port, Model: model,
-				ReadyTimeout: readyTimeout, StopGrace: stopGrace, Log: env.Log,
+				ReadyTimeout: readyTimeout, StopGrace: stopGrace, Log: env.Log, Reaper: engineReaper(),
 				Expand: func(name string) (string, bool) { v := env.Getenv(name); return v, v != "" },
 			}
 			if f.logDir != "" {

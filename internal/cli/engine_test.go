@@ -45,10 +45,9 @@ func TestEngineServeCommand(t *testing.T) {
 	defer cancel()
 	var stderr strings.Builder
 	done := make(chan error, 1)
-	t.Setenv("SPEEDMATRIX_ENGINE_HELPER", "1")
 	go func() {
 		done <- Run(ctx, []string{"engine", "serve", "--ready-timeout", "30s", "--stop-grace", "5s",
-			"--log-dir", logDir, "--env", "SPEEDMATRIX_TEST_PORT=${PORT}", "--",
+			"--log-dir", logDir, "--env", "SPEEDMATRIX_TEST_PORT=${PORT}", "--env", "SPEEDMATRIX_ENGINE_HELPER=1", "--",
 			os.Args[0], "-test.run=^TestEngineServeHelper$", "--",
 			"sim", "--listen", "127.0.0.1:${PORT}", "--speedup", "100"}, pw, &lockedWriter{w: &stderr}, os.Getenv)
 		pw.Close()

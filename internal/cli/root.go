@@ -14,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/speedmatrix/speedmatrix/engine"
 )
 
 // Exit codes of the speedmatrix command.
@@ -66,6 +68,9 @@ type Env struct {
 
 // Run parses args (without the program name) and runs the chosen subcommand.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
+	if len(args) > 0 && args[0] == engine.ReaperArg {
+		engine.Reap(args[1:]) // the leader of an engine's process group (engineReaper); never returns
+	}
 	env := &Env{Stdout: stdout, Stderr: stderr, Getenv: getenv}
 	root := newRootCmd(env)
 	root.SetArgs(args)

@@ -32,11 +32,13 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 		o.APIKeyEnv = keyVarOfCommand(o.Engine.Serve.Command)
 	}
 	sec := newEngineSecrets(env, o, *o.Engine.Serve)
+	sec.mask(env)
 	spec, err := engineBuildSpec(o)
 	if err != nil {
 		return nil, err
 	}
-	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log}).Build(ctx, spec)
+	spec.Secrets = sec.values
+	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}).Build(ctx, spec)
 	if err != nil {
 		return nil, sec.redactError(fmt.Errorf("engine.build of %s: %w", source, err))
 	}
@@ -49,7 +51,7 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 // serve starts the engine and returns its URL, the options to measure it with (its model,
 // provenance), what its results record of it, and how to stop it.
 func (p *pairedEngine) serve(ctx context.Context, env *Env) (string, runOptions, func(*results.File), func() error, error) {
-	srv, err := startServer(ctx, env, p.o, p.bd, p.logPath) // runengine_serve.go
+	srv, err := startServer(ctx, env, p.o, p.bd, p.logPath, p.sec.values) // runengine_serve.go
 	if err != nil {
 		p.sec.redactFile(env, p.logPath)
 		return "", p.o, nil, nil, p.sec.redactError(fmt.Errorf("engine.serve: %w", err))

@@ -14,10 +14,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sethvargo/go-githubactions"
+
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/internal/redact"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // runEngine is `speedmatrix run` with engine.serve and no URL, in one command: it builds the
@@ -38,6 +41,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	}
 	sec := newEngineSecrets(env, o, serve)
 	defer func() { err = sec.redactError(err) }()
+	sec.mask(env)
 
 	// Fail now, not after an hour of building, on a variable that is not set.
 	if _, err := serve.Expanded(func(name string) (string, bool) {
@@ -62,8 +66,12 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	if err != nil {
 		return err
 	}
+	spec.Secrets = sec.values
+	if err := checkPinnedSource(ctx, o, spec); err != nil {
+		return err
+	}
 	start := time.Now()
-	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log}).Build(ctx, spec)
+	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}).Build(ctx, spec)
 	ph.build = time.Since(start)
 	if err != nil {
 		return fmt.Errorf("engine.build: %w", err)
@@ -84,7 +92,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 		return fmt.Errorf("server log %s: %w", logPath, err)
 	}
 	start = time.Now()
-	srv, err := startServer(ctx, env, o, bd, logPath) // runengine_serve.go
+	srv, err := startServer(ctx, env, o, bd, logPath, sec.values) // runengine_serve.go
 	ph.load = time.Since(start)
 	if err != nil {
 		sec.redactFile(env, logPath)
@@ -116,10 +124,29 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	return err
 }
 
+// checkPinnedSource refuses a run pinned to a full commit id (--engine-commit, the action's
+// sha) whose engine checkout is at another commit: the results would record the pinned commit
+// for what another one measured. A run that builds nothing from a checkout (build none, no
+// engine.source) has nothing to check: its commit is recorded as given.
+func checkPinnedSource(ctx context.Context, o runOptions, spec engine.BuildSpec) error {
+	pinned := strings.ToLower(strings.TrimSpace(o.Engine.Commit))
+	if !store.IsCommit(pinned) || (spec.Mode == engine.ModeNone && o.Engine.Source == "") {
+		return nil
+	}
+	src := o.Engine.Source
+	if src == "" {
+		src = "."
+	}
+	if err := engine.CheckPinned(ctx, nil, src, pinned); err != nil {
+		return usagef("engine.source: %w", err)
+	}
+	return nil
+}
+
 // engineBuildSpec turns engine.{source, build, keep, cache_dir} into the build's spec.
 func engineBuildSpec(o runOptions) (engine.BuildSpec, error) {
 	e := o.Engine
-	spec := engine.BuildSpec{Engine: e.Name, Source: e.Source, CacheDir: e.CacheDir, Keep: e.Keep}
+	spec := engine.BuildSpec{Engine: e.Name, Source: e.Source, CacheDir: e.CacheDir, Keep: e.Keep, Trust: engine.Trust(e.Trust)}
 	if e.Build.Mode == config.BuildCommand {
 		spec.Mode, spec.Command = engine.ModeCommand, e.Build.Command
 		return spec, nil
@@ -387,6 +414,9 @@ func newEngineSecrets(env *Env, o runOptions, serve config.Serve) *engineSecrets
 			s.add(env.Getenv(name))
 		}
 	}
+	for _, name := range []string{"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "VLLM_API_KEY"} {
+		s.add(env.Getenv(name)) // the server inherits them (engine.ProcessEnv) and may print them
+	}
 	for k, v := range serve.Env {
 		if redact.IsSecretVar(k) && !strings.Contains(v, "${") {
 			s.add(v) // a literal secret in the file; expanded ones are added above
@@ -398,6 +428,18 @@ func newEngineSecrets(env *Env, o runOptions, serve config.Serve) *engineSecrets
 		}
 	}
 	return s
+}
+
+// mask asks GitHub Actions, when running in it, to mask every known secret value in the job's
+// log (::add-mask::), before the build or the server can print one.
+func (s *engineSecrets) mask(env *Env) {
+	if env.Getenv("GITHUB_ACTIONS") != "true" {
+		return
+	}
+	a := githubactions.New(githubactions.WithWriter(env.Stderr), githubactions.WithGetenv(env.Getenv))
+	for _, v := range s.values {
+		a.AddMask(v)
+	}
 }
 
 // add adds known secret values; empty ones and repeats are ignored.

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 
 	"github.com/speedmatrix/speedmatrix/engine"
 )
@@ -14,7 +15,7 @@ func envLookup(env *Env) func(string) (string, bool) {
 
 // startServer starts the server of engine.serve (o.Engine.Serve) from the build bd, with the
 // API key of api_key_env, its output appended to logPath; it returns once the server answers.
-func startServer(ctx context.Context, env *Env, o runOptions, bd *engine.Build, logPath string) (*engine.Server, error) {
+func startServer(ctx context.Context, env *Env, o runOptions, bd *engine.Build, logPath string, secrets []string) (*engine.Server, error) {
 	serve := *o.Engine.Serve
 	var key string
 	if o.APIKeyEnv != "" {
@@ -23,8 +24,21 @@ func startServer(ctx context.Context, env *Env, o runOptions, bd *engine.Build, 
 	return engine.StartServer(ctx, bd.ServeSpec(engine.ServeSpec{
 		Command: serve.Command, Env: serve.Env, Port: serve.Port, Model: o.Model, APIKey: key,
 		ReadyTimeout: serve.ReadyTimeout, StopGrace: serve.StopGrace, LogPath: logPath,
-		Expand: envLookup(env), Log: env.Log,
+		Expand: envLookup(env), Log: env.Log, Reaper: engineReaper(),
+		Secrets: secrets, RawLogDir: env.Getenv("RUNNER_TEMP"), // the raw log outside the artifact
 	}))
+}
+
+// engineReaper returns the argv that runs this program as the reaper of an engine's process
+// group (Run hands engine.ReaperArg to engine.Reap), so that no build or server process
+// outlives speedmatrix, even SIGKILLed; nil (the leader killed with speedmatrix, what it
+// started left to the stop) when the executable cannot be found.
+func engineReaper() []string {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil
+	}
+	return []string{exe}
 }
 
 // servedRun returns what a run records of the started server srv (built as bd, on the machine

@@ -35,7 +35,7 @@ func newEngineCase(t *testing.T, matrix string, command []string, extra string) 
 	t.Helper()
 	dir := t.TempDir()
 	c := engineCase{dir: dir, config: filepath.Join(dir, "speedmatrix.yaml"), out: filepath.Join(dir, "r.json"), pidFile: filepath.Join(dir, "server.pid")}
-	argv := append([]string{"bash", "-c", `echo $$$$ > "$0"; exec "$@"` /* $$ is a literal $ to engine.serve */, c.pidFile}, command...)
+	argv := append([]string{"bash", "-c", `read -r _ _ _ _ pg _ < /proc/$$$$/stat; echo "$pg" > "$0"; exec "$@"` /* the process group; $$ is a literal $ to engine.serve */, c.pidFile}, command...)
 	var quoted []string
 	for _, a := range argv {
 		quoted = append(quoted, strconv.Quote(a))
