@@ -93,6 +93,15 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 		if p.BaseSource == "" {
 			return usagef("--paired with engine.serve needs paired.base_source (--base-source): a checkout of the base commit, built and served like engine.source")
 		}
+		// The head's checkout must be the commit its results will record (the base's worktree
+		// is made by the action at the base commit; paired.base_source is the user's).
+		spec, err := engineBuildSpec(o)
+		if err != nil {
+			return err
+		}
+		if err := checkPinnedSource(ctx, o, spec); err != nil {
+			return err
+		}
 		for _, s := range []*pairedSide{base, head} {
 			src := o.Engine.Source
 			if s == base {

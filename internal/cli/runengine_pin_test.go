@@ -76,3 +76,25 @@ func TestRunEngineRefusesUnpinnedCheckout(t *testing.T) {
 		t.Error("at the pinned commit the server was not started")
 	}
 }
+
+// TestRunPairedRefusesUnpinnedHead: a paired run with engine.serve checks the head's checkout
+// against the pinned commit too, before it builds either side.
+func TestRunPairedRefusesUnpinnedHead(t *testing.T) {
+	src, first, second := gitInit(t)
+	marker := filepath.Join(t.TempDir(), "served")
+	c := newEngineCase(t, engineMatrix, []string{"bash", "-c", `touch "$0"; exit 1`, marker}, "")
+	data, _ := os.ReadFile(c.config)
+	if err := os.WriteFile(c.config, []byte(strings.Replace(string(data), "engine:\n", fmt.Sprintf("engine:\n  source: %q\n", src), 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut strings.Builder
+	env := map[string]string{"KEY": engineKey}
+	err := Run(context.Background(), []string{"run", "--config", c.config, "-o", c.out, "--engine-commit", second, "--paired", "--base-source", src},
+		&lockedWriter{w: &out}, &lockedWriter{w: &errOut}, func(k string) string { return env[k] })
+	if !errors.Is(err, engine.ErrNotPinned) || !strings.Contains(err.Error(), first) {
+		t.Fatalf("paired run pinned to %s at %s = %v; want the pin refused", second, first, err)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("a server was started for a checkout at the wrong commit")
+	}
+}
