@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/speedmatrix/speedmatrix/internal/memnet"
 )
@@ -16,11 +17,21 @@ import (
 // real files.
 func runSimTime(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, err error) {
 	t.Helper()
+	stdout, stderr, _, err = runSimTimeTook(t, env, args...)
+	return stdout, stderr, err
+}
+
+// runSimTimeTook is runSimTime that also returns how long the command took in the bubble's
+// time: the run's own waits (windows, timeouts, the simulator's steps), none of the machine's.
+func runSimTimeTook(t *testing.T, env map[string]string, args ...string) (stdout, stderr string, took time.Duration, err error) {
+	t.Helper()
 	synctest.Test(t, func(t *testing.T) {
 		var out, errOut bytes.Buffer
 		e := &Env{Stdout: &out, Stderr: &errOut, Getenv: func(k string) string { return env[k] }, Net: memnet.New()}
+		began := time.Now()
 		err = RunEnv(t.Context(), e, args)
+		took = time.Since(began)
 		stdout, stderr = out.String(), errOut.String()
 	})
-	return stdout, stderr, err
+	return stdout, stderr, took, err
 }
