@@ -28,6 +28,9 @@ type window struct {
 	// flight without their first token at each sample (nil without metrics).
 	At       []time.Duration
 	Awaiting []float64
+	// Unseen holds, at each sample, the client's requests the server had ended whose end the
+	// client had not read yet (nil when the server does not count ended requests).
+	Unseen []float64
 	// First and Last are the scrapes at the window's edges, for counter deltas; nil without.
 	First, Last *Sample
 	KVUsage     []float64

@@ -48,6 +48,7 @@ func (s *session) measureDecode(ctx context.Context, id results.CellID, prompt s
 		inflight   atomic.Int64
 		received   atomic.Int64 // tokens received by all streams, for the stall watch
 		awaiting   atomic.Int64 // requests in flight without their first token
+		ended      atomic.Int64 // requests whose stream the client has seen end
 		usageOther string       // a usage source other than continuous, seen on some request
 		errOnce    sync.Once
 		failCh     = make(chan struct{})
@@ -81,6 +82,7 @@ func (s *session) measureDecode(ctx context.Context, id results.CellID, prompt s
 				if !gotFirst {
 					awaiting.Add(-1)
 				}
+				ended.Add(1)
 				inflight.Add(-1)
 				stopped := cellCtx.Err() != nil && !errors.Is(err, ErrBadOutput)
 				mu.Lock()
@@ -200,7 +202,7 @@ ready:
 	samplerCtx, stopSampler := context.WithCancel(ctx)
 	go func() {
 		defer close(samplerDone)
-		s.sampleWindow(samplerCtx, &w, end, &inflight, &awaiting)
+		s.sampleWindow(samplerCtx, &w, end, clientCounts{inflight: &inflight, awaiting: &awaiting, ended: &ended})
 	}()
 	timer := time.NewTimer(time.Until(end))
 	defer timer.Stop()
@@ -235,7 +237,7 @@ ready:
 	}
 	in := statusInput{Concurrency: c, ReadinessTimedOut: timedOut, ReadinessQueued: queued, Window: w.End.Sub(w.Start)}
 	if w.Running != nil {
-		in.Running, in.Waiting, in.At, in.Awaiting = w.Running, w.Waiting, w.At, w.Awaiting
+		in.Running, in.Waiting, in.At, in.Awaiting, in.Unseen = w.Running, w.Waiting, w.At, w.Awaiting, w.Unseen
 	}
 	st, why := decodeStatus(in)
 	switch usageOther {
@@ -260,31 +262,42 @@ func (c *Config) samplePeriod() time.Duration {
 	return max(min(c.Timeouts.Sample, c.Duration/samplesPerWindow), minSamplePeriod)
 }
 
+// clientCounts are a decode trial's counters of its own requests: in flight, in flight
+// without their first token, and ended (the client has read the end of their stream).
+type clientCounts struct{ inflight, awaiting, ended *atomic.Int64 }
+
 // sampleWindow samples the server's running and waiting counts (and the client's count of
-// requests in flight, and of those awaiting their first token) every samplePeriod from the
+// requests in flight, of those awaiting their first token, and of those the server has ended
+// but whose end the client has not read yet: window.Unseen) every samplePeriod from the
 // window's start until end, recording when each sample was taken.
-func (s *session) sampleWindow(ctx context.Context, w *window, end time.Time, inflight, awaiting *atomic.Int64) {
+func (s *session) sampleWindow(ctx context.Context, w *window, end time.Time, cc clientCounts) {
 	tick := time.NewTicker(s.cfg.samplePeriod())
 	defer tick.Stop()
 	useServer := s.r.Metrics != nil && s.hasQueue
 	if useServer {
 		w.Running, w.Waiting, w.Awaiting = []float64{}, []float64{}, []float64{}
 	}
+	var finished0, ended0 float64 // the server's and the client's count of ended requests at the first sample
 	for {
 		at := s.now()
 		if !at.Before(end) {
 			return
 		}
 		if !useServer {
-			w.Client = append(w.Client, float64(inflight.Load()))
+			w.Client = append(w.Client, float64(cc.inflight.Load()))
 			w.At = append(w.At, at.Sub(w.Start))
 		} else if sm, err := s.scrape(ctx); err == nil && sm.HasQueue {
 			// The client's counts are read with the scrape they are compared with.
-			w.Client = append(w.Client, float64(inflight.Load()))
-			w.Awaiting = append(w.Awaiting, float64(awaiting.Load()))
+			inflight, awaiting, ended := float64(cc.inflight.Load()), float64(cc.awaiting.Load()), float64(cc.ended.Load())
+			w.Client = append(w.Client, inflight)
+			w.Awaiting = append(w.Awaiting, awaiting)
 			w.At = append(w.At, at.Sub(w.Start))
 			if w.First == nil {
 				w.First = &sm
+				finished0, ended0 = sm.Counters.Finished.V, ended
+			}
+			if f := sm.Counters.Finished; f.OK {
+				w.Unseen = append(w.Unseen, unseen(f.V-finished0, ended-ended0, inflight-awaiting))
 			}
 			w.Running = append(w.Running, sm.Running)
 			w.Waiting = append(w.Waiting, sm.Waiting)
@@ -300,6 +313,17 @@ func (s *session) sampleWindow(ctx context.Context, w *window, end time.Time, in
 		case <-tick.C:
 		}
 	}
+}
+
+// unseen returns how many of the client's requests the server had ended at a scrape while the
+// client had not yet read their end: the requests the server ended since the window's first
+// scrape less those whose end the client read since then, at least 0 and at most the client's
+// requests in flight past their first token (producing). The server no longer counts them as
+// running, yet they are not its queue: a client kept off the CPU reads the last chunk late and
+// restarts late, which on a loaded machine (and magnified by a simulator's speedup) looked like
+// a server running fewer than C.
+func unseen(serverEnded, clientEnded, producing float64) float64 {
+	return max(0, min(serverEnded-clientEnded, producing))
 }
 
 // scrape reads /metrics once, bounded by the poll period's budget.

@@ -199,6 +199,13 @@ func TestDecodeStatus(t *testing.T) {
 			At: []time.Duration{0, 950 * time.Millisecond, 1000 * time.Millisecond}, Window: 2 * time.Second}, results.StatusValid, ""},
 		{"a long dip is below 0.95·C", statusInput{Concurrency: 4, Running: []float64{4, 2, 4}, Waiting: []float64{0, 0, 0},
 			At: []time.Duration{0, 100 * time.Millisecond, 1000 * time.Millisecond}, Window: 2 * time.Second}, results.StatusQueued, "mean running below 0.95 × concurrency"},
+		// A client kept off the CPU (a loaded machine; a simulator's speedup magnifies it)
+		// reads a request's last chunk late: the server has ended it and runs C-1 while the
+		// client has not yet restarted it. Counted as the client's, it is not the server's queue.
+		{"C=2: the server ended a request whose end the client has not read", statusInput{Concurrency: 2, Running: []float64{2, 1, 1, 2}, Waiting: []float64{0, 0, 0, 0},
+			Awaiting: []float64{0, 0, 0, 0}, Unseen: []float64{0, 1, 1, 0}, At: []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond, 150 * time.Millisecond}, Window: 200 * time.Millisecond}, results.StatusValid, ""},
+		{"C=2: the same dip with the end read is the server's", statusInput{Concurrency: 2, Running: []float64{2, 1, 1, 2}, Waiting: []float64{0, 0, 0, 0},
+			Awaiting: []float64{0, 0, 0, 0}, Unseen: []float64{0, 0, 0, 0}, At: []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond, 150 * time.Millisecond}, Window: 200 * time.Millisecond}, results.StatusQueued, "mean running below 0.95 × concurrency"},
 		{"no metrics: readiness only", statusInput{Concurrency: 4}, results.StatusValid, ""},
 		{"no metrics, readiness timed out", statusInput{Concurrency: 4, ReadinessTimedOut: true}, results.StatusQueued, "readiness timed out"},
 		{"running above C is fine", statusInput{Concurrency: 2, Running: []float64{3, 3}, Waiting: []float64{0, 0}}, results.StatusValid, ""},
@@ -210,5 +217,25 @@ func TestDecodeStatus(t *testing.T) {
 				t.Errorf("decodeStatus = %s (%q), want %s (%q)", got, why, c.want, c.why)
 			}
 		})
+	}
+}
+
+// TestUnseen pins how many of the client's requests count as ended by the server but not yet
+// read by the client: the difference of the two ended counts, never below 0, never above the
+// client's producing streams (another client's requests are not this one's).
+func TestUnseen(t *testing.T) {
+	cases := []struct {
+		server, client, producing, want float64
+	}{
+		{server: 3, client: 3, producing: 2, want: 0},
+		{server: 4, client: 3, producing: 2, want: 1},
+		{server: 2, client: 3, producing: 2, want: 0}, // the client read an end the first scrape had not counted
+		{server: 9, client: 3, producing: 2, want: 2}, // others' requests ended too
+		{server: 4, client: 3, producing: 0, want: 0},
+	}
+	for _, c := range cases {
+		if got := unseen(c.server, c.client, c.producing); got != c.want {
+			t.Errorf("unseen(%g, %g, %g) = %g, want %g", c.server, c.client, c.producing, got, c.want)
+		}
 	}
 }

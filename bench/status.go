@@ -22,8 +22,9 @@ type statusInput struct {
 	At     []time.Duration
 	Window time.Duration
 	// Awaiting holds, at each sample, the client's requests in flight that had not yet
-	// produced their first token (nil: none).
-	Awaiting []float64
+	// produced their first token (nil: none); Unseen those the server had ended while the
+	// client had not read their end yet (nil: none).
+	Awaiting, Unseen []float64
 }
 
 // queuedThreshold is the fraction of C that mean running must reach for a valid cell.
@@ -45,7 +46,8 @@ const (
 //     count had stopped rising;
 //   - the server never ran C requests at once (max running < C);
 //   - the time-weighted mean of running, where a request of the client that is between two
-//     requests (sent, no first token yet) counts as running up to C, is below 0.95·C;
+//     requests (sent, no first token yet; or ended by the server, its end not yet read by the
+//     client) counts as running up to C, is below 0.95·C;
 //   - requests were waiting in two samples in a row.
 //
 // No single sample decides: each sample weighs by the time it holds, so a sample that falls in
@@ -65,8 +67,15 @@ func decodeStatus(in statusInput) (s results.Status, why string) {
 	}
 	judged := make([]float64, len(in.Running))
 	for i, r := range in.Running {
+		add := 0.0
 		if i < len(in.Awaiting) {
-			r = min(c, r+in.Awaiting[i])
+			add += in.Awaiting[i]
+		}
+		if i < len(in.Unseen) {
+			add += in.Unseen[i]
+		}
+		if add > 0 {
+			r = min(c, r+add)
 		}
 		judged[i] = r
 	}

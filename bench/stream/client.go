@@ -86,6 +86,7 @@ type Client struct {
 	rep       RepetitionConfig
 	userAgent string
 	idle      time.Duration
+	dial      func(ctx context.Context, network, addr string) (net.Conn, error)
 	bodies    bodyCache
 }
 
@@ -111,6 +112,12 @@ func WithAPIKey(key string) Option { return func(c *Client) { c.apiKey = key } }
 
 // WithHTTPClient does use hc instead of the client's own HTTP/1.1 transport (tests, proxies).
 func WithHTTPClient(hc *http.Client) Option { return func(c *Client) { c.hc = hc } }
+
+// WithDialer does open the connections of the client's own transports with dial instead of
+// the TCP dialer (an in-memory network in tests); the transports are otherwise unchanged.
+func WithDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
+	return func(c *Client) { c.dial = dial }
+}
 
 // WithClock does take every time stamp from now (tests); the default is time.Now.
 func WithClock(now func() time.Time) Option { return func(c *Client) { c.now = now } }
@@ -143,6 +150,9 @@ func New(baseURL string, opts ...Option) *Client {
 		c.hc = &http.Client{Transport: c.ownedTr}
 		ft := NewTransport(0)
 		ft.DisableKeepAlives = true
+		if c.dial != nil {
+			c.ownedTr.DialContext, ft.DialContext = c.dial, c.dial
+		}
 		c.fresh = &http.Client{Transport: ft}
 	}
 	return c

@@ -26,6 +26,8 @@
 //	SpecDrafts         vllm:spec_decode_num_drafts_total         llamacpp:spec_decode_num_drafts_total
 //	SpecDraftTokens    vllm:spec_decode_num_draft_tokens_total   llamacpp:spec_decode_num_draft_tokens_total
 //	SpecAccepted       vllm:spec_decode_num_accepted_tokens_total llamacpp:spec_decode_num_accepted_tokens_total
+//	Finished           vllm:request_success_total (every           absent
+//	                   finished_reason: stop, length, abort)
 //
 // SGLang: sglang:num_running_reqs, sglang:num_queue_reqs, sglang:token_usage,
 // sglang:max_total_num_tokens (capacity) and its token counters. A server without /metrics
@@ -98,11 +100,13 @@ type Snapshot struct {
 	SpecDrafts       Value // counter, speculative draft steps
 	SpecDraftTokens  Value // counter
 	SpecAccepted     Value // counter, accepted draft tokens
+	// Finished counts the requests the server has ended, whatever the reason (a counter).
+	Finished Value
 }
 
 // names maps each Snapshot field to the metric names that feed it, first match wins.
 type names struct {
-	running, waiting, kvUsage, preempt, prefixQ, prefixH, gen, prompt, drafts, draftToks, accepted []string
+	running, waiting, kvUsage, preempt, prefixQ, prefixH, gen, prompt, drafts, draftToks, accepted, finished []string
 }
 
 var vllmNames = names{
@@ -117,6 +121,7 @@ var vllmNames = names{
 	drafts:    []string{"vllm:spec_decode_num_drafts_total", "vllm:spec_decode_num_drafts"},
 	draftToks: []string{"vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_draft_tokens"},
 	accepted:  []string{"vllm:spec_decode_num_accepted_tokens_total", "vllm:spec_decode_num_accepted_tokens"},
+	finished:  []string{"vllm:request_success_total", "vllm:request_success"},
 }
 
 var llamaNames = names{
@@ -188,6 +193,7 @@ func FromFamilies(fams map[string]*dto.MetricFamily, at time.Time) Snapshot {
 	s.SpecDrafts = sum(fams, n.drafts)
 	s.SpecDraftTokens = sum(fams, n.draftToks)
 	s.SpecAccepted = sum(fams, n.accepted)
+	s.Finished = sum(fams, n.finished)
 	if s.Flavor == FlavorLlamaCpp {
 		// llama.cpp counts evaluated prompt tokens and cache-served ones apart: a prompt's
 		// tokens are their sum, the cache hits the cached part.

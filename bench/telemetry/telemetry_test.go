@@ -34,9 +34,9 @@ func TestParseCaptures(t *testing.T) {
 		{"llama-server/metrics_idle_after2.txt", Snapshot{Flavor: FlavorLlamaCpp, Running: v(0), Waiting: v(0), GenerationTokens: v(20), PromptTokens: v(33), PrefixHits: v(0), PrefixQueries: v(33), SpecDrafts: v(0), SpecDraftTokens: v(0), SpecAccepted: v(0)}},
 		{"llama-server/metrics_small_model_after.txt", Snapshot{Flavor: FlavorLlamaCpp, Running: v(0), Waiting: v(0), GenerationTokens: v(3072), PromptTokens: v(740), PrefixHits: v(314), PrefixQueries: v(1054), SpecDrafts: v(0), SpecDraftTokens: v(0), SpecAccepted: v(0)}},
 		{"llama-server/metrics_small_model_during_load.txt", Snapshot{Flavor: FlavorLlamaCpp, Running: v(4), Waiting: v(4), GenerationTokens: v(2560), PromptTokens: v(703), PrefixHits: v(285), PrefixQueries: v(988), SpecDrafts: v(0), SpecDraftTokens: v(0), SpecAccepted: v(0)}},
-		{"llm-d-inference-sim/metrics_after2.txt", Snapshot{Flavor: FlavorVLLM, Running: v(0), Waiting: v(0), KVUsage: v(0), KVCapacityTokens: v(16384), BlockSize: 16, NumGPUBlocks: 1024, GenerationTokens: v(9), PromptTokens: v(19)}},
-		{"llm-d-inference-sim/metrics_during_load.txt", Snapshot{Flavor: FlavorVLLM, Running: v(4), Waiting: v(12), KVUsage: v(0), KVCapacityTokens: v(16384), BlockSize: 16, NumGPUBlocks: 1024, GenerationTokens: v(265), PromptTokens: v(47)}},
-		{"llm-d-inference-sim/metrics_kvcache_during_load.txt", Snapshot{Flavor: FlavorVLLM, Running: v(4), Waiting: v(4), KVUsage: v(0), KVCapacityTokens: v(4096), BlockSize: 16, NumGPUBlocks: 256, GenerationTokens: v(256), PromptTokens: v(28), PrefixQueries: v(56), PrefixHits: v(0)}},
+		{"llm-d-inference-sim/metrics_after2.txt", Snapshot{Flavor: FlavorVLLM, Running: v(0), Waiting: v(0), KVUsage: v(0), KVCapacityTokens: v(16384), BlockSize: 16, NumGPUBlocks: 1024, GenerationTokens: v(9), PromptTokens: v(19), Finished: v(2)}},
+		{"llm-d-inference-sim/metrics_during_load.txt", Snapshot{Flavor: FlavorVLLM, Running: v(4), Waiting: v(12), KVUsage: v(0), KVCapacityTokens: v(16384), BlockSize: 16, NumGPUBlocks: 1024, GenerationTokens: v(265), PromptTokens: v(47), Finished: v(6)}},
+		{"llm-d-inference-sim/metrics_kvcache_during_load.txt", Snapshot{Flavor: FlavorVLLM, Running: v(4), Waiting: v(4), KVUsage: v(0), KVCapacityTokens: v(4096), BlockSize: 16, NumGPUBlocks: 256, GenerationTokens: v(256), PromptTokens: v(28), PrefixQueries: v(56), PrefixHits: v(0), Finished: v(4)}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.file, func(t *testing.T) {
@@ -85,6 +85,10 @@ vllm:spec_decode_num_drafts_total{engine="0",model_name="glm"} 100.0
 vllm:spec_decode_num_draft_tokens_total{engine="0",model_name="glm"} 300.0
 # TYPE vllm:spec_decode_num_accepted_tokens_total counter
 vllm:spec_decode_num_accepted_tokens_total{engine="0",model_name="glm"} 150.0
+# TYPE vllm:request_success_total counter
+vllm:request_success_total{engine="0",finished_reason="length",model_name="glm"} 40.0
+vllm:request_success_total{engine="0",finished_reason="stop",model_name="glm"} 2.0
+vllm:request_success_total{engine="1",finished_reason="abort",model_name="glm"} 1.0
 `
 
 func TestParseVLLMMultiEngine(t *testing.T) {
@@ -95,7 +99,7 @@ func TestParseVLLMMultiEngine(t *testing.T) {
 	want := Snapshot{At: at0, Flavor: FlavorVLLM, Running: v(124), Waiting: v(4), KVUsage: v(0.25),
 		KVCapacityTokens: v(2 * 64 * 1000 * 2), BlockSize: 64, NumGPUBlocks: 1000,
 		Preemptions: v(3), PrefixQueries: v(1000), PrefixHits: v(900), GenerationTokens: v(5000), PromptTokens: v(8000),
-		SpecDrafts: v(100), SpecDraftTokens: v(300), SpecAccepted: v(150)}
+		SpecDrafts: v(100), SpecDraftTokens: v(300), SpecAccepted: v(150), Finished: v(43)}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}

@@ -30,10 +30,11 @@ func TestScripts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testscript.Run(t, testscript.Params{
+	runScripts(t, testscript.Params{
 		Dir:                 "testdata/script",
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
+			env.Values[scriptTKey{}] = env.T() // simtime_test.go
 			env.Setenv("REPO_TESTDATA", repoTestdata)
 			setupGHFake(env)
 			return nil
@@ -46,6 +47,7 @@ func TestScripts(t *testing.T) {
 			"event":    cmdEvent,
 			"gitrev":   cmdGitRev,
 			"sub":      cmdSub,
+			"simtime":  cmdSimTime,
 		},
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"runtime/pprof"
 	"strings"
@@ -64,6 +65,16 @@ type Env struct {
 	Stderr io.Writer
 	Getenv func(string) string
 	Log    *slog.Logger
+	// Net is how the commands reach servers and how the built-in simulator listens; nil is the
+	// machine's TCP stack. Tests give an in-memory one (internal/memnet), so that a run under
+	// testing/synctest measures in the simulator's own time whatever the machine's load.
+	Net Network
+}
+
+// Network listens and dials, as package net does.
+type Network interface {
+	Listen(network, address string) (net.Listener, error)
+	DialContext(ctx context.Context, network, address string) (net.Conn, error)
 }
 
 // Run parses args (without the program name) and runs the chosen subcommand.
@@ -71,7 +82,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv fu
 	if len(args) > 0 && args[0] == engine.ReaperArg {
 		engine.Reap(args[1:]) // the leader of an engine's process group (engineReaper); never returns
 	}
-	env := &Env{Stdout: stdout, Stderr: stderr, Getenv: getenv}
+	return RunEnv(ctx, &Env{Stdout: stdout, Stderr: stderr, Getenv: getenv}, args)
+}
+
+// RunEnv is Run with the outside world env (Stdout, Stderr and Getenv set; Log is set from
+// --log-level).
+func RunEnv(ctx context.Context, env *Env, args []string) error {
+	stdout, stderr := env.Stdout, env.Stderr
 	root := newRootCmd(env)
 	root.SetArgs(args)
 	root.SetOut(stdout)

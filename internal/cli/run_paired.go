@@ -248,7 +248,12 @@ func startPairedSims(ctx context.Context, env *Env, o *runOptions, base, head *p
 	// Both start now, so a drift rule (which grows with the time since a simulator started)
 	// runs on one clock for both sides.
 	for range 2 {
-		s, err := sim.Start(ctx, ss.config(env.Log))
+		scfg := ss.config(env.Log)
+		if scfg.Listener, err = env.listener(); err != nil {
+			stop()
+			return nil, fmt.Errorf("start the built-in simulators: %w", err)
+		}
+		s, err := sim.Start(ctx, scfg)
 		if err != nil {
 			stop()
 			return nil, usagef("%v", err)

@@ -2,6 +2,9 @@ package cli
 
 import (
 	"context"
+	"net"
+	"net/http"
+	"time"
 
 	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/bench/server"
@@ -32,8 +35,16 @@ func newRunner(env *Env, o runOptions, baseURL, key, runID string) (bench.Config
 		return cfg, nil, nil, err
 	}
 	cfg.LaunchCommand = redact.Command(o.LaunchCommand, redact.WithValues(key)) // the key wherever it appears
-	sc := stream.New(baseURL, stream.WithAPIKey(key))
-	info := server.New(baseURL, server.WithAPIKey(key))
+	streamOpts, infoOpts := []stream.Option{stream.WithAPIKey(key)}, []server.Option{server.WithAPIKey(key)}
+	scraper := &telemetry.Scraper{URL: telemetry.MetricsURL(baseURL), APIKey: key, Log: env.Log}
+	var infoHC *http.Client
+	if env.Net != nil {
+		infoHC, scraper.Client = env.httpClient(120*time.Second), env.httpClient(10*time.Second)
+		streamOpts = append(streamOpts, stream.WithDialer(env.Net.DialContext))
+		infoOpts = append(infoOpts, server.WithHTTPClient(infoHC))
+	}
+	sc := stream.New(baseURL, streamOpts...)
+	info := server.New(baseURL, infoOpts...)
 	streamer := bench.StreamClient{C: sc}
 	var srv bench.ServerInfo = bench.ServerClient{C: info}
 	if o.serverVersion != nil {
@@ -43,11 +54,34 @@ func newRunner(env *Env, o runOptions, baseURL, key, runID string) (bench.Config
 		Stream:   streamer,
 		Server:   srv,
 		Prompts:  bench.NewPrompter(info, streamer, runID, o.Endpoint),
-		Metrics:  bench.TelemetryScraper{S: &telemetry.Scraper{URL: telemetry.MetricsURL(baseURL), APIKey: key, Log: env.Log}},
+		Metrics:  bench.TelemetryScraper{S: scraper},
 		Progress: pickProgress(env, o.Quiet, o.timeScale),
 		Log:      env.Log,
 	}
-	return cfg, r, sc.Close, nil
+	closeAll := func() {
+		sc.Close()
+		for _, hc := range []*http.Client{scraper.Client, infoHC} {
+			if hc != nil {
+				hc.CloseIdleConnections()
+			}
+		}
+	}
+	return cfg, r, closeAll, nil
+}
+
+// httpClient returns an HTTP client with the timeout over env.Net (which must be set): the
+// informational calls (/metrics, /tokenize, /version) of a run over an in-memory network.
+func (env *Env) httpClient(timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{DialContext: env.Net.DialContext, DisableCompression: true}}
+}
+
+// listener returns the listener of a built-in simulator: nil (sim.Start listens on a free
+// loopback port) unless env.Net is set.
+func (env *Env) listener() (net.Listener, error) {
+	if env.Net == nil {
+		return nil, nil
+	}
+	return env.Net.Listen("tcp", "127.0.0.1:0")
 }
 
 // knownVersion is a server's facts whose version was read before measuring (simulatorAtURL), so

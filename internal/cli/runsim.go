@@ -83,7 +83,11 @@ func runSimulated(ctx context.Context, env *Env, o runOptions) error {
 	if _, err := benchConfig(o, "http://127.0.0.1", "check"); err != nil {
 		return err
 	}
-	srv, err := sim.Start(ctx, ss.config(env.Log))
+	scfg := ss.config(env.Log)
+	if scfg.Listener, err = env.listener(); err != nil {
+		return fmt.Errorf("start the built-in simulator: %w", err)
+	}
+	srv, err := sim.Start(ctx, scfg)
 	if err != nil {
 		return usagef("%v", err)
 	}

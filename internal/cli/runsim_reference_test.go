@@ -13,21 +13,26 @@ import (
 	"github.com/speedmatrix/speedmatrix/sim/vmatrix"
 )
 
-// referenceSpeedup keeps the end-to-end reference run near two minutes of wall time.
+// referenceSpeedup is the reference run's speedup; the results file holds rates 20× the
+// profile's, which the test divides back.
 const referenceSpeedup = 20
 
 // TestRunReferenceMatrixOnSimulator runs the full reference matrix through `speedmatrix run`
 // against the in-process simulator at 20× speed and checks the status pattern against the
 // reference report exactly (issue 9: the client's own restart gaps, magnified by the speedup at
 // 512K and 1019K, no longer count against the server), decode total tok/s of the reference's
-// valid cells within 15 % and
-// prefill tok/s within 10 % (after dividing the rates by the speedup). Below 64K the prefill
-// tolerance is 25 %: at 20× a 8K prefill lasts 34 ms of wall time, of which the client's and the
-// simulator's real work (JSON, tokenizing, timer wake-ups on a loaded 2-core machine) is a
-// visible part; the model itself matches within 2 % (sim/profile TestReferenceMatrix).
+// valid cells within 15 % and prefill tok/s within 5 % (after dividing the rates by the
+// speedup). It runs in the simulator's time (runSimTime): the client's and the simulator's own
+// work (JSON, tokenizing, timer wake-ups) takes none of it, so what the client measures is the
+// model, which matches the reference within 2 % in prefill (sim/profile TestReferenceMatrix)
+// and within the noise of one window in decode, on an idle machine or a loaded one. (Decode
+// keeps 15 %: the order in which goroutines run at one instant of the fake clock still moves
+// the speculative acceptance a cell draws, and 8K×1 came out +11.9 % once.) (Measured in
+// wall time on a loaded 2-core machine, an 8K prefill at 20× lasted 34 ms, of which that work
+// was a visible part: 64K once came out 16 % slow.)
 func TestRunReferenceMatrixOnSimulator(t *testing.T) {
 	if testing.Short() {
-		t.Skip("measures the full matrix on the simulator (about two minutes)")
+		t.Skip("measures the full matrix on the simulator (about 15 s of CPU)")
 	}
 	fh, err := os.Open("../../testdata/reference/glm-5.3-flash-nvfp4-h200nvl-x2.txt")
 	if err != nil {
@@ -39,7 +44,7 @@ func TestRunReferenceMatrixOnSimulator(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "sim.json")
-	if _, stderr, err := runBench(t, nil, "run", "--matrix", "full", "--sim-speedup", fmt.Sprint(referenceSpeedup), "--quiet", "-o", out); err != nil {
+	if _, stderr, err := runSimTime(t, nil, "run", "--matrix", "full", "--sim-speedup", fmt.Sprint(referenceSpeedup), "--quiet", "-o", out); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
 	got := readResults(t, out)
@@ -59,10 +64,6 @@ func TestRunReferenceMatrixOnSimulator(t *testing.T) {
 	var table bytes.Buffer
 	_ = vmatrix.WriteTable(&table, diffs)
 	t.Logf("reference matrix measured end to end on the simulator (rates ÷ %d):\n%s", referenceSpeedup, strings.TrimRight(table.String(), "\n"))
-	ctxOf := map[string]int{}
-	for _, c := range ref.Prefill {
-		ctxOf[c.ContextLabel] = c.Context
-	}
 	for _, d := range diffs {
 		name := fmt.Sprintf("%s %s×%d", d.Phase, d.Label, d.Concurrency)
 		if d.Status != d.RefStatus {
@@ -73,10 +74,7 @@ func TestRunReferenceMatrixOnSimulator(t *testing.T) {
 		}
 		limit := 0.15
 		if d.Phase == results.PhasePrefill {
-			limit = 0.10
-			if ctxOf[d.Label] < 64*1024 {
-				limit = 0.25
-			}
+			limit = 0.05
 		}
 		if r := d.Rel(); !(math.Abs(r) <= limit) {
 			t.Errorf("%s: %+.1f%% against the reference (limit ±%.0f%%)", name, 100*r, 100*limit)

@@ -37,12 +37,12 @@ func simShardArgs(out string, extra ...string) []string {
 // TestShardsMergeLikeOneRun is issue 13's acceptance test of shards: plan → 4 shard runs →
 // merge gives the results of one run of the whole matrix, cell for cell: the same cells in the
 // same order with the same statuses, the same settings and config id, and every number of the
-// simulator without noise within 20 % of the single run's. The tolerance is the run-to-run
-// spread of the in-process simulator on a loaded 2-core machine, not noise of the model
-// (--sim-noise 0, one seed): it runs in real time at 20×, so a scheduling delay of the test
-// process moves a 600 ms window's rate by a few percent, and the TTFT of a 1K prefill (about
-// 4 ms at 20×) by more; a shard measured on the wrong rows, or a row's cells split from its
-// scout, moves them far more (a cold prefix cache costs decode cells their whole prompt).
+// simulator without noise within 5 % of the single run's. The runs are in the simulator's time
+// (runSimTime), so the machine's load moves nothing; what is left is the model's own draw of
+// speculative acceptance, which a shard takes in another order than one run (2.8 % at most,
+// measured; in wall time on a loaded 2-core machine it took 20 %). A shard measured on the wrong
+// rows, or a row's cells split from its scout, moves them far more (a cold prefix cache costs
+// decode cells their whole prompt).
 func TestShardsMergeLikeOneRun(t *testing.T) {
 	dir := t.TempDir()
 	stdout, stderr, err := runBench(t, nil, append([]string{"plan", "--shards", "4"}, shardMatrixArgs()...)...)
@@ -59,7 +59,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 			t.Errorf("shard %+v: want cells, a plan and an expected time", e)
 		}
 		out := filepath.Join(dir, "shard-"+strings.Split(e.Shard, "/")[0]+".json")
-		if _, stderr, err := runBench(t, nil, simShardArgs(out, "--shard", e.Shard)...); err != nil {
+		if _, stderr, err := runSimTime(t, nil, simShardArgs(out, "--shard", e.Shard)...); err != nil {
 			t.Fatalf("run --shard %s: %v\n%s", e.Shard, err, stderr)
 		}
 		f := readResults(t, out)
@@ -76,7 +76,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 		t.Fatalf("merge: %v\n%s", err, stderr)
 	}
 	single := filepath.Join(dir, "single.json")
-	if _, stderr, err := runBench(t, nil, simShardArgs(single)...); err != nil {
+	if _, stderr, err := runSimTime(t, nil, simShardArgs(single)...); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
 	got, want := readResults(t, merged), readResults(t, single)
@@ -94,7 +94,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	if diff := cmp.Diff(ws, gs); diff != "" {
 		t.Errorf("merged settings differ from one run's (-one run +merged):\n%s", diff)
 	}
-	const tol = 0.20
+	const tol = 0.05
 	var worst float64
 	defer func() { t.Logf("largest difference between the merged shards and one run: %.1f %%", worst*100) }()
 	near := func(what string, a, b *float64) {
@@ -135,7 +135,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 
 	// A shard of another plan (other windows) is refused, with the reason.
 	other := filepath.Join(dir, "other.json")
-	if _, stderr, err := runBench(t, nil, simShardArgs(other, "--shard", "2/4", "--duration", "700ms", "--contexts", "4K,8K,16K,64K")...); err != nil {
+	if _, stderr, err := runSimTime(t, nil, simShardArgs(other, "--shard", "2/4", "--duration", "700ms", "--contexts", "4K,8K,16K,64K")...); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
 	_, _, err = runBench(t, nil, "merge", shards[0], other, shards[2], shards[3], "-o", filepath.Join(dir, "bad.json"))
