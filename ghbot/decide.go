@@ -151,14 +151,14 @@ func (c *Client) Decide(ctx context.Context, ev *Event, p Policy) (Decision, err
 		return Decision{Do: DoNothing, Reason: fmt.Sprintf(format, a...)}, nil
 	}
 	missing := map[string]bool{
-		"pull_request": ev.PullRequest == nil, "issue_comment": ev.Comment == nil, "check_run": ev.CheckRun == nil,
+		"pull_request": ev.PullRequest == nil, "pull_request_target": ev.PullRequest == nil, "issue_comment": ev.Comment == nil, "check_run": ev.CheckRun == nil,
 		"push": ev.Push == nil, "merge_group": ev.MergeGroup == nil, "workflow_dispatch": ev.Dispatch == nil,
 	}
 	if missing[ev.Name] {
 		return Decision{}, fmt.Errorf("%s event without its payload object (parse it with ParseEvent)", ev.Name)
 	}
 	switch ev.Name {
-	case "pull_request":
+	case "pull_request", "pull_request_target":
 		return c.decidePullRequest(ctx, ev, p)
 	case "issue_comment":
 		return c.decideComment(ctx, ev)

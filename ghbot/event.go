@@ -99,9 +99,30 @@ type Event struct {
 	RunSHA string
 }
 
+// setPullRequest sets what a pull_request or pull_request_target payload tells of the pull
+// request.
+func (e *Event) setPullRequest(p *github.PullRequest, number int, label *github.Label) error {
+	if p == nil {
+		return fmt.Errorf("parse %s event: no pull_request object", e.Name)
+	}
+	pr := pullRequest(p)
+	if pr.Number == 0 {
+		pr.Number = number
+	}
+	e.PullRequest = &pr
+	e.Label = label.GetName()
+	return nil
+}
+
+// IsPullRequest reports whether the event is a pull request's own (pull_request, or
+// pull_request_target, which carries the same payload but runs the default branch's workflow).
+func (e *Event) IsPullRequest() bool {
+	return e.Name == "pull_request" || e.Name == "pull_request_target"
+}
+
 // Handled lists the event names ParseEvent reads; others parse to an Event with only Name set.
 var handled = map[string]bool{
-	"pull_request": true, "issue_comment": true, "check_run": true, "push": true,
+	"pull_request": true, "pull_request_target": true, "issue_comment": true, "check_run": true, "push": true,
 	"merge_group": true, "workflow_dispatch": true, "check_suite": true,
 }
 
@@ -122,15 +143,16 @@ func ParseEvent(name string, payload []byte) (*Event, error) {
 	case *github.PullRequestEvent:
 		ev.Action = e.GetAction()
 		ev.setCommon(e.GetRepo(), e.GetSender(), e.GetInstallation())
-		if e.PullRequest == nil {
-			return nil, fmt.Errorf("parse pull_request event: no pull_request object")
+		if err := ev.setPullRequest(e.PullRequest, e.GetNumber(), e.GetLabel()); err != nil {
+			return nil, err
 		}
-		pr := pullRequest(e.PullRequest)
-		if pr.Number == 0 {
-			pr.Number = e.GetNumber()
+	case *github.PullRequestTargetEvent:
+		// The same payload as pull_request's; the workflow that runs is the default branch's.
+		ev.Action = e.GetAction()
+		ev.setCommon(e.GetRepo(), e.GetSender(), e.GetInstallation())
+		if err := ev.setPullRequest(e.PullRequest, e.GetNumber(), e.GetLabel()); err != nil {
+			return nil, err
 		}
-		ev.PullRequest = &pr
-		ev.Label = e.GetLabel().GetName()
 	case *github.IssueCommentEvent:
 		ev.Action = e.GetAction()
 		ev.setCommon(e.GetRepo(), e.GetSender(), e.GetInstallation())

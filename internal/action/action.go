@@ -208,6 +208,11 @@ func (j *job) routed(ctx context.Context, full bool) error {
 		return err
 	}
 	defer j.flushOutputs()
+	if !full && j.ev.Name == "pull_request" {
+		// The decide mode routes for a GPU job; under pull_request that job is defined by the
+		// pull request's merge commit, which can replace it (docs/security.md).
+		j.log.Warn("this workflow starts the GPU job from the pull_request trigger, which runs the workflow as the pull request itself defines it: a pull request can add its own job on the GPU runner and skip decide and the commit pin. Route pull requests with pull_request_target instead, as example-gpu.yml does (docs/security.md)")
+	}
 	d, err := c.Decide(ctx, j.ev, j.policy())
 	if err != nil {
 		return err
@@ -423,11 +428,14 @@ func (j *job) headMoved(ctx context.Context, c *ghbot.Client, p plan, cause erro
 func (j *job) abort(ctx context.Context, c *ghbot.Client, p plan, cause error) {
 	conclusion := ghbot.ConclusionCancelled
 	why := "The run stopped before its results."
+	var measureErr *measureJobError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(cause, context.DeadlineExceeded):
 		conclusion, why = ghbot.ConclusionTimedOut, "The run timed out before its results."
 	case ctx.Err() != nil:
 		why = "The run was cancelled before its results."
+	case errors.As(cause, &measureErr):
+		why = measureErr.why(j.runURL)
 	case cause != nil:
 		why = "The run failed before its results: " + code(firstLine(cause.Error()))
 		if exit := serverExit(cause); exit != "" {
@@ -758,7 +766,7 @@ func (j *job) reply(ctx context.Context, c *ghbot.Client, pr int, text string) {
 func (j *job) eventSHA() string {
 	var sha string
 	switch ev := j.ev; {
-	case ev.PullRequest != nil && ev.Name == "pull_request":
+	case ev.PullRequest != nil && ev.IsPullRequest():
 		sha = ev.PullRequest.HeadSHA
 	case ev.Push != nil:
 		sha = ev.Push.After

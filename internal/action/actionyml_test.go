@@ -34,6 +34,7 @@ type actionYML struct {
 			Run              string            `yaml:"run"`
 			WorkingDirectory string            `yaml:"working-directory"`
 			Env              map[string]string `yaml:"env"`
+			With             map[string]string `yaml:"with"`
 		} `yaml:"steps"`
 	} `yaml:"runs"`
 }
@@ -63,9 +64,17 @@ func TestActionYML(t *testing.T) {
 		}
 		if strings.Contains(s.Run, "go build") && strings.Contains(s.Run, "./cmd/speedmatrix") && s.WorkingDirectory == "${{ github.action_path }}" {
 			built = true
+			// On the GPU runner, caches an earlier job (a pull request's code) could write are
+			// not trusted: a build cache of the job's own, the module cache verified.
+			if !strings.Contains(s.Run, `export GOCACHE="$RUNNER_TEMP/`) || !strings.Contains(s.Run, "go mod verify") || s.Env["SPEEDMATRIX_MODE"] != "${{ inputs.mode }}" {
+				t.Errorf("the build in mode measure must use a build cache under RUNNER_TEMP and verify the module cache:\n%s", s.Run)
+			}
 		}
-		if strings.Contains(s.Run, "speedmatrix\" action") {
+		if strings.Contains(s.Run, "\"$SPEEDMATRIX_BIN\" action") {
 			env, stepID = s.Env, s.ID
+		}
+		if strings.Contains(s.Uses, "actions/setup-go") && s.With["cache"] != "false" {
+			t.Errorf("%s: cache %q, want false: a Go cache restored on a GPU runner can carry what a pull request's job wrote", s.Uses, s.With["cache"])
 		}
 	}
 	if !built || env == nil || stepID == "" {
@@ -87,7 +96,13 @@ func TestActionYML(t *testing.T) {
 			t.Errorf("%s = %q, want an expression of inputs.%s", key, v, name)
 		}
 	}
-	for key := range env {
+	for key, v := range env {
+		if key == "SPEEDMATRIX_BIN" {
+			if v != "${{ steps.binary.outputs.path }}" {
+				t.Errorf("SPEEDMATRIX_BIN = %q, want the binary step's path", v)
+			}
+			continue
+		}
 		if !strings.HasPrefix(key, "INPUT_") {
 			t.Errorf("env %s is not an input", key)
 		}

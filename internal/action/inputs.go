@@ -31,6 +31,7 @@ var InputNames = []string{
 	"check-name", "comment", "fail-on-regression", "label", "results", "artifact-dir",
 	"baseline", "baseline-dir", "cleanup", "sha", "pr", "base-sha", "cells", "aa", "paired",
 	"shards", "shard", "plan", "shard-artifacts", // shards.go
+	"measure-result", // measurefail.go
 }
 
 // OutputNames are the step outputs the action may write, in the order it writes them.
@@ -70,6 +71,10 @@ type Inputs struct {
 	// Paired, in mode measure, measures paired: the base commit (base-sha) built and served
 	// alternately with the head (the decide job's paired output).
 	Paired bool
+	// MeasureResult, in mode report, is the measuring job's result as the workflow saw it
+	// (needs.measure.result: success, failure, cancelled or skipped), so that a report without
+	// results says how that job ended.
+	MeasureResult string
 	// HasCredentials is set when token, app-id or a private key is given.
 	HasCredentials bool
 }
@@ -158,6 +163,12 @@ func readInputs(a *githubactions.Action, mode string) (Inputs, error) {
 			return in, fmt.Errorf("input paired: %q is not true or false", v)
 		}
 		in.Paired = b
+	}
+	switch v := a.GetInput("measure-result"); v {
+	case "", "success", "failure", "cancelled", "skipped":
+		in.MeasureResult = v
+	default:
+		return in, fmt.Errorf("input measure-result: %q: want success, failure, cancelled or skipped (needs.measure.result)", v)
 	}
 	if v := a.GetInput("pr"); v != "" {
 		n, err := strconv.Atoi(v)

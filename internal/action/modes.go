@@ -124,7 +124,7 @@ func (j *job) measureMode(ctx context.Context) error {
 		}
 	case ev.Dispatch != nil:
 		p.Kind = ghbot.RunDispatch
-	case ev.Name == "pull_request" && ev.PullRequest != nil:
+	case ev.IsPullRequest() && ev.PullRequest != nil:
 		p.Kind = ghbot.RunPullRequest
 		if p.BaseSHA == "" && ghbot.ValidSHA(ev.PullRequest.BaseSHA) {
 			p.BaseSHA = ev.PullRequest.BaseSHA
@@ -185,7 +185,7 @@ func (j *job) reportMode(ctx context.Context) error {
 		if p.PR == 0 {
 			p.PR = j.eventPR()
 		}
-		j.abort(ctx, c, p, errors.New("the measuring job left no results (it failed or was cancelled)"))
+		j.abort(ctx, c, p, &measureJobError{Result: j.in.MeasureResult})
 		return nil
 	}
 	if err != nil {
@@ -222,7 +222,11 @@ func (j *job) reportMode(ctx context.Context) error {
 	resultsPath := filepath.Join(j.in.ArtifactDir, artifactResults)
 	head, err := results.ReadFile(resultsPath)
 	if err != nil {
-		j.abort(ctx, c, p, fmt.Errorf("the measuring job's results cannot be read: %w", err))
+		mf := measureFailure(j.in.MeasureResult, err)
+		if mf.Invalid != nil {
+			j.log.Error("the artifact's results file is not valid results", "err", err)
+		}
+		j.abort(ctx, c, p, mf)
 		return nil
 	}
 	out := outcome{Head: head, ResultsPath: resultsPath}

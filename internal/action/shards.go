@@ -27,7 +27,7 @@ import (
 //   - decide, with the shards input N, splits what it decided to measure into at most N shards
 //     of whole context rows (fewer when the cells have fewer rows; `speedmatrix plan --shards`)
 //     and writes the job matrix as the matrix output, for strategy.matrix:
-//     {"include":[{"shard":"1/4","plan":"…","contexts":…,"cells":…,"expected_minutes":…},…]},
+//     {"include":[{"shard":"1/4","index":1,"plan":"…","contexts":…,"cells":…,"expected_minutes":…},…]},
 //     and the shards and plan outputs;
 //   - measure, with the shard (K/N) and plan inputs, measures that shard of that plan (`run
 //     --shard K/N --plan ID`: a runner whose settings make another plan fails before it
@@ -43,8 +43,11 @@ import (
 // ShardJob is one job of the decide mode's matrix output: one shard of the plan, as
 // `speedmatrix plan --shards N` prints it.
 type ShardJob struct {
-	Shard           string  `json:"shard"` // K/N, the measure job's shard input
-	Plan            string  `json:"plan"`  // the plan's id, its plan input
+	Shard string `json:"shard"` // K/N, the measure job's shard input
+	// Index is K alone, for names that may hold no slash (an artifact's: upload-artifact v4
+	// refuses "/"; strategy.job-index is not known to every runner, act's among them).
+	Index           int     `json:"index"`
+	Plan            string  `json:"plan"` // the plan's id, its plan input
 	Contexts        string  `json:"contexts"`
 	Cells           string  `json:"cells"`
 	ExpectedMinutes float64 `json:"expected_minutes"`

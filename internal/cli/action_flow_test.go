@@ -243,8 +243,57 @@ func TestActionReportNoArtifact(t *testing.T) {
 	e.vars["INPUT_MODE"], e.vars["INPUT_SHA"] = "report", prHead
 	out := mustRun(t, e)
 	wantOutputs(t, out, map[string]string{"verdict": "cancelled", "conclusion": "cancelled"})
-	if c := oneCheck(t, e.srv.State(), prHead); c.Conclusion != "cancelled" || !strings.Contains(c.Summary, "left no results") {
+	if c := oneCheck(t, e.srv.State(), prHead); c.Conclusion != "cancelled" || !strings.Contains(c.Summary, "The measuring job stopped before it wrote results: see its log in [the workflow run](https://github.com/Codertocat/Hello-World/actions/runs/4242)") {
 		t.Errorf("check %s %q", c.Conclusion, c.Summary)
+	}
+}
+
+// TestActionReportMeasureFailed: a report whose measuring job stopped early or left a damaged
+// file says so in words, with the workflow run's link, in the check and the comment; never a
+// path of the report runner nor the measuring job's own error text (untrusted).
+func TestActionReportMeasureFailed(t *testing.T) {
+	for _, tc := range []struct {
+		name, result, results, want string
+	}{
+		{"failed, meta only", "failure", "", "The measuring job failed before it wrote results: see its log in [the workflow run](https://github.com/Codertocat/Hello-World/actions/runs/4242)."},
+		{"cancelled, meta only", "cancelled", "", "The measuring job was cancelled before it wrote results: see its log"},
+		{"no result input", "", "", "The measuring job stopped before it wrote results: see its log"},
+		{"success without results", "success", "", "The measuring job succeeded but its artifact holds no results file"},
+		{"damaged results", "failure", `{"schema": "speedmatrix/results/v1", "engine": {"name": "<b>owned</b>"}`, "The measuring job wrote a results file that speedmatrix cannot read as results"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newActEnv(t)
+			e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+			art := filepath.Join(e.dir, "artifact")
+			if err := os.MkdirAll(art, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			meta := fmt.Sprintf(`{"schema": "speedmatrix/action-artifact/v1", "head_sha": %q, "pr": 2, "kind": "pull_request", "error": "PWNED: the measure job's own words"}`, prHead)
+			if err := os.WriteFile(filepath.Join(art, "meta.json"), []byte(meta), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if tc.results != "" {
+				if err := os.WriteFile(filepath.Join(art, "results.json"), []byte(tc.results), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			e.vars["INPUT_MODE"], e.vars["INPUT_SHA"], e.vars["INPUT_MEASURE-RESULT"] = "report", prHead, tc.result
+			out := mustRun(t, e)
+			wantOutputs(t, out, map[string]string{"verdict": "cancelled", "conclusion": "cancelled"})
+			st := e.srv.State()
+			c := oneCheck(t, st, prHead)
+			body := oneComment(t, st)
+			for what, text := range map[string]string{"check": c.Summary, "comment": body} {
+				if !strings.Contains(text, tc.want) {
+					t.Errorf("%s lacks %q:\n%s", what, tc.want, text)
+				}
+				for _, bad := range []string{e.dir, "results.json", "no such file", "PWNED", "owned"} {
+					if strings.Contains(text, bad) {
+						t.Errorf("%s shows %q:\n%s", what, bad, text)
+					}
+				}
+			}
+		})
 	}
 }
 

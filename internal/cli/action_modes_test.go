@@ -89,3 +89,34 @@ func TestActionReportRejectsForgedArtifact(t *testing.T) {
 		})
 	}
 }
+
+// TestActionDecidePullRequestTarget: decide routes a pull request that arrives by
+// pull_request_target (the trigger whose workflow is the default branch's) as it does one by
+// pull_request, and warns only when the GPU job is routed by pull_request, whose workflow the
+// pull request itself defines.
+func TestActionDecidePullRequestTarget(t *testing.T) {
+	for _, tc := range []struct {
+		event string
+		warn  bool
+	}{
+		{"pull_request_target", false},
+		{"pull_request", true},
+	} {
+		t.Run(tc.event, func(t *testing.T) {
+			e := newActEnv(t)
+			e.event(tc.event, payload(t, "pull_request/opened.payload.json"))
+			e.vars["INPUT_MODE"] = "decide"
+			out, stderr, err := e.run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantOutputs(t, out, map[string]string{"run": "true", "verdict": "pending", "sha": prHead, "pr": "2", "kind": "pull_request"})
+			if c := oneCheck(t, e.srv.State(), prHead); c.Status != "in_progress" {
+				t.Errorf("check %s, want in_progress", c.Status)
+			}
+			if got := strings.Contains(stderr, "Route pull requests with pull_request_target"); got != tc.warn {
+				t.Errorf("warning %v, want %v:\n%s", got, tc.warn, stderr)
+			}
+		})
+	}
+}

@@ -2,11 +2,9 @@ package cli
 
 import (
 	"context"
-	"strings"
 
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/internal/action"
-	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // actionPlanShards is the action's decide mode with the shards input: the job matrix of
@@ -27,19 +25,7 @@ func actionPlanShards(env *Env) func(c config.Config, n int) ([]action.ShardJob,
 		if err != nil {
 			return nil, err
 		}
-		var jobs []action.ShardJob
-		for _, s := range p.Shards {
-			var labels, ids []string
-			for _, r := range s.Rows {
-				labels = append(labels, results.ContextLabel(r))
-			}
-			for _, id := range s.Cells {
-				ids = append(ids, id.String())
-			}
-			jobs = append(jobs, action.ShardJob{Shard: s.String(), Plan: s.Plan, Contexts: strings.Join(labels, ","),
-				Cells: strings.Join(ids, ","), ExpectedMinutes: roundMinutes(s.Expected.Minutes())})
-		}
-		return jobs, nil
+		return shardJobs(p), nil
 	}
 }
 

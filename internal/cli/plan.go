@@ -10,24 +10,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/speedmatrix/speedmatrix/bench"
+	"github.com/speedmatrix/speedmatrix/internal/action"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // shardMatrix is the GitHub Actions job matrix `speedmatrix plan` prints: one include entry per
 // shard, for `strategy.matrix: ${{ fromJSON(needs.plan.outputs.matrix) }}`.
 type shardMatrix struct {
-	Include []shardEntry `json:"include"`
-}
-
-// shardEntry is one shard of the job matrix.
-type shardEntry struct {
-	Shard string `json:"shard"` // K/N, for `run --shard`
-	Plan  string `json:"plan"`  // the plan's identity, recorded in every shard's results
-	// Contexts are the nominal contexts of the shard's rows; Cells its cells as planned before
-	// the server is known (a 1024K row is measured as 1019K on a 1M server).
-	Contexts        string  `json:"contexts"`
-	Cells           string  `json:"cells"`
-	ExpectedMinutes float64 `json:"expected_minutes"`
+	Include []action.ShardJob `json:"include"`
 }
 
 // planKey is the context key under which `speedmatrix plan` asks the run command it is built
@@ -45,7 +35,7 @@ func newPlanCmd(env *Env) *cobra.Command {
 	cmd.Long = `plan splits the matrix that run would measure with the same settings into N shards and
 prints, on one line, the GitHub Actions job matrix of one job per shard:
 
-  {"include":[{"shard":"1/4","plan":"…","contexts":"8K,1024K","cells":"prefill/8K,…","expected_minutes":12.1},…]}
+  {"include":[{"shard":"1/4","index":1,"plan":"…","contexts":"8K,1024K","cells":"prefill/8K,…","expected_minutes":12.1},…]}
 
 for strategy.matrix: ${{ fromJSON(needs.plan.outputs.matrix) }}. Each job runs
 speedmatrix run --shard ${{ matrix.shard }} --plan ${{ matrix.plan }} with the same settings
@@ -84,20 +74,11 @@ func printPlan(env *Env, o runOptions, n int) error {
 	if err != nil {
 		return err
 	}
-	m := shardMatrix{}
+	m := shardMatrix{Include: shardJobs(p)}
 	var minutes []string
 	var total, longest float64
-	for _, s := range p.Shards {
-		e := shardEntry{Shard: s.String(), Plan: s.Plan, ExpectedMinutes: roundMinutes(s.Expected.Minutes())}
-		var labels, ids []string
-		for _, r := range s.Rows {
-			labels = append(labels, results.ContextLabel(r))
-		}
-		for _, c := range s.Cells {
-			ids = append(ids, c.String())
-		}
-		e.Contexts, e.Cells = strings.Join(labels, ","), strings.Join(ids, ",")
-		m.Include = append(m.Include, e)
+	for i, s := range p.Shards {
+		e := m.Include[i]
 		minutes = append(minutes, fmt.Sprintf("%s %.1f min (%s)", e.Shard, e.ExpectedMinutes, e.Contexts))
 		total += s.Expected.Minutes()
 		longest = math.Max(longest, s.Expected.Minutes())
@@ -110,6 +91,23 @@ func printPlan(env *Env, o runOptions, n int) error {
 		"expected_minutes", strings.Join(minutes, "; "), "longest_minutes", roundMinutes(longest), "total_minutes", roundMinutes(total))
 	_, err = fmt.Fprintf(env.Stdout, "%s\n", data)
 	return err
+}
+
+// shardJobs is the job matrix of the shard plan p: one entry per shard, with its rows and cells.
+func shardJobs(p bench.ShardPlan) []action.ShardJob {
+	var jobs []action.ShardJob
+	for _, s := range p.Shards {
+		var labels, ids []string
+		for _, r := range s.Rows {
+			labels = append(labels, results.ContextLabel(r))
+		}
+		for _, id := range s.Cells {
+			ids = append(ids, id.String())
+		}
+		jobs = append(jobs, action.ShardJob{Shard: s.String(), Index: s.Index, Plan: s.Plan, Contexts: strings.Join(labels, ","),
+			Cells: strings.Join(ids, ","), ExpectedMinutes: roundMinutes(s.Expected.Minutes())})
+	}
+	return jobs
 }
 
 // roundMinutes rounds to a tenth of a minute.
