@@ -177,25 +177,46 @@ exec %q "$@"
 	}
 }
 
-// standIns are GitHub's actions the workflows use, each mapped to the real one when
-// tmp/actions/NAME of this repository holds it, else to the stand-in of testdata/actions/NAME.
-var standIns = []struct{ uses, name string }{
-	{"actions/checkout@v4", "checkout"},
-	{"actions/setup-go@v5", "setup-go"},
-	{"actions/upload-artifact@v4", "upload-artifact"},
-	{"actions/download-artifact@v4", "download-artifact"},
+// standIns are GitHub's actions the workflows use: each use (at whatever ref it pins) is mapped
+// to the real action when tmp/actions/NAME of this repository holds it, else to the stand-in of
+// testdata/actions/NAME.
+var standIns = []string{"checkout", "setup-go", "upload-artifact", "download-artifact"}
+
+// actionUses returns the uses: values of GitHub's actions in action.yml and the workflows.
+func actionUses(t *testing.T, root string) map[string]bool {
+	out := map[string]bool{}
+	re := regexp.MustCompile(`(?m)^\s*(?:-\s+)?uses:\s*(actions/[A-Za-z0-9._-]+@[A-Za-z0-9._-]+)`)
+	files, _ := filepath.Glob(filepath.Join(root, ".github", "workflows", "*.yml"))
+	for _, f := range append(files, filepath.Join(root, "action.yml")) {
+		for _, m := range re.FindAllStringSubmatch(readFile(t, f), -1) {
+			out[m[1]] = true
+		}
+	}
+	return out
 }
 
 func (h *harness) mapActions(t *testing.T) {
-	for _, a := range standIns {
-		dir := filepath.Join(h.root, "tmp", "actions", a.name)
-		h.which[a.name] = "real (" + dir + ")"
+	dirs := map[string]string{}
+	for _, name := range standIns {
+		dir := filepath.Join(h.root, "tmp", "actions", name)
+		h.which[name] = "real (" + dir + ")"
 		if _, err := os.Stat(filepath.Join(dir, "action.yml")); err != nil {
-			dir, _ = filepath.Abs(filepath.Join("testdata", "actions", a.name))
-			h.which[a.name] = "stand-in (testdata/actions/" + a.name + ")"
+			dir, _ = filepath.Abs(filepath.Join("testdata", "actions", name))
+			h.which[name] = "stand-in (testdata/actions/" + name + ")"
 		}
-		h.actions = append(h.actions, a.uses+"="+dir)
-		t.Logf("%s: %s", a.uses, h.which[a.name])
+		dirs["actions/"+name] = dir
+		t.Logf("actions/%s: %s", name, h.which[name])
+	}
+	var uses []string
+	for u := range actionUses(t, h.root) {
+		uses = append(uses, u)
+	}
+	sort.Strings(uses)
+	for _, u := range uses {
+		name, _, _ := strings.Cut(u, "@")
+		if dir, ok := dirs[name]; ok {
+			h.actions = append(h.actions, u+"="+dir)
+		}
 	}
 	// The action under test: this repository's working tree as it is, copied (without what git
 	// ignores) so that the runner sees exactly the files a tag of it would hold.
