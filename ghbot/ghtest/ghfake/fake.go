@@ -8,6 +8,7 @@ import (
 	"net/http/cgi"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -56,15 +57,16 @@ type Dump struct {
 
 // fake is the process's one server: the API, the git origin and the control endpoints.
 type fake struct {
-	api     *ghtest.Server
-	gitRoot string
+	api      *ghtest.Server
+	gitRoot  string
+	releases string // RELEASES/OWNER/NAME/TAG/FILE: the files attached to releases
 
 	mu    sync.Mutex
 	repos []string
 }
 
-func newFake(gitRoot string) *fake {
-	return &fake{api: ghtest.NewHandler(ghtest.Enterprise()), gitRoot: gitRoot}
+func newFake(gitRoot, releases string) *fake {
+	return &fake{api: ghtest.NewHandler(ghtest.Enterprise()), gitRoot: gitRoot, releases: releases}
 }
 
 // apply adds what the JSON Setup b holds and returns the ids of its comments.
@@ -164,6 +166,8 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(f.dump(r.URL.Query().Get("ref")))
 	case strings.HasPrefix(r.URL.Path, "/api/"):
 		f.api.ServeHTTP(w, r)
+	case f.releases != "" && strings.Contains(r.URL.Path, "/releases/download/"):
+		f.serveRelease(w, r)
 	case f.gitRoot != "":
 		f.serveGit(w, r)
 	default:
@@ -198,4 +202,21 @@ func (f *fake) serveGit(w http.ResponseWriter, r *http.Request) {
 		},
 	}
 	h.ServeHTTP(w, r)
+}
+
+// serveRelease answers GET /OWNER/NAME/releases/download/TAG/FILE from the releases folder, as
+// github.com serves a release's attached files.
+func (f *fake) serveRelease(w http.ResponseWriter, r *http.Request) {
+	p := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	if r.Method != http.MethodGet || len(p) != 6 || p[2] != "releases" || p[3] != "download" {
+		http.NotFound(w, r)
+		return
+	}
+	for _, part := range p {
+		if part == "" || part == "." || part == ".." {
+			http.NotFound(w, r)
+			return
+		}
+	}
+	http.ServeFile(w, r, filepath.Join(f.releases, p[0], p[1], p[4], p[5]))
 }

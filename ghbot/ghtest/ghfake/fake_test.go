@@ -48,7 +48,7 @@ func TestFakeServesGitByCommitID(t *testing.T) {
 	gitRoot := filepath.Join(root, "git")
 	git(t, root, "clone", "-q", "--bare", src, filepath.Join(gitRoot, "o", "r.git"))
 
-	srv := httptest.NewServer(newFake(gitRoot))
+	srv := httptest.NewServer(newFake(gitRoot, ""))
 	defer srv.Close()
 	dst := filepath.Join(root, "dst")
 	os.MkdirAll(dst, 0o755)
@@ -63,7 +63,7 @@ func TestFakeServesGitByCommitID(t *testing.T) {
 // TestFakeSetupAndState: what POST /_setup adds, the API serves under /api/v3 and GET /_state
 // reports, with the files of the asked ref.
 func TestFakeSetupAndState(t *testing.T) {
-	f := newFake("")
+	f := newFake("", "")
 	srv := httptest.NewServer(f)
 	defer srv.Close()
 	setup := `{"repos":[{"Owner":"o","Name":"r","DefaultBranch":"main"}],"tokens":{"tok":"github-actions[bot]"},
@@ -138,7 +138,7 @@ func TestFakeSetupAndState(t *testing.T) {
 
 // TestSetupRefusesUnknownParent: a commit listed before its parent is an error saying so.
 func TestSetupRefusesUnknownParent(t *testing.T) {
-	f := newFake("")
+	f := newFake("", "")
 	_, err := f.apply([]byte(`{"commits":[{"repo":"o/r","SHA":"2222222222222222222222222222222222222222","Parents":["1111111111111111111111111111111111111111"]}]}`))
 	if err == nil || !strings.Contains(err.Error(), "list parents first") {
 		t.Errorf("apply: %v, want the unknown parent refused", err)
@@ -153,5 +153,31 @@ func TestRunRefusesNonLoopback(t *testing.T) {
 	err := run(t.Context(), []string{"-listen", "0.0.0.0:0"}, os.Stdout, os.Stderr)
 	if err == nil || !strings.Contains(err.Error(), "not a loopback address") {
 		t.Errorf("run -listen 0.0.0.0:0: %v", err)
+	}
+}
+
+// TestFakeServesReleaseFiles: a release's attached file at github.com's download path, and
+// nothing outside the releases folder.
+func TestFakeServesReleaseFiles(t *testing.T) {
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, "o", "r", "v1"), 0o755)
+	os.WriteFile(filepath.Join(dir, "o", "r", "v1", "bin"), []byte("binary"), 0o644)
+	os.WriteFile(filepath.Join(dir, "secret"), []byte("no"), 0o644)
+	srv := httptest.NewServer(newFake("", dir))
+	defer srv.Close()
+	for path, want := range map[string]int{
+		"/o/r/releases/download/v1/bin":       200,
+		"/o/r/releases/download/v1/missing":   404,
+		"/o/r/releases/download/../../secret": 404,
+		"/o/r/releases/download/v1":           404,
+	} {
+		resp, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s: %d, want %d", path, resp.StatusCode, want)
+		}
 	}
 }

@@ -2,7 +2,7 @@
 // shipped workflows under a real Actions runner (internal/e2e/actrunner): one HTTP server on
 // loopback that is, like github.com for a runner, both the REST API (under /api/v3, as GitHub
 // Enterprise Server serves it) and the git origin of the repositories below -git (git's smart
-// HTTP through `git http-backend`), with two control endpoints for the test:
+// HTTP through `git http-backend`) and the host of release downloads (-releases), with two control endpoints for the test:
 //
 //	POST /_setup   a JSON Setup: repositories, tokens, permissions, commits, refs, pull
 //	               requests and comments to add; answers {"comment_ids":[…]}
@@ -45,6 +45,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	listen := fs.String("listen", "127.0.0.1:0", "loopback address to listen on")
 	addrFile := fs.String("addr-file", "", "file to write the address listened on to (for a caller that asked for port 0)")
 	gitRoot := fs.String("git", "", "directory of bare repositories OWNER/NAME.git served over git's smart HTTP (none when empty)")
+	releases := fs.String("releases", "", "directory OWNER/NAME/TAG/FILE of files attached to releases, served at /OWNER/NAME/releases/download/TAG/FILE (none when empty)")
 	setupFile := fs.String("setup", "", "JSON Setup applied before serving")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -56,7 +57,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
 		return fmt.Errorf("-listen %q: not a loopback address: the fake must not be reachable from other machines", *listen)
 	}
-	f := newFake(*gitRoot)
+	f := newFake(*gitRoot, *releases)
 	if *setupFile != "" {
 		b, err := os.ReadFile(*setupFile)
 		if err != nil {

@@ -51,6 +51,9 @@ type harness struct {
 	cache     string // act's action cache path (its tool_cache, the jobs' RUNNER_TEMP)
 	artifacts string
 	buildLog  string
+	releases  string   // ghfake's -releases: the release binary of the action copy "release"
+	source    string   // the action under test as its source (built by action.yml)
+	release   string   // the same with release/SHA256SUMS and release/TAG naming a served binary
 	actions   []string // --local-repository mappings
 	which     map[string]string
 	runID     int
@@ -68,6 +71,7 @@ type row struct {
 	builds             map[string]int // RUNNER_TEMP → builds of the action's binary there
 	verdict            string
 	err                string
+	binary             string // the action as source or as release
 }
 
 // jobTime is one job's wall time under act, from its first line of output to its last.
@@ -122,6 +126,7 @@ func newHarness(t *testing.T) *harness {
 		cache:     filepath.Join(scratch, "act-cache"),
 		artifacts: filepath.Join(scratch, "artifacts"),
 		buildLog:  filepath.Join(scratch, "builds.log"),
+		releases:  filepath.Join(scratch, "releases"),
 		which:     map[string]string{},
 		runID:     7000,
 		logs:      filepath.Join(root, "tmp", "actrunner"),
@@ -130,7 +135,7 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	t.Logf("the runs' logs: %s", h.logs)
-	for _, d := range []string{h.bin, h.gitRoot, h.cache, h.artifacts} {
+	for _, d := range []string{h.bin, h.gitRoot, h.cache, h.artifacts, h.releases} {
 		mustMkdir(t, d)
 	}
 	h.gobuild(t)
@@ -219,10 +224,24 @@ func (h *harness) mapActions(t *testing.T) {
 		}
 	}
 	// The action under test: this repository's working tree as it is, copied (without what git
-	// ignores) so that the runner sees exactly the files a tag of it would hold.
-	src := filepath.Join(h.scratch, "action")
-	copyTree(t, h.root, src)
-	h.actions = append(h.actions, "speedmatrix/speedmatrix@v1="+src)
+	// ignores) so that the runner sees exactly the files a tag of it would hold; and the same as
+	// a release, whose release/SHA256SUMS names the binary ghfake serves at the release's
+	// download URL (binary.sh fetches and checks it; no Go needed, as on a GPU runner).
+	h.source = filepath.Join(h.scratch, "action")
+	copyTree(t, h.root, h.source)
+	h.release = filepath.Join(h.scratch, "action-release")
+	copyTree(t, h.root, h.release)
+	const tag, name = "v1.0.0-actrunner", "speedmatrix_linux_amd64"
+	dst := filepath.Join(h.releases, "speedmatrix", "speedmatrix", tag)
+	mustMkdir(t, dst)
+	cmd := exec.Command("go", "build", "-trimpath", "-buildvcs=false", "-o", filepath.Join(dst, name), "./cmd/speedmatrix")
+	cmd.Dir, cmd.Env = h.root, append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build the release binary: %v\n%s", err, out)
+	}
+	sum := strings.Fields(run(t, dst, "sha256sum", name))[0]
+	writeFile(t, filepath.Join(h.release, "release", "TAG"), tag+"\n", 0o644)
+	writeFile(t, filepath.Join(h.release, "release", "SHA256SUMS"), sum+"  "+name+"\n", 0o644)
 }
 
 // copyTree copies the files git tracks or would track (not what it ignores) from root to dst.
@@ -245,7 +264,7 @@ func copyTree(t *testing.T, root, dst string) {
 // startFake starts ghfake, the fake GitHub and git origin, and stops it when the test ends.
 func (h *harness) startFake(t *testing.T) {
 	addrFile := filepath.Join(h.scratch, "ghfake.addr")
-	cmd := exec.Command(filepath.Join(h.bin, "ghfake"), "-listen", "127.0.0.1:0", "-addr-file", addrFile, "-git", h.gitRoot)
+	cmd := exec.Command(filepath.Join(h.bin, "ghfake"), "-listen", "127.0.0.1:0", "-addr-file", addrFile, "-git", h.gitRoot, "-releases", h.releases)
 	logf, err := os.Create(filepath.Join(h.scratch, "ghfake.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -542,9 +561,10 @@ func prEvent(t *testing.T, file string) string {
 
 // event is one delivery: its name, payload and the commit the runner's GITHUB_SHA names.
 type event struct {
-	name string
-	body []byte
-	sha  string
+	name    string
+	body    []byte
+	sha     string
+	release bool // the action as a release (its binary downloaded), not as source to build
 }
 
 // payload derives testdata/github-events/file for r with the fields set.
@@ -575,7 +595,7 @@ func (h *harness) pushEvent(t *testing.T, r *repo, role, before string) event {
 	return event{"push", h.payload(t, r, "push/with-new-branch.payload.json", map[string]any{
 		"ref": "refs/heads/main", "before": r.sha[before], "after": r.sha[role], "created": false, "deleted": false, "forced": false,
 		"head_commit.id": r.sha[role], "commits": []any{}, "base_ref": nil,
-	}), r.sha[role]}
+	}), r.sha[role], false}
 }
 
 // prEventFor is pull request number opened with head role on main at base.
@@ -593,7 +613,7 @@ func (h *harness) prEventFor(t *testing.T, r *repo, name string, number int, rol
 	if name == "pull_request_target" {
 		sha = r.sha[base]
 	}
-	return event{name, body, sha}
+	return event{name, body, sha, false}
 }
 
 // commentEvent is user's comment body on pull request number, seeded on the fake first.
@@ -609,7 +629,7 @@ func (h *harness) commentEvent(t *testing.T, r *repo, number int, user, body, ma
 		"comment.created_at": created.Format(time.RFC3339), "comment.updated_at": created.Format(time.RFC3339),
 		"comment.author_association": assoc, "issue.number": number, "issue.state": "open",
 		"issue.pull_request.url": h.api + "/api/v3/repos/" + r.full + "/pulls/" + strconv.Itoa(number),
-	}), r.sha[mainRole]}
+	}), r.sha[mainRole], false}
 }
 
 var jobLine = regexp.MustCompile(`^\[([^\]]+)\] (.*)$`)
@@ -645,6 +665,12 @@ func (h *harness) runAct(t *testing.T, r *repo, file, scenario string, ev event)
 	for _, m := range h.actions {
 		args = append(args, "--local-repository", m)
 	}
+	action := h.source
+	rowv.binary = "source"
+	if ev.release {
+		action, rowv.binary = h.release, "release"
+	}
+	args = append(args, "--local-repository", "speedmatrix/speedmatrix@v1="+action)
 	cmd := exec.Command(h.act, args...)
 	cmd.Dir = r.work
 	home := filepath.Join(h.scratch, "home")
@@ -771,7 +797,7 @@ func (h *harness) printTable() {
 	}
 	sort.Strings(names)
 	fmt.Fprintf(&b, "%s)\n", strings.Join(names, "; "))
-	fmt.Fprintf(&b, "%-26s %-16s %-6s %-4s %7s %-6s  %s\n", "workflow", "scenario", "result", "exit", "wall", "builds", "jobs (wall s)")
+	fmt.Fprintf(&b, "%-26s %-16s %-6s %-4s %7s %-8s %-6s  %s\n", "workflow", "scenario", "result", "exit", "wall", "action", "builds", "jobs (wall s)")
 	for _, r := range h.rows {
 		res := "ok"
 		if r.err != "" {
@@ -785,7 +811,7 @@ func (h *harness) printTable() {
 		for _, n := range r.builds {
 			builds += n
 		}
-		fmt.Fprintf(&b, "%-26s %-16s %-6s %-4d %6.0fs %-6d  %s: %s\n", r.workflow, r.scenario, res, r.exit, r.wall.Seconds(), builds, r.verdict, strings.Join(js, ", "))
+		fmt.Fprintf(&b, "%-26s %-16s %-6s %-4d %6.0fs %-8s %-6d  %s: %s\n", r.workflow, r.scenario, res, r.exit, r.wall.Seconds(), r.binary, builds, r.verdict, strings.Join(js, ", "))
 	}
 	fmt.Print(b.String())
 }
