@@ -22,7 +22,18 @@
 // in CI: where a git-ignored folder tmp/actions/NAME of the repository holds the real one, it
 // is used; otherwise the stand-in of testdata/actions/NAME (small composite actions that do to
 // the file system what the workflows use of the real ones), and the output says which. The
-// action under test, speedmatrix/speedmatrix@v1, is a copy of this repository's working tree.
+// stand-ins of upload- and download-artifact keep artifacts in a folder per run with v4's rules
+// (the name's characters, one upload per name and run); act's own artifact server also runs,
+// for the real ones. Where the real setup-go is absent, every use of it must say cache: false
+// (checked in the files); where it ran, its log must not warn "Restore cache failed".
+//
+// The action under test, speedmatrix/speedmatrix@v1, is a copy of this repository's working
+// tree: as source (action.yml builds the binary) for the example's push and pull request and
+// for selftest, and as a release (release/SHA256SUMS names a binary ghfake serves at the
+// release's download URL) for the other scenarios, whose measure jobs would otherwise spend a
+// minute of 2 cores each building in a Go cache of their own. Every run asserts the token is
+// not in the runner's log and no job built the binary more than once (a go on the tool cache's
+// PATH logs each build with the job's RUNNER_TEMP).
 //
 // The package must not be imported; it has no code outside its test.
 package actrunner

@@ -776,10 +776,10 @@ func (h *harness) runAct(t *testing.T, r *repo, file, scenario string, ev event)
 
 // record adds a row to the table, with the verdict the assertions saw (or what failed).
 func (h *harness) record(t *testing.T, rw row, verdict string) {
-	if t.Failed() {
-		rw.err = "FAIL"
-	}
 	rw.verdict = verdict
+	if t.Failed() {
+		rw.err, rw.verdict = "FAIL", "want "+verdict
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.rows = append(h.rows, rw)
