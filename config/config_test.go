@@ -53,7 +53,7 @@ func TestLoadExamples(t *testing.T) {
 			ReadyTimeout: 20 * time.Minute, StopGrace: 30 * time.Second}}
 	custom.GPU = GPU{LockClocks: true}
 	custom.GitHub = GitHub{CheckName: "speed", Comment: CommentRegression, Label: "benchmark", FailOnRegression: true,
-		Undecided: UndecidedNeutral, MergeQueue: MergeQueueRun}
+		Undecided: UndecidedNeutral, MergeQueue: MergeQueueRun, NoBaseline: NoBaselineNeutral}
 	custom.Compare = Compare{FDR: 0.05, FalseAlarm: 0.05, Thresholds: map[string]float64{"total_tok_per_s": 0.03, "ttft_ms": 0.05}}
 	custom.Store.Branch, custom.Store.Dir = "bench-results", "runs"
 

@@ -25,7 +25,7 @@ func Default() Config {
 			Paired:        Paired{Blocks: 4, Scheme: PairedABBA, Mode: PairedModeOff},
 		},
 		GitHub: GitHub{CheckName: "speedmatrix", Comment: CommentAlways, FailOnRegression: true,
-			Undecided: UndecidedSuccess, MergeQueue: MergeQueueReuse},
+			Undecided: UndecidedSuccess, MergeQueue: MergeQueueReuse, NoBaseline: NoBaselineNeutral},
 		Store: Store{Branch: "speedmatrix-data", MinHistory: 10,
 			Retention: Retention{Keep: 100, KeepAA: 20, PRDays: 30}},
 	}
@@ -47,6 +47,12 @@ const (
 const (
 	UndecidedSuccess = "success"
 	UndecidedNeutral = "neutral"
+)
+
+// The check's conclusion of a pull request's run without a baseline (github.no_baseline).
+const (
+	NoBaselineNeutral = "neutral"
+	NoBaselineFailure = "failure"
 )
 
 // What a merge queue's merge_group event gets (github.merge_queue).

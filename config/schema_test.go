@@ -219,6 +219,7 @@ func TestSchemaAndLoadReject(t *testing.T) {
 		"github: {comment: sometimes}\n",
 		"github: {undecided: maybe}\n",
 		"github: {merge_queue: always}\n",
+		"github: {no_baseline: maybe}\n",
 		"compare: {thresholds: {speed: 0.1}}\n",
 		"gpu: {lock_clocks: maybe}\n",
 		"store: {retention: {keep: -1}}\n",

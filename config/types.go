@@ -208,6 +208,11 @@ type GitHub struct {
 	// MergeQueue is what a merge_group event gets: reuse (default; the PR's success on its head
 	// is reported on the group's head, else it is measured) or run (always measure).
 	MergeQueue string `yaml:"merge_queue"`
+	// NoBaseline is the check's conclusion of a pull request's run that found nothing to compare
+	// with: neutral (default) or failure. A required check passes on neutral, so failure keeps a
+	// pull request that changes the measured setup (or lands before any baseline) from merging
+	// unmeasured.
+	NoBaseline string `yaml:"no_baseline"`
 }
 
 // Compare is the comparison's error budget and practical thresholds.

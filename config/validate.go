@@ -96,6 +96,9 @@ func (c Config) Validate() error {
 	if g := c.GitHub.Undecided; g != UndecidedSuccess && g != UndecidedNeutral {
 		v.fail("github.undecided", "%q: want %s or %s", g, UndecidedSuccess, UndecidedNeutral)
 	}
+	if g := c.GitHub.NoBaseline; g != NoBaselineNeutral && g != NoBaselineFailure {
+		v.fail("github.no_baseline", "%q: want %s or %s", g, NoBaselineNeutral, NoBaselineFailure)
+	}
 	if g := c.GitHub.MergeQueue; g != MergeQueueReuse && g != MergeQueueRun {
 		v.fail("github.merge_queue", "%q: want %s or %s", g, MergeQueueReuse, MergeQueueRun)
 	}

@@ -68,6 +68,8 @@ type CheckRun struct {
 	Status     string
 	Conclusion string
 	URL        string
+	// Summary is the run's output summary, as the bot wrote it.
+	Summary string
 }
 
 // CheckUpdate is what StartCheck and CompleteCheck write.
@@ -273,5 +275,5 @@ func (c *Client) fitOutput(o CheckOutput) *github.CheckRunOutput {
 }
 
 func checkRun(cr *github.CheckRun) CheckRun {
-	return CheckRun{ID: cr.GetID(), Name: cr.GetName(), HeadSHA: cr.GetHeadSHA(), Status: cr.GetStatus(), Conclusion: cr.GetConclusion(), URL: cr.GetHTMLURL()}
+	return CheckRun{ID: cr.GetID(), Name: cr.GetName(), HeadSHA: cr.GetHeadSHA(), Status: cr.GetStatus(), Conclusion: cr.GetConclusion(), URL: cr.GetHTMLURL(), Summary: cr.GetOutput().GetSummary()}
 }

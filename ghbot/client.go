@@ -1,7 +1,9 @@
 package ghbot
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,6 +36,42 @@ type Auth struct {
 	// Login is the account a Token acts as, for a token that is not GITHUB_TOKEN (a personal
 	// token): the bot finds its own comment by this login. Empty means github-actions[bot].
 	Login string
+
+	// Scope, for an App, narrows each installation token to these repositories (names without
+	// the owner) and permissions (GitHub's names: checks, contents, issues, pull_requests, …
+	// to "read" or "write"); the zero Scope asks for everything the installation holds.
+	Scope TokenScope
+}
+
+// TokenScope is what an installation token is asked for: the repositories and permissions one
+// step of the action needs, so that a token that leaks can do no more than that step.
+type TokenScope struct {
+	Repositories []string
+	Permissions  map[string]string
+}
+
+// options returns the scope as ghinstallation's token request body; nil for the zero scope.
+func (s TokenScope) options() (*github.InstallationTokenOptions, error) {
+	if len(s.Repositories) == 0 && len(s.Permissions) == 0 {
+		return nil, nil
+	}
+	o := &github.InstallationTokenOptions{Repositories: s.Repositories}
+	if len(s.Permissions) > 0 {
+		// InstallationPermissions' JSON names are GitHub's: go through them, so that a name it
+		// does not know is an error here and not a silently broader token.
+		b, err := json.Marshal(s.Permissions)
+		if err != nil {
+			return nil, err
+		}
+		var p github.InstallationPermissions
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			return nil, fmt.Errorf("token scope: %w", err)
+		}
+		o.Permissions = &p
+	}
+	return o, nil
 }
 
 // AuthFromInputs reads the action inputs token, app-id, installation-id, private-key and
@@ -178,6 +216,9 @@ func NewClient(ctx context.Context, auth Auth, baseURL string, opts ...Option) (
 		atr.BaseURL = apiBase
 		itr := ghinstallation.NewFromAppsTransport(atr, auth.InstallationID)
 		itr.BaseURL = apiBase
+		if itr.InstallationTokenOptions, err = auth.Scope.options(); err != nil {
+			return nil, fmt.Errorf("GitHub App %d: %w", auth.AppID, err)
+		}
 		appGH, err := newGitHub(atr)
 		if err != nil {
 			return nil, err

@@ -3,9 +3,11 @@ package ghbot
 import (
 	"context"
 	"errors"
+	"maps"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -306,5 +308,35 @@ func TestRetryStopsWhenContextEnds(t *testing.T) {
 	}
 	if n := len(e.srv.State().Calls); n != 1 {
 		t.Errorf("%d calls, want 1", n)
+	}
+}
+
+// TestAppTokenScope (issue 20, item 12): an App client asks for its installation token with the
+// scope's repositories and permissions in the request body, and the token it gets reaches no
+// other repository; a permission name GitHub does not know is refused before any request.
+func TestAppTokenScope(t *testing.T) {
+	e := newEnv(t)
+	key, pemBytes := appKey(t)
+	e.srv.AddApp(ghtest.App{ID: 77, Slug: "speedbot", InstallationID: 99, PublicKey: &key.PublicKey})
+	scope := TokenScope{Repositories: []string{"Hello-World"}, Permissions: map[string]string{"checks": "write", "pull_requests": "write", "metadata": "read"}}
+	c := e.client(t, Auth{AppID: 77, InstallationID: 99, PrivateKey: pemBytes, Scope: scope}, "")
+	st := e.srv.State()
+	if len(st.Tokens) != 1 {
+		t.Fatalf("%d tokens minted, want 1", len(st.Tokens))
+	}
+	if got := st.Tokens[0]; !slices.Equal(got.Repositories, scope.Repositories) || !maps.Equal(got.Permissions, scope.Permissions) {
+		t.Errorf("token request asked for %v %v, want %v %v", got.Repositories, got.Permissions, scope.Repositories, scope.Permissions)
+	}
+	ctx := context.Background()
+	if _, err := c.GetPullRequest(ctx, helloRepo, 2); err != nil {
+		t.Errorf("the scoped repository: %v", err)
+	}
+	if _, err := c.GetPullRequest(ctx, Repo{Owner: "octo-org", Name: "octo-repo"}, 1); err == nil || !strings.Contains(err.Error(), "403") {
+		t.Errorf("another repository: %v, want 403", err)
+	}
+	_, err := NewClient(ctx, Auth{AppID: 77, InstallationID: 99, PrivateKey: pemBytes, Scope: TokenScope{Permissions: map[string]string{"everything": "write"}}}, "",
+		WithActions(githubactions.New(githubactions.WithWriter(e.output))), WithTransport(e.srv.Transport()))
+	if err == nil || !strings.Contains(err.Error(), "token scope") {
+		t.Errorf("unknown permission: %v", err)
 	}
 }

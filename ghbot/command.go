@@ -3,6 +3,7 @@ package ghbot
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -15,9 +16,9 @@ type CommandKind string
 
 // The commands a PR comment can give.
 const (
-	CommandRun    CommandKind = "run"    // /bench
+	CommandRun    CommandKind = "run"    // /bench [sha]
 	CommandRerun  CommandKind = "rerun"  // /bench rerun [cells]
-	CommandAccept CommandKind = "accept" // /bench accept <reason>
+	CommandAccept CommandKind = "accept" // /bench accept [sha] <reason>
 	CommandHelp   CommandKind = "help"   // /bench help
 	CommandPaired CommandKind = "paired" // /bench paired [cells]
 )
@@ -38,7 +39,19 @@ type Command struct {
 	Cells []results.CellID
 	// Reason is the text of /bench accept, without surrounding quotes.
 	Reason string
+	// SHA is the commit the command names (/bench <sha>, /bench accept <sha> <reason>): at least
+	// MinSHALen hex digits, lower-cased, a prefix of the commit the commenter read; empty for
+	// the bare form, which pins the head only if no push came after the comment.
+	SHA string
 }
+
+// MinSHALen is the fewest hex digits a commit named in a command may have.
+const MinSHALen = 7
+
+var cmdSHARE = regexp.MustCompile(`^[0-9a-fA-F]{7,64}$`)
+
+// commandSHA reports whether word names a commit: MinSHALen to 64 hex digits.
+func commandSHA(word string) bool { return cmdSHARE.MatchString(word) }
 
 // ErrNotCommand is returned by ParseCommand for a comment without a /bench line: such comments
 // are ignored, never answered.
@@ -57,15 +70,17 @@ func (e *CommandError) Error() string {
 
 // HelpText lists the commands; it is the reply to /bench help and to any malformed command.
 const HelpText = "speedmatrix commands (post one as a comment on the pull request; only users with write or admin permission may run them):\n" +
-	"- `/bench` measures the pull request's current head against its base.\n" +
+	"- `/bench <commit>` (at least 7 hex digits, e.g. `/bench 1a2b3c4`) measures that commit against its base, if it is still the pull request's head; name the commit you read. `/bench` alone measures the head if nothing was pushed after your comment.\n" +
 	"- `/bench rerun` measures again the cells the last comparison could not decide; `/bench rerun decode/8K/32,prefill/16K` measures the cells named.\n" +
 	"- `/bench paired` builds the base (the merge-base) on the GPU runner too and measures base and head alternately in blocks (ABBA), for changes the stored baseline cannot decide; `/bench paired decode/8K/32` measures the cells named.\n" +
-	"- `/bench accept <reason>` accepts the current regression at this head: the check turns green and the comment records who, when and why; a new push voids it.\n" +
+	"- `/bench accept <commit> <reason>` accepts the regression measured at that commit, if it is still the head (`/bench accept <reason>` for the head if nothing was pushed after your comment): the check turns green and the comment records who, when and why; a new push voids it.\n" +
 	"- `/bench help` shows this list."
 
 // ParseCommand reads the /bench command of a comment body. Only a line whose first word is
-// "/bench" (after leading blanks, outside fenced code blocks, any letter case) counts; a comment
-// without one returns ErrNotCommand ("/benchmark" is not ours). A second /bench line, an unknown
+// "/bench" counts, as GitHub renders it at the start of a line: after at most 3 columns of
+// blanks (4 or more make an indented code block, or continue the paragraph above), outside
+// fenced code blocks, any letter case; a comment without one returns ErrNotCommand
+// ("/benchmark" is not ours). A second /bench line, an unknown
 // subcommand, a malformed cell or an empty reason return a *CommandError whose text is the help.
 func ParseCommand(body string) (Command, error) {
 	var lines []string
@@ -73,6 +88,11 @@ func ParseCommand(body string) (Command, error) {
 	for _, line := range strings.Split(body, "\n") {
 		line = strings.TrimRight(line, "\r")
 		trimmed := strings.TrimLeft(line, " \t")
+		if indentWidth(line) >= 4 {
+			// Indented code, or a lazy continuation of a paragraph: never a fence, never a
+			// command line of its own.
+			continue
+		}
 		if f := fenceOf(trimmed); f != "" {
 			switch {
 			case fence == "":
@@ -101,6 +121,23 @@ func ParseCommand(body string) (Command, error) {
 	return parseLine(lines[0])
 }
 
+// indentWidth returns the columns of blanks that start line, a tab advancing to the next
+// multiple of 4 as CommonMark counts it.
+func indentWidth(line string) int {
+	w := 0
+	for _, r := range line {
+		switch r {
+		case ' ':
+			w++
+		case '\t':
+			w += 4 - w%4
+		default:
+			return w
+		}
+	}
+	return w
+}
+
 // fenceOf returns the fence that opens or closes a fenced code block at the start of a line, or "".
 func fenceOf(line string) string {
 	for _, c := range []string{"`", "~"} {
@@ -121,6 +158,12 @@ func parseLine(line string) (Command, error) {
 	}
 	bad := func(format string, a ...any) (Command, error) {
 		return Command{}, &CommandError{Problem: fmt.Sprintf(format, a...)}
+	}
+	if commandSHA(sub) {
+		if args != "" {
+			return bad("`/bench <commit>` takes nothing after the commit; post `/bench rerun`, `/bench paired` or `/bench accept` with their own arguments.")
+		}
+		return Command{Kind: CommandRun, SHA: strings.ToLower(sub)}, nil
 	}
 	switch strings.ToLower(sub) {
 	case "":
@@ -143,7 +186,17 @@ func parseLine(line string) (Command, error) {
 		}
 		return Command{Kind: CommandPaired, Cells: cells}, nil
 	case "accept":
-		reason := unquote(args)
+		sha := ""
+		if first, rest, _ := strings.Cut(args, " "); commandSHA(first) {
+			sha, args = strings.ToLower(first), strings.TrimSpace(rest)
+		}
+		// Bidirectional controls reorder what a reader sees: dropped, in every copy of the reason.
+		reason := strings.TrimSpace(strings.Map(func(r rune) rune {
+			if bidiControl(r) {
+				return -1
+			}
+			return r
+		}, unquote(args)))
 		switch {
 		case reason == "":
 			return bad("`/bench accept` needs a reason, e.g. `/bench accept \"the slowdown buys correctness, see #123\"`.")
@@ -152,7 +205,7 @@ func parseLine(line string) (Command, error) {
 		case strings.ContainsFunc(reason, func(r rune) bool { return unicode.IsControl(r) }):
 			return bad("`/bench accept`: the reason holds control characters.")
 		}
-		return Command{Kind: CommandAccept, Reason: reason}, nil
+		return Command{Kind: CommandAccept, Reason: reason, SHA: sha}, nil
 	}
 	return bad("Unknown command %s.", CodeSpan("/bench "+sub, maxQuote))
 }
@@ -187,12 +240,12 @@ func unquote(s string) string {
 	return s
 }
 
-// CodeSpan quotes text that someone else wrote as a markdown code span: its backticks and
-// control characters removed and at most max characters (an ellipsis marks a cut; 0 means no
+// CodeSpan quotes text that someone else wrote as a markdown code span: its backticks, control
+// characters and bidirectional controls (which reorder what a reader sees) removed and at most max characters (an ellipsis marks a cut; 0 means no
 // limit), so that no mention, link or HTML in it takes effect.
 func CodeSpan(s string, max int) string {
 	s = strings.Map(func(r rune) rune {
-		if r == '`' || unicode.IsControl(r) {
+		if r == '`' || unicode.IsControl(r) || bidiControl(r) {
 			return -1
 		}
 		return r
@@ -201,4 +254,10 @@ func CodeSpan(s string, max int) string {
 		s = string([]rune(s)[:max]) + "…"
 	}
 	return "`" + s + "`"
+}
+
+// bidiControl reports whether r is a bidirectional embedding, override, isolate or mark, which
+// can make text display in another order than it reads (as report.EscapeText drops them).
+func bidiControl(r rune) bool {
+	return (r >= '\u202a' && r <= '\u202e') || (r >= '\u2066' && r <= '\u2069') || r == '\u200e' || r == '\u200f' || r == '\u061c'
 }

@@ -39,7 +39,19 @@ func TestParseCommand(t *testing.T) {
 		{name: "paired capitalised", body: "/Bench PAIRED", want: Command{Kind: CommandPaired}},
 		{name: "paired cells", body: "/bench paired decode/8K/32, prefill/16K decode/8K/32", want: Command{Kind: CommandPaired, Cells: []results.CellID{decode("8K", 32), prefill("16K")}}},
 
+		{name: "three blanks still a line start", body: "   /bench", want: Command{Kind: CommandRun}},
+		{name: "with a commit", body: "/bench 1A2B3C4d", want: Command{Kind: CommandRun, SHA: "1a2b3c4d"}},
+		{name: "with a full commit", body: "/bench ec26c3e57ca3a959ca5aad62de7213c562f8c821", want: Command{Kind: CommandRun, SHA: "ec26c3e57ca3a959ca5aad62de7213c562f8c821"}},
+		{name: "accept with a commit", body: "/bench accept ec26c3e the fix costs 2 %", want: Command{Kind: CommandAccept, SHA: "ec26c3e", Reason: "the fix costs 2 %"}},
+		{name: "accept drops bidi controls", body: "/bench accept ok \u202eexe.txt\u202c", want: Command{Kind: CommandAccept, Reason: "ok exe.txt"}},
+		{name: "accept whose reason starts with a short word", body: "/bench accept facade is slower", want: Command{Kind: CommandAccept, Reason: "facade is slower"}},
+
 		{name: "no command", body: "LGTM, ship it", notCmd: true},
+		// GitHub renders these as code (or as the paragraph's text), not as a line of their own.
+		{name: "indented code block", body: "Run it so:\n\n    /bench\n", notCmd: true},
+		{name: "tab-indented code block", body: "\t/bench accept x", notCmd: true},
+		{name: "paragraph continuation", body: "please\n    /bench", notCmd: true},
+		{name: "an indented fence opens nothing", body: "    ```\n/bench", want: Command{Kind: CommandRun}},
 		{name: "empty", body: "", notCmd: true},
 		{name: "benchmark is not ours", body: "/benchmark", notCmd: true},
 		{name: "mid-line mention", body: "please run /bench later", notCmd: true},
@@ -62,6 +74,9 @@ func TestParseCommand(t *testing.T) {
 		{name: "paired mention stays in code", body: "/bench paired @org/team", wantErr: "`/bench paired`: `@org/team` is not a cell"},
 		{name: "help with args", body: "/bench help me", wantErr: "takes no arguments"},
 		{name: "two commands", body: "/bench\n/bench accept x", wantErr: "2 /bench lines"},
+		{name: "a commit then more", body: "/bench 1a2b3c4 rerun", wantErr: "takes nothing after the commit"},
+		{name: "accept with a commit and no reason", body: "/bench accept 1a2b3c4", wantErr: "needs a reason"},
+		{name: "six hex digits are no commit", body: "/bench 1a2b3c", wantErr: "Unknown command"},
 		{name: "command after a closed fence", body: "```\nx\n```\n/bench nope", wantErr: "Unknown command"},
 	}
 	for _, tt := range tests {
@@ -95,7 +110,7 @@ func TestParseCommand(t *testing.T) {
 func FuzzParseCommand(f *testing.F) {
 	for _, s := range []string{"/bench", "/bench rerun decode/8K/32,prefill/16K", `/bench accept "why"`, "/bench help",
 		"```\n/bench\n```", "/benchmark", "x\n/bench accept “a”", "/bench rerun 8K/1 8K/1", "/BENCH\tRERUN",
-		"/bench paired", "/bench paired decode/8K/32,prefill/16K", "/bench paired blocks=6", "/bench\tpaired\t8K/1"} {
+		"/bench paired", "/bench paired decode/8K/32,prefill/16K", "/bench paired blocks=6", "/bench\tpaired\t8K/1", "/bench 1a2b3c4", "/bench accept 1a2b3c4 why", "    /bench", "\t/bench"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
@@ -120,6 +135,9 @@ func FuzzParseCommand(f *testing.F) {
 		}
 		switch cmd.Kind {
 		case CommandRun, CommandHelp:
+			if cmd.SHA != "" && (cmd.Kind != CommandRun || !commandSHA(cmd.SHA) || cmd.SHA != strings.ToLower(cmd.SHA)) {
+				t.Fatalf("commit %q", cmd.SHA)
+			}
 			if cmd.Reason != "" || len(cmd.Cells) != 0 {
 				t.Fatalf("%s with arguments: %+v", cmd.Kind, cmd)
 			}
@@ -133,7 +151,7 @@ func FuzzParseCommand(f *testing.F) {
 				seen[c] = true
 			}
 		case CommandAccept:
-			if strings.TrimSpace(cmd.Reason) == "" || strings.ContainsAny(cmd.Reason, "\n\r\x00") {
+			if strings.TrimSpace(cmd.Reason) == "" || strings.ContainsAny(cmd.Reason, "\n\r\x00\u202e\u2066") {
 				t.Fatalf("accept reason %q", cmd.Reason)
 			}
 		default:

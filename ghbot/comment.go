@@ -23,6 +23,14 @@ func Marker(checkName string) string {
 	return report.CheckMarker(checkName)
 }
 
+// IsOurs reports whether a comment body is laid out as UpsertComment writes it: the marker as
+// its first line. Every version of the bot put it there (and the renderer repeats it at the
+// end), so comments of earlier versions are found and edited; a comment by the same login that
+// quotes the marker elsewhere (another workflow echoing a pull request's title or body) is not.
+func IsOurs(body, marker string) bool {
+	return body == marker || strings.HasPrefix(body, marker+"\n") || strings.HasPrefix(body, marker+"\r\n")
+}
+
 // CommentResult is what UpsertComment did.
 type CommentResult struct {
 	ID      int64
@@ -35,8 +43,9 @@ type CommentResult struct {
 }
 
 // UpsertComment keeps exactly one comment of the bot per PR and check name, holding body: it
-// lists the PR's comments (all pages), takes those written by the bot's own login that carry
-// Marker(checkName), edits the oldest in place (or leaves it when the body is unchanged) and
+// lists the PR's comments (all pages), takes those written by the bot's own login whose body
+// starts with Marker(checkName) (IsOurs: a comment that only quotes the marker is not ours, and
+// is neither edited nor deleted), edits the oldest in place (or leaves it when the body is unchanged) and
 // deletes the others (left by a retried POST or a concurrent run); with none it posts one.
 // body is rendered markdown; the marker is prepended. A body over MaxCommentChars is cut at a
 // line, its open code fences and <details> closed, with a note linking fullURL (the full report,
@@ -57,7 +66,7 @@ func (c *Client) UpsertComment(ctx context.Context, repo Repo, pr int, checkName
 			return res, fmt.Errorf("list comments of %s#%d: %w", repo.FullName(), pr, err)
 		}
 		for _, cm := range page {
-			if strings.EqualFold(cm.GetUser().GetLogin(), c.identity.Login) && strings.Contains(cm.GetBody(), marker) {
+			if strings.EqualFold(cm.GetUser().GetLogin(), c.identity.Login) && IsOurs(cm.GetBody(), marker) {
 				ours = append(ours, cm)
 			}
 		}

@@ -61,6 +61,9 @@ type Decision struct {
 	Reason string
 	// Reply is the text to post as a new PR comment (DoHelp, DoRefuse); empty for none.
 	Reply string
+	// Reaction, when set, is the reaction Respond adds to the command's comment instead of a
+	// reply: a user without write permission gets no comment that mentions them.
+	Reaction string
 }
 
 // Policy holds the routing settings from the configuration.
@@ -276,12 +279,24 @@ func (c *Client) decideComment(ctx context.Context, ev *Event) (Decision, error)
 	}
 	base := Decision{PR: number, By: cm.Author, CommentID: cm.ID}
 	var ce *CommandError
-	if errors.As(err, &ce) {
-		base.Do, base.Reply, base.Reason = DoHelp, fmt.Sprintf("@%s %s", cm.Author, ce.Error()), ce.Problem
+	if err != nil && !errors.As(err, &ce) {
+		return Decision{}, err
+	}
+	// Permission first: only a writer gets a reply (which mentions them); anyone else's
+	// command, well-formed or not, gets a reaction, so no user can make the bot post at will.
+	level, perr := c.Permission(ctx, ev.Repo, cm.Author)
+	if perr != nil {
+		return Decision{}, perr
+	}
+	if !canWrite(level) {
+		base.Do, base.Reaction = DoRefuse, "-1"
+		base.Reason = fmt.Sprintf("%s, whose permission is %s, posted a /bench command; only users with write or admin permission on %s may run benchmarks (reacted, not answered)",
+			cm.Author, level, ev.Repo.FullName())
 		return base, nil
 	}
-	if err != nil {
-		return Decision{}, err
+	if ce != nil {
+		base.Do, base.Reply, base.Reason = DoHelp, fmt.Sprintf("@%s %s", cm.Author, ce.Error()), ce.Problem
+		return base, nil
 	}
 	if cmd.Kind == CommandHelp {
 		base.Do, base.Reply = DoHelp, HelpText
@@ -291,14 +306,6 @@ func (c *Client) decideComment(ctx context.Context, ev *Event) (Decision, error)
 	refuse := func(why string) (Decision, error) {
 		base.Do, base.Reason, base.Reply = DoRefuse, why, fmt.Sprintf("@%s %s", cm.Author, why)
 		return base, nil
-	}
-	level, err := c.Permission(ctx, ev.Repo, cm.Author)
-	if err != nil {
-		return Decision{}, err
-	}
-	if !canWrite(level) {
-		return refuse(fmt.Sprintf("`/bench %s` was not run: only users with write or admin permission on %s may run benchmarks, and your permission is %s. "+
-			"Ask a maintainer to read the changes and post the command.", cmd.Kind, ev.Repo.FullName(), level))
 	}
 	pr, err := c.GetPullRequest(ctx, ev.Repo, number)
 	if err != nil {
@@ -310,19 +317,36 @@ func (c *Client) decideComment(ctx context.Context, ev *Event) (Decision, error)
 	if !ValidSHA(pr.HeadSHA) {
 		return Decision{}, fmt.Errorf("pull request #%d: head sha %q is not a commit id", number, pr.HeadSHA)
 	}
-	// Pin the head: it is the commit the commenter saw only if its repository received no push
-	// after the comment was written.
-	if pr.HeadRepo == "" {
-		return refuse(fmt.Sprintf("`/bench %s` was not run: the head repository of #%d is gone, so its head cannot be pinned.", cmd.Kind, number))
+	name := "/bench " + string(cmd.Kind)
+	if cmd.Kind == CommandRun {
+		name = "/bench"
 	}
-	pushed, err := c.pushedAt(ctx, pr.HeadRepo)
-	if err != nil {
-		return Decision{}, err
+	// again is the command naming the current head, which the replies suggest.
+	again := name + " " + ShortSHA(pr.HeadSHA)
+	if cmd.Kind == CommandAccept {
+		again += " <reason>"
 	}
-	if !pushed.Before(cm.CreatedAt) {
-		return refuse(fmt.Sprintf("`/bench %s` was not run: the head of #%d may have moved after your comment (%s received a push at %s, your comment is from %s), so it is not certain you saw %s. "+
-			"Read the latest commits and post the command again.", cmd.Kind, number, pr.HeadRepo,
-			pushed.UTC().Format(time.RFC3339), cm.CreatedAt.UTC().Format(time.RFC3339), ShortSHA(pr.HeadSHA)))
+	if cmd.SHA != "" {
+		// The commenter named the commit they read: it is pinned if it is still the head.
+		if !strings.HasPrefix(strings.ToLower(pr.HeadSHA), cmd.SHA) {
+			return refuse(fmt.Sprintf("`%s %s` was not run: %s is not the head of #%d, which is now %s. Read the commits up to %s and post `%s`.",
+				name, ShortSHA(cmd.SHA), CodeSpan(ShortSHA(cmd.SHA), 0), number, CodeSpan(ShortSHA(pr.HeadSHA), 0), CodeSpan(ShortSHA(pr.HeadSHA), 0), again))
+		}
+	} else {
+		// Pin the head: it is the commit the commenter saw only if its repository received no
+		// push after the comment was written.
+		if pr.HeadRepo == "" {
+			return refuse(fmt.Sprintf("`%s` was not run: the head repository of #%d is gone, so its head cannot be pinned.", name, number))
+		}
+		pushed, err := c.pushedAt(ctx, pr.HeadRepo)
+		if err != nil {
+			return Decision{}, err
+		}
+		if !pushed.Before(cm.CreatedAt) {
+			return refuse(fmt.Sprintf("`%s` was not run: the head of #%d may have moved after your comment (%s received a push at %s, your comment is from %s), so it is not certain you saw %s. "+
+				"Read the latest commits and post the command again, naming the commit you read: `%s`.", name, number, pr.HeadRepo,
+				pushed.UTC().Format(time.RFC3339), cm.CreatedAt.UTC().Format(time.RFC3339), CodeSpan(ShortSHA(pr.HeadSHA), 0), again))
+		}
 	}
 	base.HeadSHA, base.HeadRef, base.BaseRef = pr.HeadSHA, pr.HeadRef, pr.BaseRef
 	if ValidSHA(pr.BaseSHA) {
@@ -421,6 +445,8 @@ func (c *Client) Respond(ctx context.Context, repo Repo, d Decision) error {
 	switch {
 	case (d.Do == DoRun || d.Do == DoAccept) && d.CommentID != 0:
 		return c.React(ctx, repo, d.CommentID, "eyes")
+	case d.Reaction != "" && d.CommentID != 0:
+		return c.React(ctx, repo, d.CommentID, d.Reaction)
 	case (d.Do == DoHelp || d.Do == DoRefuse) && d.Reply != "" && d.PR != 0:
 		_, err := c.Reply(ctx, repo, d.PR, d.Reply)
 		return err

@@ -25,6 +25,8 @@
 // ghinstallation is given go-github's resolved base so that its token requests use the same
 // /api/v3 prefix. Every token, and each line of an App's private key, is masked with
 // ::add-mask:: before a request can use it; installation tokens are masked again when renewed.
+// An App's installation tokens are narrowed by Auth.Scope (the repositories and permissions the
+// caller's step needs), sent as the body of the token request.
 //
 // # Retries
 //
@@ -46,8 +48,10 @@
 //   - pull_request labeled with Policy.TrustLabel by a user with write or admin: run at the
 //     payload's head, which is the commit at labelling time.
 //   - issue_comment created on a PR with a /bench command (ParseCommand; comments on issues,
-//     edits, bot comments and comments without a /bench line are ignored; help and malformed
-//     commands get the help as a reply, never a run); see Pinning.
+//     edits, bot comments and comments without a /bench line are ignored). The commenter's
+//     permission is asked first: a user without write or admin gets a -1 reaction and no reply,
+//     whatever the command (a reply mentions them, so anyone could make the bot post); a
+//     writer's help or malformed command gets the help as a reply, never a run; see Pinning.
 //   - check_run rerequested, and requested_action with our buttons (ActionIDRerun,
 //     ActionIDAccept), for a run named Policy.CheckName, pressed by a writer. GitHub sends these
 //     only to the App that made the run.
@@ -59,9 +63,12 @@
 //
 // # Pinning (the /bench rule)
 //
-// An issue_comment payload does not say at which commit the commenter read the PR. Decide pins
-// the head it fetches, and takes the command only if that head is provably the one present when
-// the comment was written: the head repository's pushed_at (GitHub's time of the last push to
+// An issue_comment payload does not say at which commit the commenter read the PR. A command
+// can name it — /bench <sha>, /bench accept <sha> <reason>, at least 7 hex digits — and Decide
+// then pins the head it fetches if the named commit is a prefix of it, and refuses otherwise
+// with a reply naming the current head. For the bare form, Decide pins the head it fetches
+// and takes the command only if that head is provably the one present when the comment was
+// written: the head repository's pushed_at (GitHub's time of the last push to
 // any of its refs) must be strictly before the comment's created_at. A push after the comment
 // — to the PR or, conservatively, to any branch of the head repository — refuses the command
 // with a reply asking to read the new commits and comment again. Commit dates are not used:
@@ -72,7 +79,8 @@
 //
 // # The comment and the check
 //
-// UpsertComment finds the bot's comment by author login and Marker(checkName), across all pages,
+// UpsertComment finds the bot's comment by author login and Marker(checkName) as the body's first
+// line (IsOurs), across all pages,
 // edits it in place or creates it; the body is cut at MaxCommentChars (counted in UTF-16 units)
 // at a line, closing open fences and <details>, with a link to the full report, as a last resort.
 // Check runs are found with ListCheckRunsForRef filtered by name (and App id for an App) and

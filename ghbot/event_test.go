@@ -149,8 +149,12 @@ func runDecideCases(t *testing.T, cases []decideCase) {
 				t.Errorf("after Respond: %d reactions, %d replies; want %d, %d", len(st.Reactions), replies, tt.reactions, tt.replies)
 			}
 			for _, r := range st.Reactions {
-				if r.Content != "eyes" || r.CommentID != d.CommentID {
-					t.Errorf("reaction %+v: want eyes on comment %d", r, d.CommentID)
+				want := "eyes"
+				if d.Reaction != "" {
+					want = d.Reaction
+				}
+				if r.Content != want || r.CommentID != d.CommentID {
+					t.Errorf("reaction %+v: want %s on comment %d", r, want, d.CommentID)
 				}
 			}
 		})
@@ -295,11 +299,39 @@ func TestDecideVariants(t *testing.T) {
 			want:    cmdRun(Command{Kind: CommandAccept, Reason: "correctness fix, see #1"}, DoAccept), reason: "correctness fix, see #1", reactions: 1,
 		},
 		{
-			name: "/bench by a read-only commenter is refused with a reply", event: "issue_comment",
-			payload: comment("/bench", nil),
-			want:    Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Command: &Command{Kind: CommandRun}},
-			reason:  "only users with write or admin permission on Codertocat/Hello-World may run benchmarks, and your permission is read",
-			reply:   "@Codertocat `/bench run` was not run", replies: 1,
+			// No reply: a comment that mentions them is what any user could make the bot post.
+			name: "/bench by a read-only commenter is refused with a reaction", event: "issue_comment", seed: withComment(func(*env) {}),
+			payload:   comment("/bench", nil),
+			want:      Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Reaction: "-1"},
+			reason:    "Codertocat, whose permission is read, posted a /bench command; only users with write or admin permission on Codertocat/Hello-World may run benchmarks",
+			reactions: 1,
+		},
+		{
+			name: "/bench <sha> of the head pins it though a push came after the comment", event: "issue_comment", seed: func(e *env) {
+				writer("Codertocat")(e)
+				e.srv.AddRepo(ghtest.Repo{Owner: "Codertocat", Name: "Hello-World", DefaultBranch: "master", PushedAt: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)})
+				withComment(func(*env) {})(e)
+			},
+			payload:   comment("/bench "+strings.ToUpper(shaA[:9]), nil),
+			want:      cmdRun(Command{Kind: CommandRun, SHA: shaA[:9]}, DoRun),
+			reactions: 1,
+		},
+		{
+			name: "/bench <sha> that is not the head is refused, naming the head", event: "issue_comment", seed: writer("Codertocat"),
+			payload: comment("/bench "+shaC[:7], nil),
+			want:    Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Command: &Command{Kind: CommandRun, SHA: shaC[:7]}},
+			reason:  "`" + shaC[:7] + "` is not the head of #2, which is now `" + shaA[:7] + "`", reply: "post `/bench " + shaA[:7] + "`", replies: 1,
+		},
+		{
+			name: "/bench accept <sha> <reason> of the head", event: "issue_comment", seed: withComment(writer("Codertocat")),
+			payload: comment("/bench accept "+shaA[:7]+" known cost", nil),
+			want:    cmdRun(Command{Kind: CommandAccept, SHA: shaA[:7], Reason: "known cost"}, DoAccept), reason: "known cost", reactions: 1,
+		},
+		{
+			name: "/bench accept <sha> of an older commit is refused", event: "issue_comment", seed: writer("Codertocat"),
+			payload: comment("/bench accept "+shaC[:8]+" known cost", nil),
+			want:    Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Command: &Command{Kind: CommandAccept, SHA: shaC[:8], Reason: "known cost"}},
+			reason:  "is not the head of #2", reply: "post `/bench accept " + shaA[:7] + " <reason>`", replies: 1,
 		},
 		{
 			name: "/bench after which the head moved is refused", event: "issue_comment", seed: func(e *env) {
@@ -308,7 +340,7 @@ func TestDecideVariants(t *testing.T) {
 			},
 			payload: comment("/bench", nil),
 			want:    Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Command: &Command{Kind: CommandRun}},
-			reason:  "may have moved after your comment", reply: "post the command again", replies: 1,
+			reason:  "may have moved after your comment", reply: "post the command again, naming the commit you read: `/bench " + shaC[:7] + "`", replies: 1,
 		},
 		{
 			name: "/bench in the same second as a push is refused", event: "issue_comment", seed: writer("Codertocat"),
@@ -330,13 +362,21 @@ func TestDecideVariants(t *testing.T) {
 			payload: comment("Thanks, looks faster to me", nil), want: Decision{Do: DoNothing}, reason: "no /bench command",
 		},
 		{
-			name: "a malformed command gets help, from anyone", event: "issue_comment",
+			name: "a malformed command from a writer gets help", event: "issue_comment", seed: writer("Codertocat"),
 			payload: comment("/bench faster please", nil),
 			want:    Decision{Do: DoHelp, PR: 2, By: "Codertocat", CommentID: 492700400},
 			reason:  "Unknown command `/bench faster`", reply: HelpText, replies: 1,
 		},
 		{
-			name: "/bench help", event: "issue_comment", payload: comment("/bench help", nil),
+			// The permission is asked before anything is answered: a reader's malformed command
+			// gets a reaction, never a reply that mentions them.
+			name: "a malformed command from a reader gets a reaction", event: "issue_comment", seed: withComment(func(*env) {}),
+			payload: comment("/bench faster please", nil),
+			want:    Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Reaction: "-1"},
+			reason:  "whose permission is read", reactions: 1,
+		},
+		{
+			name: "/bench help", event: "issue_comment", seed: writer("Codertocat"), payload: comment("/bench help", nil),
 			want: Decision{Do: DoHelp, PR: 2, By: "Codertocat", CommentID: 492700400}, reply: "speedmatrix commands", replies: 1,
 		},
 		{

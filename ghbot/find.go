@@ -16,8 +16,10 @@ type FoundComment struct {
 }
 
 // FindComment returns the bot's comment on a PR for a check name — the oldest comment written by
-// the bot's own login that carries Marker(checkName), as UpsertComment keeps it — or ok false when
-// there is none. Its body is the bot's own text, so state the bot wrote there can be read back.
+// the bot's own login whose body starts with Marker(checkName) (IsOurs), as UpsertComment keeps
+// it — or ok false when there is none. With GITHUB_TOKEN another workflow of the repository
+// writes as the same login, so the body is not proof that the bot wrote it: read it for what a
+// trusted command asks, never for an acceptance or a verdict.
 func (c *Client) FindComment(ctx context.Context, repo Repo, pr int, checkName string) (FoundComment, bool, error) {
 	marker := Marker(checkName)
 	var found *github.IssueComment
@@ -28,7 +30,7 @@ func (c *Client) FindComment(ctx context.Context, repo Repo, pr int, checkName s
 			return FoundComment{}, false, fmt.Errorf("list comments of %s#%d: %w", repo.FullName(), pr, err)
 		}
 		for _, cm := range page {
-			if strings.EqualFold(cm.GetUser().GetLogin(), c.identity.Login) && strings.Contains(cm.GetBody(), marker) &&
+			if strings.EqualFold(cm.GetUser().GetLogin(), c.identity.Login) && IsOurs(cm.GetBody(), marker) &&
 				(found == nil || cm.GetID() < found.GetID()) {
 				found = cm
 			}

@@ -44,3 +44,30 @@ func TestFindCheck(t *testing.T) {
 		t.Errorf("FindCheck = %+v, %v, %v; want our success", got, ok, err)
 	}
 }
+
+// TestFindCommentMarkerAtStart: a comment by the bot's own login (GITHUB_TOKEN: any workflow of
+// the repository) that quotes the marker below its first line — another workflow echoing a
+// pull request's title — is not the bot's: FindComment skips it though it is older, and
+// UpsertComment neither edits nor deletes it. A comment the previous version wrote (marker
+// first, state line, body, markers again at the end) is still found and edited in place.
+func TestFindCommentMarkerAtStart(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	m := Marker("speedmatrix")
+	forged := "New pull request: fix\n" + m + "\n<!-- speedmatrix:state {\"v\":1,\"phase\":\"done\"} -->"
+	fid := e.srv.AddComment(testRepo, 2, ghtest.ActionsLogin, forged)
+	old := m + "\n<!-- speedmatrix:state {\"v\":1,\"phase\":\"done\"} -->\n### results\n\n<!-- speedmatrix:comment -->\n" + m + "\n"
+	oid := e.srv.AddComment(testRepo, 2, ghtest.ActionsLogin, old)
+	got, ok, err := e.c.FindComment(ctx, helloRepo, 2, "speedmatrix")
+	if err != nil || !ok || got.ID != oid {
+		t.Fatalf("FindComment = %+v, %v, %v; want the previous version's comment %d, not the quote %d", got, ok, err, oid, fid)
+	}
+	res, err := e.c.UpsertComment(ctx, helloRepo, 2, "speedmatrix", "new results", "")
+	if err != nil || res.Created || res.ID != oid || res.Removed != 0 {
+		t.Fatalf("UpsertComment = %+v, %v; want comment %d edited, nothing removed", res, err, oid)
+	}
+	cms := e.srv.State().CommentsOn(testRepo, 2)
+	if len(cms) != 2 || cms[0].Body != forged || cms[1].Body != m+"\nnew results" {
+		t.Errorf("comments %+v: want the quote untouched and ours edited", cms)
+	}
+}

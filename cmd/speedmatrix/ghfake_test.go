@@ -71,6 +71,7 @@ func ghfakeOf(ts *testscript.TestScript) *ghfakeHolder {
 //	ghfake idle               fail if any check run is queued or in_progress
 //	ghfake comments           print the number of the bot's marked comments on PR #2, then each
 //	ghfake replies            print the bot's other comments on PR #2
+//	ghfake reactions          print each reaction: CONTENT on comment ID by USER
 //	ghfake branch NAME        print the paths of the files on branch NAME, one a line
 func cmdGHFake(outer testing.TB) func(ts *testscript.TestScript, neg bool, args []string) {
 	return func(ts *testscript.TestScript, neg bool, args []string) {
@@ -118,6 +119,11 @@ func cmdGHFake(outer testing.TB) func(ts *testscript.TestScript, neg bool, args 
 			for _, c := range botComments(h.srv.State(), false) {
 				fmt.Fprintf(ts.Stdout(), "-- reply %d --\n%s\n", c.ID, c.Body)
 			}
+		case "reactions":
+			want(0, "")
+			for _, r := range h.srv.State().Reactions {
+				fmt.Fprintf(ts.Stdout(), "%s on comment %d by %s\n", r.Content, r.CommentID, r.User)
+			}
 		case "branch":
 			want(1, "NAME")
 			var paths []string
@@ -157,6 +163,7 @@ func startGHFake(ts *testscript.TestScript, outer testing.TB) *ghtest.Server {
 		"GITHUB_OUTPUT":       filepath.Join(work, "github_output"),
 		"GITHUB_STEP_SUMMARY": filepath.Join(work, "step_summary"),
 		"INPUT_TOKEN":         ghToken,
+		"INPUT_MODE":          "full",
 		"INPUT_CONFIG":        filepath.Join(work, "speedmatrix.yaml"),
 		"INPUT_ARTIFACT-DIR":  filepath.Join(work, "artifact"),
 		"INPUT_BASELINE-DIR":  filepath.Join(work, "baselines"),

@@ -15,7 +15,8 @@
 // the 65,536-character body limit, check-run output limits (65,535 bytes) and button limits
 // (422), a PATCH that sends "name": "" renames the run, a status of in_progress clears the
 // conclusion, reactions are idempotent per user and content, tokens and App JWTs are checked
-// (401 otherwise). Fail injects errors (a 502, a secondary rate limit) in front of any route.
+// (401 otherwise), an installation token minted with "repositories" reaches those only (403
+// elsewhere) and State.Tokens records what each token request asked for. Fail injects errors (a 502, a secondary rate limit) in front of any route.
 //
 // It also serves the Git Data API (gitdata.go: blobs, trees with base_tree and deletions,
 // commits, refs with GitHub's fast-forward check on update), the compare API's
@@ -33,6 +34,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -131,6 +133,8 @@ type State struct {
 	Reactions []Reaction
 	CheckRuns []CheckRun
 	Calls     []Call
+	// Tokens are the installation tokens minted, in order, with what each request asked for.
+	Tokens []Token
 }
 
 // CommentsOn returns the comments on one issue or PR, oldest first.
@@ -208,6 +212,7 @@ type Server struct {
 	faults    []*Fault
 	nextID    int64
 	minted    int
+	tokenLog  []Token
 	gitRepos  map[string]*gitRepo
 	gitHook   func(method, path string)
 	issues    []*Issue
@@ -216,6 +221,18 @@ type Server struct {
 type principal struct {
 	login string
 	appID int64
+	// repos, when set, are the only repositories (names, without the owner) the token reaches,
+	// as an installation token minted with "repositories" does.
+	repos []string
+}
+
+// Token is an installation token the fake minted, with the narrowing its request asked for
+// (the body of POST /app/installations/{id}/access_tokens).
+type Token struct {
+	Token          string
+	InstallationID int64
+	Repositories   []string
+	Permissions    map[string]string
 }
 
 // Option configures New.
@@ -407,6 +424,10 @@ func (s *Server) State() State {
 		st.CheckRuns = append(st.CheckRuns, cc)
 	}
 	st.Calls = append(st.Calls, s.calls...)
+	for _, t := range s.tokenLog {
+		t.Repositories = append([]string(nil), t.Repositories...)
+		st.Tokens = append(st.Tokens, t)
+	}
 	return st
 }
 
@@ -455,6 +476,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	call.Login = who.login
+	if seg := strings.Split(strings.Trim(path, "/"), "/"); len(who.repos) > 0 && len(seg) >= 3 && seg[0] == "repos" && !slices.Contains(who.repos, seg[2]) {
+		// A token narrowed to some repositories reaches no other.
+		writeError(rec, http.StatusForbidden, "Resource not accessible by integration")
+		return
+	}
 	h := &handler{s: s, w: rec, r: r, body: body, who: who, base: "http://" + r.Host + s.prefix}
 	s.beforeGit(r.Method, path)
 	h.route(path)
@@ -594,9 +620,20 @@ func (h *handler) mintToken(inst string) {
 	id, _ := strconv.ParseInt(inst, 10, 64)
 	for _, a := range h.s.apps {
 		if a.ID == h.who.appID && a.InstallationID == id {
+			var req struct {
+				Repositories []string          `json:"repositories"`
+				Permissions  map[string]string `json:"permissions"`
+			}
+			if len(h.body) > 0 {
+				if err := json.Unmarshal(h.body, &req); err != nil {
+					writeError(h.w, http.StatusUnprocessableEntity, "Invalid request: "+err.Error())
+					return
+				}
+			}
 			h.s.minted++
 			tok := fmt.Sprintf("ghs_fake%d_%d", a.ID, h.s.minted)
-			h.s.tokens[tok] = principal{login: a.Slug + "[bot]", appID: a.ID}
+			h.s.tokens[tok] = principal{login: a.Slug + "[bot]", appID: a.ID, repos: req.Repositories}
+			h.s.tokenLog = append(h.s.tokenLog, Token{Token: tok, InstallationID: id, Repositories: req.Repositories, Permissions: req.Permissions})
 			// Real time: ghinstallation judges expiry by time.Now, whatever the test's clock.
 			h.json(http.StatusCreated, map[string]any{"token": tok, "expires_at": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)})
 			return

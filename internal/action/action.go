@@ -57,6 +57,7 @@ const (
 	VerdictCancelled      = "cancelled"       // the run ended before its results
 	VerdictHeadMoved      = "head_moved"      // the PR's head moved before the measurement
 	VerdictPending        = "pending"         // decide mode: the measuring job is to run
+	VerdictConfigChanged  = "config_changed"  // report mode: the head measured another config than the baseline
 )
 
 // job is one invocation of the action.
@@ -94,6 +95,9 @@ type plan struct {
 	Cells   []string
 	// State is the comment's state before this run (nil when none).
 	State *State
+	// Accepted is the acceptance in force at HeadSHA, read from the bot's own check run there
+	// (readAcceptance); nil when none. The comment's state never sets it.
+	Accepted *Acceptance
 	// Paired, when set, says why the run is paired (/bench paired; paired.go).
 	Paired string
 }
@@ -105,7 +109,10 @@ type outcome struct {
 	Comparison     *results.Comparison
 	ComparisonPath string
 	NoBaseline     string
-	Baseline       bool
+	// ConfigChanged is set when the store's baseline is of another config than the head's
+	// (report mode, configChanged): the check fails, NoBaseline says why.
+	ConfigChanged bool
+	Baseline      bool
 	// Paired is set when the comparison is of a paired run (paired.go).
 	Paired *pairedInfo
 }
@@ -191,8 +198,35 @@ func (j *job) client(ctx context.Context) (*ghbot.Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	auth.Scope = tokenScope(j.in.Mode, j.repo.Name)
 	opts := append([]ghbot.Option{ghbot.WithActions(j.a), ghbot.WithLogger(j.log)}, j.d.ClientOptions...)
 	return ghbot.NewClient(ctx, auth, j.ghc.APIURL, opts...)
+}
+
+// tokenScope is what a GitHub App's installation token is asked for in a mode: this repository
+// only, and the permissions the mode's calls need (metadata to read the repository and
+// permissions; pull_requests for the PR, its comments and reactions; checks for the check run;
+// contents to read the store and the commit graph, and in full and report mode to write the data
+// branch; issues for the change-point issues a push opens and closes).
+func tokenScope(mode, repo string) ghbot.TokenScope {
+	var perms map[string]string
+	switch mode {
+	case ModeDecide:
+		perms = map[string]string{"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "read"}
+	case ModeFull, ModeReport:
+		perms = map[string]string{"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "write", "issues": "write"}
+	case ModeCleanup:
+		perms = map[string]string{"metadata": "read", "pull_requests": "write", "checks": "write"}
+	case ModePages:
+		perms = map[string]string{"metadata": "read", "contents": "read"}
+	default: // measure holds no credentials; anything else asks for as little
+		perms = map[string]string{"metadata": "read"}
+	}
+	s := ghbot.TokenScope{Permissions: perms}
+	if repo != "" {
+		s.Repositories = []string{repo}
+	}
+	return s
 }
 
 func (j *job) checkName() string { return j.cfg.GitHub.CheckName }
@@ -229,7 +263,11 @@ func (j *job) routed(ctx context.Context, full bool) error {
 		return nil
 	case ghbot.DoHelp, ghbot.DoRefuse:
 		j.setOutput("verdict", VerdictRefused)
-		j.summary("speedmatrix: the command was not run.\n")
+		why := ""
+		if d.Do == ghbot.DoRefuse && d.Reason != "" {
+			why = " " + code(d.Reason)
+		}
+		j.summary("speedmatrix: the command was not run." + why + "\n")
 		return nil
 	case ghbot.DoActionRequired:
 		return j.actionRequired(ctx, c, d)
@@ -269,6 +307,7 @@ func (j *job) planRun(ctx context.Context, c *ghbot.Client, d ghbot.Decision) (p
 		if st, ok := j.readState(ctx, c, p.PR); ok {
 			p.State = &st
 		}
+		p.Accepted = j.readAcceptance(ctx, c, p.HeadSHA)
 	}
 	if d.Command != nil && d.Command.Kind == ghbot.CommandRerun {
 		for _, id := range d.Command.Cells {
@@ -350,7 +389,7 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 	name := j.checkName()
 	measuring := j.render(p, outcome{}, renderInput{Measuring: true})
 	if _, err := c.StartCheck(ctx, j.repo, p.HeadSHA, name, ghbot.CheckUpdate{
-		DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: measuring.title, Summary: measuring.summary},
+		DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: measuring.title, Summary: j.acceptancePrefix(p) + measuring.summary},
 	}); err != nil {
 		return err
 	}
@@ -410,7 +449,7 @@ func (j *job) headMoved(ctx context.Context, c *ghbot.Client, p plan, cause erro
 	why := "The pull request's head moved after the run was approved; nothing was measured. A maintainer who has read the new commits posts `/bench` again."
 	r := j.render(p, outcome{}, renderInput{Cancelled: why})
 	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
-		Conclusion: ghbot.ConclusionCancelled, DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: r.title, Summary: r.summary},
+		Conclusion: ghbot.ConclusionCancelled, DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: r.title, Summary: j.acceptancePrefix(p) + r.summary},
 	}); err != nil {
 		j.log.Warn("completing the check after the head moved", "err", err)
 	}
@@ -452,7 +491,7 @@ func (j *job) abort(ctx context.Context, c *ghbot.Client, p plan, cause error) {
 	defer cancel()
 	r := j.render(p, outcome{}, renderInput{Cancelled: why, Head: partial})
 	if _, err := c.CompleteCheck(actx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
-		Conclusion: conclusion, DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: r.title, Summary: r.summary, Text: r.text},
+		Conclusion: conclusion, DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: r.title, Summary: j.acceptancePrefix(p) + r.summary, Text: r.text},
 	}); err != nil {
 		j.log.Error("completing the check of a run that stopped", "err", err)
 	}
@@ -627,6 +666,8 @@ func (j *job) conclusion(out outcome, accepted *Acceptance) (ghbot.Conclusion, s
 	switch {
 	case out.Baseline:
 		return ghbot.ConclusionSuccess, VerdictBaseline
+	case out.ConfigChanged:
+		return ghbot.ConclusionFailure, VerdictConfigChanged
 	case out.NoBaseline != "" || out.Comparison == nil:
 		return ghbot.ConclusionNeutral, VerdictNoBaseline
 	}
@@ -669,7 +710,7 @@ func (j *job) render(p plan, out outcome, in renderInput) page {
 // state returns the comment's state after this step.
 func (j *job) state(p plan, phase string, out outcome, conclusion ghbot.Conclusion) State {
 	st := State{Phase: phase, HeadSHA: p.HeadSHA, BaseSHA: p.BaseSHA, RunURL: j.runURL, Conclusion: string(conclusion)}
-	st.Accepted = p.State.AcceptedAt(p.HeadSHA)
+	st.Accepted = p.Accepted
 	if out.Comparison != nil {
 		st.Verdict = string(out.Comparison.Verdict)
 		st.Regressions = cellsWith(out.Comparison, results.VerdictRegression)
@@ -681,12 +722,23 @@ func (j *job) state(p plan, phase string, out outcome, conclusion ghbot.Conclusi
 
 // publish posts the results: the comment, the completed check, the job summary, the outputs.
 func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome) error {
-	accepted := p.State.AcceptedAt(p.HeadSHA)
+	accepted := p.Accepted
 	if out.Comparison == nil || out.Comparison.Verdict != results.VerdictRegression {
 		accepted = nil
 	}
 	conclusion, verdict := j.conclusion(out, accepted)
+	if verdict == VerdictNoBaseline && p.PR != 0 && j.cfg.GitHub.NoBaseline == config.NoBaselineFailure {
+		// A required check passes on neutral: github.no_baseline failure keeps an unmeasured
+		// pull request from merging.
+		conclusion = ghbot.ConclusionFailure
+	}
 	r := j.render(p, out, renderInput{Accepted: accepted, Conclusion: conclusion})
+	switch {
+	case out.ConfigChanged:
+		r.title = fmt.Sprintf("Blocked: %s measured another config than the default branch's baseline", ghbot.ShortSHA(p.HeadSHA))
+	case conclusion == ghbot.ConclusionFailure && verdict == VerdictNoBaseline:
+		r.title = fmt.Sprintf("Blocked: nothing to compare %s with (github.no_baseline: failure)", ghbot.ShortSHA(p.HeadSHA))
+	}
 	st := j.state(p, phaseDone, out, conclusion)
 	st.Accepted = accepted
 	regressed := len(st.Regressions)
@@ -707,9 +759,13 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 			buttons = append(buttons, ghbot.ButtonAccept)
 		}
 	}
+	cs := checkState{Accepted: p.Accepted}
+	if out.Comparison != nil {
+		cs.Verdict = string(out.Comparison.Verdict)
+	}
 	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
 		Conclusion: conclusion, DetailsURL: j.runURL, Actions: buttons,
-		Output: ghbot.CheckOutput{Title: r.title, Summary: r.summary, Text: r.text},
+		Output: ghbot.CheckOutput{Title: r.title, Summary: cs.line() + "\n" + r.summary, Text: r.text},
 	}); err != nil {
 		return err
 	}
@@ -738,6 +794,42 @@ func (j *job) upsertState(ctx context.Context, c *ghbot.Client, p plan, body str
 		return
 	}
 	j.setOutput("comment-url", res.URL)
+}
+
+// readAcceptance returns the acceptance in force at sha: the one the bot's own check run there
+// records (checkState), nil when none or when the run cannot be read.
+func (j *job) readAcceptance(ctx context.Context, c *ghbot.Client, sha string) *Acceptance {
+	cs, ok := j.readCheckState(ctx, c, sha)
+	if !ok || cs.Accepted == nil || cs.Accepted.SHA != sha {
+		return nil
+	}
+	return cs.Accepted
+}
+
+// readCheckState reads the state line of the bot's check run on sha.
+func (j *job) readCheckState(ctx context.Context, c *ghbot.Client, sha string) (checkState, bool) {
+	if !ghbot.ValidSHA(sha) {
+		return checkState{}, false
+	}
+	cr, ok, err := c.FindCheck(ctx, j.repo, sha, j.checkName())
+	if err != nil {
+		j.log.Warn("reading the check run", "sha", sha, "err", err)
+		return checkState{}, false
+	}
+	if !ok {
+		return checkState{}, false
+	}
+	return parseCheckState(cr.Summary)
+}
+
+// acceptancePrefix returns the check state line that carries p's acceptance over a write of the
+// check that holds no verdict (a run started, stopped or refused), with its line break; "" when
+// there is none.
+func (j *job) acceptancePrefix(p plan) string {
+	if p.Accepted == nil {
+		return ""
+	}
+	return checkState{Accepted: p.Accepted}.line() + "\n"
 }
 
 // readState reads the state of the bot's comment on a PR.

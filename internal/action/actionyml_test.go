@@ -96,6 +96,11 @@ func TestActionYML(t *testing.T) {
 			t.Errorf("%s = %q, want an expression of inputs.%s", key, v, name)
 		}
 	}
+	for _, name := range []string{"token", "app-id", "installation-id", "private-key", "private-key-file"} {
+		if w := "${{ inputs.mode != 'measure' && inputs." + name + " || '' }}"; env["INPUT_"+strings.ToUpper(name)] != w {
+			t.Errorf("INPUT_%s = %q, want %q: no credential reaches the job that runs pull-request code", strings.ToUpper(name), env["INPUT_"+strings.ToUpper(name)], w)
+		}
+	}
 	for key, v := range env {
 		if key == "SPEEDMATRIX_BIN" {
 			if v != "${{ steps.binary.outputs.path }}" {
@@ -121,7 +126,7 @@ func TestActionYML(t *testing.T) {
 		}
 		return ""
 	}))
-	if _, err := readInputs(ga, ""); err != nil {
+	if _, err := readInputs(ga, ModeFull); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := ghbot.AuthFromInputs(ga); err != nil {

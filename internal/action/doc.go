@@ -61,10 +61,22 @@
 // report mode compares the artifact's paired-head.json and paired-base.json.
 //
 // The state of the PR's comment — the commit measured, its verdict, the cells it could not
-// decide, and an acceptance (who, when, which commit, why) — is kept in the comment as a
-// hidden line, <!-- speedmatrix:state {json} -->, which the next event reads back: /bench
-// accept records an acceptance only for the commit the last results are for, a new head voids
-// it, and /bench rerun without cells reruns the undecided ones.
+// decide — is kept in the comment as a hidden line, <!-- speedmatrix:state {json} -->, the line
+// after the marker, which the next event reads back: /bench rerun without cells reruns the
+// undecided ones. It is not proof: with GITHUB_TOKEN any workflow of the repository comments as
+// the same github-actions[bot]. What can turn a check green — the verdict at a commit and an
+// acceptance (who, when, which commit, why) — lives in the bot's own check run on that commit,
+// <!-- speedmatrix:check {json} --> as the first line of its summary (checkState), carried over
+// every later write of that check: /bench accept records an acceptance only when that run says
+// regression, a new head (a new check run) voids it, and an acceptance in comment text is
+// never read.
+//
+// The report mode reads the artifact as untrusted data: the commit (the required sha input),
+// the pull request and the base come from the inputs, never from meta.json; the baseline comes
+// from the store alone, never from the artifact's base.json (a paired run's base is the one
+// exception, and its comparison says the pull request's job measured it); a head whose config
+// id differs from the stored baseline's at its base fails the check (config_changed); files
+// over 16 MiB are refused; what it stores is indexed at the job's clock.
 //
 // Outputs carry only values this package makes (verdict words, counts, paths given by the
 // workflow, GitHub's comment URL, validated commit ids): go-githubactions writes them with a

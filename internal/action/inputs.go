@@ -120,7 +120,9 @@ func readInputs(a *githubactions.Action, mode string) (Inputs, error) {
 		}
 	}
 	if in.Mode == "" {
-		in.Mode = ModeFull
+		// No default: full mode runs pull-request code with the token in one job, so a workflow
+		// has to ask for it by name.
+		return in, fmt.Errorf("input mode is not set: set it to decide, measure or report (the split workflow, where pull-request code never meets the token), or full, cleanup or pages")
 	}
 	switch in.Mode {
 	case ModeFull, ModeDecide, ModeMeasure, ModeReport, ModeCleanup, ModePages:

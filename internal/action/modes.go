@@ -1,6 +1,7 @@
 package action
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -28,10 +30,14 @@ func (j *job) accept(ctx context.Context, c *ghbot.Client, d ghbot.Decision) err
 		j.setOutput("verdict", VerdictRefused)
 		return nil
 	}
+	// What is accepted is what the bot's check run on the head says (checkState): only the bot
+	// writes it. The comment's state is read only to rewrite the comment.
+	cs, okCheck := j.readCheckState(ctx, c, d.HeadSHA)
 	var found ghbot.FoundComment
 	var st State
+	okState := false
 	if d.PR != 0 {
-		var ok, okState bool
+		var ok bool
 		var err error
 		if found, ok, err = c.FindComment(ctx, j.repo, d.PR, j.checkName()); err != nil {
 			return err
@@ -39,19 +45,25 @@ func (j *job) accept(ctx context.Context, c *ghbot.Client, d ghbot.Decision) err
 		if ok {
 			st, okState = parseState(found.Body)
 		}
+	}
+	{
 		switch {
-		case !okState || st.Phase != phaseDone:
-			return refuse(fmt.Sprintf("there are no results at the head %s yet. Post `/bench` first.", code(ghbot.ShortSHA(d.HeadSHA))))
-		case st.HeadSHA != d.HeadSHA:
+		case !okCheck && okState && st.Phase == phaseDone && st.HeadSHA != d.HeadSHA:
 			return refuse(fmt.Sprintf("the last results are for %s, but the head is now %s; an acceptance holds for one commit. Post `/bench` to measure the head first.", code(ghbot.ShortSHA(st.HeadSHA)), code(ghbot.ShortSHA(d.HeadSHA))))
-		case st.Verdict != string(results.VerdictRegression):
+		case !okCheck || cs.Verdict == "":
+			return refuse(fmt.Sprintf("there are no results at the head %s yet. Post `/bench` first.", code(ghbot.ShortSHA(d.HeadSHA))))
+		case cs.Verdict != string(results.VerdictRegression):
 			return refuse(fmt.Sprintf("the results at %s show no regression to accept.", code(ghbot.ShortSHA(d.HeadSHA))))
 		}
 	}
 	title := fmt.Sprintf("Not blocked: regression accepted by %s at %s", d.By, ghbot.ShortSHA(d.HeadSHA))
+	cs.Accepted = &acc
+	if cs.Verdict == "" {
+		cs.Verdict = string(results.VerdictRegression)
+	}
 	if _, err := c.CompleteCheck(ctx, j.repo, d.HeadSHA, j.checkName(), ghbot.CheckUpdate{
 		Conclusion: ghbot.ConclusionSuccess, DetailsURL: j.runURL,
-		Output: ghbot.CheckOutput{Title: title, Summary: block + "\n\nThe results are in the pull request's comment and the run's artifacts; a new push voids the acceptance."},
+		Output: ghbot.CheckOutput{Title: title, Summary: cs.line() + "\n" + block + "\n\nThe results are in the pull request's comment and the run's artifacts; a new push voids the acceptance."},
 	}); err != nil {
 		return err
 	}
@@ -162,57 +174,49 @@ func (j *job) measureMode(ctx context.Context) error {
 	return nil
 }
 
-// reportMode posts what a measure job left in the artifact directory, read as untrusted data.
+// reportMode posts what a measure job left in the artifact directory, read as untrusted data:
+// the commit, the pull request and its base come from the inputs (the decide job's outputs),
+// never from the artifact; the baseline comes from the store, never from the artifact; every
+// file is size-capped (maxArtifactBytes) before it is parsed.
 func (j *job) reportMode(ctx context.Context) error {
 	defer j.flushOutputs()
+	pinned := j.in.SHA
+	if pinned == "" {
+		// The artifact would otherwise name the commit the check and the comment are posted for.
+		return errors.New("mode report: the sha input is required: set it to the decide job's sha output (sha: ${{ needs.decide.outputs.sha }}), the commit the measuring job was given")
+	}
 	c, err := j.client(ctx)
 	if err != nil {
 		return err
 	}
-	pinned := j.in.SHA
-	if pinned == "" {
-		pinned = j.eventSHA()
-	}
 	if done, err := j.mergeShards(ctx, c, pinned); done || err != nil { // shards.go
 		return err
 	}
+	// The pull request and its base: the inputs, else what the event (GitHub's payload, not the
+	// artifact) says.
+	p := plan{HeadSHA: pinned, PR: j.in.PR, BaseSHA: j.in.BaseSHA}
+	if p.PR == 0 {
+		p.PR = j.eventPR()
+	}
+	if p.PR != 0 {
+		p.Accepted = j.readAcceptance(ctx, c, p.HeadSHA)
+	}
 	m, err := readMeta(j.in.ArtifactDir)
 	if errors.Is(err, errNoArtifact) {
-		if pinned == "" {
-			return fmt.Errorf("mode report: %s holds no results and no commit is known (set the sha input)", j.in.ArtifactDir)
-		}
-		p := plan{HeadSHA: pinned, PR: j.in.PR, BaseSHA: j.in.BaseSHA}
-		if p.PR == 0 {
-			p.PR = j.eventPR()
-		}
 		j.abort(ctx, c, p, &measureJobError{Result: j.in.MeasureResult})
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("mode report: %w", err)
 	}
-	p := plan{HeadSHA: m.HeadSHA, BaseSHA: m.BaseSHA, PR: m.PR, Kind: ghbot.RunKind(m.Kind), Cells: m.Cells}
-	if j.in.PR != 0 {
-		p.PR = j.in.PR
-	}
-	if j.in.BaseSHA != "" {
-		p.BaseSHA = j.in.BaseSHA
-	}
+	p.Kind, p.Cells = ghbot.RunKind(m.Kind), m.Cells
 	if p.Kind == ghbot.RunBaseline && !j.defaultPush() {
 		// Only a push to the default branch measures a baseline: a pull request's artifact that
 		// says otherwise must not become the default branch's results.
 		return fmt.Errorf("mode report: the artifact says kind baseline, but this run's %s event is not a push to the default branch; nothing stored or posted", j.ev.Name)
 	}
-	switch {
-	case pinned != "" && pinned != m.HeadSHA:
+	if pinned != m.HeadSHA {
 		return fmt.Errorf("mode report: the artifact is for %s, but the commit decided on is %s; nothing posted", ghbot.ShortSHA(m.HeadSHA), ghbot.ShortSHA(pinned))
-	case pinned == "" && p.PR != 0:
-		// The artifact names the commit: post only if it is the PR's head.
-		if err := c.VerifyHead(ctx, j.repo, p.PR, m.HeadSHA); err != nil {
-			return fmt.Errorf("mode report: %w", err)
-		}
-	case pinned == "":
-		return errors.New("mode report: no commit to report on: set the sha input to the decide job's sha output")
 	}
 	if p.PR != 0 {
 		if st, ok := j.readState(ctx, c, p.PR); ok {
@@ -220,7 +224,11 @@ func (j *job) reportMode(ctx context.Context) error {
 		}
 	}
 	resultsPath := filepath.Join(j.in.ArtifactDir, artifactResults)
-	head, err := results.ReadFile(resultsPath)
+	head, err := readArtifactResults(resultsPath)
+	var big *tooLargeError
+	if errors.As(err, &big) {
+		return j.refuseArtifact(ctx, c, p, err)
+	}
 	if err != nil {
 		mf := measureFailure(j.in.MeasureResult, err)
 		if mf.Invalid != nil {
@@ -231,7 +239,7 @@ func (j *job) reportMode(ctx context.Context) error {
 	}
 	out := outcome{Head: head, ResultsPath: resultsPath}
 	// The report job holds the token, so it keeps the results in the store: a push's as the
-	// default branch's, a PR's apart; and a PR's baseline comes from the store when it has one.
+	// default branch's, a PR's apart; and a PR's baseline comes from the store alone.
 	rs := j.openStore(c)
 	var stored storedBase
 	found := false
@@ -248,9 +256,12 @@ func (j *job) reportMode(ctx context.Context) error {
 	}
 	paired, err := j.reportPaired(p, out) // paired.go
 	if err != nil {
+		if errors.As(err, &big) {
+			return j.refuseArtifact(ctx, c, p, err)
+		}
 		return err
 	}
-	switch basePath := filepath.Join(j.in.ArtifactDir, artifactBase); {
+	switch {
 	case p.Kind == ghbot.RunBaseline:
 		out.Baseline = true
 	case paired != nil:
@@ -259,18 +270,72 @@ func (j *job) reportMode(ctx context.Context) error {
 		if out, err = j.compareWithHistory(out, stored.base, stored.hist, stored.warnings, p.Cells); err != nil {
 			return err
 		}
-	case fileExists(basePath):
-		base, err := results.ReadFile(basePath)
-		if err != nil {
-			return fmt.Errorf("mode report: the artifact's base.json: %w", err)
-		}
-		if out, err = j.compareWith(out, base, p.Cells); err != nil {
-			return err
-		}
 	default:
-		out.NoBaseline = fmt.Sprintf("The measuring job found no baseline results for the base %s: a push to the default branch measures one.", code(orDash(ghbot.ShortSHA(p.BaseSHA))))
+		// No baseline of the head's config in the store. The artifact's own base.json is not
+		// read: the measuring job ran the pull request's code and could have written any.
+		out.NoBaseline = fmt.Sprintf("No baseline in the store for the base %s: a push to the default branch measures one.", code(orDash(ghbot.ShortSHA(p.BaseSHA))))
+		if stored.why != "" {
+			out.NoBaseline = "No baseline in the store: " + stored.why + "."
+		}
+		if why := j.configChanged(ctx, rs, p, head); why != "" {
+			out.NoBaseline, out.ConfigChanged = why, true
+		}
 	}
 	return j.publish(ctx, c, p, out)
+}
+
+// configChanged says why head cannot be compared when the store holds a default-branch result
+// of another config where head's baseline would be (the merge-base or its nearest measured
+// ancestor): the pull request changed what is measured (a serve flag, the model, the
+// hardware), so its config id has no baseline; "" when there is none of another config either.
+func (j *job) configChanged(ctx context.Context, rs resultStore, p plan, head *results.File) string {
+	if rs.s == nil || rs.commits == nil {
+		return ""
+	}
+	base := cmp.Or(p.BaseSHA, j.repo.DefaultBranch)
+	if base == "" {
+		return ""
+	}
+	b, err := store.Resolve(ctx, rs.commits, rs.s, store.Query{Head: p.HeadSHA, Base: base}) // any config
+	if err != nil || !b.Found() || b.Entry.ConfigID == store.ConfigID(head) {
+		return ""
+	}
+	what := "its setup"
+	if in, err := j.compareInput(head, b.File, nil, nil); err == nil {
+		var mm *compare.MismatchError
+		if _, err := compare.Compare(in, j.cfg.Thresholds()); errors.As(err, &mm) && len(mm.Differences) > 0 {
+			what = strings.Join(mm.Differences, "; ")
+		}
+	}
+	// Plain text: the renderer escapes it (it quotes what the results file says).
+	return fmt.Sprintf("The head's results are of config %s, but the default branch's baseline at %s is of config %s, so nothing was compared: the pull request changed what is measured (%s). "+
+		"The check fails so that a changed setup cannot pass unmeasured; land the setup change on the default branch first (its push measures the new baseline), or measure it there with speedmatrix baseline.",
+		shortID(store.ConfigID(head)), ghbot.ShortSHA(b.Commit), shortID(b.Entry.ConfigID), what)
+}
+
+// shortID returns the first 12 characters of a config id.
+func shortID(id string) string {
+	if len(id) > 12 {
+		return id[:12]
+	}
+	return id
+}
+
+// refuseArtifact completes the check as a failure that says why the artifact was refused
+// (a file over maxArtifactBytes); nothing is stored or compared. It returns the reason.
+func (j *job) refuseArtifact(ctx context.Context, c *ghbot.Client, p plan, cause error) error {
+	title := fmt.Sprintf("Not reported: the artifact for %s was refused", ghbot.ShortSHA(p.HeadSHA))
+	why := "The measuring job's artifact was refused, so nothing was compared or stored: " + code(firstLine(cause.Error())) + "."
+	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
+		Conclusion: ghbot.ConclusionFailure, DetailsURL: j.runURL,
+		Output: ghbot.CheckOutput{Title: title, Summary: j.acceptancePrefix(p) + "### ❌ " + title + "\n\n" + why},
+	}); err != nil {
+		return err
+	}
+	j.setOutput("verdict", VerdictRefused)
+	j.setOutput("conclusion", string(ghbot.ConclusionFailure))
+	j.summary("### ❌ " + title + "\n\n" + why + "\n")
+	return fmt.Errorf("mode report: %w", cause)
 }
 
 // cleanupMode completes the check runs of ours left queued or in_progress on the commit.
@@ -301,7 +366,8 @@ func (j *job) cleanupMode(ctx context.Context) error {
 	}
 	why := "The run ended before its results (it failed or was cancelled); the cleanup step completed its check."
 	r := j.render(p, outcome{}, renderInput{Cancelled: why})
-	n, err := c.CompleteStale(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.ConclusionCancelled, ghbot.CheckOutput{Title: r.title, Summary: r.summary})
+	p.Accepted = j.readAcceptance(ctx, c, p.HeadSHA)
+	n, err := c.CompleteStale(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.ConclusionCancelled, ghbot.CheckOutput{Title: r.title, Summary: j.acceptancePrefix(p) + r.summary})
 	if err != nil {
 		return err
 	}

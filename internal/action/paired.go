@@ -279,6 +279,9 @@ func (j *job) measurePaired(ctx context.Context, cfg config.Config, p plan, info
 	}
 	out.Paired = &info
 	if out.Comparison != nil {
+		// The report mode reads no baseline from an artifact but this one, which is the point of
+		// a paired run: say whose job measured it.
+		out.Comparison.Warnings = append(out.Comparison.Warnings, "The base was measured by the pull request's own measuring job (a paired run, base and head served alternately on one runner), not taken from the store: this comparison is only as trustworthy as that job.")
 		out.Comparison.GPUTime = pairedGPUTime(info.Head, info.Base)
 		if err := results.WriteComparisonFile(out.ComparisonPath, out.Comparison); err != nil {
 			return out, fmt.Errorf("write the comparison: %w", err)
@@ -488,11 +491,11 @@ func (j *job) reportPaired(p plan, first outcome) (*outcome, error) {
 	if p.Kind == ghbot.RunBaseline || !fileExists(hp) || !fileExists(bp) {
 		return nil, nil
 	}
-	head, err := results.ReadFile(hp)
+	head, err := readArtifactResults(hp)
 	if err != nil {
 		return nil, fmt.Errorf("mode report: the artifact's %s: %w", artifactPairedHead, err)
 	}
-	base, err := results.ReadFile(bp)
+	base, err := readArtifactResults(bp)
 	if err != nil {
 		return nil, fmt.Errorf("mode report: the artifact's %s: %w", artifactPairedBase, err)
 	}

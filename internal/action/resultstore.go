@@ -60,10 +60,15 @@ func (j *job) putPR(ctx context.Context, rs resultStore, p plan, base string, he
 	}
 }
 
-// putEntry stores head under the index entry e.
+// putEntry stores head under the index entry e. A PR's result, and anything the report mode
+// stores from an artifact, is indexed at the job's clock: the time in the file is the
+// measuring job's to write (a year 9999 would never be pruned).
 func (j *job) putEntry(ctx context.Context, rs resultStore, e store.Entry, head *results.File) bool {
 	if rs.s == nil {
 		return false
+	}
+	if e.Kind == store.KindPR || j.in.Mode == ModeReport {
+		e.Time = j.now().UTC()
 	}
 	got, err := rs.s.Put(ctx, e, head)
 	if err != nil {
@@ -148,7 +153,7 @@ func (j *job) storeArtifactAA(ctx context.Context, rs resultStore, sha string, h
 	if !fileExists(p) {
 		return
 	}
-	again, err := results.ReadFile(p)
+	again, err := readArtifactResults(p)
 	switch {
 	case err != nil:
 		j.log.Warn("A/A rerun: the artifact's aa.json cannot be read; not stored", "err", err)

@@ -249,7 +249,11 @@ func (j *job) mergeShards(ctx context.Context, c *ghbot.Client, pinned string) (
 		case err != nil:
 			return true, fmt.Errorf("mode report: %s: %w", name, err)
 		}
-		f, err := results.ReadFile(filepath.Join(d, artifactResults))
+		f, err := readArtifactResults(filepath.Join(d, artifactResults))
+		var big *tooLargeError
+		if errors.As(err, &big) {
+			return true, fmt.Errorf("mode report: %s: %w", name, err)
+		}
 		if err != nil {
 			lost = append(lost, name+": no results")
 			continue
@@ -261,9 +265,11 @@ func (j *job) mergeShards(ctx context.Context, c *ghbot.Client, pinned string) (
 		return false, nil // the artifact directory then holds no results either: reported as such
 	}
 	ref := found[0].m
-	p := plan{HeadSHA: cmp.Or(pinned, ref.HeadSHA), BaseSHA: cmp.Or(j.in.BaseSHA, ref.BaseSHA), PR: ref.PR, Kind: ghbot.RunKind(ref.Kind), Cells: ref.Cells}
-	if j.in.PR != 0 {
-		p.PR = j.in.PR
+	// The pull request and its base come from the inputs (else the event), never from an
+	// artifact: a measuring job could name another pull request's.
+	p := plan{HeadSHA: cmp.Or(pinned, ref.HeadSHA), BaseSHA: j.in.BaseSHA, PR: j.in.PR, Kind: ghbot.RunKind(ref.Kind), Cells: ref.Cells}
+	if p.PR == 0 {
+		p.PR = j.eventPR()
 	}
 	fail := func(cause error, refused bool) (bool, error) {
 		if pinned == "" {
@@ -273,6 +279,7 @@ func (j *job) mergeShards(ctx context.Context, c *ghbot.Client, pinned string) (
 			if st, ok := j.readState(ctx, c, p.PR); ok {
 				p.State = &st
 			}
+			p.Accepted = j.readAcceptance(ctx, c, p.HeadSHA)
 		}
 		if !refused {
 			j.abort(ctx, c, p, cause)
@@ -335,7 +342,7 @@ func (j *job) refuseShards(ctx context.Context, c *ghbot.Client, p plan, cause e
 	}
 	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
 		Conclusion: ghbot.ConclusionFailure, DetailsURL: j.runURL,
-		Output: ghbot.CheckOutput{Title: title, Summary: retitle(r.summary)},
+		Output: ghbot.CheckOutput{Title: title, Summary: j.acceptancePrefix(p) + retitle(r.summary)},
 	}); err != nil {
 		return err
 	}

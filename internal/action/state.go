@@ -17,7 +17,12 @@ const (
 	phaseCancelled = "cancelled"
 )
 
-// State is what the bot keeps in its PR comment between events.
+// State is what the bot keeps in its PR comment between events. The comment is not proof of
+// anything: with GITHUB_TOKEN any workflow of the repository comments as the same
+// github-actions[bot], and one that quotes pull-request text can plant a marker and a state
+// line. So the comment's state only steers what a trusted command asks for (which cells a rerun
+// measures, whether it is paired, which commit a cleanup completes); an acceptance and the
+// verdict an acceptance needs are read from the bot's check run (checkState), never from here.
 type State struct {
 	V       int    `json:"v"`
 	Phase   string `json:"phase"`
@@ -28,7 +33,8 @@ type State struct {
 	Conclusion   string   `json:"conclusion,omitempty"`
 	Regressions  []string `json:"regressions,omitempty"`
 	Inconclusive []string `json:"inconclusive,omitempty"`
-	// Accepted is the acceptance of the regression at Accepted.SHA; a later head voids it.
+	// Accepted is the acceptance of the regression at Accepted.SHA, written for the reader;
+	// parseState drops it (the check run holds the one that counts: checkState).
 	Accepted *Acceptance `json:"accepted,omitempty"`
 	RunURL   string      `json:"run_url,omitempty"`
 	// Paired is set when the comparison at HeadSHA was paired: /bench rerun reruns paired.
@@ -66,16 +72,78 @@ func (s State) Line() string {
 	return statePrefix + string(b) + " -->"
 }
 
-// parseState reads the state line of a comment body; ok is false when there is none or it does
-// not parse.
+// parseState reads the state line of a comment body: its first line, or its second after the
+// marker line that UpsertComment puts first; a state line anywhere else (quoted text) is not
+// the bot's. ok is false when there is none or it does not parse. The acceptance it may hold
+// is dropped: comment text never accepts a regression.
 func parseState(body string) (State, bool) {
-	m := stateRE.FindStringSubmatch(body)
-	if m == nil {
-		return State{}, false
+	lines := strings.SplitN(body, "\n", 3)
+	if len(lines) > 2 {
+		lines = lines[:2]
 	}
-	var s State
-	if err := json.Unmarshal([]byte(m[1]), &s); err != nil || s.V != stateVersion {
-		return State{}, false
+	for _, line := range lines {
+		line = strings.TrimRight(line, "\r")
+		m := stateRE.FindStringSubmatch(line)
+		if m == nil || m[0] != line {
+			continue
+		}
+		var s State
+		if err := json.Unmarshal([]byte(m[1]), &s); err != nil || s.V != stateVersion {
+			return State{}, false
+		}
+		s.Accepted = nil
+		var cells []string
+		for _, c := range s.Inconclusive {
+			if id, err := canonicalCells([]string{c}); err == nil {
+				cells = append(cells, id...)
+			}
+		}
+		s.Inconclusive = cells
+		return s, true
+	}
+	return State{}, false
+}
+
+// checkStateVersion is the version of checkState's JSON.
+const checkStateVersion = 1
+
+// checkState is what the bot keeps in its own check run on a commit, as the first line of the
+// run's summary: the verdict of the last comparison at that commit and the acceptance in force.
+// Only the bot writes the output of its check runs (for an App, runs of its App id; with
+// GITHUB_TOKEN, runs marked ghbot.CheckExternalID), so what this line says is trusted where
+// the comment's state is not.
+type checkState struct {
+	V        int         `json:"v"`
+	Verdict  string      `json:"verdict,omitempty"`
+	Accepted *Acceptance `json:"accepted,omitempty"`
+}
+
+const checkStatePrefix = "<!-- speedmatrix:check "
+
+var checkStateRE = regexp.MustCompile(`^<!-- speedmatrix:check (\{[^\n]*?\}) -->$`)
+
+// line returns the hidden line that holds the check's state (encoding/json escapes <, > and &,
+// so no reason can close the HTML comment).
+func (s checkState) line() string {
+	s.V = checkStateVersion
+	b, err := json.Marshal(s)
+	if err != nil {
+		return ""
+	}
+	return checkStatePrefix + string(b) + " -->"
+}
+
+// parseCheckState reads the state line at the start of a check run's summary; ok is false when
+// the summary does not start with one.
+func parseCheckState(summary string) (checkState, bool) {
+	first, _, _ := strings.Cut(summary, "\n")
+	m := checkStateRE.FindStringSubmatch(strings.TrimRight(first, "\r"))
+	if m == nil {
+		return checkState{}, false
+	}
+	var s checkState
+	if err := json.Unmarshal([]byte(m[1]), &s); err != nil || s.V != checkStateVersion {
+		return checkState{}, false
 	}
 	return s, true
 }

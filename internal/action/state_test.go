@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/speedmatrix/speedmatrix/ghbot"
 )
 
 // TestStateRoundTrip: the state line reads back as written, whatever the reason's text; no
@@ -18,17 +20,22 @@ func TestStateRoundTrip(t *testing.T) {
 	if strings.Count(line, "-->") != 1 || !strings.HasSuffix(line, " -->") || strings.Contains(line, "<script") {
 		t.Fatalf("state line can be closed early: %s", line)
 	}
-	body := "### title\n\n" + line + "\nmore text\n"
+	body := ghbot.Marker("speedmatrix") + "\n" + line + "\nmore text\n"
 	got, ok := parseState(body)
 	if !ok {
 		t.Fatalf("parseState(%q) found nothing", body)
 	}
-	st.V = stateVersion
-	if d := cmp.Diff(st, got); d != "" {
+	want := st
+	want.V, want.Accepted = stateVersion, nil // comment text never accepts
+	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("round trip (-want +got):\n%s", d)
 	}
-	if w := withoutState(body); strings.Contains(w, "speedmatrix:state") || w != "### title\n\n\nmore text" {
+	if w := withoutState("### title\n\n" + line + "\nmore text\n"); strings.Contains(w, "speedmatrix:state") || w != "### title\n\n\nmore text" {
 		t.Errorf("withoutState = %q", w)
+	}
+	// A state line below the first two lines is quoted text, not the bot's.
+	if _, ok := parseState("### title\n\n" + line + "\n"); ok {
+		t.Errorf("parseState took a state line from the body's third line")
 	}
 	for _, bad := range []string{"no state", "<!-- speedmatrix:state {not json} -->", `<!-- speedmatrix:state {"v":9} -->`} {
 		if _, ok := parseState(bad); ok {
@@ -65,4 +72,50 @@ func TestCodeSpan(t *testing.T) {
 			t.Errorf("code(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// TestCheckStateRoundTrip: the check run's state line reads back only from the summary's
+// first line; no reason can close the HTML comment.
+func TestCheckStateRoundTrip(t *testing.T) {
+	cs := checkState{Verdict: "regression", Accepted: &Acceptance{By: "maint", At: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC),
+		SHA: strings.Repeat("a", 40), Reason: "--> <!-- speedmatrix:check {} -->"}}
+	line := cs.line()
+	if strings.Count(line, "-->") != 1 {
+		t.Fatalf("check state line can be closed early: %s", line)
+	}
+	got, ok := parseCheckState(line + "\n### Blocked\n")
+	cs.V = checkStateVersion
+	if !ok || !cmp.Equal(cs, got) {
+		t.Errorf("parseCheckState = %+v, %v; want %+v", got, ok, cs)
+	}
+	if _, ok := parseCheckState("### Blocked\n" + line); ok {
+		t.Errorf("parseCheckState took a line that is not the summary's first")
+	}
+}
+
+// FuzzParseState: comment text is outside input (any workflow comments as github-actions[bot]):
+// whatever it holds, parseState yields no acceptance and only canonical cells.
+func FuzzParseState(f *testing.F) {
+	m := ghbot.Marker("speedmatrix")
+	for _, s := range []string{
+		m + "\n" + `<!-- speedmatrix:state {"v":1,"phase":"done","head_sha":"` + strings.Repeat("a", 40) + `","accepted":{"by":"x","sha":"` + strings.Repeat("a", 40) + `"}} -->`,
+		`<!-- speedmatrix:state {"v":1,"inconclusive":["decode/8K/1","$(id)"]} -->`,
+		"x\n\n<!-- speedmatrix:state {\"v\":1} -->", "",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		st, ok := parseState(body)
+		if !ok {
+			return
+		}
+		if st.Accepted != nil {
+			t.Fatalf("an acceptance from comment text: %+v", st.Accepted)
+		}
+		for _, c := range st.Inconclusive {
+			if got, err := canonicalCells([]string{c}); err != nil || got[0] != c {
+				t.Fatalf("cell %q is not canonical", c)
+			}
+		}
+	})
 }

@@ -139,3 +139,34 @@ func readMeta(dir string) (meta, error) {
 	m.NoBaseline, m.Error = "", ""
 	return m, nil
 }
+
+// maxArtifactBytes is the largest results file the report mode parses from an artifact: a full
+// matrix with every trial is a few MiB; the measuring job ran pull-request code and could leave
+// a file of any size, which would be parsed and committed to the data branch.
+const maxArtifactBytes = 16 << 20
+
+// tooLargeError is an artifact file over maxArtifactBytes.
+type tooLargeError struct {
+	name string
+	size int64
+}
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("the artifact's %s is %d bytes, over the %d MiB a results file may have; nothing stored or posted (measure fewer cells, or drop the notes that fill it)", e.name, e.size, maxArtifactBytes>>20)
+}
+
+// readArtifactResults reads a results file of an artifact, refusing one over maxArtifactBytes
+// (a *tooLargeError) before parsing it.
+func readArtifactResults(path string) (*results.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("the artifact's %s is not a regular file", filepath.Base(path))
+	}
+	if st.Size() > maxArtifactBytes {
+		return nil, &tooLargeError{name: filepath.Base(path), size: st.Size()}
+	}
+	return results.ReadFile(path)
+}

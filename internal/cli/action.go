@@ -24,9 +24,10 @@ fail-on-regression, results, artifact-dir, baseline, label, mode, cleanup, sha, 
 cells, aa, paired, shards, shard, plan, shard-artifacts), talks to GITHUB_API_URL, and keeps
 one PR comment and one check run per commit.
 
-Modes: full (everything in one job), decide (route and start; outputs what to measure),
+Modes (the mode input or --mode; required): full (everything in one job), decide (route and start; outputs what to measure),
 measure (no token: measure and write the artifact directory), report (no pull-request code:
-post what the artifact holds), cleanup (complete a check left in_progress, for an
+post what the artifact holds, for the sha, pr and base-sha inputs only, compared with the
+store's baseline, never the artifact's), cleanup (complete a check left in_progress, for an
 if: always() step), pages (write the results store's history page into artifact-dir, for
 GitHub Pages; output site). Outputs: verdict, conclusion, regressions, results, comparison,
 comment-url (and run, sha, base-sha, pr, kind, cells, aa, paired in decide mode; shards, plan
@@ -60,7 +61,7 @@ baseline cannot decide).`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&mode, "mode", "", "full, decide, measure, report, cleanup or pages (default: the mode input, else full)")
+	cmd.Flags().StringVar(&mode, "mode", "", "full, decide, measure, report, cleanup or pages (default: the mode input; one of the two is required)")
 	cmd.Flags().BoolVar(&cleanup, "cleanup", false, "complete any check run of ours left in_progress on the commit as cancelled (for an if: always() step)")
 	return cmd
 }

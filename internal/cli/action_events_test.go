@@ -188,13 +188,23 @@ func TestActionVariants(t *testing.T) {
 			},
 		},
 		{
-			name: "/bench from a read-only user runs nothing and says why", event: "issue_comment",
+			// A reaction, no reply: any user could otherwise make the bot post comments that
+			// mention them (issue 20, item 16).
+			name: "/bench from a read-only user runs nothing and reacts", event: "issue_comment",
 			setup: func(e *actEnv) {
 				e.srv.SetPermission(actRepo, "Codertocat", "read")
 				e.benchComment("/bench")
 			},
-			replies: 1, reply: "only users with write or admin permission on Codertocat/Hello-World may run benchmarks, and your permission is read",
-			outputs: map[string]string{"verdict": "refused", "run": "false"},
+			reactions: 1,
+			outputs:   map[string]string{"verdict": "refused", "run": "false"},
+			check: func(t *testing.T, e *actEnv, st ghtest.State) {
+				if r := st.Reactions[0]; r.Content != "-1" {
+					t.Errorf("reaction %q, want -1", r.Content)
+				}
+				if b, _ := os.ReadFile(e.vars["GITHUB_STEP_SUMMARY"]); !strings.Contains(string(b), "only users with write or admin permission") {
+					t.Errorf("job summary %q does not say why", b)
+				}
+			},
 		},
 		{
 			name: "/bench after which the head moved runs nothing and says why", event: "issue_comment",

@@ -117,7 +117,7 @@ func TestActionRerunUndecided(t *testing.T) {
 			e := newActEnv(t)
 			e.storeBaseline(prBase)
 			st := `<!-- speedmatrix:state {"v":1,"phase":"done","head_sha":"` + prHead + `","verdict":"inconclusive","inconclusive":["decode/8K/1"]} -->`
-			e.srv.AddComment(actRepo, 2, ghtest.ActionsLogin, ghbot.Marker("speedmatrix")+"\nold results\n"+st)
+			e.srv.AddComment(actRepo, 2, ghtest.ActionsLogin, ghbot.Marker("speedmatrix")+"\n"+st+"\nold results")
 			e.benchComment(tc.command)
 			out := mustRun(t, e)
 			f, err := results.ReadFile(out["results"])
@@ -168,8 +168,8 @@ func TestActionCleanup(t *testing.T) {
 	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
 	ours := e.srv.AddCheckRun(ghtest.CheckRun{Repo: actRepo, HeadSHA: prHead, Name: "speedmatrix", Status: "in_progress", ExternalID: "speedmatrix", AppID: ghtest.ActionsAppID})
 	job := e.srv.AddCheckRun(ghtest.CheckRun{Repo: actRepo, HeadSHA: prHead, Name: "speedmatrix", Status: "in_progress", AppID: ghtest.ActionsAppID})
-	e.srv.AddComment(actRepo, 2, ghtest.ActionsLogin, ghbot.Marker("speedmatrix")+"\nMeasuring…\n"+
-		`<!-- speedmatrix:state {"v":1,"phase":"measuring","head_sha":"`+prHead+`"} -->`)
+	e.srv.AddComment(actRepo, 2, ghtest.ActionsLogin, ghbot.Marker("speedmatrix")+"\n"+
+		`<!-- speedmatrix:state {"v":1,"phase":"measuring","head_sha":"`+prHead+`"} -->`+"\nMeasuring…")
 	out, stderr, err := e.run(context.Background(), "--cleanup")
 	if err != nil {
 		t.Fatalf("cleanup: %v\n%s", err, stderr)
@@ -195,7 +195,11 @@ func TestActionCleanup(t *testing.T) {
 // TestActionMeasureThenReport is the fork-safe split: measure holds no token and calls no API;
 // report reads the artifact, checks the commit against the decided one and posts.
 func TestActionMeasureThenReport(t *testing.T) {
-	e := newActEnv(t)
+	// The measure job's runner holds the base's results (baseline-dir); the report job reads
+	// its baseline from the store alone, never from the artifact.
+	se := newStoreEnv(t, 0)
+	se.put(prBase)
+	e := se.actEnv
 	e.storeBaseline(prBase)
 	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
 	token := e.vars["INPUT_TOKEN"]

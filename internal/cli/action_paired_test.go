@@ -98,7 +98,7 @@ func TestActionBenchPaired(t *testing.T) {
 }
 
 // TestActionBenchPairedReadOnly: `/bench paired` from a user who may only read measures
-// nothing, starts no check, and the reply says why and who may.
+// nothing, starts no check, and gets a reaction, not a reply (issue 20, item 16).
 func TestActionBenchPairedReadOnly(t *testing.T) {
 	e := newStoreEnv(t, 0)
 	e.writeConfig(pairedConfig(e, 3, ""))
@@ -108,8 +108,8 @@ func TestActionBenchPairedReadOnly(t *testing.T) {
 	wantOutputs(t, out, map[string]string{"verdict": "refused", "run": "false"})
 	st := e.srv.State()
 	rs := replies(st)
-	if len(rs) != 1 || !strings.Contains(rs[0].Body, "`/bench paired` was not run: only users with write or admin permission on Codertocat/Hello-World may run benchmarks, and your permission is read") {
-		t.Errorf("replies %+v: want one saying why", rs)
+	if len(rs) != 0 || len(st.Reactions) != 1 || st.Reactions[0].Content != "-1" {
+		t.Errorf("replies %+v, reactions %+v: want a -1 reaction only", rs, st.Reactions)
 	}
 	if cs := checksOn(st, prHead); len(cs) != 0 {
 		t.Errorf("check runs %+v, want none", cs)

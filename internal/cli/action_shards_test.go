@@ -12,6 +12,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/merge"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // shardConfig is a speedmatrix.yaml of four context rows, one decode cell each, on the
@@ -31,14 +32,25 @@ type shardJob struct {
 // job's outputs, the shards' artifact directories, and the report's outputs and error.
 func shardedRun(t *testing.T, shards int, tamper func(dirs []string)) (e *actEnv, decide map[string]string, dirs []string, report map[string]string, err error) {
 	t.Helper()
-	e = newActEnv(t)
+	se := newStoreEnv(t, 0)
+	e = se.actEnv
 	e.writeConfig(shardConfig)
-	// The measure jobs' runner holds the base's results of the same configuration.
+	// The measure jobs' runner holds the base's results of the same configuration, and so does
+	// the store the report job reads its baseline from (never from an artifact).
 	if err := os.MkdirAll(e.vars["INPUT_BASELINE-DIR"], 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, stderr, err := runBench(t, nil, "run", "--config", e.vars["INPUT_CONFIG"], "-o", filepath.Join(e.vars["INPUT_BASELINE-DIR"], prBase+".json")); err != nil {
+	basePath := filepath.Join(e.vars["INPUT_BASELINE-DIR"], prBase+".json")
+	if _, stderr, err := runBench(t, nil, "run", "--config", e.vars["INPUT_CONFIG"], "-o", basePath); err != nil {
 		t.Fatalf("measuring the base: %v\n%s", err, stderr)
+	}
+	e.writeConfig(shardConfig + "store: {dir: " + filepath.Join(e.dir, "store") + "}\n")
+	bf, err := results.ReadFile(basePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := se.st.Put(t.Context(), store.Entry{Commit: prBase, Kind: store.KindDefault}, bf); err != nil {
+		t.Fatal(err)
 	}
 	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
 	token := e.vars["INPUT_TOKEN"]

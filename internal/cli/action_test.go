@@ -68,6 +68,7 @@ func newActEnv(t *testing.T) *actEnv {
 		"GITHUB_OUTPUT":       filepath.Join(dir, "github_output"),
 		"GITHUB_STEP_SUMMARY": filepath.Join(dir, "step_summary"),
 		"INPUT_TOKEN":         actToken,
+		"INPUT_MODE":          "full",
 		"INPUT_CONFIG":        filepath.Join(dir, "speedmatrix.yaml"),
 		"INPUT_ARTIFACT-DIR":  filepath.Join(dir, "artifact"),
 		"INPUT_BASELINE-DIR":  filepath.Join(dir, "baselines"),
