@@ -23,6 +23,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
 )
 
@@ -57,6 +59,7 @@ type harness struct {
 	actions   []string // --local-repository mappings
 	which     map[string]string
 	runID     int
+	comment   int64 // the id of the last comment commentEvent seeded
 
 	mu   sync.Mutex
 	rows []row
@@ -620,6 +623,7 @@ func (h *harness) prEventFor(t *testing.T, r *repo, name string, number int, rol
 func (h *harness) commentEvent(t *testing.T, r *repo, number int, user, body, mainRole string) event {
 	created := time.Now().Add(2 * time.Second).Truncate(time.Second)
 	ids := h.setup(t, setupReq{Comments: []ghtest.Comment{{Repo: r.full, Issue: number, User: user, Body: body, CreatedAt: created, UpdatedAt: created}}})
+	h.comment = ids[0]
 	assoc := "NONE"
 	if user == maintainer {
 		assoc = "OWNER"
@@ -906,5 +910,23 @@ func readFile(t *testing.T, p string) string {
 func writeFile(t *testing.T, p, s string, mode os.FileMode) {
 	if err := os.WriteFile(p, []byte(s), mode); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// refusedByReaction fails t unless the bot answered comment id with a 👎 reaction alone (a
+// user without write access gets no reply: docs/security.md).
+func refusedByReaction(t *testing.T, d dump, r *repo, issue int, id int64) {
+	t.Helper()
+	var got []string
+	for _, x := range d.State.Reactions {
+		if x.Repo == r.full && x.CommentID == id && x.User == ghtest.ActionsLogin {
+			got = append(got, x.Content)
+		}
+	}
+	if diff := cmp.Diff([]string{"-1"}, got); diff != "" {
+		t.Errorf("the bot's reactions to the refused /bench (-want +got):\n%s", diff)
+	}
+	if rs := botComments(d, r, issue, false); len(rs) != 0 {
+		t.Errorf("the bot replied to a refused /bench: %q", rs[0].Body)
 	}
 }

@@ -108,15 +108,7 @@ func runGPUScenarios(t *testing.T, h *harness, r *repo, file string, sharded boo
 		before := len(h.state(t).State.CheckRuns)
 		rw := h.runAct(t, r, file, "bench-reader", h.commentEvent(t, r, 1, reader, "/bench", "B"))
 		d := h.state(t)
-		var refusal string
-		for _, c := range botComments(d, r, 1, false) {
-			if strings.Contains(c.Body, reader) || strings.Contains(c.Body, "permission") {
-				refusal = c.Body
-			}
-		}
-		if refusal == "" {
-			t.Errorf("no reply refused the reader's /bench; the bot's replies: %v", botComments(d, r, 1, false))
-		}
+		refusedByReaction(t, d, r, 1, h.comment)
 		if after := len(d.State.CheckRuns); after != before {
 			t.Errorf("a refused /bench made %d check runs", after-before)
 		}
@@ -192,13 +184,7 @@ func runSelftest(t *testing.T, h *harness, file string) {
 	t.Run("bench-reader", func(t *testing.T) {
 		rw := h.runAct(t, r, file, "bench-reader", h.commentEvent(t, r, 1, reader, "/bench", "B"))
 		d := h.state(t)
-		var refused bool
-		for _, c := range botComments(d, r, 1, false) {
-			refused = refused || strings.Contains(c.Body, "permission")
-		}
-		if !refused {
-			t.Errorf("no reply refused the reader's /bench")
-		}
+		refusedByReaction(t, d, r, 1, h.comment)
 		noneInProgress(t, d, r)
 		h.record(t, rw, "refused")
 	})
