@@ -247,6 +247,17 @@ func WithClock(now func() time.Time) Option { return func(s *Server) { s.now = n
 
 // New starts a fake GitHub API, closed when the test ends.
 func New(t testing.TB, opts ...Option) *Server {
+	s := NewHandler(opts...)
+	s.srv = httptest.NewServer(s)
+	s.URL = s.srv.URL
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// NewHandler returns a fake GitHub API that listens nowhere: serve it with ServeHTTP behind a
+// listener of the caller's (the ghfake command serves it as a process). URL and Transport are
+// for New's servers only.
+func NewHandler(opts ...Option) *Server {
 	s := &Server{
 		now:    time.Now,
 		tokens: map[string]principal{},
@@ -258,11 +269,11 @@ func New(t testing.TB, opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
-	s.URL = s.srv.URL
-	t.Cleanup(s.srv.Close)
 	return s
 }
+
+// ServeHTTP answers one request of the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.serve(w, r) }
 
 // Transport returns a transport that sends every request, whatever its host, to the server:
 // a client for github.com (https://api.github.com) then reaches the fake with github.com's
