@@ -482,6 +482,9 @@ func (j *job) abort(ctx context.Context, c *ghbot.Client, p plan, cause error) {
 		}
 	}
 	partial := j.partialResults(p)
+	if measureErr != nil && measureErr.Partial != nil {
+		partial = measureErr.Partial
+	}
 	if partial != nil {
 		n := measuredCells(partial)
 		why += fmt.Sprintf(" %d %s measured before it stopped: their results are in the run's artifacts (%s, marked partial) and below.",

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // measureJobError is why a report found no results to post: the measuring job stopped before
@@ -18,11 +20,17 @@ type measureJobError struct {
 	// Invalid is set when a results file was there but could not be read as results; it is
 	// logged on the report job, not shown.
 	Invalid error
+	// Partial is the results file the measuring job left when it stopped before every planned
+	// cell was measured (marked partial): shown, never compared or stored.
+	Partial *results.File
 }
 
 func (e *measureJobError) Error() string {
 	if e.Invalid != nil {
 		return "the measuring job's results file is not valid results: " + e.Invalid.Error()
+	}
+	if e.Partial != nil {
+		return "the measuring job " + e.ended() + " before it measured every cell"
 	}
 	return "the measuring job " + e.ended() + " before it wrote results"
 }
@@ -51,6 +59,9 @@ func (e *measureJobError) why(runURL string) string {
 	}
 	if e.Invalid != nil {
 		return fmt.Sprintf("The measuring job wrote a results file that speedmatrix cannot read as results, so nothing was compared: %s. The report job's log says what is wrong with the file.", where)
+	}
+	if e.Partial != nil {
+		return fmt.Sprintf("The measuring job %s before it measured every cell, so nothing was compared: %s.", e.ended(), where)
 	}
 	if e.Result == "success" {
 		return fmt.Sprintf("The measuring job succeeded but its artifact holds no results file, so nothing was compared: %s, and check that the measure job uploads its artifact-dir.", where)

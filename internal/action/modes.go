@@ -237,6 +237,12 @@ func (j *job) reportMode(ctx context.Context) error {
 		j.abort(ctx, c, p, mf)
 		return nil
 	}
+	if head.Run.Partial {
+		// The measuring job stopped early (the server died, the job was cancelled): its cells are
+		// shown, never compared, stored or passed.
+		j.abort(ctx, c, p, &measureJobError{Result: j.in.MeasureResult, Partial: head})
+		return nil
+	}
 	out := outcome{Head: head, ResultsPath: resultsPath}
 	// The report job holds the token, so it keeps the results in the store: a push's as the
 	// default branch's, a PR's apart; and a PR's baseline comes from the store alone.

@@ -13,6 +13,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
 )
 
 func mustRun(t *testing.T, e *actEnv) map[string]string {
@@ -358,4 +359,47 @@ func TestActionReportOversized(t *testing.T) {
 		t.Errorf("the reference holds %d decode cells; want a full matrix", len(f.Decode))
 	}
 	t.Logf("full matrix: comment %d characters, check text %d bytes", len([]rune(body)), len(c.Text))
+}
+
+// TestActionReportPartialHead: a measuring job whose server died leaves results marked
+// partial; the report completes the check cancelled and shows the cells measured, and never
+// compares, stores or passes them (before, the partial head was compared and the check failed on
+// "queued to error").
+func TestActionReportPartialHead(t *testing.T) {
+	se := newStoreEnv(t, 0)
+	se.put(prBase)
+	e := se.actEnv
+	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
+	token := e.vars["INPUT_TOKEN"]
+	e.vars["INPUT_MODE"] = "measure"
+	delete(e.vars, "INPUT_TOKEN")
+	mustRun(t, e)
+	path := filepath.Join(e.dir, "artifact", "results.json")
+	head, err := results.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head.Run.Partial, head.Run.PartialReason = true, "the server stopped answering"
+	head.Decode = head.Decode[:1]
+	if err := results.WriteFile(path, head); err != nil {
+		t.Fatal(err)
+	}
+	list := func() int {
+		es, err := se.st.List(context.Background(), store.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(es)
+	}
+	stored := list()
+	e.vars["INPUT_TOKEN"], e.vars["INPUT_MODE"], e.vars["INPUT_SHA"], e.vars["INPUT_MEASURE-RESULT"] = token, "report", prHead, "failure"
+	out := mustRun(t, e)
+	wantOutputs(t, out, map[string]string{"verdict": "cancelled", "conclusion": "cancelled"})
+	c := oneCheck(t, e.srv.State(), prHead)
+	if !strings.Contains(c.Summary, "The measuring job failed before it measured every cell, so nothing was compared") || !strings.Contains(c.Summary, "1 cell was measured before it stopped") {
+		t.Errorf("check summary:\n%s", c.Summary)
+	}
+	if n := list(); n != stored {
+		t.Errorf("the store went from %d to %d results: a partial head was stored", stored, n)
+	}
 }
