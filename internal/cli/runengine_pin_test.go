@@ -45,17 +45,25 @@ func gitInit(t *testing.T) (dir, first, second string) {
 	return dir, first, second
 }
 
-// TestRunEngineRefusesUnpinnedCheckout: a run pinned to a commit (--engine-commit, the action's
-// sha) whose engine.source is checked out at another commit is refused before anything is
-// built or served; at the pinned commit it goes on to serve.
-func TestRunEngineRefusesUnpinnedCheckout(t *testing.T) {
-	src, first, second := gitInit(t)
+// pinnedEngineCase is an engine case whose engine.source is src and whose server touches
+// marker when it is started (then exits).
+func pinnedEngineCase(t *testing.T, src string) (engineCase, string) {
+	t.Helper()
 	marker := filepath.Join(t.TempDir(), "served")
 	c := newEngineCase(t, engineMatrix, []string{"bash", "-c", `touch "$0"; exit 1`, marker}, "")
 	data, _ := os.ReadFile(c.config)
 	if err := os.WriteFile(c.config, []byte(strings.Replace(string(data), "engine:\n", fmt.Sprintf("engine:\n  source: %q\n", src), 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return c, marker
+}
+
+// TestRunEngineRefusesUnpinnedCheckout: a run pinned to a commit (--engine-commit, the action's
+// sha) whose engine.source is checked out at another commit is refused before anything is
+// built or served; at the pinned commit it goes on to serve.
+func TestRunEngineRefusesUnpinnedCheckout(t *testing.T) {
+	src, first, second := gitInit(t)
+	c, marker := pinnedEngineCase(t, src)
 	run := func(pin string) error {
 		var out, errOut strings.Builder
 		env := map[string]string{"KEY": engineKey}
@@ -81,12 +89,7 @@ func TestRunEngineRefusesUnpinnedCheckout(t *testing.T) {
 // against the pinned commit too, before it builds either side.
 func TestRunPairedRefusesUnpinnedHead(t *testing.T) {
 	src, first, second := gitInit(t)
-	marker := filepath.Join(t.TempDir(), "served")
-	c := newEngineCase(t, engineMatrix, []string{"bash", "-c", `touch "$0"; exit 1`, marker}, "")
-	data, _ := os.ReadFile(c.config)
-	if err := os.WriteFile(c.config, []byte(strings.Replace(string(data), "engine:\n", fmt.Sprintf("engine:\n  source: %q\n", src), 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	c, marker := pinnedEngineCase(t, src)
 	var out, errOut strings.Builder
 	env := map[string]string{"KEY": engineKey}
 	err := Run(context.Background(), []string{"run", "--config", c.config, "-o", c.out, "--engine-commit", second, "--paired", "--base-source", src},

@@ -16,45 +16,6 @@ import (
 	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
 )
 
-// Setup is what POST /_setup (and -setup) adds to the fake, applied in the order of its fields.
-type Setup struct {
-	Repos       []ghtest.Repo     `json:"repos"`
-	Tokens      map[string]string `json:"tokens"` // token → login
-	Permissions []Permission      `json:"permissions"`
-	Commits     []Commit          `json:"commits"` // parents first
-	Refs        map[string]Ref    `json:"refs"`    // "owner/name heads/main" → sha
-	Pulls       []ghtest.Pull     `json:"pulls"`   // added or replaced
-	Comments    []ghtest.Comment  `json:"comments"`
-}
-
-// Permission is a user's permission on a repository (admin, write, read, none).
-type Permission struct {
-	Repo  string `json:"repo"`
-	User  string `json:"user"`
-	Level string `json:"level"`
-}
-
-// Commit is a commit of a repository's graph (its files are not needed by the bot).
-type Commit struct {
-	Repo string `json:"repo"`
-	ghtest.GitCommit
-}
-
-// Ref is where a ref points.
-type Ref struct {
-	SHA string `json:"sha"`
-}
-
-// Dump is what GET /_state answers.
-type Dump struct {
-	State ghtest.State `json:"state"`
-	// Files holds, per repository, the files of the ref asked for with ?ref= (absent when the ref
-	// does not exist).
-	Files map[string]map[string]string `json:"files,omitempty"`
-	// Refs holds, per repository, where the ref asked for points.
-	Refs map[string]string `json:"refs,omitempty"`
-}
-
 // fake is the process's one server: the API, the git origin and the control endpoints.
 type fake struct {
 	api      *ghtest.Server
@@ -69,13 +30,13 @@ func newFake(gitRoot, releases string) *fake {
 	return &fake{api: ghtest.NewHandler(ghtest.Enterprise()), gitRoot: gitRoot, releases: releases}
 }
 
-// apply adds what the JSON Setup b holds and returns the ids of its comments.
+// apply adds what the JSON setup b (ghtest.Setup) holds and returns the ids of its comments.
 func (f *fake) apply(b []byte) ([]int64, error) {
-	var s Setup
+	var s ghtest.Setup
 	dec := json.NewDecoder(strings.NewReader(string(b)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
-		return nil, fmt.Errorf("decode the setup: %w (see ghfake's Setup for its fields)", err)
+		return nil, fmt.Errorf("decode the setup: %w (see ghtest.Setup for its fields)", err)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -118,8 +79,8 @@ func (f *fake) apply(b []byte) ([]int64, error) {
 }
 
 // dump is the fake's state, with the files of ref in every repository.
-func (f *fake) dump(ref string) Dump {
-	d := Dump{State: f.api.State()}
+func (f *fake) dump(ref string) ghtest.Dump {
+	d := ghtest.Dump{State: f.api.State()}
 	if ref == "" {
 		return d
 	}

@@ -115,7 +115,7 @@ func TestFakeSetupAndState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var d Dump
+	var d ghtest.Dump
 	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
 		t.Fatal(err)
 	}

@@ -295,37 +295,10 @@ func (h *harness) startFake(t *testing.T) {
 	_, port, _ := net.SplitHostPort(addr)
 	h.api = "http://" + addr
 	h.server = "http://github.localhost:" + port
-	h.setup(t, setupReq{Tokens: map[string]string{token: ghtest.ActionsLogin}})
+	h.setup(t, ghtest.Setup{Tokens: map[string]string{token: ghtest.ActionsLogin}})
 }
 
-// setupReq is ghfake's Setup (ghbot/ghtest/ghfake), as JSON.
-type setupReq struct {
-	Repos       []ghtest.Repo       `json:"repos,omitempty"`
-	Tokens      map[string]string   `json:"tokens,omitempty"`
-	Permissions []map[string]string `json:"permissions,omitempty"`
-	Commits     []commitReq         `json:"commits,omitempty"`
-	Refs        map[string]refReq   `json:"refs,omitempty"`
-	Pulls       []ghtest.Pull       `json:"pulls,omitempty"`
-	Comments    []ghtest.Comment    `json:"comments,omitempty"`
-}
-
-type commitReq struct {
-	Repo string `json:"repo"`
-	ghtest.GitCommit
-}
-
-type refReq struct {
-	SHA string `json:"sha"`
-}
-
-// dump is ghfake's GET /_state.
-type dump struct {
-	State ghtest.State                 `json:"state"`
-	Files map[string]map[string]string `json:"files"`
-	Refs  map[string]string            `json:"refs"`
-}
-
-func (h *harness) setup(t *testing.T, s setupReq) []int64 {
+func (h *harness) setup(t *testing.T, s ghtest.Setup) []int64 {
 	t.Helper()
 	b, _ := json.Marshal(s)
 	resp, err := http.Post(h.api+"/_setup", "application/json", bytes.NewReader(b))
@@ -346,14 +319,14 @@ func (h *harness) setup(t *testing.T, s setupReq) []int64 {
 	return out.CommentIDs
 }
 
-func (h *harness) state(t *testing.T) dump {
+func (h *harness) state(t *testing.T) ghtest.Dump {
 	t.Helper()
 	resp, err := http.Get(h.api + "/_state?ref=" + dataRef)
 	if err != nil {
 		t.Fatalf("ghfake state: %v", err)
 	}
 	defer resp.Body.Close()
-	var d dump
+	var d ghtest.Dump
 	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
 		t.Fatalf("ghfake state: %v", err)
 	}
@@ -487,20 +460,20 @@ func (h *harness) makeRepo(t *testing.T, name string, base string, steps []commi
 	run(t, "", "git", "clone", "-q", "--bare", src, bare)
 	run(t, bare, "git", "config", "uploadpack.allowAnySHA1InWant", "true")
 	// The fake's graph, parents first, with GitHub's repository and people.
-	s := setupReq{
+	s := ghtest.Setup{
 		Repos:       []ghtest.Repo{{Owner: owner, Name: name, DefaultBranch: "main", PushedAt: time.Now().Add(-time.Hour).Truncate(time.Second)}},
-		Permissions: []map[string]string{{"repo": r.full, "user": maintainer, "level": "write"}, {"repo": r.full, "user": reader, "level": "read"}},
-		Refs:        map[string]refReq{},
+		Permissions: []ghtest.SetupPermission{{Repo: r.full, User: maintainer, Level: "write"}, {Repo: r.full, User: reader, Level: "read"}},
+		Refs:        map[string]ghtest.SetupRef{},
 	}
 	log := git(0, "log", "--all", "--reverse", "--topo-order", "--format=%H %cI %P")
 	for _, line := range strings.Split(log, "\n") {
 		f := strings.Fields(line)
 		d, _ := time.Parse(time.RFC3339, f[1])
-		s.Commits = append(s.Commits, commitReq{Repo: r.full, GitCommit: ghtest.GitCommit{SHA: f[0], Date: d, Parents: f[2:], Message: "commit " + f[0][:7]}})
+		s.Commits = append(s.Commits, ghtest.SetupCommit{Repo: r.full, GitCommit: ghtest.GitCommit{SHA: f[0], Date: d, Parents: f[2:], Message: "commit " + f[0][:7]}})
 	}
 	for _, st := range steps {
 		if st.branch != "" {
-			s.Refs[r.full+" heads/"+st.branch] = refReq{r.sha[st.role]}
+			s.Refs[r.full+" heads/"+st.branch] = ghtest.SetupRef{SHA: r.sha[st.role]}
 		}
 	}
 	h.setup(t, s)
@@ -603,7 +576,7 @@ func (h *harness) pushEvent(t *testing.T, r *repo, role, before string) event {
 
 // prEventFor is pull request number opened with head role on main at base.
 func (h *harness) prEventFor(t *testing.T, r *repo, name string, number int, role, branch, base string) event {
-	h.setup(t, setupReq{Pulls: []ghtest.Pull{{Repo: r.full, Number: number, Author: maintainer, HeadSHA: r.sha[role], HeadRef: branch, BaseSHA: r.sha[base], BaseRef: "main"}}})
+	h.setup(t, ghtest.Setup{Pulls: []ghtest.Pull{{Repo: r.full, Number: number, Author: maintainer, HeadSHA: r.sha[role], HeadRef: branch, BaseSHA: r.sha[base], BaseRef: "main"}}})
 	body := h.payload(t, r, "pull_request/opened.payload.json", map[string]any{
 		"number": number, "pull_request.number": number,
 		"pull_request.head.sha": r.sha[role], "pull_request.head.ref": branch,
@@ -622,7 +595,7 @@ func (h *harness) prEventFor(t *testing.T, r *repo, name string, number int, rol
 // commentEvent is user's comment body on pull request number, seeded on the fake first.
 func (h *harness) commentEvent(t *testing.T, r *repo, number int, user, body, mainRole string) event {
 	created := time.Now().Add(2 * time.Second).Truncate(time.Second)
-	ids := h.setup(t, setupReq{Comments: []ghtest.Comment{{Repo: r.full, Issue: number, User: user, Body: body, CreatedAt: created, UpdatedAt: created}}})
+	ids := h.setup(t, ghtest.Setup{Comments: []ghtest.Comment{{Repo: r.full, Issue: number, User: user, Body: body, CreatedAt: created, UpdatedAt: created}}})
 	h.comment = ids[0]
 	assoc := "NONE"
 	if user == maintainer {
@@ -823,7 +796,7 @@ func (h *harness) printTable() {
 // checksOn summarizes the check runs on sha: name, status and conclusion.
 type checkSum struct{ Name, Status, Conclusion string }
 
-func checksOn(d dump, r *repo, sha string) []checkSum {
+func checksOn(d ghtest.Dump, r *repo, sha string) []checkSum {
 	var out []checkSum
 	for _, c := range d.State.ChecksOn(r.full, sha) {
 		out = append(out, checkSum{c.Name, c.Status, c.Conclusion})
@@ -832,7 +805,7 @@ func checksOn(d dump, r *repo, sha string) []checkSum {
 }
 
 // botComments returns the bot's comments on issue n: the marked comment (marked) or its replies.
-func botComments(d dump, r *repo, n int, marked bool) []ghtest.Comment {
+func botComments(d ghtest.Dump, r *repo, n int, marked bool) []ghtest.Comment {
 	var out []ghtest.Comment
 	for _, c := range d.State.CommentsOn(r.full, n) {
 		if c.User == ghtest.ActionsLogin && strings.Contains(c.Body, "<!-- speedmatrix:comment") == marked {
@@ -843,7 +816,7 @@ func botComments(d dump, r *repo, n int, marked bool) []ghtest.Comment {
 }
 
 // noneInProgress fails t for any check run of r not completed.
-func noneInProgress(t *testing.T, d dump, r *repo) {
+func noneInProgress(t *testing.T, d ghtest.Dump, r *repo) {
 	t.Helper()
 	for _, c := range d.State.CheckRuns {
 		if c.Repo == r.full && c.Status != "completed" {
@@ -915,7 +888,7 @@ func writeFile(t *testing.T, p, s string, mode os.FileMode) {
 
 // refusedByReaction fails t unless the bot answered comment id with a 👎 reaction alone (a
 // user without write access gets no reply: docs/security.md).
-func refusedByReaction(t *testing.T, d dump, r *repo, issue int, id int64) {
+func refusedByReaction(t *testing.T, d ghtest.Dump, r *repo, issue int, id int64) {
 	t.Helper()
 	var got []string
 	for _, x := range d.State.Reactions {
