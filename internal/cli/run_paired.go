@@ -95,12 +95,12 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 		}
 		// The head's checkout must be the commit its results will record (the base's worktree
 		// is made by the action at the base commit; paired.base_source is the user's).
-		spec, err := engineBuildSpec(o)
-		if err != nil {
-			return err
+		spec, serr := engineBuildSpec(o) // serr: err is runPaired's result, which restore sets
+		if serr != nil {
+			return serr
 		}
-		if err := checkPinnedSource(ctx, o, spec); err != nil {
-			return err
+		if perr := checkPinnedSource(ctx, o, spec); perr != nil {
+			return perr
 		}
 		for _, s := range []*pairedSide{base, head} {
 			src := o.Engine.Source
