@@ -16,6 +16,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/bench/server"
 	"github.com/speedmatrix/speedmatrix/bench/stream"
 	"github.com/speedmatrix/speedmatrix/bench/telemetry"
+	"github.com/speedmatrix/speedmatrix/internal/memnet"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -89,10 +90,34 @@ func (s *syncBuffer) String() string {
 // and no connection is left behind.
 func newHarness(t *testing.T, cfg benchtest.Config) *harness {
 	t.Helper()
+	return newHarnessNet(t, cfg, nil)
+}
+
+// newHarnessSim is newHarness for a test in a testing/synctest bubble: the fake server and
+// the runner's clients talk over an in-memory network, so every wait of the run is the
+// bubble's and its timings are the fake clock's, whatever the machine's load.
+func newHarnessSim(t *testing.T, cfg benchtest.Config) *harness {
+	t.Helper()
+	return newHarnessNet(t, cfg, memnet.New())
+}
+
+// newHarnessNet is newHarness over the network n (nil: the machine's loopback).
+func newHarnessNet(t *testing.T, cfg benchtest.Config, n *memnet.Network) *harness {
+	t.Helper()
 	base := runtime.NumGoroutine()
-	srv := benchtest.New(cfg)
 	metricsClient := &http.Client{Timeout: 5 * time.Second}
-	client := stream.New(srv.URL)
+	var opts []stream.Option
+	if n != nil {
+		ln, err := n.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Listener = ln
+		metricsClient.Transport = &http.Transport{DialContext: n.DialContext}
+		opts = append(opts, stream.WithDialer(n.DialContext))
+	}
+	srv := benchtest.New(cfg)
+	client := stream.New(srv.URL, opts...)
 	logs := &syncBuffer{}
 	h := &harness{srv: srv, client: client, logs: logs, rec: &recorder{Streamer: StreamClient{C: client}}}
 	h.runner = &Runner{
@@ -116,6 +141,11 @@ func newHarness(t *testing.T, cfg benchtest.Config) *harness {
 			t.Errorf("connection leak: %d connections still active after the run", n)
 		}
 		srv.Close()
+		if n != nil {
+			// In a bubble synctest.Test itself fails the test on a goroutine of the run left
+			// blocked, and the process's count would include goroutines outside it.
+			return
+		}
 		for runtime.NumGoroutine() > base && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}

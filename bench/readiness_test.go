@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bench/benchtest"
@@ -32,7 +33,19 @@ func firstDecodeArrival(t *testing.T, h *harness, maxTokens int, from time.Time)
 // a server of scfg, and returns the harness, the results and the 1K×4 decode cell.
 func runFourStreams(t *testing.T, scfg benchtest.Config, readiness time.Duration) (*harness, *results.File, *results.DecodeCell) {
 	t.Helper()
-	h := newHarness(t, scfg)
+	return runFourStreamsOn(t, newHarness(t, scfg), readiness)
+}
+
+// runFourStreamsSim is runFourStreams in a testing/synctest bubble (t is the bubble's): the
+// run's figures are the fake clock's, whatever the machine's load.
+func runFourStreamsSim(t *testing.T, scfg benchtest.Config, readiness time.Duration) (*harness, *results.File, *results.DecodeCell) {
+	t.Helper()
+	return runFourStreamsOn(t, newHarnessSim(t, scfg), readiness)
+}
+
+// runFourStreamsOn is runFourStreams on the harness h.
+func runFourStreamsOn(t *testing.T, h *harness, readiness time.Duration) (*harness, *results.File, *results.DecodeCell) {
+	t.Helper()
 	cfg := shortConfig(4)
 	cfg.Timeouts.Readiness = readiness
 	f, err := h.runner.Run(context.Background(), cfg)
@@ -46,23 +59,25 @@ func runFourStreams(t *testing.T, scfg benchtest.Config, readiness time.Duration
 // decided queued as soon as requests wait while running stays put, not after the readiness
 // timeout (issue 9: each queued cell cost the whole 60 s timeout).
 func TestQueuedDecidedWithoutTimeout(t *testing.T) {
-	scfg := steady()
-	scfg.MaxRunning = 2
-	readiness := 20 * time.Second
-	h, f, cell := runFourStreams(t, scfg, readiness)
-	if cell.Status != results.StatusQueued {
-		t.Fatalf("status %s, want queued; log:\n%s", cell.Status, h.logs.String())
-	}
-	sent := firstDecodeArrival(t, h, 1001, f.Run.Start)
-	if wait := cell.Trials[0].Start.Sub(sent); wait > 2*time.Second {
-		t.Errorf("the window opened %v after the first request, want the queue decided within 2 s (readiness timeout %v)", wait, readiness)
-	}
-	if !strings.Contains(h.logs.String(), ruleReadyQueued) {
-		t.Errorf("rule %q did not fire; log:\n%s", ruleReadyQueued, h.logs.String())
-	}
-	if b := f.Run.Budget; b == nil || b.ReadinessSeconds > 2 {
-		t.Errorf("budget %+v, want readiness under 2 s", b)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		scfg := steady()
+		scfg.MaxRunning = 2
+		readiness := 20 * time.Second
+		h, f, cell := runFourStreamsSim(t, scfg, readiness)
+		if cell.Status != results.StatusQueued {
+			t.Fatalf("status %s, want queued; log:\n%s", cell.Status, h.logs.String())
+		}
+		sent := firstDecodeArrival(t, h, 1001, f.Run.Start)
+		if wait := cell.Trials[0].Start.Sub(sent); wait > 2*time.Second {
+			t.Errorf("the window opened %v after the first request, want the queue decided within 2 s (readiness timeout %v)", wait, readiness)
+		}
+		if !strings.Contains(h.logs.String(), ruleReadyQueued) {
+			t.Errorf("rule %q did not fire; log:\n%s", ruleReadyQueued, h.logs.String())
+		}
+		if b := f.Run.Budget; b == nil || b.ReadinessSeconds > 2 {
+			t.Errorf("budget %+v, want readiness under 2 s", b)
+		}
+	})
 }
 
 // TestQueuedDecidedWhileRequestsArrive checks that a queue is decided once requests wait while
@@ -72,29 +87,31 @@ func TestQueuedDecidedWithoutTimeout(t *testing.T) {
 // would otherwise cost C × 0.6 s per queued cell (74 s at C = 128) for a verdict known after the
 // running count's ceiling. (Before, the window waited for all C: TestQueuedWaitsForEveryRequest.)
 func TestQueuedDecidedWhileRequestsArrive(t *testing.T) {
-	scfg := steady()
-	scfg.MaxRunning = 2
-	var mu sync.Mutex
-	var full time.Time
-	scfg.Metrics = func(run, wait int) (int, int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if run+wait < 4 {
+	synctest.Test(t, func(t *testing.T) {
+		scfg := steady()
+		scfg.MaxRunning = 2
+		var mu sync.Mutex
+		var full time.Time
+		scfg.Metrics = func(run, wait int) (int, int) {
+			mu.Lock()
+			defer mu.Unlock()
+			if run+wait < 4 {
+				return run, wait
+			}
+			if full.IsZero() {
+				full = time.Now()
+			}
+			if time.Since(full) < 3*time.Second {
+				return run, wait - 1
+			}
 			return run, wait
 		}
-		if full.IsZero() {
-			full = time.Now()
+		h, f, cell := runFourStreamsSim(t, scfg, 20*time.Second)
+		sent := firstDecodeArrival(t, h, 1001, f.Run.Start)
+		if wait := cell.Trials[0].Start.Sub(sent); cell.Status != results.StatusQueued || wait > 2*time.Second {
+			t.Errorf("%s, the window opened %v after the first request; want queued within 2 s, before the last request arrived (3 s)", cell.Status, wait)
 		}
-		if time.Since(full) < 3*time.Second {
-			return run, wait - 1
-		}
-		return run, wait
-	}
-	h, f, cell := runFourStreams(t, scfg, 20*time.Second)
-	sent := firstDecodeArrival(t, h, 1001, f.Run.Start)
-	if wait := cell.Trials[0].Start.Sub(sent); cell.Status != results.StatusQueued || wait > 2*time.Second {
-		t.Errorf("%s, the window opened %v after the first request; want queued within 2 s, before the last request arrived (3 s)", cell.Status, wait)
-	}
+	})
 }
 
 // TestQueuedWithoutMetricsKeepsTimeout checks that without /metrics a cell whose streams do

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bench/benchtest"
@@ -31,147 +32,155 @@ func stuckMetrics(stuck func() bool) func(int, int) (int, int) {
 // and ends the run as for a dead server, instead of waiting its whole timeout and then the next
 // cell's readiness.
 func TestDrainOnHungServerProbes(t *testing.T) {
-	scfg := steady()
-	var hung atomic.Bool
-	var once sync.Once
-	scfg.Fault = func(_, promptTokens, maxTokens int) benchtest.Fault {
-		if hung.Load() {
-			return benchtest.FaultStall
+	synctest.Test(t, func(t *testing.T) {
+		scfg := steady()
+		var hung atomic.Bool
+		var once sync.Once
+		scfg.Fault = func(_, promptTokens, maxTokens int) benchtest.Fault {
+			if hung.Load() {
+				return benchtest.FaultStall
+			}
+			if promptTokens == 1024 && maxTokens > 2 {
+				once.Do(func() { time.AfterFunc(150*time.Millisecond, func() { hung.Store(true) }) })
+			}
+			return benchtest.FaultNone
 		}
-		if promptTokens == 1024 && maxTokens > 2 {
-			once.Do(func() { time.AfterFunc(150*time.Millisecond, func() { hung.Store(true) }) })
+		scfg.Metrics = stuckMetrics(hung.Load)
+		h := newHarnessSim(t, scfg)
+		cfg := testConfig([]int{1024}, []int{1, 2}, 400*time.Millisecond, 1001)
+		cfg.Timeouts.Drain = 20 * time.Second
+		cfg.Timeouts.Readiness = 300 * time.Millisecond
+		cfg.Timeouts.Probe = 300 * time.Millisecond
+		cfg.Timeouts.Stall = 300 * time.Millisecond
+		began := time.Now()
+		f, err := h.runner.Run(context.Background(), cfg)
+		took := time.Since(began)
+		if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), "hangs") {
+			t.Fatalf("err = %v, want ErrServerDead saying the server hangs", err)
 		}
-		return benchtest.FaultNone
-	}
-	scfg.Metrics = stuckMetrics(hung.Load)
-	h := newHarness(t, scfg)
-	cfg := testConfig([]int{1024}, []int{1, 2}, 400*time.Millisecond, 1001)
-	cfg.Timeouts.Drain = 20 * time.Second
-	cfg.Timeouts.Readiness = 300 * time.Millisecond
-	cfg.Timeouts.Probe = 300 * time.Millisecond
-	cfg.Timeouts.Stall = 300 * time.Millisecond
-	began := time.Now()
-	f, err := h.runner.Run(context.Background(), cfg)
-	took := time.Since(began)
-	if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), "hangs") {
-		t.Fatalf("err = %v, want ErrServerDead saying the server hangs", err)
-	}
-	if f == nil || !f.Run.Partial {
-		t.Fatal("want the partial results")
-	}
-	if limit := 5 * time.Second; took > limit {
-		t.Errorf("the run took %v, want under %v: the drain must probe once nothing moved for 300ms", took, limit)
-	}
+		if f == nil || !f.Run.Partial {
+			t.Fatal("want the partial results")
+		}
+		if limit := 2 * time.Second; took > limit {
+			t.Errorf("the run took %v, want under %v: the drain must probe once nothing moved for 300ms", took, limit)
+		}
+	})
 }
 
 // TestDrainProbeAnsweredKeepsWaiting checks that a server whose /metrics show a request
 // running long after the client's streams ended, with nothing else moving, is not judged hung
 // when it answers the probe: the drain goes on waiting, and the run measures every cell.
 func TestDrainProbeAnsweredKeepsWaiting(t *testing.T) {
-	scfg := steady()
-	var (
-		mu         sync.Mutex
-		stuckUntil time.Time
-		probes     atomic.Int64
-	)
-	scfg.Fault = func(_, promptTokens, maxTokens int) benchtest.Fault {
-		switch {
-		case maxTokens == 2:
-			probes.Add(1)
-		case promptTokens == 1024 && maxTokens > 2:
-			mu.Lock()
-			if stuckUntil.IsZero() { // the first cell's request: stuck metrics for 2 s after it began
-				stuckUntil = time.Now().Add(2 * time.Second)
+	synctest.Test(t, func(t *testing.T) {
+		scfg := steady()
+		var (
+			mu         sync.Mutex
+			stuckUntil time.Time
+			probes     atomic.Int64
+		)
+		scfg.Fault = func(_, promptTokens, maxTokens int) benchtest.Fault {
+			switch {
+			case maxTokens == 2:
+				probes.Add(1)
+			case promptTokens == 1024 && maxTokens > 2:
+				mu.Lock()
+				if stuckUntil.IsZero() { // the first cell's request: stuck metrics for 2 s after it began
+					stuckUntil = time.Now().Add(2 * time.Second)
+				}
+				mu.Unlock()
 			}
-			mu.Unlock()
+			return benchtest.FaultNone
 		}
-		return benchtest.FaultNone
-	}
-	scfg.Metrics = stuckMetrics(func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return time.Now().Before(stuckUntil)
+		scfg.Metrics = stuckMetrics(func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return time.Now().Before(stuckUntil)
+		})
+		h := newHarnessSim(t, scfg)
+		cfg := testConfig([]int{1024}, []int{1, 2}, 300*time.Millisecond, 1001)
+		cfg.Timeouts.Drain = 20 * time.Second
+		cfg.Timeouts.Probe = 2 * time.Second
+		cfg.Timeouts.Stall = 200 * time.Millisecond
+		f, err := h.runner.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		for _, c := range []int{1, 2} {
+			if cell := decodeCell(t, f, "1K", c); !cell.Status.Measured() {
+				t.Errorf("1K×%d: %s %q, want measured", c, cell.Status, cell.Error)
+			}
+		}
+		if probes.Load() == 0 {
+			t.Error("no probe was sent: the drain never saw the stall")
+		}
 	})
-	h := newHarness(t, scfg)
-	cfg := testConfig([]int{1024}, []int{1, 2}, 300*time.Millisecond, 1001)
-	cfg.Timeouts.Drain = 20 * time.Second
-	cfg.Timeouts.Probe = 2 * time.Second
-	cfg.Timeouts.Stall = 200 * time.Millisecond
-	f, err := h.runner.Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	for _, c := range []int{1, 2} {
-		if cell := decodeCell(t, f, "1K", c); !cell.Status.Measured() {
-			t.Errorf("1K×%d: %s %q, want measured", c, cell.Status, cell.Error)
-		}
-	}
-	if probes.Load() == 0 {
-		t.Error("no probe was sent: the drain never saw the stall")
-	}
 }
 
 // TestHungAtStartEndsAtWarmup checks that a server hung from the start (streams stall, /metrics
 // frozen, /health answers) ends the run during the warm-up request, instead of after the
 // warm-up's bound (Timeouts.Scout, 30 minutes by default).
 func TestHungAtStartEndsAtWarmup(t *testing.T) {
-	scfg := steady()
-	scfg.Fault = func(int, int, int) benchtest.Fault { return benchtest.FaultStall }
-	scfg.Metrics = stuckMetrics(func() bool { return true })
-	h := newHarness(t, scfg)
-	cfg := testConfig([]int{1024}, []int{1}, 300*time.Millisecond, 1001)
-	cfg.Timeouts.Scout = 20 * time.Second
-	cfg.Timeouts.Probe = 300 * time.Millisecond
-	cfg.Timeouts.Stall = 300 * time.Millisecond
-	began := time.Now()
-	_, err := h.runner.Run(context.Background(), cfg)
-	took := time.Since(began)
-	if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), "warm-up") {
-		t.Fatalf("err = %v, want ErrServerDead after a warm-up request", err)
-	}
-	if limit := 4 * time.Second; took > limit {
-		t.Errorf("the run took %v, want under %v", took, limit)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		scfg := steady()
+		scfg.Fault = func(int, int, int) benchtest.Fault { return benchtest.FaultStall }
+		scfg.Metrics = stuckMetrics(func() bool { return true })
+		h := newHarnessSim(t, scfg)
+		cfg := testConfig([]int{1024}, []int{1}, 300*time.Millisecond, 1001)
+		cfg.Timeouts.Scout = 20 * time.Second
+		cfg.Timeouts.Probe = 300 * time.Millisecond
+		cfg.Timeouts.Stall = 300 * time.Millisecond
+		began := time.Now()
+		_, err := h.runner.Run(context.Background(), cfg)
+		took := time.Since(began)
+		if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), "warm-up") {
+			t.Fatalf("err = %v, want ErrServerDead after a warm-up request", err)
+		}
+		if limit := time.Second; took > limit {
+			t.Errorf("the run took %v, want under %v", took, limit)
+		}
+	})
 }
 
 // TestHungDuringReadinessEnds checks that a server that hangs as a cell's requests arrive ends
 // the run during readiness, once nothing moved for the stall span and the probe got no answer,
 // instead of after the readiness timeout, the window and the probe.
 func TestHungDuringReadinessEnds(t *testing.T) {
-	scfg := steady()
-	var decodes atomic.Int64
-	var hung atomic.Bool
-	scfg.Fault = func(_, promptTokens, maxTokens int) benchtest.Fault {
-		if promptTokens == 1024 && maxTokens > 2 && decodes.Add(1) > 1 {
-			hung.Store(true) // the second cell's first request
+	synctest.Test(t, func(t *testing.T) {
+		scfg := steady()
+		var decodes atomic.Int64
+		var hung atomic.Bool
+		scfg.Fault = func(_, promptTokens, maxTokens int) benchtest.Fault {
+			if promptTokens == 1024 && maxTokens > 2 && decodes.Add(1) > 1 {
+				hung.Store(true) // the second cell's first request
+			}
+			if hung.Load() {
+				return benchtest.FaultStall
+			}
+			return benchtest.FaultNone
 		}
-		if hung.Load() {
-			return benchtest.FaultStall
+		scfg.Metrics = stuckMetrics(hung.Load)
+		h := newHarnessSim(t, scfg)
+		// max_tokens large enough that the first cell's one stream never restarts inside its window.
+		cfg := testConfig([]int{1024}, []int{1, 2}, 300*time.Millisecond, 100001)
+		cfg.Timeouts.Readiness = 20 * time.Second
+		cfg.Timeouts.Probe = 300 * time.Millisecond
+		cfg.Timeouts.Stall = 300 * time.Millisecond
+		began := time.Now()
+		f, err := h.runner.Run(context.Background(), cfg)
+		took := time.Since(began)
+		if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), "hangs") {
+			t.Fatalf("err = %v, want ErrServerDead saying the server hangs", err)
 		}
-		return benchtest.FaultNone
-	}
-	scfg.Metrics = stuckMetrics(hung.Load)
-	h := newHarness(t, scfg)
-	// max_tokens large enough that the first cell's one stream never restarts inside its window.
-	cfg := testConfig([]int{1024}, []int{1, 2}, 300*time.Millisecond, 100001)
-	cfg.Timeouts.Readiness = 20 * time.Second
-	cfg.Timeouts.Probe = 300 * time.Millisecond
-	cfg.Timeouts.Stall = 300 * time.Millisecond
-	began := time.Now()
-	f, err := h.runner.Run(context.Background(), cfg)
-	took := time.Since(began)
-	if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), "hangs") {
-		t.Fatalf("err = %v, want ErrServerDead saying the server hangs", err)
-	}
-	if c := decodeCell(t, f, "1K", 1); c.Status != results.StatusValid {
-		t.Errorf("1K×1: %s %q, want valid", c.Status, c.Error)
-	}
-	if c := decodeCell(t, f, "1K", 2); c.Status != results.StatusError || !strings.Contains(c.Error, "hangs") {
-		t.Errorf("1K×2: %s %q, want an error saying the server hangs", c.Status, c.Error)
-	}
-	if limit := 5 * time.Second; took > limit {
-		t.Errorf("the run took %v, want under %v", took, limit)
-	}
+		if c := decodeCell(t, f, "1K", 1); c.Status != results.StatusValid {
+			t.Errorf("1K×1: %s %q, want valid", c.Status, c.Error)
+		}
+		if c := decodeCell(t, f, "1K", 2); c.Status != results.StatusError || !strings.Contains(c.Error, "hangs") {
+			t.Errorf("1K×2: %s %q, want an error saying the server hangs", c.Status, c.Error)
+		}
+		if limit := 2 * time.Second; took > limit {
+			t.Errorf("the run took %v, want under %v", took, limit)
+		}
+	})
 }
 
 // TestStallWatch checks what counts as progress: a counter, the KV cache use, a fall of the

@@ -348,7 +348,10 @@ func (s *Server) loop(ctx context.Context) {
 			s.publish()
 			wait := time.Duration(-1)
 			if res.NextReady >= 0 {
-				wait = max(s.realUntil(res.NextReady), 0)
+				// At least a nanosecond: realUntil truncates, so a model time less than
+				// speedup ns ahead reads as 0 and the loop would spin on a clock that moves
+				// only while it waits (testing/synctest's).
+				wait = max(s.realUntil(res.NextReady), time.Nanosecond)
 			}
 			if !s.sleep(ctx, timer, wait, true) {
 				return

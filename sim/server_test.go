@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -20,6 +21,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/speedmatrix/speedmatrix/internal/memnet"
 	"github.com/speedmatrix/speedmatrix/sim/profile"
 )
 
@@ -492,30 +494,41 @@ func TestFaultDead(t *testing.T) {
 	}
 }
 
+// TestFaultHangAndSlowHealth runs in a testing/synctest bubble over internal/memnet: the
+// faults' delays and the client's deadline are the fake clock's, whatever the machine's load.
 func TestFaultHangAndSlowHealth(t *testing.T) {
-	s := startSim(t, func(c *Config) { c.Fault = "hang=20ms,slow-health=200ms" })
-	time.Sleep(60 * time.Millisecond)
-	start := time.Now()
-	resp, err := http.Get(s.URL() + "/health")
-	if err != nil || resp.StatusCode != 200 {
-		t.Fatalf("/health of a hung engine: %v %v, want 200", resp, err)
-	}
-	resp.Body.Close()
-	if d := time.Since(start); d < 200*time.Millisecond {
-		t.Errorf("/health answered in %v, want at least 200ms", d)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	data, _ := json.Marshal(map[string]any{"prompt": "x", "max_tokens": 5, "stream": true})
-	req, _ := http.NewRequestWithContext(ctx, "POST", s.URL()+"/v1/completions", bytes.NewReader(data))
-	resp, err = http.DefaultClient.Do(req)
-	if err == nil {
-		_, err = sseEvents(resp.Body)
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		ln, err := n.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := startSim(t, func(c *Config) { c.Fault = "hang=20ms,slow-health=200ms"; c.Listener = ln })
+		client := &http.Client{Transport: &http.Transport{DialContext: n.DialContext}}
+		defer client.CloseIdleConnections()
+		time.Sleep(60 * time.Millisecond)
+		start := time.Now()
+		resp, err := client.Get(s.URL() + "/health")
+		if err != nil || resp.StatusCode != 200 {
+			t.Fatalf("/health of a hung engine: %v %v, want 200", resp, err)
+		}
 		resp.Body.Close()
-	}
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("a request to a hung engine ended with %v, want a stall until the deadline", err)
-	}
+		if d := time.Since(start); d < 200*time.Millisecond {
+			t.Errorf("/health answered in %v, want at least 200ms", d)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		data, _ := json.Marshal(map[string]any{"prompt": "x", "max_tokens": 5, "stream": true})
+		req, _ := http.NewRequestWithContext(ctx, "POST", s.URL()+"/v1/completions", bytes.NewReader(data))
+		resp, err = client.Do(req)
+		if err == nil {
+			_, err = sseEvents(resp.Body)
+			resp.Body.Close()
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a request to a hung engine ended with %v, want a stall until the deadline", err)
+		}
+	})
 }
 
 // TestPromptForms checks that every prompt form counts the same tokens as /tokenize, through

@@ -59,6 +59,10 @@ type Config struct {
 	APIKey string
 	// NoMetrics makes /metrics answer 404.
 	NoMetrics bool
+	// Listener, when set, is where the server serves (its URL is http:// and its address),
+	// instead of a free loopback port: tests under testing/synctest give an in-memory one
+	// (internal/memnet), so that the server's waits and its client's are the bubble's own.
+	Listener net.Listener
 	// Fault, when set, picks a fault for a stream request: the n-th (counted from 1), with its
 	// prompt length in words and its max_tokens.
 	Fault func(n, promptTokens, maxTokens int) Fault
@@ -176,6 +180,10 @@ func New(cfg Config) *Server {
 			s.activeAt[c] = now
 		}
 		s.conns[c] = st
+	}
+	if cfg.Listener != nil {
+		s.Server.Listener.Close()
+		s.Server.Listener = cfg.Listener
 	}
 	s.Server.Start()
 	return s

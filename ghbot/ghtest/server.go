@@ -294,6 +294,11 @@ func (r redirect) RoundTrip(req *http.Request) (*http.Response, error) {
 	return r.next.RoundTrip(out)
 }
 
+// Handler returns the server's API handler, to serve it elsewhere than at s.URL: a test that
+// runs its client in a testing/synctest bubble serves it there over an in-memory network, at
+// s.URL's address, so that the client's waits on the fake are the bubble's own.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serve) }
+
 // AddToken makes token act as login (ActionsLogin for a GITHUB_TOKEN).
 func (s *Server) AddToken(token, login string) {
 	s.mu.Lock()

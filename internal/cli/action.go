@@ -2,11 +2,13 @@ package cli
 
 import (
 	"context"
+	"net/http"
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/spf13/cobra"
 
 	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/internal/action"
 )
 
@@ -49,10 +51,15 @@ baseline cannot decide).`,
 				return usagef("--mode %q: want full, decide, measure, report, cleanup or pages", mode)
 			}
 			a := githubactions.New(githubactions.WithGetenv(env.Getenv), githubactions.WithWriter(env.Stdout))
+			var clientOpts []ghbot.Option
+			if env.Net != nil { // the GitHub API is reached over env.Net too
+				clientOpts = append(clientOpts, ghbot.WithTransport(&http.Transport{DialContext: env.Net.DialContext}))
+			}
 			return action.Run(cmd.Context(), action.Deps{
-				Action: a,
-				Log:    env.Log,
-				Mode:   mode,
+				Action:        a,
+				Log:           env.Log,
+				Mode:          mode,
+				ClientOptions: clientOpts,
 				Measure: func(ctx context.Context, c config.Config) error {
 					return runCommand(ctx, env, runOptions{Config: c})
 				},

@@ -40,6 +40,7 @@ func TestActionChangePointPushesToDetect(t *testing.T) {
 	for after := 1; after <= 3; after++ { // results at the new level, the push's own included
 		t.Run(fmt.Sprint(after, " after the shift"), func(t *testing.T) {
 			e := newStoreEnv(t, 0)
+			e.simTime = true // the push's own result at the new level, whatever the load
 			for i := range 10 {
 				e.putScaled(seqSHA(i+1), 1.25)
 			}
@@ -78,6 +79,7 @@ func TestActionChangePointPushesToDetect(t *testing.T) {
 // to its old level; a push while the series is still low keeps it open.
 func TestActionChangePointIssueClosedOnRecovery(t *testing.T) {
 	e := newStoreEnv(t, 0)
+	e.simTime = true // the pushes' own results at the old level, whatever the load
 	for i := range 10 {
 		e.putScaled(seqSHA(i+1), 1)
 	}
@@ -96,7 +98,7 @@ func TestActionChangePointIssueClosedOnRecovery(t *testing.T) {
 		t.Fatalf("2 results back: issues %+v, want the one still open\n%s", issues, stderr)
 	}
 	// One more result at the old level, then a third push: 4 at the old level.
-	e.putScaledAt(seqSHA(0x102), 1, time.Now()) // after the last push's result, before the next push's
+	e.putScaledAt(seqSHA(0x102), 1, e.now()) // after the last push's result, before the next push's
 	time.Sleep(5 * time.Millisecond)
 	stderr = e.pushOf(seqSHA(0x103))
 	issues = changeIssues(e)

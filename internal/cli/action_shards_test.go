@@ -34,6 +34,7 @@ func shardedRun(t *testing.T, shards int, tamper func(dirs []string)) (e *actEnv
 	t.Helper()
 	se := newStoreEnv(t, 0)
 	e = se.actEnv
+	e.simTime = true // the shards and the base measured in the simulator's time, whatever the load
 	e.writeConfig(shardConfig)
 	// The measure jobs' runner holds the base's results of the same configuration, and so does
 	// the store the report job reads its baseline from (never from an artifact).
@@ -41,7 +42,7 @@ func shardedRun(t *testing.T, shards int, tamper func(dirs []string)) (e *actEnv
 		t.Fatal(err)
 	}
 	basePath := filepath.Join(e.vars["INPUT_BASELINE-DIR"], prBase+".json")
-	if _, stderr, err := runBench(t, nil, "run", "--config", e.vars["INPUT_CONFIG"], "-o", basePath); err != nil {
+	if _, stderr, err := runSimTime(t, nil, "run", "--config", e.vars["INPUT_CONFIG"], "-o", basePath); err != nil {
 		t.Fatalf("measuring the base: %v\n%s", err, stderr)
 	}
 	e.writeConfig(shardConfig + "store: {dir: " + filepath.Join(e.dir, "store") + "}\n")

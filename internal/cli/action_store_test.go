@@ -59,7 +59,7 @@ func (e *storeEnv) putScaled(sha string, k float64) {
 // putScaledAt is putScaled with the result's time in the store.
 func (e *storeEnv) putScaledAt(sha string, k float64, at time.Time) {
 	e.t.Helper()
-	f, err := results.ReadFile(baselineResults(e.t))
+	f, err := results.ReadFile(e.baselineFor())
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -3,15 +3,19 @@ package cli
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
+	"github.com/speedmatrix/speedmatrix/internal/memnet"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -43,6 +47,14 @@ type actEnv struct {
 	vars map[string]string
 	// stdout is the last run's standard output (workflow commands).
 	stdout string
+	// simTime runs the action in a testing/synctest bubble over an in-memory network that
+	// serves the fake GitHub too (runSim), so that what it measures of the built-in simulator
+	// is the model's time, whatever the machine's load; its baseline (baselineResults) is
+	// measured so as well.
+	simTime bool
+	// simNow is where the last bubble's clock stopped: the next one starts there or at the
+	// real time, whichever is later, so that results and comments keep their order.
+	simNow time.Time
 }
 
 func newActEnv(t *testing.T) *actEnv {
@@ -88,7 +100,7 @@ func (e *actEnv) writeConfig(s string) {
 // storeBaseline puts the shared baseline results in the store as sha's.
 func (e *actEnv) storeBaseline(sha string) {
 	e.t.Helper()
-	b, err := os.ReadFile(baselineResults(e.t))
+	b, err := os.ReadFile(e.baselineFor())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -118,7 +130,12 @@ func (e *actEnv) run(ctx context.Context, args ...string) (map[string]string, st
 		os.Remove(e.vars[k])
 	}
 	var stdout, stderr bytes.Buffer
-	err := Run(ctx, append([]string{"action"}, args...), &stdout, &stderr, func(k string) string { return e.vars[k] })
+	var err error
+	if e.simTime {
+		err = e.runSim(append([]string{"action"}, args...), &stdout, &stderr)
+	} else {
+		err = Run(ctx, append([]string{"action"}, args...), &stdout, &stderr, func(k string) string { return e.vars[k] })
+	}
 	e.stdout = stdout.String()
 	masked := false
 	for _, line := range strings.Split(stdout.String()+stderr.String(), "\n") {
@@ -132,6 +149,52 @@ func (e *actEnv) run(ctx context.Context, args ...string) (map[string]string, st
 		e.t.Errorf("the token was not masked")
 	}
 	return readOutputs(e.t, e.vars["GITHUB_OUTPUT"]), stderr.String(), err
+}
+
+// runSim runs a command as run does with simTime set: in a testing/synctest bubble whose
+// clock first moves to the real time (or to where the last bubble's stopped, if later), over
+// an in-memory network on which the fake GitHub is served at its URL's address. The bubble's
+// runs cannot be cancelled from outside: its own context ends when it does.
+func (e *actEnv) runSim(args []string, stdout, stderr *bytes.Buffer) (err error) {
+	e.t.Helper()
+	start := time.Now()
+	if start.Before(e.simNow) {
+		start = e.simNow
+	}
+	u, perr := url.Parse(e.srv.URL)
+	if perr != nil {
+		e.t.Fatal(perr)
+	}
+	synctest.Test(e.t, func(t *testing.T) {
+		time.Sleep(time.Until(start)) // the bubble's clock starts in 2000
+		n := memnet.New()
+		ln, lerr := n.Listen("tcp", u.Host)
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		hs := &http.Server{Handler: e.srv.Handler()}
+		served := make(chan error, 1)
+		go func() { served <- hs.Serve(ln) }()
+		env := &Env{Stdout: stdout, Stderr: stderr, Getenv: func(k string) string { return e.vars[k] }, Net: n}
+		err = RunEnv(t.Context(), env, args)
+		if cerr := hs.Close(); cerr != nil {
+			t.Errorf("closing the fake GitHub's in-memory server: %v", cerr)
+		}
+		<-served
+		e.simNow = time.Now()
+	})
+	return err
+}
+
+// now returns a time after every result e's runs have stored so far (their bubbles' clocks
+// may run ahead of the real time) and before any later run's.
+func (e *actEnv) now() time.Time {
+	now := time.Now()
+	if e.simNow.After(now) {
+		now = e.simNow
+	}
+	e.simNow = now.Add(time.Millisecond)
+	return now
 }
 
 // readOutputs parses a GITHUB_OUTPUT file of heredoc entries.
@@ -188,37 +251,63 @@ func (e *actEnv) benchComment(body string) {
 		map[string]any{"comment.body": body, "issue.number": 2, "comment.id": id}))
 }
 
-var (
-	baselineOnce sync.Once
-	baselinePath string
-	baselineErr  error
-)
+// measuredOnce is a results file measured once per test binary.
+type measuredOnce struct {
+	once sync.Once
+	path string
+	err  error
+}
 
-// baselineResults returns a results file of actionConfig(""), measured once per test binary.
+// The shared baseline measured in real time (runBench) and in the simulator's (runSimTime).
+var baselineReal, baselineSim measuredOnce
+
+// baselineResults returns a results file of actionConfig(""), measured once per test binary
+// in real time.
 func baselineResults(t *testing.T) string {
 	t.Helper()
-	baselineOnce.Do(func() {
+	return baselineReal.get(t, false)
+}
+
+// baselineFor returns the baseline results of e's runs: measured in the simulator's time when
+// e measures so (simTime), else in real time.
+func (e *actEnv) baselineFor() string {
+	e.t.Helper()
+	if e.simTime {
+		return baselineSim.get(e.t, true)
+	}
+	return baselineReal.get(e.t, false)
+}
+
+// get measures actionConfig("") the first time (sim: in the simulator's time) and returns the
+// results file.
+func (m *measuredOnce) get(t *testing.T, sim bool) string {
+	t.Helper()
+	m.once.Do(func() {
 		dir, err := os.MkdirTemp("", "speedmatrix-action-baseline")
 		if err != nil {
-			baselineErr = err
+			m.err = err
 			return
 		}
 		cfgPath := filepath.Join(dir, "speedmatrix.yaml")
 		if err := os.WriteFile(cfgPath, []byte(actionConfig("")), 0o644); err != nil {
-			baselineErr = err
+			m.err = err
 			return
 		}
-		baselinePath = filepath.Join(dir, "base.json")
-		_, stderr, err := runBench(t, nil, "run", "--config", cfgPath, "-o", baselinePath)
+		m.path = filepath.Join(dir, "base.json")
+		measure := runBench
+		if sim {
+			measure = runSimTime
+		}
+		_, stderr, err := measure(t, nil, "run", "--config", cfgPath, "-o", m.path)
 		if err != nil {
-			baselineErr = err
+			m.err = err
 			t.Log(stderr)
 		}
 	})
-	if baselineErr != nil {
-		t.Fatalf("measuring the baseline: %v", baselineErr)
+	if m.err != nil {
+		t.Fatalf("measuring the baseline: %v", m.err)
 	}
-	return baselinePath
+	return m.path
 }
 
 // checksOn returns the check runs on sha, in any repository.
@@ -278,14 +367,16 @@ func fileExistsT(p string) bool { _, err := os.Stat(p); return err == nil }
 
 var _ = results.VerdictRegression
 
-// TestMain removes the shared baseline's directory after the package's tests.
+// TestMain removes the shared baselines' directories after the package's tests.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == engine.ReaperArg {
 		engine.Reap(os.Args[2:]) // the test binary is the engines' reaper (engineReaper)
 	}
 	code := m.Run()
-	if baselinePath != "" {
-		os.RemoveAll(filepath.Dir(baselinePath))
+	for _, b := range []*measuredOnce{&baselineReal, &baselineSim} {
+		if b.path != "" {
+			os.RemoveAll(filepath.Dir(b.path))
+		}
 	}
 	os.Exit(code)
 }

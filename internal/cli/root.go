@@ -65,9 +65,10 @@ type Env struct {
 	Stderr io.Writer
 	Getenv func(string) string
 	Log    *slog.Logger
-	// Net is how the commands reach servers and how the built-in simulator listens; nil is the
-	// machine's TCP stack. Tests give an in-memory one (internal/memnet), so that a run under
-	// testing/synctest measures in the simulator's own time whatever the machine's load.
+	// Net is how the commands reach servers (the GitHub API included) and how the built-in
+	// simulator listens; nil is the machine's TCP stack. Tests give an in-memory one
+	// (internal/memnet), so that a run under testing/synctest measures in the simulator's own
+	// time whatever the machine's load.
 	Net Network
 }
 

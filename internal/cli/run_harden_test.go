@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bench/benchtest"
+	"github.com/speedmatrix/speedmatrix/internal/memnet"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -72,34 +75,48 @@ func TestRunURLNeedsScheme(t *testing.T) {
 }
 
 // TestRunChecksOutputFirst checks the output path before the first request: a missing folder
-// is created; a directory or a path under a file is a usage error.
+// is created; a directory or a path under a file is a usage error. It runs in a
+// testing/synctest bubble over internal/memnet, so the 2 s before refusing are the run's own
+// waits (the fake clock's), not a loaded machine's.
 func TestRunChecksOutputFirst(t *testing.T) {
-	srv := fakeServer(t, benchtest.Config{})
-	dir := t.TempDir()
-	aFile := filepath.Join(dir, "file")
-	if err := os.WriteFile(aFile, []byte("x"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct{ out, want string }{
-		{dir, "is a directory"},
-		{filepath.Join(aFile, "r.json"), "cannot create"},
-	} {
-		began := time.Now()
-		_, _, err := runBench(t, nil, smallRun(srv.URL, c.out)...)
-		if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "-o") {
-			t.Errorf("-o %s: exit %d, %v; want a usage error saying %q", c.out, ExitCode(err), err, c.want)
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		ln, err := n.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
 		}
-		if n := srv.Requests(); n != 0 || time.Since(began) > 2*time.Second {
-			t.Errorf("-o %s: %d stream requests in %v before refusing; want none", c.out, n, time.Since(began))
+		srv := fakeServer(t, benchtest.Config{Listener: ln})
+		run := func(args ...string) (string, error) {
+			var out, errOut bytes.Buffer
+			err := RunEnv(t.Context(), &Env{Stdout: &out, Stderr: &errOut, Getenv: func(string) string { return "" }, Net: n}, args)
+			return errOut.String(), err
 		}
-	}
-	out := filepath.Join(dir, "out", "missing", "r.json")
-	if _, stderr, err := runBench(t, nil, append(smallRun(srv.URL, out), "--quiet")...); err != nil {
-		t.Fatalf("-o into a missing folder: %v\n%s", err, stderr)
-	}
-	if _, err := results.ReadFile(out); err != nil {
-		t.Errorf("the results in a created folder: %v", err)
-	}
+		dir := t.TempDir()
+		aFile := filepath.Join(dir, "file")
+		if err := os.WriteFile(aFile, []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct{ out, want string }{
+			{dir, "is a directory"},
+			{filepath.Join(aFile, "r.json"), "cannot create"},
+		} {
+			began := time.Now()
+			_, err := run(smallRun(srv.URL, c.out)...)
+			if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "-o") {
+				t.Errorf("-o %s: exit %d, %v; want a usage error saying %q", c.out, ExitCode(err), err, c.want)
+			}
+			if n := srv.Requests(); n != 0 || time.Since(began) > 2*time.Second {
+				t.Errorf("-o %s: %d stream requests in %v before refusing; want none", c.out, n, time.Since(began))
+			}
+		}
+		out := filepath.Join(dir, "out", "missing", "r.json")
+		if stderr, err := run(append(smallRun(srv.URL, out), "--quiet")...); err != nil {
+			t.Fatalf("-o into a missing folder: %v\n%s", err, stderr)
+		}
+		if _, err := results.ReadFile(out); err != nil {
+			t.Errorf("the results in a created folder: %v", err)
+		}
+	})
 }
 
 // TestRunSavesToFallback checks that when the output path stops being writable during the run,
