@@ -52,12 +52,7 @@ func TestDrainOnHungServerProbes(t *testing.T) {
 		cfg.Timeouts.Readiness = 300 * time.Millisecond
 		cfg.Timeouts.Probe = 300 * time.Millisecond
 		cfg.Timeouts.Stall = 300 * time.Millisecond
-		began := time.Now()
-		f, err := h.runner.Run(context.Background(), cfg)
-		took := time.Since(began)
-		if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), "hangs") {
-			t.Fatalf("err = %v, want ErrServerDead saying the server hangs", err)
-		}
+		f, took := runDead(t, h, cfg, "hangs", "saying the server hangs")
 		if f == nil || !f.Run.Partial {
 			t.Fatal("want the partial results")
 		}
@@ -129,12 +124,7 @@ func TestHungAtStartEndsAtWarmup(t *testing.T) {
 		cfg.Timeouts.Scout = 20 * time.Second
 		cfg.Timeouts.Probe = 300 * time.Millisecond
 		cfg.Timeouts.Stall = 300 * time.Millisecond
-		began := time.Now()
-		_, err := h.runner.Run(context.Background(), cfg)
-		took := time.Since(began)
-		if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), "warm-up") {
-			t.Fatalf("err = %v, want ErrServerDead after a warm-up request", err)
-		}
+		_, took := runDead(t, h, cfg, "warm-up", "after a warm-up request")
 		if limit := time.Second; took > limit {
 			t.Errorf("the run took %v, want under %v", took, limit)
 		}
@@ -165,12 +155,7 @@ func TestHungDuringReadinessEnds(t *testing.T) {
 		cfg.Timeouts.Readiness = 20 * time.Second
 		cfg.Timeouts.Probe = 300 * time.Millisecond
 		cfg.Timeouts.Stall = 300 * time.Millisecond
-		began := time.Now()
-		f, err := h.runner.Run(context.Background(), cfg)
-		took := time.Since(began)
-		if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), "hangs") {
-			t.Fatalf("err = %v, want ErrServerDead saying the server hangs", err)
-		}
+		f, took := runDead(t, h, cfg, "hangs", "saying the server hangs")
 		if c := decodeCell(t, f, "1K", 1); c.Status != results.StatusValid {
 			t.Errorf("1K×1: %s %q, want valid", c.Status, c.Error)
 		}
@@ -220,4 +205,18 @@ func TestStallWatch(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runDead runs cfg on h's server, which is to die: the error must be ErrServerDead and contain
+// want (what the test expects it to say, why). It returns the results and the run's time, in
+// the bubble's time where h's server is simulated.
+func runDead(t *testing.T, h *harness, cfg Config, want, why string) (*results.File, time.Duration) {
+	t.Helper()
+	began := time.Now()
+	f, err := h.runner.Run(context.Background(), cfg)
+	took := time.Since(began)
+	if !errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want ErrServerDead %s", err, why)
+	}
+	return f, took
 }
