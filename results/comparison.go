@@ -24,12 +24,20 @@ const (
 	// VerdictNotComparable: a status differs (except the status changes that are themselves a
 	// regression or an improvement), the cell is missing from one file, or there is no number.
 	VerdictNotComparable Verdict = "not_comparable"
+	// VerdictUnproven: worse beyond δ by a test whose only noise is a prior (no history, no
+	// separate runs, no pairs measured the run-to-run noise): neither shown nor ruled out. A
+	// prior is never the only evidence for a block; history or a paired A/B run decides it.
+	VerdictUnproven Verdict = "unproven"
+	// VerdictIncomplete: the head lacks data it should hold (a cell the base or its own plan
+	// has, a partial run, a window that stalled): missing data never passes.
+	VerdictIncomplete Verdict = "incomplete"
 )
 
 // Valid reports whether v is one of the verdicts.
 func (v Verdict) Valid() bool {
 	switch v {
-	case VerdictRegression, VerdictImprovement, VerdictUnchanged, VerdictInconclusive, VerdictNotComparable:
+	case VerdictRegression, VerdictImprovement, VerdictUnchanged, VerdictInconclusive, VerdictNotComparable,
+		VerdictUnproven, VerdictIncomplete:
 		return true
 	}
 	return false
@@ -234,6 +242,8 @@ type VerdictCounts struct {
 	Unchanged     int `json:"unchanged"`
 	Inconclusive  int `json:"inconclusive"`
 	NotComparable int `json:"not_comparable"`
+	Unproven      int `json:"unproven,omitempty"`
+	Incomplete    int `json:"incomplete,omitempty"`
 }
 
 // Add counts one verdict.
@@ -249,12 +259,16 @@ func (c *VerdictCounts) Add(v Verdict) {
 		c.Inconclusive++
 	case VerdictNotComparable:
 		c.NotComparable++
+	case VerdictUnproven:
+		c.Unproven++
+	case VerdictIncomplete:
+		c.Incomplete++
 	}
 }
 
 // Total returns the number of verdicts counted.
 func (c VerdictCounts) Total() int {
-	return c.Regression + c.Improvement + c.Unchanged + c.Inconclusive + c.NotComparable
+	return c.Regression + c.Improvement + c.Unchanged + c.Inconclusive + c.NotComparable + c.Unproven + c.Incomplete
 }
 
 // Change is a relative change (head/base − 1) with its confidence interval, all fractions.
@@ -441,7 +455,7 @@ func ValidateComparison(c *Comparison) error {
 		v.addf("schema is %q, want %q", c.Schema, ComparisonSchemaV1)
 	}
 	if !c.Verdict.Valid() {
-		v.addf("verdict %q is not one of regression, improvement, unchanged, inconclusive, not_comparable", c.Verdict)
+		v.addf("verdict %q is not one of regression, incomplete, unproven, improvement, unchanged, inconclusive, not_comparable", c.Verdict)
 	}
 	s := c.Settings
 	if !(s.FDR > 0 && s.FDR < 1) {
