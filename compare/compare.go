@@ -103,7 +103,21 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		}
 	}
 	var history []*results.File
+	isBase := func(h *results.File) bool {
+		for _, b := range in.Base {
+			if h == b || (h.Run.ID != "" && h.Run.ID == b.Run.ID) {
+				return true
+			}
+		}
+		return false
+	}
 	for i, h := range in.History {
+		if isBase(h) {
+			// The base's own results in its history (the store's history starts at the baseline
+			// commit): the base side already holds them, and the pooled baseline must not count
+			// them twice.
+			continue
+		}
 		if d := setupDifferences(in.Base[0], h); len(d) > 0 {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("history file %d ignored: %s", i+1, strings.Join(d, "; ")))
 			continue
@@ -120,6 +134,16 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 
 	base, baseOrder := collect(in.Base)
 	head, headOrder := collect(in.Head)
+	var re *runEffects
+	if pairs == nil {
+		re = estimateRunEffects(in.Base, in.Head, history, th) // runeffect.go
+		for _, s := range base {
+			s.fx = re.base
+		}
+		for _, s := range head {
+			s.fx = re.head
+		}
+	}
 	attachAcceptance(base, in.Base)
 	attachAcceptance(head, in.Head)
 	order := mergeOrder(baseOrder, headOrder)
@@ -146,6 +170,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 
 	var tests []*pending
 	var missing []string
+	hists := map[results.CellID][]float64{} // the deciding metric's history, for groups.go
 	for _, id := range order {
 		b, h := base[id], head[id]
 		cc := results.CellComparison{Cell: id.String(), Phase: id.Phase, ContextLabel: id.ContextLabel, Concurrency: id.Concurrency}
@@ -191,7 +216,11 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		}
 		for i, m := range ms {
 			p := &pending{id: id, metric: m, out: &cell.Metrics[i], pairs: pairs}
-			logs, commits := historyOf(history, id, m)
+			p.withShift(re)
+			logs, commits := historyOf(history, id, m, re)
+			if m == results.DecidingMetric(id.Phase) {
+				hists[id] = logs
+			}
 			if p.estimate(b, h, noiseOfHistory(logs, commits, id, m, th), in.MeasuredNoise[NoiseKey{id, m}], th) {
 				tests = append(tests, p)
 			}
@@ -205,16 +234,43 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		c.Warnings = append(c.Warnings, w)
 	}
 	c.Warnings = append(c.Warnings, empiricalNull(tests, th)...)
-	rows := rowTests(tests, th)
-	qs, rowQs := adjust(tests, rows)
-	decide(tests, qs, len(tests)+len(rows), th, level)
+	// A cell is decided on its deciding metric; its other metrics are notes, tested in a family
+	// of their own that never decides a verdict.
+	var deciding, notes []*pending
+	for _, t := range tests {
+		if t.metric == results.DecidingMetric(t.id.Phase) {
+			deciding = append(deciding, t)
+		} else {
+			notes = append(notes, t)
+		}
+	}
+	scores := historyScores(hists) // groups.go
+	if heavyTails(scores) {
+		for _, t := range deciding {
+			if t.out.Noise != nil && t.out.Noise.Source == results.NoiseHistory && t.est.DF > heavyTailDF {
+				t.est.DF = heavyTailDF
+				t.finish(th)
+			}
+		}
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the history's own runs scatter with heavier tails than normal noise (scores beyond ±2.5 more than twice as often): each cell is tested with a t distribution of %d degrees of freedom, and the rows and columns carry the detection", heavyTailDF))
+	}
+	rows := rowTests(deciding, th)
+	groups := groupTests(deciding, re, scores) // groups.go
+	qs, rowQs, groupQs := adjustAll(deciding, rows, groups)
+	decide(deciding, qs, len(deciding)+len(rows)+len(groups), th, level)
+	noteQs, _, _ := adjustAll(notes, nil, nil)
+	decide(notes, noteQs, len(notes), th, level)
 	decideRows(rows, rowQs, th, level)
+	decideGroups(groups, groupQs, th, level)
 	for _, r := range rows {
 		c.Rows = append(c.Rows, *r.out)
 	}
+	for _, g := range groups {
+		c.Groups = append(c.Groups, *g.out)
+	}
 	for i := range c.Cells {
 		cell := &c.Cells[i]
-		cell.Verdict = cellVerdict(cell.Metrics)
+		cell.Verdict = cellVerdict(cell.Phase, cell.Metrics)
 		c.Summary.CellCounts.Add(cell.Verdict)
 		for _, m := range cell.Metrics {
 			c.Summary.Counts.Add(m.Verdict)
@@ -225,8 +281,8 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	}
 	c.Summary.Tests = len(tests)
 	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
-	c.Verdict = overall(c.Summary.CellCounts, c.Rows)
-	c.Rerun = advise(tests, th, plan)
+	c.Verdict = overall(c.Summary.CellCounts, c.Rows, c.Groups)
+	c.Rerun = advise(deciding, th, plan)
 	pairedAdvice(c.Rerun, pairing) // paired.go
 	return c, nil
 }
@@ -406,10 +462,14 @@ func statusVerdict(b, h results.Status) (v results.Verdict, reason string, decid
 
 // historyOf returns the log values of metric m of cell id in the history files where the cell
 // was measured, in the files' order, and the engine commit of each.
-func historyOf(files []*results.File, id results.CellID, m results.Metric) (logs []float64, commits []string) {
-	for _, f := range files {
+func historyOf(files []*results.File, id results.CellID, m results.Metric, re *runEffects) (logs []float64, commits []string) {
+	for j, f := range files {
+		a := 0.0
+		if re != nil {
+			a = adjustment(re.hist[j], id.Phase, m)
+		}
 		for _, l := range historyValues(f, id, m) {
-			logs, commits = append(logs, l), append(commits, f.Engine.Commit)
+			logs, commits = append(logs, l-a), append(commits, f.Engine.Commit)
 		}
 	}
 	return logs, commits
@@ -444,34 +504,55 @@ func historyValues(f *results.File, id results.CellID, m results.Metric) []float
 	return out
 }
 
-// cellVerdict is the worst of the metrics' verdicts.
-func cellVerdict(ms []results.MetricComparison) results.Verdict {
+// cellVerdict is the verdict of the cell's deciding metric, or worse: a regression of any metric
+// (a lost number, a status change) or an incomplete one.
+func cellVerdict(phase results.Phase, ms []results.MetricComparison) results.Verdict {
 	rank := map[results.Verdict]int{
-		results.VerdictRegression: 5, results.VerdictImprovement: 4, results.VerdictInconclusive: 3,
-		results.VerdictUnchanged: 2, results.VerdictNotComparable: 1,
+		results.VerdictRegression: 7, results.VerdictIncomplete: 6, results.VerdictUnproven: 5, results.VerdictImprovement: 4,
+		results.VerdictInconclusive: 3, results.VerdictUnchanged: 2, results.VerdictNotComparable: 1,
 	}
 	best := results.VerdictNotComparable
 	for _, m := range ms {
-		if rank[m.Verdict] > rank[best] {
-			best = m.Verdict
+		v := m.Verdict
+		if m.Metric != results.DecidingMetric(phase) && v != results.VerdictRegression && v != results.VerdictIncomplete {
+			continue
+		}
+		if rank[v] > rank[best] {
+			best = v
 		}
 	}
 	return best
 }
 
 // overall is the whole matrix's verdict from the cell counts and the row tests.
-func overall(c results.VerdictCounts, rows []results.RowComparison) results.Verdict {
+func overall(c results.VerdictCounts, rows []results.RowComparison, groups []results.GroupComparison) results.Verdict {
 	for _, r := range rows {
 		switch r.Verdict {
 		case results.VerdictRegression:
 			c.Regression++
 		case results.VerdictImprovement:
 			c.Improvement++
+		case results.VerdictUnproven:
+			c.Unproven++
+		}
+	}
+	for _, g := range groups {
+		switch g.Verdict {
+		case results.VerdictRegression:
+			c.Regression++
+		case results.VerdictImprovement:
+			c.Improvement++
+		case results.VerdictUnproven:
+			c.Unproven++
 		}
 	}
 	switch {
 	case c.Regression > 0:
 		return results.VerdictRegression
+	case c.Incomplete > 0:
+		return results.VerdictIncomplete
+	case c.Unproven > 0:
+		return results.VerdictUnproven
 	case c.Improvement > 0:
 		return results.VerdictImprovement
 	case c.Inconclusive > 0:

@@ -27,6 +27,31 @@ type pending struct {
 	b, h *sideData
 	// pairs is set when the sides are paired runs' (paired.go).
 	pairs *pairRuns
+	// shift is the head's run factor over the base side's on this metric's log scale
+	// (runeffect.go): est.Diff is the cell's change within its run, est.Diff + shift its whole
+	// change, whose standard error adds shiftSE. shiftMeasured says τ was measured.
+	shift, shiftSE float64
+	shiftMeasured  bool
+}
+
+// withShift takes the run factors' shift for p's phase and metric (none without re).
+func (p *pending) withShift(re *runEffects) {
+	if re == nil || p.metric == results.MetricSpecAcceptance {
+		return
+	}
+	d := re.shift[p.id.Phase]
+	if !p.metric.HigherIsBetter() {
+		d = -d
+	}
+	p.shift, p.shiftSE, p.shiftMeasured = d, re.shiftSE[p.id.Phase], re.measured[p.id.Phase]
+}
+
+// total returns the cell's whole change (within its run, plus the run's shift) as an estimate.
+func (p *pending) total() stats.Estimate {
+	e := p.est
+	e.Diff += p.shift
+	e.SE = math.Sqrt(e.SE*e.SE + p.shiftSE*p.shiftSE)
+	return e
 }
 
 // lostReason says what a head cell holds for metric m instead of a usable value, and what the
@@ -136,10 +161,16 @@ func (p *pending) estimate(b, h *sideData, hist historyNoise, measured float64, 
 		noise.Source = results.NoiseTrials
 		noise.CV = math.Sqrt(s2)
 	case hist.usable(th):
+		// The pooled baseline: the base's runs and the history's newest level are runs of the
+		// default branch at one level, so the base's value is their mean (after each run's
+		// factor), and the head is compared with it, not with one run.
 		s2 := hist.v
+		pool := append(slices.Clone(bs.logs), hist.level...)
+		diff = ch - meanOf(pool)
 		p.vb, p.vh = s2, s2
-		se = math.Sqrt(s2 * (1/float64(kb) + 1/float64(kh)))
+		se = math.Sqrt(s2 * (1/float64(len(pool)) + 1/float64(kh)))
 		df = hist.df
+		noise.BaseTrials = len(pool)
 		noise.Source = results.NoiseHistory
 		noise.CV = math.Sqrt(s2)
 	case !math.IsNaN(bs.withinVar) || !math.IsNaN(hs.withinVar):
@@ -183,6 +214,22 @@ func (p *pending) estimate(b, h *sideData, hist historyNoise, measured float64, 
 			noise.SamplesNeeded = withinNeeded
 		}
 	}
+	if noise.Source == results.NoiseTrials && b.runs() < 2 && h.runs() < 2 && p.pairs == nil {
+		// Trials inside one run (one server lifetime on each side) are replicates within it:
+		// their spread cannot see what varies between runs, so each side's value keeps at least
+		// the prior's run-to-run noise, as one run's would.
+		vb, vh := varianceOf(bs.logs), varianceOf(hs.logs)
+		a, c := math.Max(vb/float64(kb), prior2), math.Max(vh/float64(kh), prior2)
+		se = math.Sqrt(a + c)
+		df = math.Inf(1)
+		if a > prior2 && c > prior2 {
+			df = stats.Satterthwaite([]float64{a, c}, []float64{float64(kb - 1), float64(kh - 1)})
+		}
+		p.vb, p.vh = math.Max(vb, prior2), math.Max(vh, prior2)
+		noise.Source = results.NoiseWithin
+		noise.WithinCV = ptr(math.Sqrt(math.Max(vb, vh)))
+		noise.CV = math.Sqrt((p.vb + p.vh) / 2)
+	}
 	if noise.Source == results.NoiseHistory && hist.levels > 1 {
 		noise.Levels, noise.LevelFrom = hist.levels, hist.at
 	}
@@ -225,8 +272,13 @@ func (p *pending) finish(th Thresholds) {
 		p.p = math.Min(1, 2*math.Min(up, down))
 	}
 	out.P = ptr(p.p)
-	out.Change = &results.Change{Change: math.Expm1(p.est.Diff), Low: math.Expm1(r.CILow), High: math.Expm1(r.CIHigh)}
-	out.TOSTP = ptr(p.est.TOST(math.Log1p(-d), math.Log1p(d)))
+	// What is shown, and what TOST shows within ±δ, is the whole change; what is tested against
+	// the cell's noise is the change within its run (the shift is tested on its own: groups.go).
+	tot := p.total()
+	tr := tot.Test(0, stats.TwoSided, th.ConfidenceLevel)
+	out.Change = &results.Change{Change: math.Expm1(tot.Diff), Low: math.Expm1(tr.CILow), High: math.Expm1(tr.CIHigh)}
+	out.TOSTP = ptr(tot.TOST(math.Log1p(-d), math.Log1p(d)))
+	_ = r
 }
 
 // minEmpiricalNull is the fewest guessed-noise tests of one phase and metric from which the
@@ -293,17 +345,22 @@ func empiricalNull(tests []*pending, th Thresholds) []string {
 	return warnings
 }
 
-// adjust runs Benjamini–Hochberg over one family: every cell-metric tested and every row test.
-func adjust(tests []*pending, rows []*rowPending) (cells, rowQs []float64) {
-	ps := make([]float64, 0, len(tests)+len(rows))
+// adjustAll runs Benjamini–Hochberg over one family: every cell-metric tested, every row test
+// and every group test.
+func adjustAll(tests []*pending, rows []*rowPending, groups []*groupPending) (cells, rowQs, groupQs []float64) {
+	ps := make([]float64, 0, len(tests)+len(rows)+len(groups))
 	for _, t := range tests {
 		ps = append(ps, t.p)
 	}
 	for _, r := range rows {
 		ps = append(ps, r.p)
 	}
+	for _, g := range groups {
+		ps = append(ps, g.p)
+	}
 	qs := stats.AdjustBH(ps)
-	return qs[:len(tests)], qs[len(tests):]
+	a, b := len(tests), len(tests)+len(rows)
+	return qs[:a], qs[a:b], qs[b:]
 }
 
 // decide gives each cell-metric its verdict from its BH-adjusted p-value qs[i] in a family of m.
@@ -324,7 +381,22 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 			out.MDC = ptr(math.Max(mdc, d))
 		}
 		ci := fmt.Sprintf("%s (%g%% CI %s … %s)", pct(ch), th.ConfidenceLevel*100, pct(out.Change.Low), pct(out.Change.High))
+		// Tested is the change within the run; shown (ch) is the whole change: both must be
+		// beyond δ the same way.
+		within := math.Expm1(t.est.Diff)
+		beyond = beyond && math.Abs(within) > d && (within < 0) == (ch < 0)
+		measured := t.measuredNoise()
+		note := t.metric != results.DecidingMetric(t.id.Phase)
 		switch {
+		case sig && beyond && rankOK && note:
+			out.Verdict = results.VerdictInconclusive
+			out.Reason = fmt.Sprintf("%s, beyond ±%s; q = %.2g ≤ %.3g among the notes: a note, the cell is decided on its %s", ci, pct0(d), qs[i], level, results.DecidingMetric(t.id.Phase).Title())
+		case sig && beyond && rankOK && !measured && worse:
+			out.Verdict = results.VerdictUnproven
+			out.Reason = fmt.Sprintf("%s, beyond ±%s at q = %.2g, but only a prior (%s) bounds its noise: no history, separate runs or pairs measured it; history or a paired run decides it", ci, pct0(d), qs[i], t.out.Noise.Source)
+		case sig && beyond && rankOK && !measured:
+			out.Verdict = results.VerdictInconclusive
+			out.Reason = fmt.Sprintf("%s, beyond ±%s at q = %.2g, but only a prior (%s) bounds its noise", ci, pct0(d), qs[i], t.out.Noise.Source)
 		case sig && beyond && rankOK:
 			out.Verdict = results.VerdictImprovement
 			if worse {
@@ -368,9 +440,11 @@ func geomean(tests []*pending, conf float64) *results.Change {
 	var diffs, vars, dfs []float64
 	for _, t := range tests {
 		if t.id.Phase == results.PhaseDecode && t.metric == results.MetricTotalTokPerS {
-			diffs = append(diffs, t.est.Diff)
-			vars = append(vars, t.est.SE*t.est.SE)
-			dfs = append(dfs, t.est.DF)
+			e := t.est
+			e.Diff += t.shift
+			diffs = append(diffs, e.Diff)
+			vars = append(vars, e.SE*e.SE)
+			dfs = append(dfs, e.DF)
 		}
 	}
 	n := len(diffs)

@@ -24,6 +24,9 @@ type historyNoise struct {
 	shift int
 	// at is the engine commit of that run ("" when the file names none).
 	at string
+	// level are the log values of the newest level (all of them without a change point): the
+	// runs the base pools with (the pooled baseline).
+	level []float64
 }
 
 // usable reports whether the history measures the noise: at least th.MinHistory runs, two or
@@ -53,7 +56,7 @@ func historyLevelSettings(m results.Metric, th Thresholds) changepoint.Settings 
 // every later comparison blind for as long as it lasts. The permutations are seeded from the
 // cell-metric, so a comparison is reproducible.
 func noiseOfHistory(logs []float64, commits []string, id results.CellID, m results.Metric, th Thresholds) historyNoise {
-	hn := historyNoise{n: len(logs), levels: 1}
+	hn := historyNoise{n: len(logs), levels: 1, level: logs}
 	if len(logs) < 2 {
 		return hn
 	}
@@ -90,6 +93,7 @@ func noiseOfHistory(logs []float64, commits []string, id results.CellID, m resul
 	hn.df = float64(len(logs) - hn.levels)
 	hn.v = ss / hn.df
 	hn.shift = cps[len(cps)-1].Index
+	hn.level = logs[hn.shift:]
 	if hn.shift < len(commits) {
 		hn.at = commits[hn.shift]
 	}

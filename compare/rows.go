@@ -158,7 +158,17 @@ func decideRows(rows []*rowPending, qs []float64, th Thresholds, level float64) 
 		if out.Pairs > 0 {
 			desc = strings.Replace(desc, " runs)", fmt.Sprintf(" runs, %d pairs)", out.Pairs), 1)
 		}
+		measured := true
+		for _, t := range r.tests {
+			measured = measured && t.measuredNoise() // groups.go
+		}
 		switch {
+		case sig && e > 1 && !measured:
+			out.Verdict = results.VerdictUnproven
+			out.Reason = fmt.Sprintf("%s, beyond ±1δ at q = %.2g, but its runs are trials inside one run: nothing measured the run-to-run noise", desc, out.Q)
+		case sig && e < -1 && !measured:
+			out.Verdict = results.VerdictInconclusive
+			out.Reason = fmt.Sprintf("%s, beyond ±1δ at q = %.2g, but its runs are trials inside one run", desc, out.Q)
 		case sig && math.Abs(e) > 1:
 			out.Verdict = results.VerdictImprovement
 			if e > 0 {

@@ -29,6 +29,29 @@ type sideData struct {
 	// accept are the cells holding this decode cell's speculative acceptance, one per file
 	// (acceptance.go).
 	accept []*results.DecodeCell
+	// fx are the run factors of the side's files by file index (runeffect.go); nil: none.
+	fx []map[results.Phase]float64
+}
+
+// adj returns what to subtract from a log value of metric m read from file (runeffect.go).
+func (s *sideData) adj(file int, m results.Metric) float64 {
+	if file >= len(s.fx) {
+		return 0
+	}
+	p := results.PhaseDecode
+	if s.prefill != nil {
+		p = results.PhasePrefill
+	}
+	return adjustment(s.fx[file], p, m)
+}
+
+// runs returns how many files (server lifetimes) the side's values come from.
+func (s *sideData) runs() int {
+	seen := map[int]bool{s.file: true}
+	for _, e := range s.extra {
+		seen[e.file] = true
+	}
+	return len(seen)
 }
 
 // sideValueSource is a cell from one more file of the same side.
@@ -50,15 +73,16 @@ func (s *sideData) decodeRuns(m results.Metric) map[runKey]float64 {
 			return
 		}
 		n := 0
+		a := s.adj(file, m)
 		for i := range d.Trials {
 			if l, ok := logOf(decodeTrialValue(&d.Trials[i], m)); ok {
-				out[runKey{file, i}] = l
+				out[runKey{file, i}] = l - a
 				n++
 			}
 		}
 		if n == 0 {
 			if l, ok := logOf(decodeValue(&d.DecodeMetrics, m)); ok {
-				out[runKey{file, 0}] = l
+				out[runKey{file, 0}] = l - a
 			}
 		}
 	}
@@ -274,19 +298,20 @@ func (s *sideData) sample(m results.Metric) metricSample {
 		return s.acceptanceSample()
 	}
 	out := metricSample{withinVar: math.NaN()}
-	add := func(d *results.DecodeCell, p *results.PrefillCell) {
+	add := func(d *results.DecodeCell, p *results.PrefillCell, file int) {
+		a := s.adj(file, m)
 		switch {
 		case d != nil:
 			n := 0
 			for i := range d.Trials {
 				if l, ok := logOf(decodeTrialValue(&d.Trials[i], m)); ok {
-					out.logs = append(out.logs, l)
+					out.logs = append(out.logs, l-a)
 					n++
 				}
 			}
 			if n == 0 {
 				if l, ok := logOf(decodeValue(&d.DecodeMetrics, m)); ok {
-					out.logs = append(out.logs, l)
+					out.logs = append(out.logs, l-a)
 				}
 			}
 		case p != nil:
@@ -297,20 +322,20 @@ func (s *sideData) sample(m results.Metric) metricSample {
 					v = t.PromptTokPerS
 				}
 				if v > 0 {
-					out.logs = append(out.logs, math.Log(v))
+					out.logs = append(out.logs, math.Log(v)-a)
 					n++
 				}
 			}
 			if n == 0 {
 				if l, ok := logOf(prefillValue(p, m)); ok {
-					out.logs = append(out.logs, l)
+					out.logs = append(out.logs, l-a)
 				}
 			}
 		}
 	}
-	add(s.decode, s.prefill)
+	add(s.decode, s.prefill, s.file)
 	for _, e := range s.extra {
-		add(e.decode, e.prefill)
+		add(e.decode, e.prefill, e.file)
 	}
 	// The summary shown is the cell's own number for one file, else the pooled geometric mean.
 	if len(s.extra) == 0 {

@@ -152,8 +152,12 @@ type Comparison struct {
 	// Rows are the pooled tests of whole decode context rows, present when both sides hold at
 	// least two runs of a row's cells (the second look after a row rerun). A row's regression
 	// makes the matrix's verdict a regression like a cell's.
-	Rows  []RowComparison `json:"rows,omitempty"`
-	Rerun *RerunAdvice    `json:"rerun,omitempty"`
+	Rows []RowComparison `json:"rows,omitempty"`
+	// Groups are the tests of groups of cells within their runs (a decode row, a concurrency
+	// column, a phase) and of the whole matrix's shift between runs; a group's regression makes
+	// the matrix's verdict a regression like a cell's.
+	Groups []GroupComparison `json:"groups,omitempty"`
+	Rerun  *RerunAdvice      `json:"rerun,omitempty"`
 	// GPUTime is the head job's GPU time by phase and, for the cells left undecided, the cost
 	// to decide them; nil when the comparison was made outside a job (speedmatrix compare).
 	GPUTime *GPUTime `json:"gpu_time,omitempty"`
@@ -633,4 +637,52 @@ func WriteComparison(w io.Writer, c *Comparison) error { return writeDoc(w, c, E
 // WriteComparisonFile writes c to path atomically (temporary file, sync, rename).
 func WriteComparisonFile(path string, c *Comparison) error {
 	return writeDocFile(path, c, EncodeComparison)
+}
+
+// DecidingMetric is the metric a cell of phase p is decided on: decode total tok/s, prefill
+// prompt tok/s. Its other metrics are notes: compared and shown, never a verdict of their own.
+func DecidingMetric(p Phase) Metric {
+	if p == PhasePrefill {
+		return MetricPromptTokPerS
+	}
+	return MetricTotalTokPerS
+}
+
+// Kinds of GroupComparison.
+const (
+	GroupRow    = "row"    // the cells of one decode context row, within their runs
+	GroupColumn = "column" // the cells of one decode concurrency, within their runs
+	GroupPhase  = "phase"  // every cell of one phase, within their runs
+	GroupShift  = "shift"  // the whole phase's shift between runs (the run factor)
+)
+
+// GroupComparison is one test of a group of cells' deciding metric.
+type GroupComparison struct {
+	Kind         string   `json:"kind"`
+	Phase        Phase    `json:"phase"`
+	ContextLabel string   `json:"context_label,omitempty"`
+	Concurrency  int      `json:"concurrency,omitempty"`
+	Cells        []string `json:"cells"`
+	// Change is the group's mean whole change (head/base − 1) over its cells, worse or better as
+	// the metric goes; Z its test statistic, positive when worse.
+	Change float64 `json:"change"`
+	Z      float64 `json:"z"`
+	P      float64 `json:"p"`
+	Q      float64 `json:"q"`
+	// Verdict is regression or improvement when the group decided, else inconclusive.
+	Verdict Verdict `json:"verdict"`
+	Reason  string  `json:"reason,omitempty"`
+}
+
+// Name returns how the group is called in text: "row 32K", "concurrency 8", "decode", "decode shift".
+func (g GroupComparison) Name() string {
+	switch g.Kind {
+	case GroupRow:
+		return "row " + g.ContextLabel
+	case GroupColumn:
+		return fmt.Sprintf("concurrency %d", g.Concurrency)
+	case GroupShift:
+		return string(g.Phase) + " shift between runs"
+	}
+	return "all " + string(g.Phase) + " cells"
 }

@@ -1,0 +1,281 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/speedmatrix/speedmatrix/compare/stats"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// Group tests. One noisy cell decides little, and a per-cell test that kept its level under
+// heavy-tailed noise could not catch a 10 % slowdown; a slowdown of a decode row, a concurrency
+// column or a phase is seen together by its cells. Each group is tested within its runs (the
+// cells' changes after each run's factor, runeffect.go), so a run that was slower as a whole
+// does not move it, and the whole phase's shift between runs is a test of its own, against the
+// run-to-run spread of the run factors.
+//
+// A group's statistic is robust to heavy tails and mixtures: every cell's within-run change is
+// turned into a normal score (its t statistic through its t distribution), clipped at ±2
+// (Huber's ψ), and the group's score is Σψ/√(n·E[ψ²]). A clipped score is bounded, so one wild
+// cell cannot carry a group, and a sum of bounded scores is close to normal for three or more
+// cells; E[ψ²] is measured on the history (each history run's cells scored against the other
+// runs: the noise the comparison meets, heavy tails included), never below its normal value
+// 0.92. The groups join the cells' Benjamini–Hochberg family. A group is a regression when its
+// q is at most the look's level and its cells' mean change is worse than δ; its cells that are
+// worse than δ and whose own one-sided p ≤ 0.05 are then regressions too (the group proved the
+// slowdown, the cell shows its share). A group whose noise is a prior somewhere is at most
+// unproven.
+
+// psiCap is Huber's clipping point; psiNormal is E[min(Z², 4)] for a standard normal Z.
+const (
+	psiCap    = 2.0
+	psiNormal = 0.9206
+)
+
+// minGroupCells is the fewest cells with a within-run test a group needs.
+const minGroupCells = 3
+
+// groupPending is one group in the test family.
+type groupPending struct {
+	out   *results.GroupComparison
+	tests []*pending
+	p     float64
+	// measured says every cell's noise (or the shift's τ) was measured.
+	measured bool
+	shift    bool
+}
+
+// measuredNoise reports whether t's noise is run-to-run noise that was measured: history,
+// separate runs, pairs, or noise measured on this machine (never a prior, a window's own
+// samples, or trials inside one run).
+func (t *pending) measuredNoise() bool {
+	if t.out.Noise == nil {
+		return false
+	}
+	switch t.out.Noise.Source {
+	case results.NoiseHistory, results.NoisePaired, results.NoiseMeasured:
+		return true
+	case results.NoiseTrials:
+		return t.b.runs() >= 2 || t.h.runs() >= 2
+	}
+	return false
+}
+
+// worseZ returns t's within-run change as a normal score, positive when worse.
+func worseZ(t *pending) float64 {
+	if !(t.est.SE > 0) {
+		return 0
+	}
+	z := t.est.Diff / t.est.SE
+	if t.metric.HigherIsBetter() {
+		z = -z
+	}
+	if !math.IsInf(t.est.DF, 1) && t.est.DF > 0 {
+		u := stats.TCDF(z, t.est.DF)
+		u = math.Min(math.Max(u, 1e-15), 1-1e-15)
+		z = stats.NormalQuantile(u)
+	}
+	return z
+}
+
+func psi(z float64) float64 { return math.Max(-psiCap, math.Min(psiCap, z)) }
+
+// historyScores returns the history's own null scores: each history run's deciding value scored
+// against the other runs' (leave one out: the t of one new run against a pooled history, as a
+// normal score), over every cell with at least four history runs.
+func historyScores(hists map[results.CellID][]float64) []float64 {
+	var out []float64
+	for _, xs := range hists {
+		if len(xs) < 4 {
+			continue
+		}
+		for j := range xs {
+			rest := append(slices.Clone(xs[:j]), xs[j+1:]...)
+			sd := math.Sqrt(varianceOf(rest))
+			if !(sd > 0) {
+				continue
+			}
+			t := (xs[j] - meanOf(rest)) / (sd * math.Sqrt(1+1/float64(len(rest))))
+			u := stats.TCDF(t, float64(len(rest)-1))
+			u = math.Min(math.Max(u, 1e-15), 1-1e-15)
+			out = append(out, stats.NormalQuantile(u))
+		}
+	}
+	return out
+}
+
+// heavyTailDF is the t distribution's degrees of freedom a cell's test takes when the history's
+// own scores show tails heavier than normal (Student-t with 3 degrees of freedom, the heaviest
+// of the noise models calibrated).
+const heavyTailDF = 3
+
+// heavyTails reports whether the history's null scores fall beyond ±2.5 more than twice as often
+// as normal ones do (1.24 %), counting at least 8 such scores: then a Gaussian test of one cell
+// would false-alarm many times its level (issue 21 measured 18 % of A/A comparisons under t₃
+// noise with ten history runs), so the cells' tests take heavyTailDF.
+func heavyTails(scores []float64) bool {
+	n := 0
+	for _, z := range scores {
+		if math.Abs(z) > 2.5 {
+			n++
+		}
+	}
+	return n >= 8 && float64(n) > 2*0.0124*float64(len(scores))
+}
+
+// psiVariance returns E[ψ²] measured on the history's null scores; psiNormal when there are too
+// few.
+func psiVariance(scores []float64) float64 {
+	var sum float64
+	n := len(scores)
+	for _, z := range scores {
+		p := psi(z)
+		sum += p * p
+	}
+	if n < 20 {
+		return psiNormal
+	}
+	return math.Max(psiNormal, sum/float64(n))
+}
+
+// groupTests builds the row, column and phase groups of the deciding tests, and the shift test
+// of each phase whose run factors were estimated.
+func groupTests(tests []*pending, re *runEffects, scores []float64) []*groupPending {
+	e2 := psiVariance(scores)
+	type key struct {
+		kind  string
+		phase results.Phase
+		label string
+		conc  int
+	}
+	byKey := map[key][]*pending{}
+	var order []key
+	add := func(k key, t *pending) {
+		if byKey[k] == nil {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], t)
+	}
+	phases := map[results.Phase][]*pending{}
+	for _, t := range tests {
+		if t.metric != results.DecidingMetric(t.id.Phase) || !(t.est.SE > 0) {
+			continue
+		}
+		phases[t.id.Phase] = append(phases[t.id.Phase], t)
+		if t.id.Phase == results.PhasePrefill {
+			// The prefill cells' changes within the run sum to about nothing (the run's factor
+			// is their median): a uniform prefill change is the shift's test, one context its
+			// cell's.
+			continue
+		}
+		add(key{kind: results.GroupRow, phase: results.PhaseDecode, label: t.id.ContextLabel}, t)
+		add(key{kind: results.GroupColumn, phase: results.PhaseDecode, conc: t.id.Concurrency}, t)
+	}
+	var out []*groupPending
+	for _, k := range order {
+		ts := byKey[k]
+		if len(ts) < minGroupCells {
+			continue
+		}
+		g := &groupPending{tests: ts, measured: true, out: &results.GroupComparison{Kind: k.kind, Phase: k.phase, ContextLabel: k.label, Concurrency: k.conc}}
+		var sum, ch float64
+		for _, t := range ts {
+			sum += psi(worseZ(t))
+			ch += t.total().Diff
+			g.measured = g.measured && t.measuredNoise()
+			g.out.Cells = append(g.out.Cells, t.id.String())
+		}
+		g.out.Z = sum / math.Sqrt(float64(len(ts))*e2)
+		g.out.Change = math.Expm1(ch / float64(len(ts)))
+		g.p = 2 * (1 - stats.NormalCDF(math.Abs(g.out.Z)))
+		g.out.P = g.p
+		out = append(out, g)
+	}
+	if re == nil {
+		return out
+	}
+	for _, ph := range []results.Phase{results.PhasePrefill, results.PhaseDecode} {
+		ts := phases[ph]
+		if len(ts) < minGroupCells || !(re.shiftSE[ph] > 0) {
+			continue
+		}
+		// Rates: a positive shift is faster.
+		z := -re.shift[ph] / re.shiftSE[ph]
+		p := 2 * stats.TSurvival(math.Abs(z), re.shiftDF[ph])
+		if math.IsInf(re.shiftDF[ph], 1) {
+			p = 2 * (1 - stats.NormalCDF(math.Abs(z)))
+		}
+		g := &groupPending{tests: ts, measured: re.measured[ph], shift: true,
+			out: &results.GroupComparison{Kind: results.GroupShift, Phase: ph, Change: math.Expm1(re.shift[ph]), Z: z, P: p}}
+		for _, t := range ts {
+			g.out.Cells = append(g.out.Cells, t.id.String())
+		}
+		g.p = p
+		out = append(out, g)
+	}
+	return out
+}
+
+// decideGroups gives each group its verdict from its q, and the cells of a regressed group
+// theirs (see the package's group tests).
+func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level float64) {
+	d := th.Delta[results.MetricTotalTokPerS]
+	for i, g := range groups {
+		out := g.out
+		out.Q = qs[i]
+		dd := d
+		if out.Phase == results.PhasePrefill {
+			dd = th.Delta[results.MetricPromptTokPerS]
+		}
+		worse := out.Change < -dd
+		better := out.Change > dd
+		sig := out.Q <= level
+		desc := fmt.Sprintf("%s: mean change %s over %d cells, z = %+.1f", out.Name(), pct(out.Change), len(out.Cells), out.Z)
+		switch {
+		case sig && worse && g.measured:
+			out.Verdict = results.VerdictRegression
+			out.Reason = fmt.Sprintf("%s, q = %.2g ≤ %.3g", desc, out.Q, level)
+		case sig && worse:
+			out.Verdict = results.VerdictUnproven
+			out.Reason = desc + ", but only a prior bounds its noise: history or a paired run decides it"
+		case sig && better && g.measured:
+			out.Verdict = results.VerdictImprovement
+			out.Reason = fmt.Sprintf("%s, q = %.2g ≤ %.3g", desc, out.Q, level)
+		default:
+			out.Verdict = results.VerdictInconclusive
+			out.Reason = desc
+		}
+		if out.Verdict != results.VerdictRegression && out.Verdict != results.VerdictImprovement {
+			continue
+		}
+		for _, t := range g.tests {
+			if !t.measuredNoise() || t.out.Verdict == out.Verdict {
+				continue
+			}
+			e := t.est
+			if g.shift {
+				e = t.total()
+			}
+			tot := t.total().Diff
+			var one float64
+			if (out.Verdict == results.VerdictRegression) == t.metric.HigherIsBetter() {
+				one = e.Test(0, stats.Less, th.ConfidenceLevel).P
+				if !(tot < math.Log1p(-th.Delta[t.metric])) {
+					continue
+				}
+			} else {
+				one = e.Test(0, stats.Greater, th.ConfidenceLevel).P
+				if !(tot > math.Log1p(th.Delta[t.metric])) {
+					continue
+				}
+			}
+			if one > 0.05 {
+				continue
+			}
+			t.out.Verdict = out.Verdict
+			t.out.Reason = fmt.Sprintf("%s (%s; p = %.2g)", pct(t.out.Change.Change), out.Reason, one)
+		}
+	}
+}

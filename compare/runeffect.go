@@ -1,0 +1,377 @@
+package compare
+
+import (
+	"math"
+	"slices"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// A run is one server lifetime: one results file (trials inside it are replicates within the
+// run; a paired file's blocks are runs of their own and are left to the crossover analysis). A
+// run shares a factor across all its cells and trials (GPU clocks, a kernel pick, the machine's
+// state that day), and every cell adds its own noise. runEffects estimates each run's factor
+// from the matrix itself, so that a cell is compared within its run (against the other cells
+// as controls) and a uniform shift of the whole matrix is decided on its own, against the
+// run-to-run spread of those factors.
+//
+// Estimation, per phase, on the deciding metric's log values (one per run: the mean over the
+// run's trials):
+//   - the base side's runs (base files and history) define each cell's reference, the median of
+//     its values after their own factor, and each run's factor is the precision-weighted median
+//     of its cells' deviations from the references (weights 1/prior², so that quiet cells
+//     dominate); three rounds;
+//   - a head run may hold a real change in many cells, so its factor is the shift s that
+//     minimises Σ_c min(((y_c − s)/σ_c)², ½) + s²/τ², with y_c its deviations from the
+//     references, σ_c the cell's noise (measured on the base side's runs, else its prior), ½
+//     the small cost of a cell the shift leaves changed, and τ the run-to-run spread of the base
+//     side's factors (2 % when it was not measured), then moves to the mean of the cells within
+//     3σ_c of it; a shift must leave at least a quarter of the cells within 3σ_c (a change of
+//     every cell alike is the shift's to decide): of the shifts that explain the matrix about
+//     as well, the one nearest zero wins, so a slowdown of most rows is not taken for a slower
+//     run;
+//   - τ is measured when the base side has at least three runs (history), or both sides at
+//     least two.
+type runEffects struct {
+	// base, head and hist are each run's log factor by phase (0 when not estimated).
+	base, head, hist []map[results.Phase]float64
+	// shift is the head's mean factor minus the base side's, by phase; shiftSE its standard
+	// error, shiftDF its degrees of freedom (+Inf from the prior), measured whether τ was.
+	shift, shiftSE, shiftDF map[results.Phase]float64
+	measured                map[results.Phase]bool
+	// tau is the run-to-run SD of the factors by phase.
+	tau map[results.Phase]float64
+}
+
+// defaultRunCV is the run-to-run SD of a run's factor assumed where none was measured.
+const defaultRunCV = 0.02
+
+// runCap is k: a cell whose deviation from the shift exceeds k of its noise is left out of the
+// shift's estimate.
+const runCap = 3.0
+
+// changeCost is what a cell that the shift does not explain costs in the choice between shifts
+// (in squared standard scores): little, because a change of the engine moves many cells
+// together (rows, columns, most of the matrix), while a whole run as far off as s costs (s/τ)²,
+// as rare as the measured spread of run factors makes it. So when most cells moved by the same
+// amount, that is read as a change of those cells unless the run-to-run spread makes a shift
+// that large ordinary.
+const changeCost = 0.5
+
+// runValues returns the deciding metric's log value of every measured cell of phase p in f
+// (the mean of its trials' log values).
+func runValues(f *results.File, p results.Phase) map[results.CellID]float64 {
+	out := map[results.CellID]float64{}
+	m := results.DecidingMetric(p)
+	if p == results.PhasePrefill {
+		for i := range f.Prefill {
+			c := &f.Prefill[i]
+			if !c.Status.Measured() {
+				continue
+			}
+			var logs []float64
+			for _, t := range c.Trials {
+				if t.PromptTokPerS > 0 {
+					logs = append(logs, math.Log(t.PromptTokPerS))
+				}
+			}
+			if len(logs) == 0 {
+				if l, ok := logOf(c.PromptTokPerS); ok {
+					logs = append(logs, l)
+				}
+			}
+			if len(logs) > 0 {
+				out[c.ID()] = meanOf(logs)
+			}
+		}
+		return out
+	}
+	for i := range f.Decode {
+		c := &f.Decode[i]
+		if !c.Status.Measured() {
+			continue
+		}
+		var logs []float64
+		for k := range c.Trials {
+			if l, ok := logOf(decodeTrialValue(&c.Trials[k], m)); ok {
+				logs = append(logs, l)
+			}
+		}
+		if len(logs) == 0 {
+			if l, ok := logOf(decodeValue(&c.DecodeMetrics, m)); ok {
+				logs = append(logs, l)
+			}
+		}
+		if len(logs) > 0 {
+			out[c.ID()] = meanOf(logs)
+		}
+	}
+	return out
+}
+
+// weightedMedian returns the weighted median of xs.
+func weightedMedian(xs, ws []float64) float64 {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		switch {
+		case xs[a] < xs[b]:
+			return -1
+		case xs[a] > xs[b]:
+			return 1
+		}
+		return 0
+	})
+	var total float64
+	for _, w := range ws {
+		total += w
+	}
+	var acc float64
+	for _, i := range idx {
+		acc += ws[i]
+		if acc >= total/2 {
+			return xs[i]
+		}
+	}
+	return xs[idx[len(idx)-1]]
+}
+
+// estimateRunEffects estimates the factors of the runs of base, head and history. It returns
+// nil where there is nothing to estimate from (fewer than four cells of a phase in common).
+func estimateRunEffects(base, head, hist []*results.File, th Thresholds) *runEffects {
+	re := &runEffects{
+		base: make([]map[results.Phase]float64, len(base)), head: make([]map[results.Phase]float64, len(head)),
+		hist: make([]map[results.Phase]float64, len(hist)), shift: map[results.Phase]float64{},
+		shiftSE: map[results.Phase]float64{}, shiftDF: map[results.Phase]float64{}, measured: map[results.Phase]bool{},
+		tau: map[results.Phase]float64{},
+	}
+	for _, l := range [][]map[results.Phase]float64{re.base, re.head, re.hist} {
+		for i := range l {
+			l[i] = map[results.Phase]float64{}
+		}
+	}
+	for _, p := range []results.Phase{results.PhasePrefill, results.PhaseDecode} {
+		re.phase(p, base, head, hist, th)
+	}
+	return re
+}
+
+// phase estimates the factors of one phase.
+func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, th Thresholds) {
+	m := results.DecidingMetric(p)
+	var side []map[results.CellID]float64 // the base side: base files, then history
+	for _, f := range base {
+		side = append(side, runValues(f, p))
+	}
+	for _, f := range hist {
+		side = append(side, runValues(f, p))
+	}
+	var heads []map[results.CellID]float64
+	for _, f := range head {
+		heads = append(heads, runValues(f, p))
+	}
+	// The cells: in the first base file and the first head file.
+	var cells []results.CellID
+	for id := range side[0] {
+		if _, ok := heads[0][id]; ok {
+			cells = append(cells, id)
+		}
+	}
+	slices.SortFunc(cells, func(a, b results.CellID) int {
+		switch {
+		case a.String() < b.String():
+			return -1
+		case a.String() > b.String():
+			return 1
+		}
+		return 0
+	})
+	if len(cells) < 4 {
+		return
+	}
+	prior := make([]float64, len(cells))
+	w := make([]float64, len(cells))
+	for i, id := range cells {
+		prior[i] = th.Prior.CV(id, m)
+		w[i] = 1 / (prior[i] * prior[i])
+	}
+	a := make([]float64, len(side))
+	ref := make([]float64, len(cells))
+	for range 3 {
+		for i, id := range cells {
+			var xs []float64
+			for j, run := range side {
+				if x, ok := run[id]; ok {
+					xs = append(xs, x-a[j])
+				}
+			}
+			ref[i] = median(xs)
+		}
+		for j, run := range side {
+			var ds, ws []float64
+			for i, id := range cells {
+				if x, ok := run[id]; ok {
+					ds, ws = append(ds, x-ref[i]), append(ws, w[i])
+				}
+			}
+			if len(ds) > 0 {
+				a[j] = weightedMedian(ds, ws)
+			}
+		}
+	}
+	// Each cell's own noise around its run's factor: measured on the base side's runs where
+	// there are three or more (floored at a tenth of the prior, so that a cell that happened to
+	// agree does not weigh like a certainty), else its prior.
+	if len(side) >= 3 {
+		for i, id := range cells {
+			var rs []float64
+			for j, run := range side {
+				if x, ok := run[id]; ok {
+					rs = append(rs, x-ref[i]-a[j])
+				}
+			}
+			if len(rs) >= 3 {
+				var ss float64
+				for _, r := range rs {
+					ss += r * r
+				}
+				sd := math.Sqrt(ss / float64(len(rs)-1))
+				prior[i] = math.Max(sd, prior[i]/10)
+				w[i] = 1 / (prior[i] * prior[i])
+			}
+		}
+	}
+	// τ from the base side's factors, and from the head's when it has several runs.
+	var ss, df float64
+	if len(side) >= 2 {
+		ss, df = varianceOf(a)*float64(len(a)-1), float64(len(a)-1)
+	}
+	tau := defaultRunCV
+	hs := make([]float64, len(heads))
+	measured := len(side) >= 3 || (len(side) >= 2 && len(heads) >= 2)
+	if measured && df > 0 {
+		tau = math.Max(math.Sqrt(ss/df), 1e-4)
+	}
+	for k, run := range heads {
+		hs[k] = headShift(run, cells, ref, prior, w, tau)
+	}
+	if len(heads) >= 2 {
+		ss += varianceOf(hs) * float64(len(hs)-1)
+		df += float64(len(hs) - 1)
+		if measured {
+			tau = math.Max(math.Sqrt(ss/df), 1e-4)
+		}
+	}
+	for j := range base {
+		re.base[j][p] = a[j]
+	}
+	for j := range hist {
+		re.hist[j][p] = a[len(base)+j]
+	}
+	for k := range heads {
+		re.head[k][p] = hs[k]
+	}
+	re.shift[p] = meanOf(hs) - meanOf(a)
+	re.tau[p] = tau
+	re.measured[p] = measured
+	if measured {
+		re.shiftSE[p] = tau * math.Sqrt(1/float64(len(hs))+1/float64(len(a)))
+		re.shiftDF[p] = df
+	} else {
+		// Unmeasured: the run-to-run spread is taken as the quiet cells' prior.
+		q := math.Inf(1)
+		for _, c := range prior {
+			q = math.Min(q, c)
+		}
+		re.shiftSE[p] = math.Max(q, 0.01) * math.Sqrt(1/float64(len(hs))+1/float64(len(a)))
+		re.shiftDF[p] = math.Inf(1)
+	}
+}
+
+// headShift returns the factor of one head run (see runEffects).
+func headShift(run map[results.CellID]float64, cells []results.CellID, ref, prior, w []float64, tau float64) float64 {
+	var ys, ps, ws []float64
+	for i, id := range cells {
+		if x, ok := run[id]; ok {
+			ys, ps, ws = append(ys, x-ref[i]), append(ps, prior[i]), append(ws, w[i])
+		}
+	}
+	if len(ys) == 0 {
+		return 0
+	}
+	cost := func(s float64) float64 {
+		c := s * s / (tau * tau)
+		for i, y := range ys {
+			z := (y - s) / ps[i]
+			c += math.Min(z*z, changeCost)
+		}
+		return c
+	}
+	// refine moves s to the precision-weighted mean of the cells it explains, shrunk to 0 by τ.
+	refine := func(s float64) float64 {
+		num, den := 0.0, 1/(tau*tau)
+		for i, y := range ys {
+			if math.Abs(y-s) <= runCap*ps[i] {
+				num += y * ws[i]
+				den += ws[i]
+			}
+		}
+		return num / den
+	}
+	// explains reports whether s leaves at least a quarter of the cells within 3σ: a shift that
+	// explains fewer would call nearly every cell changed, and a change of every cell alike is
+	// the shift's to decide (against τ), not the cells'.
+	explains := func(s float64) bool {
+		n := 0
+		for i, y := range ys {
+			if math.Abs(y-s) <= runCap*ps[i] {
+				n++
+			}
+		}
+		return 4*n >= len(ys)
+	}
+	wm := weightedMedian(ys, ws)
+	cands := append([]float64{0, wm}, ys...)
+	best, bestCost := wm, math.Inf(1)
+	for _, s := range cands {
+		for range 3 {
+			s = refine(s)
+		}
+		if !explains(s) {
+			continue
+		}
+		if c := cost(s); c < bestCost {
+			best, bestCost = s, c
+		}
+	}
+	return best
+}
+
+// median returns the median of xs (0 for none).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// adjustment returns what to subtract from the log value of metric m of a run with factors f:
+// the factor for rates, its negative for latencies (a faster run has shorter ones), nothing for
+// speculative acceptance.
+func adjustment(f map[results.Phase]float64, p results.Phase, m results.Metric) float64 {
+	if f == nil || m == results.MetricSpecAcceptance {
+		return 0
+	}
+	if m.HigherIsBetter() {
+		return f[p]
+	}
+	return -f[p]
+}
