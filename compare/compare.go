@@ -244,6 +244,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 			notes = append(notes, t)
 		}
 	}
+	moderateHistory(deciding, th)  // moderate.go
 	scores := historyScores(hists) // groups.go
 	if heavyTails(scores) {
 		for _, t := range deciding {

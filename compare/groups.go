@@ -111,18 +111,22 @@ func historyScores(hists map[results.CellID][]float64) []float64 {
 // of the noise models calibrated).
 const heavyTailDF = 3
 
-// heavyTails reports whether the history's null scores fall beyond ±2.5 more than twice as often
-// as normal ones do (1.24 %), counting at least 8 such scores: then a Gaussian test of one cell
-// would false-alarm many times its level (issue 21 measured 18 % of A/A comparisons under t₃
-// noise with ten history runs), so the cells' tests take heavyTailDF.
+// heavyTails reports whether the history's null scores carry more mass beyond ±2 than normal
+// ones: their tail excess Σ(|z| − 2)₊ above its normal mean (0.01698 a score) by more than 2.6
+// of its normal standard deviations (0.106·√n). On 52 cells × 10 runs it exceeds that in about
+// 1 % of Gaussian histories and in over 99 % of Student-t₃ ones. Then a Gaussian test of one
+// cell would false-alarm many times its level (issue 21 measured 18 % of A/A comparisons under
+// t₃ noise with ten history runs), so the cells' tests take heavyTailDF.
 func heavyTails(scores []float64) bool {
-	n := 0
-	for _, z := range scores {
-		if math.Abs(z) > 2.5 {
-			n++
-		}
+	if len(scores) < 40 {
+		return false
 	}
-	return n >= 8 && float64(n) > 2*0.0124*float64(len(scores))
+	var ex float64
+	for _, z := range scores {
+		ex += math.Max(math.Abs(z)-2, 0)
+	}
+	n := float64(len(scores))
+	return ex > 0.01698*n+2.6*0.106*math.Sqrt(n)
 }
 
 // psiVariance returns E[ψ²] measured on the history's null scores; psiNormal when there are too

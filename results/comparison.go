@@ -342,6 +342,9 @@ type Noise struct {
 	// Scale is the factor by which the matrix's own spread of changes scaled a guessed noise up
 	// (empirical null); CV already includes it.
 	Scale *float64 `json:"scale,omitempty"`
+	// Moderated is set when the history variance was shrunk toward its noise class's (cells of
+	// one phase and prior): the degrees of freedom the class lent it.
+	Moderated *float64 `json:"moderated,omitempty"`
 	// PriorReason says, for Source NoisePrior, why nothing better was available: one of the
 	// Prior* constants.
 	PriorReason string `json:"prior_reason,omitempty"`
