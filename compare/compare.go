@@ -134,6 +134,19 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 
 	base, baseOrder := collect(in.Base)
 	head, headOrder := collect(in.Head)
+	blocksOf := func(files []*results.File) []bool {
+		out := make([]bool, len(files))
+		for i, f := range files {
+			out[i] = f.Run.Pairing != nil
+		}
+		return out
+	}
+	for _, s := range base {
+		s.blocks = blocksOf(in.Base)
+	}
+	for _, s := range head {
+		s.blocks = blocksOf(in.Head)
+	}
 	var re *runEffects
 	if pairs == nil {
 		re = estimateRunEffects(in.Base, in.Head, history, th) // runeffect.go
@@ -238,7 +251,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	// of their own that never decides a verdict.
 	var deciding, notes []*pending
 	for _, t := range tests {
-		if t.metric == results.DecidingMetric(t.id.Phase) {
+		if decides(t.metric, t.id.Phase) {
 			deciding = append(deciding, t)
 		} else {
 			notes = append(notes, t)
@@ -515,7 +528,7 @@ func cellVerdict(phase results.Phase, ms []results.MetricComparison) results.Ver
 	best := results.VerdictNotComparable
 	for _, m := range ms {
 		v := m.Verdict
-		if m.Metric != results.DecidingMetric(phase) && v != results.VerdictRegression && v != results.VerdictIncomplete {
+		if !decides(m.Metric, phase) && v != results.VerdictRegression && v != results.VerdictIncomplete {
 			continue
 		}
 		if rank[v] > rank[best] {
@@ -600,4 +613,11 @@ func MeasuredNoise(groups [][]*results.File) (cv map[NoiseKey]float64, df map[No
 		cv[k] = math.Sqrt(s / float64(df[k]))
 	}
 	return cv, df
+}
+
+// decides reports whether metric m decides a cell of phase p: its deciding metric (decode total
+// tok/s, prefill prompt tok/s), and speculative acceptance length where it is compared (a pinned
+// run's matrix hides what its acceptance pass shows). The others are notes.
+func decides(m results.Metric, p results.Phase) bool {
+	return m == results.DecidingMetric(p) || m == results.MetricSpecAcceptance
 }

@@ -170,7 +170,8 @@ func (p *pending) estimate(b, h *sideData, hist historyNoise, measured float64, 
 		p.vb, p.vh = s2, s2
 		se = math.Sqrt(s2 * (1/float64(len(pool)) + 1/float64(kh)))
 		df = hist.df
-		noise.BaseTrials = len(pool)
+		noise.PooledRuns = len(pool)
+		kb = len(pool) // the advice's base runs
 		noise.Source = results.NoiseHistory
 		noise.CV = math.Sqrt(s2)
 	case !math.IsNaN(bs.withinVar) || !math.IsNaN(hs.withinVar):
@@ -214,10 +215,12 @@ func (p *pending) estimate(b, h *sideData, hist historyNoise, measured float64, 
 			noise.SamplesNeeded = withinNeeded
 		}
 	}
-	if noise.Source == results.NoiseTrials && b.runs() < 2 && h.runs() < 2 && p.pairs == nil {
+	if noise.Source == results.NoiseTrials && b.runs() < 2 && h.runs() < 2 && p.pairs == nil && m != results.MetricSpecAcceptance {
 		// Trials inside one run (one server lifetime on each side) are replicates within it:
 		// their spread cannot see what varies between runs, so each side's value keeps at least
-		// the prior's run-to-run noise, as one run's would.
+		// the prior's run-to-run noise, as one run's would. Speculative acceptance is exempt:
+		// each window's is its own counter ratio over other prompts, which nothing of the run
+		// shares.
 		vb, vh := varianceOf(bs.logs), varianceOf(hs.logs)
 		a, c := math.Max(vb/float64(kb), prior2), math.Max(vh/float64(kh), prior2)
 		se = math.Sqrt(a + c)
@@ -386,7 +389,7 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 		within := math.Expm1(t.est.Diff)
 		beyond = beyond && math.Abs(within) > d && (within < 0) == (ch < 0)
 		measured := t.measuredNoise()
-		note := t.metric != results.DecidingMetric(t.id.Phase)
+		note := !decides(t.metric, t.id.Phase)
 		switch {
 		case sig && beyond && rankOK && note:
 			out.Verdict = results.VerdictInconclusive

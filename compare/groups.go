@@ -45,6 +45,9 @@ type groupPending struct {
 	// measured says every cell's noise (or the shift's τ) was measured.
 	measured bool
 	shift    bool
+	// within is the mean change within the runs (the whole change less the shift); for the shift
+	// test, the shift itself.
+	within float64
 }
 
 // measuredNoise reports whether t's noise is run-to-run noise that was measured: history,
@@ -58,7 +61,7 @@ func (t *pending) measuredNoise() bool {
 	case results.NoiseHistory, results.NoisePaired, results.NoiseMeasured:
 		return true
 	case results.NoiseTrials:
-		return t.b.runs() >= 2 || t.h.runs() >= 2
+		return t.b.runs() >= 2 || t.h.runs() >= 2 || t.metric == results.MetricSpecAcceptance
 	}
 	return false
 }
@@ -184,15 +187,17 @@ func groupTests(tests []*pending, re *runEffects, scores []float64) []*groupPend
 			continue
 		}
 		g := &groupPending{tests: ts, measured: true, out: &results.GroupComparison{Kind: k.kind, Phase: k.phase, ContextLabel: k.label, Concurrency: k.conc}}
-		var sum, ch float64
+		var sum, ch, in float64
 		for _, t := range ts {
 			sum += psi(worseZ(t))
 			ch += t.total().Diff
+			in += t.est.Diff
 			g.measured = g.measured && t.measuredNoise()
 			g.out.Cells = append(g.out.Cells, t.id.String())
 		}
 		g.out.Z = sum / math.Sqrt(float64(len(ts))*e2)
 		g.out.Change = math.Expm1(ch / float64(len(ts)))
+		g.within = math.Expm1(in / float64(len(ts)))
 		g.p = 2 * (1 - stats.NormalCDF(math.Abs(g.out.Z)))
 		g.out.P = g.p
 		out = append(out, g)
@@ -205,13 +210,17 @@ func groupTests(tests []*pending, re *runEffects, scores []float64) []*groupPend
 		if len(ts) < minGroupCells || !(re.shiftSE[ph] > 0) {
 			continue
 		}
-		// Rates: a positive shift is faster.
-		z := -re.shift[ph] / re.shiftSE[ph]
+		// Rates: a positive shift is faster. A history can be quiet by chance (ten runs of
+		// which none met the slower kernel pick that one run in five gets): the shift is tested
+		// against at least defaultRunCV, the run-to-run spread GPUs show across days, so that
+		// only a shift beyond what any run may do blocks.
+		se := math.Max(re.shiftSE[ph], defaultRunCV*re.shiftSE[ph]/math.Max(re.tau[ph], 1e-9))
+		z := -re.shift[ph] / se
 		p := 2 * stats.TSurvival(math.Abs(z), re.shiftDF[ph])
 		if math.IsInf(re.shiftDF[ph], 1) {
 			p = 2 * (1 - stats.NormalCDF(math.Abs(z)))
 		}
-		g := &groupPending{tests: ts, measured: re.measured[ph], shift: true,
+		g := &groupPending{tests: ts, measured: re.measured[ph], shift: true, within: math.Expm1(re.shift[ph]),
 			out: &results.GroupComparison{Kind: results.GroupShift, Phase: ph, Change: math.Expm1(re.shift[ph]), Z: z, P: p}}
 		for _, t := range ts {
 			g.out.Cells = append(g.out.Cells, t.id.String())
@@ -233,8 +242,11 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 		if out.Phase == results.PhasePrefill {
 			dd = th.Delta[results.MetricPromptTokPerS]
 		}
-		worse := out.Change < -dd
-		better := out.Change > dd
+		// Both the whole change and the change within the runs must be beyond δ: a row that
+		// moved with its run is the shift's, a row that moved against a run that moved the other
+		// way is not slower.
+		worse := out.Change < -dd && g.within < -dd
+		better := out.Change > dd && g.within > dd
 		sig := out.Q <= level
 		desc := fmt.Sprintf("%s: mean change %s over %d cells, z = %+.1f", out.Name(), pct(out.Change), len(out.Cells), out.Z)
 		switch {

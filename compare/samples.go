@@ -31,6 +31,8 @@ type sideData struct {
 	accept []*results.DecodeCell
 	// fx are the run factors of the side's files by file index (runeffect.go); nil: none.
 	fx []map[results.Phase]float64
+	// blocks says, by file index, that a file's trials are the blocks of a paired run.
+	blocks []bool
 }
 
 // adj returns what to subtract from a log value of metric m read from file (runeffect.go).
@@ -45,13 +47,31 @@ func (s *sideData) adj(file int, m results.Metric) float64 {
 	return adjustment(s.fx[file], p, m)
 }
 
-// runs returns how many files (server lifetimes) the side's values come from.
+// runs returns how many server lifetimes the side's values come from: one per file, or one per
+// trial of a paired run's file (each of its blocks is served by its own server).
 func (s *sideData) runs() int {
-	seen := map[int]bool{s.file: true}
-	for _, e := range s.extra {
-		seen[e.file] = true
+	n := 0
+	count := func(file int, d *results.DecodeCell, p *results.PrefillCell) {
+		if file < len(s.blocks) && s.blocks[file] {
+			switch {
+			case d != nil:
+				n += max(1, len(d.Trials))
+			case p != nil:
+				n += max(1, len(p.Trials))
+			}
+			return
+		}
+		n++
 	}
-	return len(seen)
+	seen := map[int]bool{s.file: true}
+	count(s.file, s.decode, s.prefill)
+	for _, e := range s.extra {
+		if !seen[e.file] {
+			seen[e.file] = true
+			count(e.file, e.decode, e.prefill)
+		}
+	}
+	return n
 }
 
 // sideValueSource is a cell from one more file of the same side.

@@ -345,6 +345,9 @@ type Noise struct {
 	// Moderated is set when the history variance was shrunk toward its noise class's (cells of
 	// one phase and prior): the degrees of freedom the class lent it.
 	Moderated *float64 `json:"moderated,omitempty"`
+	// PooledRuns is set where the base's value pools its runs with the history's newest level
+	// (the pooled baseline): how many runs.
+	PooledRuns int `json:"pooled_runs,omitempty"`
 	// PriorReason says, for Source NoisePrior, why nothing better was available: one of the
 	// Prior* constants.
 	PriorReason string `json:"prior_reason,omitempty"`

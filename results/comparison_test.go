@@ -3,6 +3,7 @@ package results_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -17,14 +18,20 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// sampleComparison compares two synthetic runs, the second with a slower 16K row.
+// sampleComparison compares two synthetic runs, the second with a slower 16K row, with a history
+// of ten base runs (so that the slowdown is a regression, not unproven).
 func sampleComparison(t testing.TB) *results.Comparison {
 	t.Helper()
 	m := calibrate.NewMatrix(21, 1)
 	r := rand.New(rand.NewPCG(21, 1))
+	var hist []*results.File
+	for i := range 10 {
+		hist = append(hist, m.Run(r, fmt.Sprint("hist-", i), nil))
+	}
 	c, err := compare.Compare(compare.Input{
-		Base: []*results.File{m.Run(r, "b", nil)},
-		Head: []*results.File{m.Run(r, "h", &calibrate.Slowdown{ContextLabel: "16K", RateFactor: 0.9, TTFTFactor: 1.2})},
+		History: hist,
+		Base:    []*results.File{m.Run(r, "b", nil)},
+		Head:    []*results.File{m.Run(r, "h", &calibrate.Slowdown{ContextLabel: "16K", RateFactor: 0.9, TTFTFactor: 1.2})},
 	}, compare.DefaultThresholds())
 	if err != nil {
 		t.Fatal(err)
