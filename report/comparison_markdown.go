@@ -33,6 +33,7 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 	icon := map[results.Verdict]string{
 		results.VerdictRegression: "❌", results.VerdictImprovement: "✅", results.VerdictUnchanged: "✅",
 		results.VerdictInconclusive: "⚠️", results.VerdictNotComparable: "⚠️",
+		results.VerdictUnproven: "❓", results.VerdictIncomplete: "🧩",
 	}[c.Verdict]
 	fmt.Fprintf(ew, "## %s speedmatrix: %s\n\n%s\n\n", icon, strings.ReplaceAll(string(c.Verdict), "_", " "), headline(c))
 	fmt.Fprintln(ew, "| | regression | improvement | unchanged | inconclusive | not comparable |")

@@ -20,6 +20,8 @@ const (
 	MarkUnchanged     = "="
 	MarkInconclusive  = "?"
 	MarkNotComparable = "·"
+	MarkUnproven      = "~" // possibly worse beyond δ, bounded by the prior alone
+	MarkIncomplete    = "!" // the head lacks data it should hold
 )
 
 // VerdictMark returns the mark of a verdict.
@@ -33,6 +35,10 @@ func VerdictMark(v results.Verdict) string {
 		return MarkUnchanged
 	case results.VerdictInconclusive:
 		return MarkInconclusive
+	case results.VerdictUnproven:
+		return MarkUnproven
+	case results.VerdictIncomplete:
+		return MarkIncomplete
 	}
 	return MarkNotComparable
 }
@@ -261,6 +267,10 @@ func headline(c *results.Comparison) string {
 			return fmt.Sprintf("Underpowered: none of the %d compared cell-metrics could be decided. The noise is too large for these thresholds, so this comparison can neither find nor rule out a regression; measure again (rerun advice below) or raise δ.", c.Summary.Tests)
 		}
 		return fmt.Sprintf("No regression found, but %d of %d compared cell-metrics are inconclusive: they can neither find nor rule out a change beyond δ.", mc.Inconclusive, c.Summary.Tests)
+	case results.VerdictUnproven:
+		return "Unproven: a change worse than δ that only the prior bounds, neither shown nor ruled out; a prior alone never blocks, and it does not pass either: store history or a paired run (speedmatrix run --paired, /bench paired) decides it."
+	case results.VerdictIncomplete:
+		return "Incomplete: the head lacks data it should hold (a cell the plan or the base has, a partial run, a window that stalled; see the warnings). Missing data never passes."
 	}
 	return "Nothing could be compared: no cell was measured in both files."
 }

@@ -58,6 +58,7 @@ const (
 	VerdictHeadMoved      = "head_moved"      // the PR's head moved before the measurement
 	VerdictPending        = "pending"         // decide mode: the measuring job is to run
 	VerdictConfigChanged  = "config_changed"  // report mode: the head measured another config than the baseline
+	VerdictBaselineError  = "baseline_error"  // the baseline could not be resolved (an API error): the check fails
 )
 
 // job is one invocation of the action.
@@ -112,6 +113,9 @@ type outcome struct {
 	// ConfigChanged is set when the store's baseline is of another config than the head's
 	// (report mode, configChanged): the check fails, NoBaseline says why.
 	ConfigChanged bool
+	// Unresolved, when set, says why the baseline could not be resolved (a *baselineError):
+	// the check fails, nothing was compared.
+	Unresolved string
 	Baseline      bool
 	// Paired is set when the comparison is of a paired run (paired.go).
 	Paired *pairedInfo
@@ -574,13 +578,21 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 	var hist []*results.File
 	baseCommit := "" // the stored result's commit, which the PR's stored result cites
 	if j.in.Baseline == "" {
-		if sb, ok := j.storeBaseline(ctx, rs, p, head); ok {
+		sb, ok, err := j.storeBaseline(ctx, rs, p, head)
+		var be *baselineError
+		switch {
+		case errors.As(err, &be):
+			// Fail closed: the local directory is not asked either, it would say "no baseline".
+			out.Unresolved = be.why()
+			j.putPR(ctx, rs, p, "", head)
+			return out, nil
+		case ok:
 			base, hist, baseCommit = sb.base, sb.hist, sb.commit
 			warnings = append(warnings, sb.warnings...)
 			if err := results.WriteFile(filepath.Join(j.in.ArtifactDir, artifactBase), base); err != nil {
 				return out, err
 			}
-		} else if sb.why != "" {
+		case sb.why != "":
 			out.NoBaseline = "No baseline in the store: " + sb.why + "."
 		}
 	}
@@ -664,35 +676,40 @@ func (j *job) compareWithHistory(out outcome, base *results.File, hist []*result
 	return out, nil
 }
 
-// conclusion maps an outcome to the check's conclusion and the verdict output.
+// conclusion maps an outcome to the check's conclusion and the verdict output. A comparison's
+// conclusion is its row of results.Outcomes (docs/verdicts.md), changed only by the setting the
+// row names: github.fail_on_regression and an acceptance for a regression, github.undecided for
+// an unproven matrix; github.no_baseline is publish's (it applies to pull requests only).
 func (j *job) conclusion(out outcome, accepted *Acceptance) (ghbot.Conclusion, string) {
 	switch {
 	case out.Baseline:
 		return ghbot.ConclusionSuccess, VerdictBaseline
+	case out.Unresolved != "":
+		return ghbot.ConclusionFailure, VerdictBaselineError
 	case out.ConfigChanged:
 		return ghbot.ConclusionFailure, VerdictConfigChanged
 	case out.NoBaseline != "" || out.Comparison == nil:
 		return ghbot.ConclusionNeutral, VerdictNoBaseline
 	}
-	v := out.Comparison.Verdict
-	switch v {
+	o := results.OutcomeOf(out.Comparison.Verdict)
+	switch o.Verdict {
 	case results.VerdictRegression:
 		switch {
 		case accepted != nil:
 			return ghbot.ConclusionSuccess, VerdictAccepted
 		case !j.cfg.GitHub.FailOnRegression:
-			return ghbot.ConclusionNeutral, string(v)
+			return ghbot.ConclusionNeutral, string(o.Verdict)
 		}
-		return ghbot.ConclusionFailure, string(v)
-	case results.VerdictImprovement, results.VerdictUnchanged:
-		return ghbot.ConclusionSuccess, string(v)
-	case results.VerdictInconclusive:
-		if j.cfg.GitHub.Undecided == config.UndecidedNeutral {
-			return ghbot.ConclusionNeutral, string(v)
+	case results.VerdictUnproven:
+		switch j.cfg.GitHub.Undecided {
+		case config.UndecidedNeutral:
+			return ghbot.ConclusionNeutral, string(o.Verdict)
+		case config.UndecidedSuccess:
+			return ghbot.ConclusionSuccess, string(o.Verdict)
 		}
-		return ghbot.ConclusionSuccess, string(v)
+		return ghbot.ConclusionFailure, string(o.Verdict)
 	}
-	return ghbot.ConclusionNeutral, string(results.VerdictNotComparable)
+	return ghbot.Conclusion(o.Check), string(o.Verdict)
 }
 
 // render fills the context of a render input and renders it.
@@ -730,7 +747,7 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 		accepted = nil
 	}
 	conclusion, verdict := j.conclusion(out, accepted)
-	if verdict == VerdictNoBaseline && p.PR != 0 && j.cfg.GitHub.NoBaseline == config.NoBaselineFailure {
+	if (verdict == VerdictNoBaseline || verdict == string(results.VerdictNotComparable)) && p.PR != 0 && j.cfg.GitHub.NoBaseline == config.NoBaselineFailure {
 		// A required check passes on neutral: github.no_baseline failure keeps an unmeasured
 		// pull request from merging.
 		conclusion = ghbot.ConclusionFailure
@@ -758,7 +775,7 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 	var buttons []ghbot.CheckAction
 	if out.Comparison != nil {
 		buttons = append(buttons, ghbot.ButtonRerun)
-		if conclusion == ghbot.ConclusionFailure {
+		if conclusion == ghbot.ConclusionFailure && out.Comparison.Verdict == results.VerdictRegression {
 			buttons = append(buttons, ghbot.ButtonAccept)
 		}
 	}

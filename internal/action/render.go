@@ -191,6 +191,10 @@ func headline(in renderInput) string {
 	case results.VerdictInconclusive:
 		return fmt.Sprintf("Not blocked: no slowdown found in %d %s; %d too noisy to tell in one run",
 			checked, plural(checked, "cell", "cells"), cc.Inconclusive)
+	case results.VerdictUnproven:
+		return "Unproven: a slowdown only the prior bounds; a paired run (/bench paired, paired.mode: auto) or store history decides it"
+	case results.VerdictIncomplete:
+		return "Incomplete: the head lacks data it should hold; missing data never passes"
 	}
 	return "Not compared: no cell could be compared"
 }
@@ -241,6 +245,10 @@ func icon(in renderInput) string {
 		return "➖"
 	case in.Comparison.Verdict == results.VerdictRegression && in.Accepted == nil:
 		return "🔴"
+	case in.Comparison.Verdict == results.VerdictUnproven:
+		return "🟠"
+	case in.Comparison.Verdict == results.VerdictIncomplete:
+		return "🧩"
 	}
 	return "🟢"
 }

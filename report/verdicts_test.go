@@ -1,0 +1,83 @@
+package report
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+const (
+	verdictTableBegin = "<!-- verdict-table:begin"
+	verdictTableEnd   = "<!-- verdict-table:end -->"
+)
+
+// TestVerdictsDoc: the table in docs/verdicts.md is report.VerdictTable, rendered from
+// results.Outcomes; -update rewrites it.
+func TestVerdictsDoc(t *testing.T) {
+	path := filepath.Join("..", "docs", "verdicts.md")
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(doc)
+	i := strings.Index(s, verdictTableBegin)
+	j := strings.Index(s, verdictTableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("%s lacks the markers %q … %q around the verdict table", path, verdictTableBegin, verdictTableEnd)
+	}
+	i += strings.Index(s[i:], "\n") + 1
+	got, want := s[i:j], VerdictTable()
+	if got == want {
+		return
+	}
+	if *update {
+		if err := os.WriteFile(path, []byte(s[:i]+want+s[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("the table of %s differs from results.Outcomes (go test ./report -run TestVerdictsDoc -update rewrites it):\n--- doc\n%s--- table\n%s", path, got, want)
+}
+
+// TestVerdictTable: one row per verdict of results.Outcomes, in its order, each saying its exit
+// status, its default conclusion and whether it passes a required check.
+func TestVerdictTable(t *testing.T) {
+	lines := strings.Split(strings.TrimSuffix(VerdictTable(), "\n"), "\n")
+	if len(lines) != 2+len(results.Outcomes) {
+		t.Fatalf("%d lines, want the header, the rule and %d rows:\n%s", len(lines), len(results.Outcomes), VerdictTable())
+	}
+	for k, o := range results.Outcomes {
+		cols := strings.Split(lines[2+k], " | ")
+		if len(cols) != 6 {
+			t.Fatalf("row %d has %d columns, want 6: %q", k, len(cols), lines[2+k])
+		}
+		pass := map[bool]string{true: "yes", false: "no"}[o.Passes]
+		if cols[0] != "| `"+string(o.Verdict)+"`" || cols[1] != string(rune('0'+o.Exit)) || cols[2] != "`"+o.Check+"`" || cols[4] != pass {
+			t.Errorf("row %d = %q, want verdict %s, exit %d, check %s, passes %s", k, lines[2+k], o.Verdict, o.Exit, o.Check, pass)
+		}
+	}
+}
+
+// TestVerdictRow: the check's summary line quotes the row of its verdict and links the table.
+func TestVerdictRow(t *testing.T) {
+	for _, tc := range []struct {
+		v    results.Verdict
+		want []string
+	}{
+		{results.VerdictUnproven, []string{"`unproven`", "check `failure`", "`github.undecided`", "does not pass a required check", "exits 4", "`/bench paired`", VerdictsURL}},
+		{results.VerdictIncomplete, []string{"`incomplete`", "check `failure`", "does not pass", "exits 4", "missing data never passes"}},
+		{results.VerdictInconclusive, []string{"`inconclusive`", "check `success`", "which passes a required check", "exits 0"}},
+		{results.VerdictNotComparable, []string{"`not_comparable`", "check `neutral`", "`github.no_baseline`", "exits 4"}},
+		{results.VerdictRegression, []string{"`regression`", "check `failure`", "`github.fail_on_regression`", "exits 3"}},
+	} {
+		got := VerdictRow(tc.v)
+		for _, w := range tc.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("VerdictRow(%s) = %q lacks %q", tc.v, got, w)
+			}
+		}
+	}
+}
