@@ -18,6 +18,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -116,7 +117,7 @@ type outcome struct {
 	// Unresolved, when set, says why the baseline could not be resolved (a *baselineError):
 	// the check fails, nothing was compared.
 	Unresolved string
-	Baseline      bool
+	Baseline   bool
 	// Paired is set when the comparison is of a paired run (paired.go).
 	Paired *pairedInfo
 }
@@ -718,6 +719,9 @@ func (j *job) render(p plan, out outcome, in renderInput) page {
 	in.ServerURL, in.RunURL, in.ArtifactURL = strings.TrimRight(j.ghc.ServerURL, "/"), j.runURL, j.artifactURL
 	if !in.Measuring && in.Cancelled == "" {
 		in.Head, in.Comparison, in.NoBaseline, in.Baseline = out.Head, out.Comparison, out.NoBaseline, out.Baseline
+		if out.Unresolved != "" {
+			in.Comparison, in.NoBaseline = nil, out.Unresolved
+		}
 	}
 	in.FailOff = !j.cfg.GitHub.FailOnRegression
 	in.CheckName = j.checkName()
@@ -752,12 +756,20 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 		// pull request from merging.
 		conclusion = ghbot.ConclusionFailure
 	}
-	r := j.render(p, out, renderInput{Accepted: accepted, Conclusion: conclusion})
+	in := renderInput{Accepted: accepted, Conclusion: conclusion}
 	switch {
+	case out.Unresolved != "":
+		in.Blocked = fmt.Sprintf("Blocked: the baseline of %s could not be resolved, so nothing was compared", ghbot.ShortSHA(p.HeadSHA))
 	case out.ConfigChanged:
-		r.title = fmt.Sprintf("Blocked: %s measured another config than the default branch's baseline", ghbot.ShortSHA(p.HeadSHA))
+		in.Blocked = fmt.Sprintf("Blocked: the config changed — %s measured another config than the default branch's baseline", ghbot.ShortSHA(p.HeadSHA))
 	case conclusion == ghbot.ConclusionFailure && verdict == VerdictNoBaseline:
-		r.title = fmt.Sprintf("Blocked: nothing to compare %s with (github.no_baseline: failure)", ghbot.ShortSHA(p.HeadSHA))
+		in.Blocked = fmt.Sprintf("Blocked: nothing to compare %s with (github.no_baseline: failure)", ghbot.ShortSHA(p.HeadSHA))
+	}
+	r := j.render(p, out, in)
+	summary := r.summary
+	if out.Comparison != nil && verdict != VerdictNoBaseline {
+		// The row of results.Outcomes that decided the conclusion (docs/verdicts.md).
+		summary = afterFirstLine(summary, report.VerdictRow(out.Comparison.Verdict))
 	}
 	st := j.state(p, phaseDone, out, conclusion)
 	st.Accepted = accepted
@@ -785,7 +797,7 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 	}
 	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
 		Conclusion: conclusion, DetailsURL: j.runURL, Actions: buttons,
-		Output: ghbot.CheckOutput{Title: r.title, Summary: cs.line() + "\n" + r.summary, Text: r.text},
+		Output: ghbot.CheckOutput{Title: r.title, Summary: cs.line() + "\n" + summary, Text: r.text},
 	}); err != nil {
 		return err
 	}
