@@ -1084,7 +1084,7 @@ func (m *model) commands() string {
 		cmds = append(cmds, "`/bench rerun [cells]` measures the undecided (or the named) cells again")
 		cmds = append(cmds, "`/bench paired [cells]` measures base and head alternately on one runner")
 	}
-	if m.state == StateBlocked {
+	if m.state == StateBlocked && m.c != nil {
 		cmds = append(cmds, "`/bench accept <reason>` accepts this slowdown for this commit")
 	}
 	cmds = append(cmds, "`/bench help`")

@@ -211,7 +211,7 @@ func (g GitHubCommits) MergeBase(ctx context.Context, base, head string) (string
 	}
 	if err != nil {
 		if st := statusOf(resp); st != 0 {
-			return "", fmt.Errorf("GET /repos/%s/%s/compare answered HTTP %d: %w", g.Owner, g.Repo, st, err)
+			return "", fmt.Errorf("GET /repos/%s/%s/compare answered HTTP %d%s: %w", g.Owner, g.Repo, st, apiMessage(err), errStatus)
 		}
 		return "", fmt.Errorf("GET /repos/%s/%s/compare: %w", g.Owner, g.Repo, err)
 	}
@@ -298,11 +298,24 @@ func (g GitHubCommits) listPage(ctx context.Context, opts *github.CommitsListOpt
 	case err == nil:
 		return list, resp, nil
 	case ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded):
-		return nil, resp, fmt.Errorf("GET /repos/%s/%s/commits timed out after %s: %w", g.Owner, g.Repo, timeout, err)
+		return nil, resp, fmt.Errorf("GET /repos/%s/%s/commits timed out after %s: %w", g.Owner, g.Repo, timeout, context.DeadlineExceeded)
 	case statusOf(resp) != 0:
-		return nil, resp, fmt.Errorf("GET /repos/%s/%s/commits answered HTTP %d: %w", g.Owner, g.Repo, statusOf(resp), err)
+		return nil, resp, fmt.Errorf("GET /repos/%s/%s/commits answered HTTP %d%s: %w", g.Owner, g.Repo, statusOf(resp), apiMessage(err), errStatus)
 	}
 	return nil, resp, fmt.Errorf("GET /repos/%s/%s/commits: %w", g.Owner, g.Repo, err)
+}
+
+// errStatus is what a GitHub API error of the commit graph wraps: the message names the request
+// and its status, without go-github's whole URL.
+var errStatus = errors.New("the GitHub API failed")
+
+// apiMessage is " (message)" of a GitHub API error response, "" when it has none.
+func apiMessage(err error) string {
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && strings.TrimSpace(er.Message) != "" {
+		return " (" + strings.TrimSpace(er.Message) + ")"
+	}
+	return ""
 }
 
 // GitCommits is Commits over a local clone, running git (for the CLI).

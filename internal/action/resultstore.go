@@ -222,8 +222,8 @@ func (e *baselineError) Unwrap() error { return e.err }
 
 // why is the sentence the check and the comment show: what failed and what to do.
 func (e *baselineError) why() string {
-	return "The baseline could not be resolved, so nothing was compared and the check fails (an error is never taken for a missing baseline): " +
-		firstLine(e.err.Error()) + ". Rerun with `/bench` (or re-run the job) once GitHub answers; if it keeps failing, check that the workflow's token can read the repository (permissions: `contents: read`)."
+	return strings.TrimPrefix(firstLine(e.err.Error()), "baseline: ") + ". An error is never taken for a missing baseline, so the check fails. " +
+		"What to do: rerun with /bench (or re-run the job) once GitHub answers; if it keeps failing, check that the workflow's token can read the repository's contents (permissions: contents: read)."
 }
 
 // storedBase is a baseline from the store with what compare takes beside it.

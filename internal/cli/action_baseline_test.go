@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
+)
+
+// failListing makes the fake's commit listing (GET /repos/{o}/{r}/commits) fail for the rest of
+// the test: with a 500 (every retry too), or by hanging until the listing's own timeout ends
+// the request (in the simulator's time).
+func failListing(e *storeEnv, fault string) {
+	path := "/repos/" + actRepo + "/commits"
+	switch fault {
+	case "500":
+		e.srv.Fail(ghtest.Fault{Method: http.MethodGet, Path: path, Exact: true, Status: http.StatusInternalServerError, Times: 1000})
+	case "timeout":
+		// The listing's own timeout (store.DefaultPageTimeout, in the bubble's clock) ends it.
+		e.srv.Fail(ghtest.Fault{Method: http.MethodGet, Path: path, Exact: true, Hang: true, Times: 1000})
+	}
+}
+
+// TestActionBaselineListingFails: the merge-base's own results need no commit listing, so a
+// listing that fails (500) or hangs (timeout) still compares with them; when the merge-base has
+// none, the failed listing fails the check with the reason (the request, its status, what to
+// do), never "no baseline" and never a neutral check.
+func TestActionBaselineListingFails(t *testing.T) {
+	for _, fault := range []string{"500", "timeout"} {
+		t.Run(fault+"/merge-base has results", func(t *testing.T) {
+			e := newStoreEnv(t, 0)
+			e.simTime = true // the retries' backoff and the timeout pass in the simulator's time
+			e.put(prBase)
+			failListing(e, fault)
+			out, cmp, body := e.runPR()
+			if cmp == nil || out["verdict"] == "no_baseline" || out["verdict"] == "baseline_error" {
+				t.Fatalf("verdict %q, comparison %v; want the merge-base's results compared\n%s", out["verdict"], cmp != nil, body)
+			}
+			if strings.Contains(body, "No baseline") {
+				t.Errorf("the comment says there is no baseline:\n%s", body)
+			}
+		})
+		t.Run(fault+"/merge-base lacks results", func(t *testing.T) {
+			e := newStoreEnv(t, 0)
+			e.simTime = true
+			e.put(e.a1) // only the listing would find it
+			failListing(e, fault)
+			out, cmp, body := e.runPR()
+			body = strings.ReplaceAll(body, `\`, "") // the comment escapes the reason's markdown
+			if cmp != nil || out["verdict"] != "baseline_error" || out["conclusion"] != "failure" {
+				t.Fatalf("verdict %q, conclusion %q, comparison %v; want baseline_error, failure, none\n%s", out["verdict"], out["conclusion"], cmp != nil, body)
+			}
+			checks := checksOn(e.srv.State(), prHead)
+			if len(checks) != 1 {
+				t.Fatalf("%d check runs on the head, want 1", len(checks))
+			}
+			c := checks[0]
+			c.Summary = strings.ReplaceAll(c.Summary, `\`, "")
+			reason := map[string]string{"500": "answered HTTP 500", "timeout": "timed out"}[fault]
+			if c.Conclusion != "failure" {
+				t.Errorf("check conclusion %q, want failure", c.Conclusion)
+			}
+			for _, w := range []string{reason, "/commits", "could not be listed", "rerun with /bench", "contents: read"} {
+				if !strings.Contains(c.Summary, w) {
+					t.Errorf("check summary lacks %q:\n%s", w, c.Summary)
+				}
+				if !strings.Contains(body, w) {
+					t.Errorf("comment lacks %q:\n%s", w, body)
+				}
+			}
+			if !strings.HasPrefix(c.Title, "Blocked: the baseline") {
+				t.Errorf("check title %q, want it to say the baseline blocks", c.Title)
+			}
+			for _, bad := range []string{"No baseline", "nothing is blocked"} {
+				if strings.Contains(body, bad) || strings.Contains(c.Summary, bad) {
+					t.Errorf("the comment or the check says %q:\n%s", bad, body)
+				}
+			}
+		})
+	}
+}
