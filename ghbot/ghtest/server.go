@@ -187,11 +187,11 @@ type Fault struct {
 	Exact        bool
 	// Hang answers nothing: the request waits until the client gives up on it (its context
 	// ends, a timeout), as a GitHub that never answers.
-	Hang bool
-	Status       int
-	Header       http.Header
-	Body         string
-	Times        int
+	Hang   bool
+	Status int
+	Header http.Header
+	Body   string
+	Times  int
 }
 
 // Server is the fake GitHub API.
