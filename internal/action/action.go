@@ -761,7 +761,7 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 	case out.Unresolved != "":
 		in.Blocked = fmt.Sprintf("Blocked: the baseline of %s could not be resolved, so nothing was compared", ghbot.ShortSHA(p.HeadSHA))
 	case out.ConfigChanged:
-		in.Blocked = fmt.Sprintf("Blocked: the config changed — %s measured another config than the default branch's baseline", ghbot.ShortSHA(p.HeadSHA))
+		in.Blocked = fmt.Sprintf("Blocked: %s measured another config than the default branch's baseline (the config changed), so the merge is blocked until it is measured there", ghbot.ShortSHA(p.HeadSHA))
 	case conclusion == ghbot.ConclusionFailure && verdict == VerdictNoBaseline:
 		in.Blocked = fmt.Sprintf("Blocked: nothing to compare %s with (github.no_baseline: failure)", ghbot.ShortSHA(p.HeadSHA))
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
+	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // failListing makes the fake's commit listing (GET /repos/{o}/{r}/commits) fail for the rest of
@@ -78,5 +79,31 @@ func TestActionBaselineListingFails(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestActionConfigChangedHeading: a config_changed check fails, and the comment's heading says
+// so (the config changed, the merge is blocked), never "⚪ No baseline … nothing is blocked".
+func TestActionConfigChangedHeading(t *testing.T) {
+	e := newStoreEnv(t, 0)
+	e.put(prBase)
+	head := scaled(t, 1)
+	head.Run.LaunchCommand += " --max-num-seqs 1024"
+	reportPR(e.actEnv)
+	writeArtifact(t, e.actEnv, prMeta("2"), map[string]*results.File{"results.json": head})
+	out := mustRun(t, e.actEnv)
+	wantOutputs(t, out, map[string]string{"verdict": "config_changed", "conclusion": "failure"})
+	cs := botComments(e.srv.State())
+	if len(cs) != 1 {
+		t.Fatalf("%d bot comments, want 1", len(cs))
+	}
+	body := cs[0].Body
+	if !strings.Contains(body, "### ❌ Blocked: ec26c3e measured another config") || !strings.Contains(body, "(the config changed), so the merge is blocked") {
+		t.Errorf("the comment's heading does not say the config changed and the merge is blocked:\n%s", body)
+	}
+	for _, bad := range []string{"No baseline", "nothing is blocked", "⚪"} {
+		if strings.Contains(body, bad) {
+			t.Errorf("the comment of a failed config_changed check says %q:\n%s", bad, body)
+		}
 	}
 }
