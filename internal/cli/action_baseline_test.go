@@ -107,3 +107,41 @@ func TestActionConfigChangedHeading(t *testing.T) {
 		}
 	}
 }
+
+// TestActionReportBaselineListingFails: the report mode resolves the baseline from the store as
+// the full mode does, so a failed listing with no results at the merge-base fails its check
+// with the reason too; with the merge-base's results it compares.
+func TestActionReportBaselineListingFails(t *testing.T) {
+	for _, tc := range []struct {
+		name, stored, verdict, conclusion string
+	}{
+		{"merge-base has results", prBase, "", ""},
+		{"merge-base lacks results", "a1", "baseline_error", "failure"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newStoreEnv(t, 0)
+			e.simTime = true
+			sha := tc.stored
+			if sha == "a1" {
+				sha = e.a1
+			}
+			e.put(sha)
+			failListing(e, "500")
+			reportPR(e.actEnv)
+			writeArtifact(t, e.actEnv, prMeta("2"), map[string]*results.File{"results.json": scaled(t, 1)})
+			out := mustRun(t, e.actEnv)
+			c := oneCheck(t, e.srv.State(), prHead)
+			summary := strings.ReplaceAll(c.Summary, `\`, "")
+			if tc.verdict == "" {
+				if v := out["verdict"]; v == "baseline_error" || v == "no_baseline" || out["comparison"] == "" {
+					t.Fatalf("verdict %q, comparison %q; want the merge-base's results compared\n%s", v, out["comparison"], summary)
+				}
+				return
+			}
+			wantOutputs(t, out, map[string]string{"verdict": tc.verdict, "conclusion": tc.conclusion})
+			if c.Conclusion != tc.conclusion || !strings.Contains(summary, "answered HTTP 500") || !strings.Contains(summary, "rerun with /bench") {
+				t.Errorf("check %s:\n%s", c.Conclusion, summary)
+			}
+		})
+	}
+}
