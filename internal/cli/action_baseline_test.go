@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
+	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -40,6 +41,11 @@ func TestActionBaselineListingFails(t *testing.T) {
 			}
 			if strings.Contains(body, "No baseline") {
 				t.Errorf("the comment says there is no baseline:\n%s", body)
+			}
+			// The check's summary quotes the row of its verdict in the one table.
+			c := oneCheck(t, e.srv.State(), prHead)
+			if !strings.Contains(c.Summary, "**Verdict `"+string(cmp.Verdict)+"`**") || !strings.Contains(c.Summary, report.VerdictsURL) {
+				t.Errorf("the check's summary does not quote the row of %s:\n%s", cmp.Verdict, c.Summary)
 			}
 		})
 		t.Run(fault+"/merge-base lacks results", func(t *testing.T) {
