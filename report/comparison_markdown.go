@@ -64,7 +64,7 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 
 	writeMatrixTables(ew, c, "###")
 	fmt.Fprintln(ew)
-	fmt.Fprintln(ew, strings.Join(comparisonLegend, "<br>"))
+	fmt.Fprintln(ew, strings.Join(markLegend(c), "<br>"))
 
 	details := func(summary string, lines []string) {
 		if len(lines) == 0 {

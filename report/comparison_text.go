@@ -53,6 +53,26 @@ var comparisonLegend = []string{
 	MarkNotComparable + " not comparable: missing, not measured, or a status change (named)",
 }
 
+// markLegend is comparisonLegend with the marks of unproven and incomplete cell-metrics added
+// when c has any.
+func markLegend(c *results.Comparison) []string {
+	used := map[results.Verdict]bool{}
+	for _, cell := range c.Cells {
+		used[cell.Verdict] = true
+		for _, m := range cell.Metrics {
+			used[m.Verdict] = true
+		}
+	}
+	out := slices.Clone(comparisonLegend)
+	if used[results.VerdictUnproven] {
+		out = append(out, MarkUnproven+" unproven: possibly worse beyond δ, bounded by the prior alone; store history or a paired run decides it")
+	}
+	if used[results.VerdictIncomplete] {
+		out = append(out, MarkIncomplete+" incomplete: the head lacks data it should hold (missing, partial or stalled)")
+	}
+	return out
+}
+
 // verdictWord returns a verdict as a heading word.
 func verdictWord(v results.Verdict) string {
 	return strings.ToUpper(strings.ReplaceAll(string(v), "_", " "))
@@ -571,7 +591,7 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 		table(ew, "", tab)
 	}
 	fmt.Fprintln(ew)
-	for _, l := range comparisonLegend {
+	for _, l := range markLegend(c) {
 		fmt.Fprintln(ew, l)
 	}
 	for _, sec := range []struct {

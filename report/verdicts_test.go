@@ -81,3 +81,52 @@ func TestVerdictRow(t *testing.T) {
 		}
 	}
 }
+
+// TestComparisonTextNewVerdicts: the text and markdown renderings of an unproven and an
+// incomplete comparison say so in their headline and explain the cells' marks.
+func TestComparisonTextNewVerdicts(t *testing.T) {
+	for _, tc := range []struct {
+		v          results.Verdict
+		head, mark string
+	}{
+		{results.VerdictUnproven, "Unproven: a change worse than δ that only the prior bounds", MarkUnproven + " unproven"},
+		{results.VerdictIncomplete, "Incomplete: the head lacks data it should hold", MarkIncomplete + " incomplete"},
+	} {
+		t.Run(string(tc.v), func(t *testing.T) {
+			c := &results.Comparison{Verdict: tc.v, Cells: []results.CellComparison{{Cell: "decode/32K/8", Phase: results.PhaseDecode, ContextLabel: "32K", Concurrency: 8, Verdict: tc.v,
+				Metrics: []results.MetricComparison{{Metric: results.MetricTotalTokPerS, Verdict: tc.v}}}}}
+			var text, md strings.Builder
+			if err := ComparisonText(&text, c); err != nil {
+				t.Fatal(err)
+			}
+			if err := ComparisonMarkdown(&md, c); err != nil {
+				t.Fatal(err)
+			}
+			for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+				if !strings.Contains(out, tc.head) || !strings.Contains(out, tc.mark) {
+					t.Errorf("%s lacks %q or %q:\n%s", name, tc.head, tc.mark, out)
+				}
+			}
+			if VerdictMark(tc.v) == MarkNotComparable {
+				t.Errorf("VerdictMark(%s) is not comparable's", tc.v)
+			}
+		})
+	}
+}
+
+// TestCommentBlockedWithoutComparison: a check that fails with nothing compared (the config
+// changed, the baseline could not be resolved) gets a heading that says the merge is blocked,
+// with the reason, and no /bench accept (there is no regression to accept).
+func TestCommentBlockedWithoutComparison(t *testing.T) {
+	cm, err := NewComment(nil, CommentContext{Blocked: "Blocked: the config changed", NoBaseline: "another serve flag", PRNumber: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(cm.Body, "\n")
+	if cm.State != StateBlocked || cm.Title != "Blocked: the config changed" || first != "### ❌ Blocked: the config changed" {
+		t.Errorf("state %s, title %q, heading %q; want blocked with the words given", cm.State, cm.Title, first)
+	}
+	if !strings.Contains(cm.Body, "Why: another serve flag") || strings.Contains(cm.Body, "/bench accept") || strings.Contains(cm.Body, "No baseline") {
+		t.Errorf("body:\n%s", cm.Body)
+	}
+}
