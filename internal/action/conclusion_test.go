@@ -87,3 +87,21 @@ func TestRenderUndecided(t *testing.T) {
 		})
 	}
 }
+
+// TestPairedCells: paired.mode auto measures the slower, the unproven and the inconclusive
+// cells paired, and says how many of each.
+func TestPairedCells(t *testing.T) {
+	c := &results.Comparison{Cells: []results.CellComparison{
+		{Cell: "decode/8K/1", Verdict: results.VerdictUnchanged},
+		{Cell: "decode/8K/8", Verdict: results.VerdictInconclusive},
+		{Cell: "decode/32K/8", Verdict: results.VerdictUnproven},
+		{Cell: "decode/64K/8", Verdict: results.VerdictRegression},
+	}}
+	cells, why := pairedCells(c)
+	if got, want := strings.Join(cells, ","), "decode/64K/8,decode/32K/8,decode/8K/8"; got != want {
+		t.Errorf("cells %s, want %s", got, want)
+	}
+	if !strings.Contains(why, "1 cell slower, 1 unproven") {
+		t.Errorf("why %q does not count the unproven cell", why)
+	}
+}
