@@ -191,7 +191,7 @@ func TestValidate(t *testing.T) {
 		}},
 		{"serve without command", "engine:\n  serve: {port: 1}\n", []string{`f:2:10: engine.serve.command: want the server's launch command`}},
 		{"bot policies", "github: {undecided: maybe, merge_queue: always}\n", []string{
-			`f:1:21: github.undecided: "maybe": want success or neutral`,
+			`f:1:21: github.undecided: "maybe": want failure, neutral or success`,
 			`f:1:41: github.merge_queue: "always": want reuse or run`,
 		}},
 		{"build command empty", "engine:\n  source: .\n  build: {command: \" \"}\n", []string{`f:3:20: engine.build.command: want a command`}},

@@ -25,7 +25,7 @@ func Default() Config {
 			Paired:        Paired{Blocks: 4, Scheme: PairedABBA, Mode: PairedModeOff},
 		},
 		GitHub: GitHub{CheckName: "speedmatrix", Comment: CommentAlways, FailOnRegression: true,
-			Undecided: UndecidedSuccess, MergeQueue: MergeQueueReuse, NoBaseline: NoBaselineNeutral},
+			Undecided: UndecidedFailure, MergeQueue: MergeQueueReuse, NoBaseline: NoBaselineNeutral},
 		Store: Store{Branch: "speedmatrix-data", MinHistory: 10,
 			Retention: Retention{Keep: 100, KeepAA: 20, PRDays: 30}},
 	}
@@ -43,10 +43,11 @@ const (
 	CommentNever      = "never"
 )
 
-// The check's conclusion when nothing regressed but some cells are undecided (github.undecided).
+// The check's conclusion of an unproven matrix (github.undecided).
 const (
-	UndecidedSuccess = "success"
+	UndecidedFailure = "failure"
 	UndecidedNeutral = "neutral"
+	UndecidedSuccess = "success"
 )
 
 // The check's conclusion of a pull request's run without a baseline (github.no_baseline).

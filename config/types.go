@@ -206,8 +206,10 @@ type GitHub struct {
 	// FailOnRegression fails the check when a regression is found (unless it was accepted with
 	// /bench accept at that commit); off, a regression completes the check neutral.
 	FailOnRegression bool `yaml:"fail_on_regression"`
-	// Undecided is the check's conclusion when nothing regressed but some cells could not be
-	// decided: success (default; the cells are named) or neutral.
+	// Undecided is the check's conclusion of an unproven matrix (results.VerdictUnproven: a
+	// slowdown beyond δ that only the prior bounds, neither shown nor ruled out): failure
+	// (default), neutral or success. A required check passes on neutral and success, so only
+	// failure keeps an undecided slowdown from merging; history or a paired run decides it.
 	Undecided string `yaml:"undecided"`
 	// MergeQueue is what a merge_group event gets: reuse (default; the PR's success on its head
 	// is reported on the group's head, else it is measured) or run (always measure).

@@ -93,8 +93,8 @@ func (c Config) Validate() error {
 	if g := c.GitHub.Comment; g != CommentAlways && g != CommentRegression && g != CommentNever {
 		v.fail("github.comment", "%q: want %s, %s or %s", g, CommentAlways, CommentRegression, CommentNever)
 	}
-	if g := c.GitHub.Undecided; g != UndecidedSuccess && g != UndecidedNeutral {
-		v.fail("github.undecided", "%q: want %s or %s", g, UndecidedSuccess, UndecidedNeutral)
+	if g := c.GitHub.Undecided; g != UndecidedFailure && g != UndecidedNeutral && g != UndecidedSuccess {
+		v.fail("github.undecided", "%q: want %s, %s or %s", g, UndecidedFailure, UndecidedNeutral, UndecidedSuccess)
 	}
 	if g := c.GitHub.NoBaseline; g != NoBaselineNeutral && g != NoBaselineFailure {
 		v.fail("github.no_baseline", "%q: want %s or %s", g, NoBaselineNeutral, NoBaselineFailure)

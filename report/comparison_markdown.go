@@ -33,6 +33,7 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 	icon := map[results.Verdict]string{
 		results.VerdictRegression: "❌", results.VerdictImprovement: "✅", results.VerdictUnchanged: "✅",
 		results.VerdictInconclusive: "⚠️", results.VerdictNotComparable: "⚠️",
+		results.VerdictUnproven: "❓", results.VerdictIncomplete: "🧩",
 	}[c.Verdict]
 	fmt.Fprintf(ew, "## %s speedmatrix: %s\n\n%s\n\n", icon, strings.ReplaceAll(string(c.Verdict), "_", " "), headline(c))
 	fmt.Fprintln(ew, "| | regression | improvement | unchanged | inconclusive | not comparable |")
@@ -63,7 +64,7 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 
 	writeMatrixTables(ew, c, "###")
 	fmt.Fprintln(ew)
-	fmt.Fprintln(ew, strings.Join(comparisonLegend, "<br>"))
+	fmt.Fprintln(ew, strings.Join(markLegend(c), "<br>"))
 
 	details := func(summary string, lines []string) {
 		if len(lines) == 0 {

@@ -20,6 +20,8 @@ const (
 	MarkUnchanged     = "="
 	MarkInconclusive  = "?"
 	MarkNotComparable = "·"
+	MarkUnproven      = "~" // possibly worse beyond δ, bounded by the prior alone
+	MarkIncomplete    = "!" // the head lacks data it should hold
 )
 
 // VerdictMark returns the mark of a verdict.
@@ -33,6 +35,10 @@ func VerdictMark(v results.Verdict) string {
 		return MarkUnchanged
 	case results.VerdictInconclusive:
 		return MarkInconclusive
+	case results.VerdictUnproven:
+		return MarkUnproven
+	case results.VerdictIncomplete:
+		return MarkIncomplete
 	}
 	return MarkNotComparable
 }
@@ -45,6 +51,26 @@ var comparisonLegend = []string{
 	MarkUnchanged + " unchanged: shown to be within ±δ (two one-sided tests)",
 	MarkInconclusive + " inconclusive: neither; too noisy to tell at this δ (see the rerun advice)",
 	MarkNotComparable + " not comparable: missing, not measured, or a status change (named)",
+}
+
+// markLegend is comparisonLegend with the marks of unproven and incomplete cell-metrics added
+// when c has any.
+func markLegend(c *results.Comparison) []string {
+	used := map[results.Verdict]bool{}
+	for _, cell := range c.Cells {
+		used[cell.Verdict] = true
+		for _, m := range cell.Metrics {
+			used[m.Verdict] = true
+		}
+	}
+	out := slices.Clone(comparisonLegend)
+	if used[results.VerdictUnproven] {
+		out = append(out, MarkUnproven+" unproven: possibly worse beyond δ, bounded by the prior alone; store history or a paired run decides it")
+	}
+	if used[results.VerdictIncomplete] {
+		out = append(out, MarkIncomplete+" incomplete: the head lacks data it should hold (missing, partial or stalled)")
+	}
+	return out
 }
 
 // verdictWord returns a verdict as a heading word.
@@ -261,6 +287,10 @@ func headline(c *results.Comparison) string {
 			return fmt.Sprintf("Underpowered: none of the %d compared cell-metrics could be decided. The noise is too large for these thresholds, so this comparison can neither find nor rule out a regression; measure again (rerun advice below) or raise δ.", c.Summary.Tests)
 		}
 		return fmt.Sprintf("No regression found, but %d of %d compared cell-metrics are inconclusive: they can neither find nor rule out a change beyond δ.", mc.Inconclusive, c.Summary.Tests)
+	case results.VerdictUnproven:
+		return "Unproven: a change worse than δ that only the prior bounds, neither shown nor ruled out; a prior alone never blocks, and it does not pass either: store history or a paired run (speedmatrix run --paired, /bench paired) decides it."
+	case results.VerdictIncomplete:
+		return "Incomplete: the head lacks data it should hold (a cell the plan or the base has, a partial run, a window that stalled; see the warnings). Missing data never passes."
 	}
 	return "Nothing could be compared: no cell was measured in both files."
 }
@@ -561,7 +591,7 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 		table(ew, "", tab)
 	}
 	fmt.Fprintln(ew)
-	for _, l := range comparisonLegend {
+	for _, l := range markLegend(c) {
 		fmt.Fprintln(ew, l)
 	}
 	for _, sec := range []struct {

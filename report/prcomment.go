@@ -35,6 +35,12 @@ const (
 	StateAccepted   State = "accepted"    // a regression a maintainer accepted at this head
 	StateNoBaseline State = "no_baseline" // nothing to compare the head with: neutral
 	StateMeasuring  State = "measuring"   // the run is under way: in progress
+	// StateUnproven is a slowdown beyond δ that only the prior bounds: neither shown nor ruled
+	// out (results.VerdictUnproven; the check follows github.undecided, failure by default).
+	StateUnproven State = "unproven"
+	// StateIncomplete is a head that lacks data it should hold (results.VerdictIncomplete): the
+	// check fails, missing data never passes.
+	StateIncomplete State = "incomplete"
 )
 
 // DefaultCheckName is the check run's name when CommentContext.CheckName is empty.
@@ -91,6 +97,10 @@ type CommentContext struct {
 	Measuring bool
 	// NoBaseline says why there is no comparison (no stored baseline for the base commit, …).
 	NoBaseline string
+	// Blocked, when set without a comparison, is the first line's words of a check that fails
+	// although nothing was compared (the config changed, the baseline could not be resolved,
+	// github.no_baseline: failure); NoBaseline says why.
+	Blocked string
 	// NoCommands leaves out the /bench commands (when nobody can post them, e.g. on a push).
 	NoCommands bool
 	// ReadmeURL overrides the link that explains the comment's words.
@@ -125,7 +135,7 @@ var ErrNoComparison = errors.New("no comparison to render: pass one, or set Comm
 // NewComment renders the PR comment, the check run's output and the job summary for c (nil
 // while measuring or without a baseline) in context x.
 func NewComment(c *results.Comparison, x CommentContext) (*Comment, error) {
-	if c == nil && !x.Measuring && x.NoBaseline == "" {
+	if c == nil && !x.Measuring && x.NoBaseline == "" && x.Blocked == "" {
 		return nil, ErrNoComparison
 	}
 	if x.CheckName == "" {
@@ -324,6 +334,8 @@ type model struct {
 	slowerRows, fasterRows           []results.RowComparison
 	checked                          int
 	acceptVoid                       bool // an acceptance exists for another head
+	// unproven are the cells possibly slower beyond δ that only the prior bounds.
+	unproven []cellView
 }
 
 func newModel(c *results.Comparison, x CommentContext) *model {
@@ -340,6 +352,8 @@ func newModel(c *results.Comparison, x CommentContext) *model {
 				m.unchanged = append(m.unchanged, v)
 			case results.VerdictInconclusive:
 				m.noisy = append(m.noisy, v)
+			case results.VerdictUnproven:
+				m.unproven = append(m.unproven, v)
 			default:
 				r := notComparedReason(v.cell)
 				if _, ok := m.notCompared[r]; !ok {
@@ -406,8 +420,14 @@ func (m *model) decide() (State, string) {
 			what = s
 		}
 		return StateMeasuring, fmt.Sprintf("Measuring %s… this comment shows the results when the run ends", what)
+	case m.c == nil && m.x.Blocked != "":
+		return StateBlocked, m.x.Blocked
 	case m.c == nil:
 		return StateNoBaseline, "No baseline: nothing to compare this head with, so nothing is blocked"
+	case m.c.Verdict == results.VerdictIncomplete:
+		return StateIncomplete, "Incomplete: " + m.missingWords() + "; missing data never passes, so the merge is blocked"
+	case m.c.Verdict == results.VerdictUnproven:
+		return StateUnproven, "Unproven: " + m.unprovenWords() + " — a slowdown only the prior bounds: a paired run (`/bench paired`, paired.mode: auto) or store history decides it"
 	case m.c.Verdict == results.VerdictRegression:
 		if m.accepted() {
 			return StateAccepted, "Accepted: " + m.slowerWords() + " — accepted by " + m.acceptedBy()
@@ -418,6 +438,58 @@ func (m *model) decide() (State, string) {
 		return StateNoBaseline, "Nothing compared: no cell was measured by both base and head, so nothing is blocked"
 	}
 	return StatePassed, "No slowdown found: " + m.passedWords()
+}
+
+// missingWords says which data the head lacks: the cells marked incomplete, else the cells not
+// compared, else the comparison's first warning.
+func (m *model) missingWords() string {
+	var cells []string
+	for _, c := range m.c.Cells {
+		if c.Verdict == results.VerdictIncomplete {
+			cells = append(cells, c.Cell)
+		}
+	}
+	if len(cells) == 0 {
+		for _, r := range m.notComparedOrder {
+			cells = append(cells, m.notCompared[r]...)
+		}
+	}
+	switch {
+	case len(cells) > 0:
+		s := "the head lacks data for " + textout.Plural(len(cells), "cell", "cells") + " (" + strings.Join(cells[:min(len(cells), 3)], ", ")
+		if len(cells) > 3 {
+			s += fmt.Sprintf(" and %d more", len(cells)-3)
+		}
+		return s + ")"
+	case len(m.c.Warnings) > 0:
+		return "the head lacks data it should hold (" + firstSentence(m.c.Warnings[0]) + ")"
+	}
+	return "the head lacks data it should hold"
+}
+
+// firstSentence is s up to its first ". ", at most 200 characters, plain text.
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i]
+	}
+	return EscapeText(strings.TrimSuffix(strings.TrimSpace(s), "."), 200)
+}
+
+// unprovenWords is "2 cells possibly slower (decode/32K/8, decode/64K/8)".
+func (m *model) unprovenWords() string {
+	n := len(m.unproven)
+	if n == 0 {
+		return "a change worse than δ is neither shown nor ruled out"
+	}
+	var cells []string
+	for _, v := range m.unproven[:min(n, 3)] {
+		cells = append(cells, v.cell.Cell)
+	}
+	s := textout.Plural(n, "cell", "cells") + " possibly slower (" + strings.Join(cells, ", ")
+	if n > 3 {
+		s += fmt.Sprintf(" and %d more", n-3)
+	}
+	return s + ")"
 }
 
 // slowerWords is "2 cells slower, the worst by 8.8% (decode/32K/32, total tok/s)".
@@ -536,7 +608,7 @@ func (m *model) cutNote(dropped []string) string {
 
 // blocks renders the page.
 func (m *model) blocks() []block {
-	icon := map[State]string{StateBlocked: "❌", StatePassed: "✅", StateAccepted: "☑️", StateNoBaseline: "⚪", StateMeasuring: "⏳"}[m.state]
+	icon := map[State]string{StateBlocked: "❌", StatePassed: "✅", StateAccepted: "☑️", StateNoBaseline: "⚪", StateMeasuring: "⏳", StateUnproven: "❓", StateIncomplete: "🧩"}[m.state]
 	bs := []block{{name: "verdict", text: "### " + icon + " " + m.title + "\n"}}
 	bs = append(bs, block{name: "header", text: m.header()})
 	if m.state == StateMeasuring {
@@ -759,6 +831,9 @@ func (m *model) counts() string {
 	add(len(m.faster), "faster")
 	add(len(m.unchanged), "unchanged")
 	add(len(m.noisy), "too noisy to tell")
+	if len(m.unproven) > 0 {
+		add(len(m.unproven), "possibly slower (unproven)")
+	}
 	s := "**" + textout.Plural(m.checked, "cell", "cells") + " checked:** " + strings.Join(parts, " · ")
 	var nc []string
 	for _, r := range m.notComparedOrder {
@@ -1009,7 +1084,7 @@ func (m *model) commands() string {
 		cmds = append(cmds, "`/bench rerun [cells]` measures the undecided (or the named) cells again")
 		cmds = append(cmds, "`/bench paired [cells]` measures base and head alternately on one runner")
 	}
-	if m.state == StateBlocked {
+	if m.state == StateBlocked && m.c != nil {
 		cmds = append(cmds, "`/bench accept <reason>` accepts this slowdown for this commit")
 	}
 	cmds = append(cmds, "`/bench help`")

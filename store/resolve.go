@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/google/go-github/v66/github"
 
@@ -83,8 +84,11 @@ func (b Baseline) Warning() string {
 // holds default-branch results of it for q.ConfigID, else the nearest first-parent ancestor of
 // the merge-base that has them, at most q.MaxDepth steps back. Only commits on that walk can be
 // picked, so results of a commit a force push removed from the default branch are never a
-// baseline, and PR results are never one either. No baseline is not an error: the Baseline says
-// why (Reason), and the caller reports a neutral result.
+// baseline, and PR results are never one either. The merge-base's own results are found
+// without listing commits; only the walk past it lists them. No baseline is not an error: the
+// Baseline says why (Reason), and the caller reports it as github.no_baseline says. An error of
+// the commit graph (the compare API, the listing: a 5xx, a timeout) is an error, never "no
+// baseline": the caller must fail closed with its reason.
 func Resolve(ctx context.Context, c Commits, s Store, q Query) (Baseline, error) {
 	if q.MaxDepth <= 0 {
 		q.MaxDepth = DefaultMaxDepth
@@ -109,9 +113,19 @@ func Resolve(ctx context.Context, c Commits, s Store, q Query) (Baseline, error)
 	if mb == "" {
 		return Baseline{Reason: fmt.Sprintf("%s and %s have no common ancestor", q.Base, results.ShortCommit(q.Head))}, nil
 	}
+	if e, ok := byCommit[mb]; ok {
+		// The merge-base's own results need no commit listing: an outage of the listing
+		// cannot hide them.
+		f, err := s.Open(ctx, e)
+		if err != nil {
+			return Baseline{}, fmt.Errorf("baseline: %w", err)
+		}
+		return Baseline{Commit: mb, MergeBase: mb, Entry: e, File: f}, nil
+	}
 	walk, err := c.Ancestors(ctx, mb, q.MaxDepth)
 	if err != nil {
-		return Baseline{}, fmt.Errorf("baseline: ancestors of %s: %w", results.ShortCommit(mb), err)
+		// Never "no baseline": an ancestor the listing would have shown may hold results.
+		return Baseline{}, fmt.Errorf("baseline: the merge-base %s has no results, and its first-parent ancestors could not be listed: %w", results.ShortCommit(mb), err)
 	}
 	for i, sha := range walk {
 		e, ok := byCommit[sha]
@@ -181,7 +195,13 @@ type GitHubCommits struct {
 	// every reachable commit, merged branches' too, so the first-parent chain may need more
 	// pages than its length.
 	MaxPages int
+	// PageTimeout bounds each page of the listing (default DefaultPageTimeout): a listing that
+	// hangs is an error, never a wait as long as the job's.
+	PageTimeout time.Duration
 }
+
+// DefaultPageTimeout is how long GitHubCommits waits for one page of the commit listing.
+const DefaultPageTimeout = time.Minute
 
 // MergeBase implements Commits.
 func (g GitHubCommits) MergeBase(ctx context.Context, base, head string) (string, error) {
@@ -190,7 +210,10 @@ func (g GitHubCommits) MergeBase(ctx context.Context, base, head string) (string
 		return "", nil // no common ancestor, or an unknown commit
 	}
 	if err != nil {
-		return "", err
+		if st := statusOf(resp); st != 0 {
+			return "", fmt.Errorf("GET /repos/%s/%s/compare answered HTTP %d%s: %w", g.Owner, g.Repo, st, apiMessage(err), errStatus)
+		}
+		return "", fmt.Errorf("GET /repos/%s/%s/compare: %w", g.Owner, g.Repo, err)
 	}
 	return cmp.GetMergeBaseCommit().GetSHA(), nil
 }
@@ -244,7 +267,7 @@ func (g GitHubCommits) Ancestors(ctx context.Context, from string, limit int) ([
 		if page >= pages || (page > 0 && opts.Page == 0) {
 			break // the listing is exhausted, or the bound reached
 		}
-		list, resp, err := g.GH.Repositories.ListCommits(ctx, g.Owner, g.Repo, opts)
+		list, resp, err := g.listPage(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -259,6 +282,40 @@ func (g GitHubCommits) Ancestors(ctx context.Context, from string, limit int) ([
 		opts.Page = resp.NextPage
 	}
 	return out, nil
+}
+
+// listPage reads one page of the commit listing within PageTimeout; an error says which
+// request failed and how (the HTTP status, or that it timed out).
+func (g GitHubCommits) listPage(ctx context.Context, opts *github.CommitsListOptions) ([]*github.RepositoryCommit, *github.Response, error) {
+	timeout := g.PageTimeout
+	if timeout <= 0 {
+		timeout = DefaultPageTimeout
+	}
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	list, resp, err := g.GH.Repositories.ListCommits(pctx, g.Owner, g.Repo, opts)
+	switch {
+	case err == nil:
+		return list, resp, nil
+	case ctx.Err() == nil && errors.Is(pctx.Err(), context.DeadlineExceeded):
+		return nil, resp, fmt.Errorf("GET /repos/%s/%s/commits timed out after %s: %w", g.Owner, g.Repo, timeout, context.DeadlineExceeded)
+	case statusOf(resp) != 0:
+		return nil, resp, fmt.Errorf("GET /repos/%s/%s/commits answered HTTP %d%s: %w", g.Owner, g.Repo, statusOf(resp), apiMessage(err), errStatus)
+	}
+	return nil, resp, fmt.Errorf("GET /repos/%s/%s/commits: %w", g.Owner, g.Repo, err)
+}
+
+// errStatus is what a GitHub API error of the commit graph wraps: the message names the request
+// and its status, without go-github's whole URL.
+var errStatus = errors.New("the GitHub API failed")
+
+// apiMessage is " (message)" of a GitHub API error response, "" when it has none.
+func apiMessage(err error) string {
+	var er *github.ErrorResponse
+	if errors.As(err, &er) && strings.TrimSpace(er.Message) != "" {
+		return " (" + strings.TrimSpace(er.Message) + ")"
+	}
+	return ""
 }
 
 // GitCommits is Commits over a local clone, running git (for the CLI).

@@ -180,13 +180,18 @@ type App struct {
 }
 
 // Fault is an error answered instead of the real response, for the next Times requests (default
-// 1) matching Method ("" any) and a path prefix (without the Enterprise prefix; "" any).
+// 1) matching Method ("" any) and a path prefix (without the Enterprise prefix; "" any), or with
+// Exact the path itself (GET /repos/o/r/commits, the listing, and not /commits/{ref}/check-runs).
 type Fault struct {
 	Method, Path string
-	Status       int
-	Header       http.Header
-	Body         string
-	Times        int
+	Exact        bool
+	// Hang answers nothing: the request waits until the client gives up on it (its context
+	// ends, a timeout), as a GitHub that never answers.
+	Hang   bool
+	Status int
+	Header http.Header
+	Body   string
+	Times  int
 }
 
 // Server is the fake GitHub API.
@@ -464,6 +469,11 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if f := s.takeFault(r.Method, path); f != nil {
+		if f.Hang {
+			<-r.Context().Done()
+			rec.status = 0 // no answer
+			return
+		}
 		for k, v := range f.Header {
 			rec.Header()[k] = v
 		}
@@ -495,7 +505,7 @@ func (s *Server) takeFault(method, path string) *Fault {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, f := range s.faults {
-		if (f.Method == "" || f.Method == method) && strings.HasPrefix(path, f.Path) {
+		if (f.Method == "" || f.Method == method) && (strings.HasPrefix(path, f.Path) && !f.Exact || path == f.Path) {
 			f.Times--
 			if f.Times <= 0 {
 				s.faults = append(s.faults[:i], s.faults[i+1:]...)

@@ -130,3 +130,24 @@ func TestFaultsAndHeadMoves(t *testing.T) {
 		t.Errorf("pushed_at %v, want %v", repo.GetPushedAt(), now)
 	}
 }
+
+// TestFaultExactAndHang: an Exact fault answers its path only (the commit listing, not a
+// commit's check runs); a Hang fault answers nothing until the client gives up.
+func TestFaultExactAndHang(t *testing.T) {
+	s := newServer(t)
+	gh := client(s, "tok")
+	s.Fail(ghtest.Fault{Method: "GET", Path: "/repos/o/r/commits", Exact: true, Status: 500, Times: 10})
+	ctx := context.Background()
+	if _, _, err := gh.Checks.ListCheckRunsForRef(ctx, "o", "r", strings.Repeat("a", 40), nil); err != nil {
+		t.Errorf("check runs of a commit: %v; an Exact fault of the listing must not answer them", err)
+	}
+	if _, resp, err := gh.Repositories.ListCommits(ctx, "o", "r", nil); err == nil || resp == nil || resp.StatusCode != 500 {
+		t.Errorf("the listing answered %v, %v; want the injected 500", resp, err)
+	}
+	s.Fail(ghtest.Fault{Method: "GET", Path: "/repos/o/r/pulls/1", Hang: true})
+	hctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if _, _, err := gh.PullRequests.Get(hctx, "o", "r", 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("a hanging request ended with %v, want the client's deadline", err)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -58,6 +59,7 @@ const (
 	VerdictHeadMoved      = "head_moved"      // the PR's head moved before the measurement
 	VerdictPending        = "pending"         // decide mode: the measuring job is to run
 	VerdictConfigChanged  = "config_changed"  // report mode: the head measured another config than the baseline
+	VerdictBaselineError  = "baseline_error"  // the baseline could not be resolved (an API error): the check fails
 )
 
 // job is one invocation of the action.
@@ -112,7 +114,10 @@ type outcome struct {
 	// ConfigChanged is set when the store's baseline is of another config than the head's
 	// (report mode, configChanged): the check fails, NoBaseline says why.
 	ConfigChanged bool
-	Baseline      bool
+	// Unresolved, when set, says why the baseline could not be resolved (a *baselineError):
+	// the check fails, nothing was compared.
+	Unresolved string
+	Baseline   bool
 	// Paired is set when the comparison is of a paired run (paired.go).
 	Paired *pairedInfo
 }
@@ -574,13 +579,21 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 	var hist []*results.File
 	baseCommit := "" // the stored result's commit, which the PR's stored result cites
 	if j.in.Baseline == "" {
-		if sb, ok := j.storeBaseline(ctx, rs, p, head); ok {
+		sb, ok, err := j.storeBaseline(ctx, rs, p, head)
+		var be *baselineError
+		switch {
+		case errors.As(err, &be):
+			// Fail closed: the local directory is not asked either, it would say "no baseline".
+			out.Unresolved = be.why()
+			j.putPR(ctx, rs, p, "", head)
+			return out, nil
+		case ok:
 			base, hist, baseCommit = sb.base, sb.hist, sb.commit
 			warnings = append(warnings, sb.warnings...)
 			if err := results.WriteFile(filepath.Join(j.in.ArtifactDir, artifactBase), base); err != nil {
 				return out, err
 			}
-		} else if sb.why != "" {
+		case sb.why != "":
 			out.NoBaseline = "No baseline in the store: " + sb.why + "."
 		}
 	}
@@ -664,35 +677,40 @@ func (j *job) compareWithHistory(out outcome, base *results.File, hist []*result
 	return out, nil
 }
 
-// conclusion maps an outcome to the check's conclusion and the verdict output.
+// conclusion maps an outcome to the check's conclusion and the verdict output. A comparison's
+// conclusion is its row of results.Outcomes (docs/verdicts.md), changed only by the setting the
+// row names: github.fail_on_regression and an acceptance for a regression, github.undecided for
+// an unproven matrix; github.no_baseline is publish's (it applies to pull requests only).
 func (j *job) conclusion(out outcome, accepted *Acceptance) (ghbot.Conclusion, string) {
 	switch {
 	case out.Baseline:
 		return ghbot.ConclusionSuccess, VerdictBaseline
+	case out.Unresolved != "":
+		return ghbot.ConclusionFailure, VerdictBaselineError
 	case out.ConfigChanged:
 		return ghbot.ConclusionFailure, VerdictConfigChanged
 	case out.NoBaseline != "" || out.Comparison == nil:
 		return ghbot.ConclusionNeutral, VerdictNoBaseline
 	}
-	v := out.Comparison.Verdict
-	switch v {
+	o := results.OutcomeOf(out.Comparison.Verdict)
+	switch o.Verdict {
 	case results.VerdictRegression:
 		switch {
 		case accepted != nil:
 			return ghbot.ConclusionSuccess, VerdictAccepted
 		case !j.cfg.GitHub.FailOnRegression:
-			return ghbot.ConclusionNeutral, string(v)
+			return ghbot.ConclusionNeutral, string(o.Verdict)
 		}
-		return ghbot.ConclusionFailure, string(v)
-	case results.VerdictImprovement, results.VerdictUnchanged:
-		return ghbot.ConclusionSuccess, string(v)
-	case results.VerdictInconclusive:
-		if j.cfg.GitHub.Undecided == config.UndecidedNeutral {
-			return ghbot.ConclusionNeutral, string(v)
+	case results.VerdictUnproven:
+		switch j.cfg.GitHub.Undecided {
+		case config.UndecidedNeutral:
+			return ghbot.ConclusionNeutral, string(o.Verdict)
+		case config.UndecidedSuccess:
+			return ghbot.ConclusionSuccess, string(o.Verdict)
 		}
-		return ghbot.ConclusionSuccess, string(v)
+		return ghbot.ConclusionFailure, string(o.Verdict)
 	}
-	return ghbot.ConclusionNeutral, string(results.VerdictNotComparable)
+	return ghbot.Conclusion(o.Check), string(o.Verdict)
 }
 
 // render fills the context of a render input and renders it.
@@ -701,6 +719,9 @@ func (j *job) render(p plan, out outcome, in renderInput) page {
 	in.ServerURL, in.RunURL, in.ArtifactURL = strings.TrimRight(j.ghc.ServerURL, "/"), j.runURL, j.artifactURL
 	if !in.Measuring && in.Cancelled == "" {
 		in.Head, in.Comparison, in.NoBaseline, in.Baseline = out.Head, out.Comparison, out.NoBaseline, out.Baseline
+		if out.Unresolved != "" {
+			in.Comparison, in.NoBaseline = nil, out.Unresolved
+		}
 	}
 	in.FailOff = !j.cfg.GitHub.FailOnRegression
 	in.CheckName = j.checkName()
@@ -730,17 +751,25 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 		accepted = nil
 	}
 	conclusion, verdict := j.conclusion(out, accepted)
-	if verdict == VerdictNoBaseline && p.PR != 0 && j.cfg.GitHub.NoBaseline == config.NoBaselineFailure {
+	if (verdict == VerdictNoBaseline || verdict == string(results.VerdictNotComparable)) && p.PR != 0 && j.cfg.GitHub.NoBaseline == config.NoBaselineFailure {
 		// A required check passes on neutral: github.no_baseline failure keeps an unmeasured
 		// pull request from merging.
 		conclusion = ghbot.ConclusionFailure
 	}
-	r := j.render(p, out, renderInput{Accepted: accepted, Conclusion: conclusion})
+	in := renderInput{Accepted: accepted, Conclusion: conclusion}
 	switch {
+	case out.Unresolved != "":
+		in.Blocked = fmt.Sprintf("Blocked: the baseline of %s could not be resolved, so nothing was compared", ghbot.ShortSHA(p.HeadSHA))
 	case out.ConfigChanged:
-		r.title = fmt.Sprintf("Blocked: %s measured another config than the default branch's baseline", ghbot.ShortSHA(p.HeadSHA))
+		in.Blocked = fmt.Sprintf("Blocked: %s measured another config than the default branch's baseline (the config changed), so the merge is blocked until it is measured there", ghbot.ShortSHA(p.HeadSHA))
 	case conclusion == ghbot.ConclusionFailure && verdict == VerdictNoBaseline:
-		r.title = fmt.Sprintf("Blocked: nothing to compare %s with (github.no_baseline: failure)", ghbot.ShortSHA(p.HeadSHA))
+		in.Blocked = fmt.Sprintf("Blocked: nothing to compare %s with (github.no_baseline: failure)", ghbot.ShortSHA(p.HeadSHA))
+	}
+	r := j.render(p, out, in)
+	summary := r.summary
+	if out.Comparison != nil && verdict != VerdictNoBaseline {
+		// The row of results.Outcomes that decided the conclusion (docs/verdicts.md).
+		summary = afterFirstLine(summary, report.VerdictRow(out.Comparison.Verdict))
 	}
 	st := j.state(p, phaseDone, out, conclusion)
 	st.Accepted = accepted
@@ -758,7 +787,7 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 	var buttons []ghbot.CheckAction
 	if out.Comparison != nil {
 		buttons = append(buttons, ghbot.ButtonRerun)
-		if conclusion == ghbot.ConclusionFailure {
+		if conclusion == ghbot.ConclusionFailure && out.Comparison.Verdict == results.VerdictRegression {
 			buttons = append(buttons, ghbot.ButtonAccept)
 		}
 	}
@@ -768,7 +797,7 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 	}
 	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
 		Conclusion: conclusion, DetailsURL: j.runURL, Actions: buttons,
-		Output: ghbot.CheckOutput{Title: r.title, Summary: cs.line() + "\n" + r.summary, Text: r.text},
+		Output: ghbot.CheckOutput{Title: r.title, Summary: cs.line() + "\n" + summary, Text: r.text},
 	}); err != nil {
 		return err
 	}

@@ -48,8 +48,17 @@
 // pr, never a baseline; its baseline is store.Resolve's (the merge-base, or its nearest
 // first-parent ancestor with results of the same config id; the comparison warns how far back
 // it went), with store.History (at least store.min_history results) as compare's noise. Without
-// a token (the measure mode), or when the store has nothing to say, the local baseline
-// directory (input baseline-dir, <sha>.json) is the fallback.
+// a token (the measure mode), or when the store has no baseline, the local baseline directory
+// (input baseline-dir, <sha>.json) is the fallback. The resolution fails closed: the
+// merge-base's own results need no commit listing, and an error of the compare API or the
+// listing (a 5xx, a timeout) fails the check (baseline_error) with the reason and what to do,
+// never "no baseline" and never neutral.
+//
+// The check's conclusion of a comparison is its verdict's row of results.Outcomes (the table of
+// docs/verdicts.md, whose row the check's summary quotes): regression fails
+// (github.fail_on_regression: false, neutral; an acceptance, success), incomplete fails always,
+// unproven as github.undecided says (failure by default), inconclusive, unchanged and
+// improvement succeed, not_comparable and no baseline as github.no_baseline says.
 //
 // Paired A/B (paired.go): a maintainer's /bench paired, or paired.mode (always; auto: when the
 // stored baseline cannot decide — none at the merge-base, a history shorter than

@@ -257,7 +257,12 @@ func (j *job) reportMode(ctx context.Context) error {
 			j.prune(ctx, rs, p.HeadSHA)
 		}
 	default:
-		stored, found = j.storeBaseline(ctx, rs, p, head)
+		var err error
+		stored, found, err = j.storeBaseline(ctx, rs, p, head)
+		var be *baselineError
+		if errors.As(err, &be) {
+			out.Unresolved = be.why()
+		}
 		j.putPR(ctx, rs, p, stored.commit, head)
 	}
 	paired, err := j.reportPaired(p, out) // paired.go
@@ -272,6 +277,8 @@ func (j *job) reportMode(ctx context.Context) error {
 		out.Baseline = true
 	case paired != nil:
 		out = *paired
+	case out.Unresolved != "":
+		// Fail closed: nothing compared, the check fails with the reason (conclusion).
 	case found:
 		if out, err = j.compareWithHistory(out, stored.base, stored.hist, stored.warnings, p.Cells); err != nil {
 			return err
@@ -283,7 +290,12 @@ func (j *job) reportMode(ctx context.Context) error {
 		if stored.why != "" {
 			out.NoBaseline = "No baseline in the store: " + stored.why + "."
 		}
-		if why := j.configChanged(ctx, rs, p, head); why != "" {
+		why, err := j.configChanged(ctx, rs, p, head)
+		var be *baselineError
+		switch {
+		case errors.As(err, &be):
+			out.NoBaseline, out.Unresolved = "", be.why()
+		case why != "":
 			out.NoBaseline, out.ConfigChanged = why, true
 		}
 	}
@@ -294,17 +306,20 @@ func (j *job) reportMode(ctx context.Context) error {
 // of another config where head's baseline would be (the merge-base or its nearest measured
 // ancestor): the pull request changed what is measured (a serve flag, the model, the
 // hardware), so its config id has no baseline; "" when there is none of another config either.
-func (j *job) configChanged(ctx context.Context, rs resultStore, p plan, head *results.File) string {
+func (j *job) configChanged(ctx context.Context, rs resultStore, p plan, head *results.File) (string, error) {
 	if rs.s == nil || rs.commits == nil {
-		return ""
+		return "", nil
 	}
 	base := cmp.Or(p.BaseSHA, j.repo.DefaultBranch)
 	if base == "" {
-		return ""
+		return "", nil
 	}
 	b, err := store.Resolve(ctx, rs.commits, rs.s, store.Query{Head: p.HeadSHA, Base: base}) // any config
-	if err != nil || !b.Found() || b.Entry.ConfigID == store.ConfigID(head) {
-		return ""
+	if err != nil {
+		return "", &baselineError{err: err}
+	}
+	if !b.Found() || b.Entry.ConfigID == store.ConfigID(head) {
+		return "", nil
 	}
 	what := "its setup"
 	if in, err := j.compareInput(head, b.File, nil, nil); err == nil {
@@ -316,7 +331,7 @@ func (j *job) configChanged(ctx context.Context, rs resultStore, p plan, head *r
 	// Plain text: the renderer escapes it (it quotes what the results file says).
 	return fmt.Sprintf("The head's results are of config %s, but the default branch's baseline at %s is of config %s, so nothing was compared: the pull request changed what is measured (%s). "+
 		"The check fails so that a changed setup cannot pass unmeasured; land the setup change on the default branch first (its push measures the new baseline), or measure it there with speedmatrix baseline.",
-		shortID(store.ConfigID(head)), ghbot.ShortSHA(b.Commit), shortID(b.Entry.ConfigID), what)
+		shortID(store.ConfigID(head)), ghbot.ShortSHA(b.Commit), shortID(b.Entry.ConfigID), what), nil
 }
 
 // shortID returns the first 12 characters of a config id.

@@ -178,17 +178,13 @@ func (j *job) pairedAfter(ctx context.Context, rs resultStore, cfg config.Config
 		j.log.Info("paired.mode auto: a job with a budget decides with its adaptive reruns; no paired run after the first comparison", "budget", cfg.Budget)
 		return out, nil
 	}
-	slower := cellsWith(out.Comparison, results.VerdictRegression)
-	undecided := cellsWith(out.Comparison, results.VerdictInconclusive)
-	cells := append(append([]string{}, slower...), undecided...)
+	cells, why := pairedCells(out.Comparison)
 	if len(cells) == 0 {
 		return out, nil
 	}
 	if err := copyFile(out.ComparisonPath, filepath.Join(j.in.ArtifactDir, artifactFirstComparison)); err != nil {
 		j.log.Warn("keeping the first comparison in the artifacts", "err", err)
 	}
-	why := fmt.Sprintf("paired.mode is auto and the comparison with the stored baseline left %d %s slower and %d inconclusive",
-		len(slower), plural(len(slower), "cell", "cells"), len(undecided))
 	info := pairedInfo{Why: why, BaseSHA: j.mergeBase(ctx, rs, p), Cells: cells, First: out.Comparison}
 	j.log.Info("paired run of the cells the stored baseline did not decide", "cells", strings.Join(cells, ","), "base", info.BaseSHA)
 	po, err := j.measurePaired(ctx, cfg, p, info)
@@ -218,6 +214,22 @@ func (j *job) pairedAfter(ctx context.Context, rs resultStore, cfg config.Config
 	}
 	po.ResultsPath = out.ResultsPath
 	return po, nil
+}
+
+// pairedCells returns the cells of c a paired run after it measures — the slower, the unproven
+// (a slowdown only the prior bounds: what a paired run is for) and the inconclusive — and why.
+func pairedCells(c *results.Comparison) (cells []string, why string) {
+	slower := cellsWith(c, results.VerdictRegression)
+	unproven := cellsWith(c, results.VerdictUnproven)
+	undecided := cellsWith(c, results.VerdictInconclusive)
+	cells = append(append(append([]string{}, slower...), unproven...), undecided...)
+	why = fmt.Sprintf("paired.mode is auto and the comparison with the stored baseline left %d %s slower and %d inconclusive",
+		len(slower), plural(len(slower), "cell", "cells"), len(undecided))
+	if len(unproven) > 0 {
+		why = fmt.Sprintf("paired.mode is auto and the comparison with the stored baseline left %d %s slower, %d unproven (a slowdown only the prior bounds) and %d inconclusive",
+			len(slower), plural(len(slower), "cell", "cells"), len(unproven), len(undecided))
+	}
+	return cells, why
 }
 
 // measurePaired measures the plan's head and the base commit info.BaseSHA alternately in blocks

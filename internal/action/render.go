@@ -32,6 +32,9 @@ type renderInput struct {
 	Comparison *results.Comparison
 	// NoBaseline, when set, says why nothing was compared.
 	NoBaseline string
+	// Blocked, when set, is the headline of a check that fails although nothing was compared
+	// (the config changed, the baseline could not be resolved, github.no_baseline: failure).
+	Blocked string
 	// Baseline is set for a run that records the default branch's baseline.
 	Baseline bool
 
@@ -55,11 +58,11 @@ type page struct{ body, title, summary, text, full string }
 // first line answers the merge question); a baseline run and a run that ended without results
 // have no comparison to show and get the short page of renderPlain.
 func renderComment(in renderInput) page {
-	if in.Cancelled == "" && !in.Baseline && (in.Comparison != nil || in.Measuring || in.NoBaseline != "") {
+	if in.Cancelled == "" && !in.Baseline && (in.Comparison != nil || in.Measuring || in.NoBaseline != "" || in.Blocked != "") {
 		x := report.CommentContext{
 			ServerURL: in.ServerURL, Repository: in.Repo, BaseSHA: in.BaseSHA, HeadSHA: in.HeadSHA,
 			PRNumber: in.PR, CheckName: in.CheckName, RunURL: in.RunURL, ArtifactURL: in.ArtifactURL,
-			Head: in.Head, Measuring: in.Measuring, NoBaseline: in.NoBaseline, NoCommands: in.PR == 0,
+			Head: in.Head, Measuring: in.Measuring, NoBaseline: in.NoBaseline, Blocked: in.Blocked, NoCommands: in.PR == 0,
 		}
 		if a := in.Accepted; a != nil {
 			x.Accepted = &report.Acceptance{By: a.By, At: a.At, SHA: a.SHA, Reason: a.Reason}
@@ -191,6 +194,10 @@ func headline(in renderInput) string {
 	case results.VerdictInconclusive:
 		return fmt.Sprintf("Not blocked: no slowdown found in %d %s; %d too noisy to tell in one run",
 			checked, plural(checked, "cell", "cells"), cc.Inconclusive)
+	case results.VerdictUnproven:
+		return "Unproven: a slowdown only the prior bounds; a paired run (/bench paired, paired.mode: auto) or store history decides it"
+	case results.VerdictIncomplete:
+		return "Incomplete: the head lacks data it should hold; missing data never passes"
 	}
 	return "Not compared: no cell could be compared"
 }
@@ -241,6 +248,10 @@ func icon(in renderInput) string {
 		return "➖"
 	case in.Comparison.Verdict == results.VerdictRegression && in.Accepted == nil:
 		return "🔴"
+	case in.Comparison.Verdict == results.VerdictUnproven:
+		return "🟠"
+	case in.Comparison.Verdict == results.VerdictIncomplete:
+		return "🧩"
 	}
 	return "🟢"
 }

@@ -188,27 +188,42 @@ func (j *job) measuredNoise(ctx context.Context, rs resultStore, base *results.F
 }
 
 // resolve finds the baseline of head in the store: the merge-base of head and base, or its
-// nearest first-parent ancestor with results of head's config id. found is false when the store
-// could not answer (none, or an error: logged), so that the caller falls back on the local
-// baseline directory.
-func (j *job) resolve(ctx context.Context, rs resultStore, p plan, head *results.File) (b store.Baseline, found bool) {
+// nearest first-parent ancestor with results of head's config id. found is false when there is
+// no store, no base or no baseline (b.Reason says why), so that the caller falls back on the
+// local baseline directory. An error of the resolution (the compare API or the commit listing
+// failing, timing out) is returned as a *baselineError: the caller fails closed, never
+// reporting "no baseline" for a baseline it could not look for.
+func (j *job) resolve(ctx context.Context, rs resultStore, p plan, head *results.File) (b store.Baseline, found bool, err error) {
 	if rs.s == nil || rs.commits == nil {
-		return store.Baseline{}, false
+		return store.Baseline{}, false, nil
 	}
 	base := p.BaseSHA
 	if base == "" {
 		base = j.repo.DefaultBranch
 	}
 	if base == "" {
-		return store.Baseline{}, false
+		return store.Baseline{}, false, nil
 	}
-	b, err := store.Resolve(ctx, rs.commits, rs.s, store.Query{ConfigID: store.ConfigID(head), Head: p.HeadSHA, Base: base})
+	b, err = store.Resolve(ctx, rs.commits, rs.s, store.Query{ConfigID: store.ConfigID(head), Head: p.HeadSHA, Base: base})
 	if err != nil {
-		j.log.Warn("resolving the baseline in the store", "err", err)
-		return store.Baseline{}, false
+		j.log.Error("resolving the baseline in the store", "err", err)
+		return store.Baseline{}, false, &baselineError{err: err}
 	}
 	j.log.Info(b.Describe())
-	return b, b.Found()
+	return b, b.Found(), nil
+}
+
+// baselineError is a baseline resolution that failed (an API error, a timeout): the check
+// fails with its reason and what to do, never neutral and never "no baseline".
+type baselineError struct{ err error }
+
+func (e *baselineError) Error() string { return e.err.Error() }
+func (e *baselineError) Unwrap() error { return e.err }
+
+// why is the sentence the check and the comment show: what failed and what to do.
+func (e *baselineError) why() string {
+	return strings.TrimPrefix(firstLine(e.err.Error()), "baseline: ") + ". An error is never taken for a missing baseline, so the check fails. " +
+		"What to do: rerun with /bench (or re-run the job) once GitHub answers; if it keeps failing, check that the workflow's token can read the repository's contents (permissions: contents: read)."
 }
 
 // storedBase is a baseline from the store with what compare takes beside it.
@@ -224,18 +239,18 @@ type storedBase struct {
 // storeBaseline resolves head's baseline in the store (resolve) and, when there is one, reads
 // the history and the measured noise (set as j.measured) to compare with it: the one path from
 // the store to a comparison of the full, measure and report modes. ok is false when the store
-// gave no baseline.
-func (j *job) storeBaseline(ctx context.Context, rs resultStore, p plan, head *results.File) (storedBase, bool) {
-	b, ok := j.resolve(ctx, rs, p, head)
-	if !ok {
-		return storedBase{why: b.Reason}, false
+// gave no baseline; err (a *baselineError) when it could not be resolved.
+func (j *job) storeBaseline(ctx context.Context, rs resultStore, p plan, head *results.File) (storedBase, bool, error) {
+	b, ok, err := j.resolve(ctx, rs, p, head)
+	if err != nil || !ok {
+		return storedBase{why: b.Reason}, false, err
 	}
 	sb := storedBase{commit: b.Commit, base: b.File, hist: j.history(ctx, rs, head, b.Commit, p.HeadSHA)}
 	if w := b.Warning(); w != "" {
 		sb.warnings = append(sb.warnings, w)
 	}
 	j.measured = j.measuredNoise(ctx, rs, b.File)
-	return sb, true
+	return sb, true, nil
 }
 
 // history returns the stored default-branch results of head's config for compare's noise

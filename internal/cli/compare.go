@@ -66,8 +66,11 @@ error that says why (and which commit speedmatrix baseline --commit should measu
 Default thresholds δ: 3% for throughput (prompt_tok_per_s, total_tok_per_s,
 per_request_tok_per_s), 5% for latency (ttft_ms, tbt_ms); FDR q = 0.05.
 
-Exit status: 0 no regression, 3 regression found (after writing the output), 1 error,
-2 usage.`,
+Exit status, from the verdict table (docs/verdicts.md), after writing the output: 0 the head
+passes (unchanged, improvement, inconclusive), 3 regression, 4 undecided: the head cannot pass
+and no regression was shown (incomplete: data the head should hold is missing; unproven: a
+slowdown only the prior bounds, which store history or a paired run decides; not comparable:
+no cell measured on both sides). 1 error, 2 usage.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fromStore := sf.dir != "" || sf.branch != ""
@@ -198,10 +201,7 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 			if headOnly {
 				env.Log.Info("to keep the head as pull request N's result, citing this baseline (so that store prune keeps it as long): " + storePutHint(&sf, headPath, hb))
 			}
-			if c.Verdict == results.VerdictRegression {
-				return ErrRegression
-			}
-			return nil
+			return compareExit(env, c)
 		},
 	}
 	f := cmd.Flags()
@@ -222,6 +222,21 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 	f.BoolVar(&minEffect, "minimum-effect", false, "test whether a change lies beyond ±δ (H0: |change| ≤ δ) instead of whether it is zero: fewer false alarms when the noise is measured (history, trials), much less power in a first comparison")
 	f.StringVar(&cells, "cells", "", "compare only these cells (comma-separated, e.g. decode/8K/1,prefill/8K), as the rerun advice lists them")
 	return cmd
+}
+
+// compareExit returns the error that gives compare's exit status: the row of results.Outcomes
+// for the comparison's verdict (docs/verdicts.md) — nil for 0, ErrRegression for 3, and
+// ErrUndecided for 4, saying on stderr what decides it.
+func compareExit(env *Env, c *results.Comparison) error {
+	o := results.OutcomeOf(c.Verdict)
+	switch o.Exit {
+	case results.ExitPass:
+		return nil
+	case results.ExitRegression:
+		return ErrRegression
+	}
+	env.Log.Warn(fmt.Sprintf("the verdict is %s, which cannot pass: %s (exit status %d; see docs/verdicts.md)", o.Verdict, o.Why, ExitUndecided))
+	return ErrUndecided
 }
 
 // historyAlong is the commit graph a store's history is read along (none: by measurement time).

@@ -39,10 +39,8 @@ func renderDemo(base, head *results.File, basePath, headPath string) (demoPages,
 	if err != nil {
 		return demoPages{}, err
 	}
-	d := demoPages{Comparison: c, Comment: cm, Conclusion: "success"}
-	if c.Verdict == results.VerdictRegression {
-		d.Conclusion = "failure"
-	}
+	// The bot's default conclusion of the verdict (results.Outcomes, docs/verdicts.md).
+	d := demoPages{Comparison: c, Comment: cm, Conclusion: results.OutcomeOf(c.Verdict).Check}
 	var b strings.Builder
 	fmt.Fprintf(&b, "<!-- The check run %q the bot would complete on the head commit: its conclusion, then its output's title, summary and text. -->\n\n", demoCheckName)
 	fmt.Fprintf(&b, "**Conclusion:** `%s`\n\n**Title:** %s\n\n---\n\n%s\n\n---\n\n%s", d.Conclusion, cm.Title, strings.TrimSpace(cm.Summary), cm.Text)

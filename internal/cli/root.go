@@ -25,6 +25,7 @@ const (
 	ExitError      = 1
 	ExitUsage      = 2
 	ExitRegression = 3 // compare found a regression
+	ExitUndecided  = 4 // compare could not pass the head: incomplete, unproven or not comparable (compare.go)
 )
 
 // UsageError is a mistake in the command line; it exits with ExitUsage.
@@ -42,6 +43,11 @@ func usagef(format string, args ...any) error {
 // written, so main prints nothing more.
 var ErrRegression = errors.New("regression found")
 
+// ErrUndecided is returned when a comparison cannot pass the head and found no regression
+// either (results.ExitUndecided: incomplete, unproven, not comparable); the report has been
+// written. Hook for compare.go's exit status.
+var ErrUndecided = errors.New("undecided: the comparison cannot pass the head")
+
 // ExitCode maps an error returned by Run to the process exit code.
 func ExitCode(err error) int {
 	var ue *UsageError
@@ -50,6 +56,8 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.Is(err, ErrRegression):
 		return ExitRegression
+	case errors.Is(err, ErrUndecided):
+		return ExitUndecided
 	case errors.As(err, &ue):
 		return ExitUsage
 	}
@@ -57,7 +65,7 @@ func ExitCode(err error) int {
 }
 
 // Quiet reports whether err has been reported already and needs no message from main.
-func Quiet(err error) bool { return errors.Is(err, ErrRegression) }
+func Quiet(err error) bool { return errors.Is(err, ErrRegression) || errors.Is(err, ErrUndecided) }
 
 // Env is what every command may use of the outside world.
 type Env struct {
