@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 
 	"github.com/spf13/cobra"
@@ -67,18 +68,22 @@ func newDemoCmd(env *Env) *cobra.Command {
 	var o demoOptions
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run the main job on the built-in simulator: store a baseline, measure a slower head, compare, write the PR comment and the check",
+		Short: "Run the main job on the built-in simulator: store a baseline with its history, measure a slower head, compare, write the PR comment and the check",
 		Long: `Demo runs what speedmatrix does for a pull request, on this machine, with no GPU and no
 network. It starts the built-in simulator (profile calibrated to vLLM serving GLM-5.3-Flash
 on 2× H200) and:
 
- 1. measures the quick matrix for the base and stores it as the baseline of a default-branch
-    commit in a local store (DIR/store), as the bot stores a push's results on its data branch;
+ 1. measures the quick matrix for the base --history-runs times (default ` + strconv.Itoa(demoHistoryRuns) + `), each a
+    separate run of the simulator (` + strconv.Itoa(demoParallel) + ` at a time), and stores them as the results of as many
+    default-branch commits in a local store (DIR/store), as the bot stores pushes' results on
+    its data branch: the newest is the baseline, all of them its history, from which the
+    comparison measures each cell's run-to-run noise (with one run, only a prior bounds it);
  2. measures the quick matrix again for the head, with a regression injected on purpose
     (--head-slowdown; default ` + demoSlowdown + `: decode 30 % slower at 8 or more
     sequences at once; --head-slowdown '' makes it an A/A run);
- 3. finds the baseline in the store, compares the two statistically, and writes the PR
-    comment (DIR/comment.md) and the check run's output (DIR/check.md) the bot would post;
+ 3. finds the baseline and its history in the store, compares the head with them
+    statistically, and writes the PR comment (DIR/comment.md) and the check run's output
+    (DIR/check.md) the bot would post;
  4. summarises on the terminal: the verdict, the cells that regressed, and the files.
 
 Figures are in the profile's time (the rates of the GPU it simulates), though it runs
@@ -99,7 +104,7 @@ the comparison finds a regression, as for "speedmatrix compare".`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dir, "dir", "", "folder for base.json, head.json, store/, comparison.json, comment.md and check.md (default: a new temporary folder)")
+	f.StringVar(&o.dir, "dir", "", "folder for base.json, history/, head.json, store/, comparison.json, comment.md and check.md (default: a new temporary folder)")
 	f.StringVar(&o.headSlowdown, "head-slowdown", demoSlowdown, "make the head slower (see speedmatrix sim --help); '' for an A/A run")
 	f.IntVar(&o.historyRuns, "history-runs", demoHistoryRuns, "measure the base this many times, as separate runs of earlier default-branch commits, and store them as the baseline's history (the run-to-run noise)")
 	f.StringVar(&o.profile, "sim-profile", profile.Default, "the simulator's profile: a built-in name or a YAML file")
