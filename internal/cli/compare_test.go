@@ -14,13 +14,13 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// compareHistoryRuns is how many earlier base runs compareFiles writes to DIR/history: enough
+// compareHistoryRuns is how many earlier base runs compareFiles writes to DIR/base-history: enough
 // for compare to measure each cell's run-to-run noise (store.DefaultMinHistory), so that a
 // slowdown is decided on measured noise, not on the prior alone.
 const compareHistoryRuns = 10
 
 // compareFiles writes a base and a head results file (the head's 16K row slowed by slow, none
-// when 1), and compareHistoryRuns earlier runs of the base to DIR/history, and returns DIR and
+// when 1), and compareHistoryRuns earlier runs of the base to DIR/base-history, and returns DIR and
 // the two files' paths.
 func compareFiles(t *testing.T, slow float64, headModel string) (string, string, string) {
 	t.Helper()
@@ -36,12 +36,12 @@ func compareFiles(t *testing.T, slow float64, headModel string) (string, string,
 	if headModel != "" {
 		head.Run.ServedModel = headModel
 	}
-	if err := os.MkdirAll(filepath.Join(dir, "history"), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "base-history"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	for i := range compareHistoryRuns {
 		f := m.Run(r, fmt.Sprintf("history-%d", i), nil)
-		if err := results.WriteFile(filepath.Join(dir, "history", fmt.Sprintf("%02d.json", i)), f); err != nil {
+		if err := results.WriteFile(filepath.Join(dir, "base-history", fmt.Sprintf("%02d.json", i)), f); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -68,7 +68,7 @@ func runCLI(args ...string) (string, string, int) {
 // noise (--history), exits 3 and says so in every format; A/A and a δ above the slowdown exit 0.
 func TestCompareExitStatus(t *testing.T) {
 	dir, bp, hp := compareFiles(t, 0.85, "")
-	hist := filepath.Join(dir, "history")
+	hist := filepath.Join(dir, "base-history")
 	out, _, code := runCLI("compare", "--history", hist, bp, hp, "-o", filepath.Join(dir, "c.json"))
 	if code != ExitRegression {
 		t.Fatalf("a 15 %% slowdown exits %d, want %d\n%s", code, ExitRegression, out)
