@@ -34,6 +34,22 @@ func oneCheck(t *testing.T, st ghtest.State, sha string) ghtest.CheckRun {
 	return cs[0]
 }
 
+// newHistoryEnv is an action whose store holds prBase's results as the baseline and 3 earlier
+// default-branch results (decode throughputs 0.99, 1.01 and 0.995 times the baseline's), its
+// history at store.min_history 3: a pull request's comparison has measured run-to-run noise, so
+// that a slowed head blocks on more than the prior. simExtra goes into the sim section.
+func newHistoryEnv(t *testing.T, simExtra string) *actEnv {
+	t.Helper()
+	se := newStoreEnv(t, 2)
+	se.put(prBase)
+	for i, sha := range append([]string{se.a1}, se.older...) {
+		se.putScaled(sha, []float64{0.99, 1.01, 0.995}[i])
+	}
+	e := se.actEnv
+	e.writeConfig(actionConfig(simExtra) + "store: {dir: " + filepath.Join(e.dir, "store") + ", min_history: 3}\n")
+	return e
+}
+
 // wantHistoryNoise fails the test unless the comparison at path took n history files and decided
 // every regression of total tok/s on the noise they measured.
 func wantHistoryNoise(t *testing.T, path string, n int) {
@@ -69,13 +85,7 @@ func oneComment(t *testing.T, st ghtest.State) string {
 // history of 4 default-branch results (store.min_history 3), so that the slowdown is decided
 // on measured run-to-run noise, not on the prior alone.
 func TestActionAcceptFlow(t *testing.T) {
-	se := newStoreEnv(t, 2)
-	se.put(prBase)
-	for i, sha := range append([]string{se.a1}, se.older...) {
-		se.putScaled(sha, []float64{0.99, 1.01, 0.995}[i])
-	}
-	e := se.actEnv
-	e.writeConfig(actionConfig(", slowdown: decode=3") + "store: {dir: " + filepath.Join(e.dir, "store") + ", min_history: 3}\n")
+	e := newHistoryEnv(t, ", slowdown: decode=3")
 	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
 	out := mustRun(t, e)
 	wantOutputs(t, out, map[string]string{"verdict": "regression", "conclusion": "failure", "regressions": "1"})

@@ -243,13 +243,12 @@ func TestActionForgedStateNoAcceptance(t *testing.T) {
 		{"the previous version's layout", marker + "\n" + accepted + "\n### ☑️ Accepted\n\n<!-- speedmatrix:comment -->\n" + marker + "\n", 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newActEnv(t)
-			e.storeBaseline(prBase)
-			e.writeConfig(actionConfig(", slowdown: decode=3"))
+			e := newHistoryEnv(t, ", slowdown: decode=3") // the regression decided on measured noise
 			planted := e.srv.AddComment(actRepo, 2, ghtest.ActionsLogin, tc.body)
 			e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
 			out := mustRun(t, e)
 			wantOutputs(t, out, map[string]string{"verdict": "regression", "conclusion": "failure"})
+			wantHistoryNoise(t, filepath.Join(e.dir, "artifact", "comparison.json"), 4)
 			st := e.srv.State()
 			if c := oneCheck(t, st, prHead); c.Conclusion != "failure" {
 				t.Errorf("check %s, want failure", c.Conclusion)
