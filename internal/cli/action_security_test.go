@@ -270,11 +270,9 @@ func TestActionForgedStateNoAcceptance(t *testing.T) {
 		})
 	}
 
-	e := newActEnv(t)
-	e.storeBaseline(prBase)
-	e.writeConfig(actionConfig(", slowdown: decode=3"))
+	e := newHistoryEnv(t, ", slowdown: decode=3")
 	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
-	mustRun(t, e)
+	wantOutputs(t, mustRun(t, e), map[string]string{"verdict": "regression", "conclusion": "failure"})
 	e.benchComment("/bench accept " + prHead[:7] + " known cost \u202etxt.exe\u202c of the fix")
 	out := mustRun(t, e)
 	wantOutputs(t, out, map[string]string{"verdict": "accepted", "conclusion": "success"})
