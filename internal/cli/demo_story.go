@@ -111,6 +111,9 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 		{"head.json", "the head's results, as measured"},
 		{"store", "the local store holding the baseline and its history"},
 	} {
+		if f.name == "history" && in.runs < 2 {
+			continue // no earlier runs
+		}
 		fmt.Fprintf(tw, "  %s\t%s\n", filepath.Join(in.dir, f.name), f.what)
 	}
 	tw.Flush()
