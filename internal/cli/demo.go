@@ -39,16 +39,18 @@ const demoBaseSHA = "ba5eba1100000000000000000000000000000000"
 // prior bounds it.
 //
 // 10 is the bot's default store.min_history (store.DefaultMinHistory). Fewer leave compare a
-// variance on so few degrees of freedom that it blocks too little: measured with the default
-// compare on the simulator's time (testing/synctest), 3 runs caught neither the default slowdown
-// nor decode=1.10@ctx>=32K; 5 caught both, the 10 % one only just (q = 0.006 at a level of
-// 0.0062) once the 2-core machine was loaded; 10 catch both with margin.
+// variance on so few degrees of freedom that it blocks too little. In the simulator's time
+// (testing/synctest), 3 runs caught neither the default slowdown nor decode=1.10@ctx>=32K (all
+// 8 cells inconclusive); 5 and 10 caught both. In real time on a loaded 2-core machine, with all
+// runs at once, 5 runs caught the 10 % one in 1 of 2 tries (only just: q = 0.006 at a level of
+// 0.0062) and 10 runs in 1 of 2; 10 runs, 4 or 6 at a time, caught it in each of 3 tries.
 const demoHistoryRuns = store.DefaultMinHistory
 
 // demoParallel is how many of the demo's runs measure at once. A quick matrix on the simulator
 // is about 12 s of wall time and 1.5 CPU-seconds; on a loaded 2-core machine, 11 runs at once
-// spread a cell's results to a CV of 3 % (7 % in TTFT), twice what 6 at once do, so the default
-// demo measures in two waves of about 12 s each.
+// spread a decode cell's throughput across the base's runs to a CV of up to 3.3 %, against
+// 0.5–2 % with 6 at once, so the default demo measures in two waves of about 12 s each (about
+// 25 s in all).
 const demoParallel = 6
 
 // demoOptions are the settings of `speedmatrix demo`.
