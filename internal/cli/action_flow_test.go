@@ -34,6 +34,42 @@ func oneCheck(t *testing.T, st ghtest.State, sha string) ghtest.CheckRun {
 	return cs[0]
 }
 
+// newHistoryEnv is an action whose store holds prBase's results as the baseline and 3 earlier
+// default-branch results (decode throughputs 0.99, 1.01 and 0.995 times the baseline's), its
+// history at store.min_history 3: a pull request's comparison has measured run-to-run noise, so
+// that a slowed head blocks on more than the prior. simExtra goes into the sim section.
+func newHistoryEnv(t *testing.T, simExtra string) *actEnv {
+	t.Helper()
+	se := newStoreEnv(t, 2)
+	se.put(prBase)
+	for i, sha := range append([]string{se.a1}, se.older...) {
+		se.putScaled(sha, []float64{0.99, 1.01, 0.995}[i])
+	}
+	e := se.actEnv
+	e.writeConfig(actionConfig(simExtra) + "store: {dir: " + filepath.Join(e.dir, "store") + ", min_history: 3}\n")
+	return e
+}
+
+// wantHistoryNoise fails the test unless the comparison at path took n history files and decided
+// every regression of total tok/s on the noise they measured.
+func wantHistoryNoise(t *testing.T, path string, n int) {
+	t.Helper()
+	c, err := results.ReadComparisonFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Settings.HistoryFiles != n {
+		t.Errorf("the comparison took %d history files, want %d", c.Settings.HistoryFiles, n)
+	}
+	for _, cell := range c.Cells {
+		for _, m := range cell.Metrics {
+			if m.Metric == results.MetricTotalTokPerS && m.Verdict == results.VerdictRegression && (m.Noise == nil || m.Noise.Source != results.NoiseHistory) {
+				t.Errorf("%s total tok/s regressed on noise %+v, want the history's", cell.Cell, m.Noise)
+			}
+		}
+	}
+}
+
 func oneComment(t *testing.T, st ghtest.State) string {
 	t.Helper()
 	cs := botComments(st)
@@ -45,14 +81,15 @@ func oneComment(t *testing.T, st ghtest.State) string {
 
 // TestActionAcceptFlow: a regression fails the check; /bench accept by a writer records who,
 // when, which commit and why in the comment and turns the check success; a rerun at the same
-// head keeps the acceptance; a push (new head) voids it.
+// head keeps the acceptance; a push (new head) voids it. The baseline is the store's, with a
+// history of 4 default-branch results (store.min_history 3), so that the slowdown is decided
+// on measured run-to-run noise, not on the prior alone.
 func TestActionAcceptFlow(t *testing.T) {
-	e := newActEnv(t)
-	e.storeBaseline(prBase)
-	e.writeConfig(actionConfig(", slowdown: decode=3"))
+	e := newHistoryEnv(t, ", slowdown: decode=3")
 	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
 	out := mustRun(t, e)
 	wantOutputs(t, out, map[string]string{"verdict": "regression", "conclusion": "failure", "regressions": "1"})
+	wantHistoryNoise(t, filepath.Join(e.dir, "artifact", "comparison.json"), 4)
 	st := e.srv.State()
 	if c := oneCheck(t, st, prHead); c.Conclusion != "failure" || !strings.HasPrefix(c.Title, "Blocked: 1 cell slower, the worst by ") || !strings.Contains(c.Title, "decode/8K/8") {
 		t.Fatalf("check %s %q", c.Conclusion, c.Title)
@@ -94,6 +131,7 @@ func TestActionAcceptFlow(t *testing.T) {
 	}
 
 	// A push: the new head's regression is not accepted.
+	e.srv.AddCommit(actRepo, ghtest.GitCommit{SHA: movedSHA, Message: "moved", Parents: []string{prHead}, Date: time.Date(2019, 5, 6, 0, 0, 0, 0, time.UTC)}, nil)
 	e.srv.MovePullHead(actRepo, 2, movedSHA)
 	e.event("pull_request", derived(t, "pull_request/synchronize.payload.json", map[string]any{"pull_request.head.sha": movedSHA}))
 	out = mustRun(t, e)
@@ -102,6 +140,7 @@ func TestActionAcceptFlow(t *testing.T) {
 	if c := oneCheck(t, st, movedSHA); c.Conclusion != "failure" {
 		t.Errorf("check on the new head: %s", c.Conclusion)
 	}
+	wantHistoryNoise(t, filepath.Join(e.dir, "artifact", "comparison.json"), 4)
 	if b := oneComment(t, st); strings.Contains(b, "Accepted") {
 		t.Errorf("the acceptance survived a push:\n%s", b)
 	}

@@ -243,13 +243,12 @@ func TestActionForgedStateNoAcceptance(t *testing.T) {
 		{"the previous version's layout", marker + "\n" + accepted + "\n### ☑️ Accepted\n\n<!-- speedmatrix:comment -->\n" + marker + "\n", 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newActEnv(t)
-			e.storeBaseline(prBase)
-			e.writeConfig(actionConfig(", slowdown: decode=3"))
+			e := newHistoryEnv(t, ", slowdown: decode=3") // the regression decided on measured noise
 			planted := e.srv.AddComment(actRepo, 2, ghtest.ActionsLogin, tc.body)
 			e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
 			out := mustRun(t, e)
 			wantOutputs(t, out, map[string]string{"verdict": "regression", "conclusion": "failure"})
+			wantHistoryNoise(t, filepath.Join(e.dir, "artifact", "comparison.json"), 4)
 			st := e.srv.State()
 			if c := oneCheck(t, st, prHead); c.Conclusion != "failure" {
 				t.Errorf("check %s, want failure", c.Conclusion)
@@ -271,11 +270,9 @@ func TestActionForgedStateNoAcceptance(t *testing.T) {
 		})
 	}
 
-	e := newActEnv(t)
-	e.storeBaseline(prBase)
-	e.writeConfig(actionConfig(", slowdown: decode=3"))
+	e := newHistoryEnv(t, ", slowdown: decode=3")
 	e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
-	mustRun(t, e)
+	wantOutputs(t, mustRun(t, e), map[string]string{"verdict": "regression", "conclusion": "failure"})
 	e.benchComment("/bench accept " + prHead[:7] + " known cost \u202etxt.exe\u202c of the fix")
 	out := mustRun(t, e)
 	wantOutputs(t, out, map[string]string{"verdict": "accepted", "conclusion": "success"})

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,8 +14,14 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
+// compareHistoryRuns is how many earlier base runs compareFiles writes to DIR/base-history: enough
+// for compare to measure each cell's run-to-run noise (store.DefaultMinHistory), so that a
+// slowdown is decided on measured noise, not on the prior alone.
+const compareHistoryRuns = 10
+
 // compareFiles writes a base and a head results file (the head's 16K row slowed by slow, none
-// when 1) and returns their paths.
+// when 1), and compareHistoryRuns earlier runs of the base to DIR/base-history, and returns DIR and
+// the two files' paths.
 func compareFiles(t *testing.T, slow float64, headModel string) (string, string, string) {
 	t.Helper()
 	dir := t.TempDir()
@@ -28,6 +35,15 @@ func compareFiles(t *testing.T, slow float64, headModel string) (string, string,
 	head := m.Run(r, "head", s)
 	if headModel != "" {
 		head.Run.ServedModel = headModel
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "base-history"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i := range compareHistoryRuns {
+		f := m.Run(r, fmt.Sprintf("history-%d", i), nil)
+		if err := results.WriteFile(filepath.Join(dir, "base-history", fmt.Sprintf("%02d.json", i)), f); err != nil {
+			t.Fatal(err)
+		}
 	}
 	bp, hp := filepath.Join(dir, "base.json"), filepath.Join(dir, "head.json")
 	if err := results.WriteFile(bp, base); err != nil {
@@ -48,9 +64,12 @@ func runCLI(args ...string) (string, string, int) {
 	return out.String(), errOut.String(), ExitCode(err)
 }
 
+// TestCompareExitStatus: a 15 % slowdown of a row, against the base's measured run-to-run
+// noise (--history), exits 3 and says so in every format; A/A and a δ above the slowdown exit 0.
 func TestCompareExitStatus(t *testing.T) {
 	dir, bp, hp := compareFiles(t, 0.85, "")
-	out, _, code := runCLI("compare", bp, hp, "-o", filepath.Join(dir, "c.json"))
+	hist := filepath.Join(dir, "base-history")
+	out, _, code := runCLI("compare", "--history", hist, bp, hp, "-o", filepath.Join(dir, "c.json"))
 	if code != ExitRegression {
 		t.Fatalf("a 15 %% slowdown exits %d, want %d\n%s", code, ExitRegression, out)
 	}
@@ -61,20 +80,23 @@ func TestCompareExitStatus(t *testing.T) {
 	if err != nil || c.Verdict != results.VerdictRegression {
 		t.Fatalf("-o file: %v, %+v", err, c)
 	}
+	if c.Settings.HistoryFiles != compareHistoryRuns {
+		t.Errorf("the comparison took %d history files, want %d", c.Settings.HistoryFiles, compareHistoryRuns)
+	}
 	// The same files compared with themselves: no regression, exit 0; json is the comparison.
-	out, _, code = runCLI("compare", "--format", "json", bp, bp)
+	out, _, code = runCLI("compare", "--history", hist, "--format", "json", bp, bp)
 	if code != ExitOK {
 		t.Fatalf("A/A exits %d", code)
 	}
 	if c, err := results.DecodeComparison([]byte(out)); err != nil || c.Verdict == results.VerdictRegression {
 		t.Errorf("json output: %v %v", err, c)
 	}
-	out, _, code = runCLI("compare", "--format", "markdown", bp, hp)
+	out, _, code = runCLI("compare", "--history", hist, "--format", "markdown", bp, hp)
 	if code != ExitRegression || !strings.HasPrefix(out, "## ❌ speedmatrix: regression") {
 		t.Errorf("markdown: exit %d\n%s", code, out)
 	}
 	// A larger δ for throughput and latency hides a 15 % slowdown: no regression.
-	out, _, code = runCLI("compare", "--threshold", "throughput=25", "--threshold", "latency=25", bp, hp)
+	out, _, code = runCLI("compare", "--history", hist, "--threshold", "throughput=25", "--threshold", "latency=25", bp, hp)
 	if code != ExitOK {
 		t.Errorf("δ 25 %%: exit %d\n%s", code, out)
 	}

@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"sync"
 
 	"github.com/spf13/cobra"
 
+	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -27,10 +32,32 @@ const demoSlowdown = "decode=1.3@batch>=8"
 // demoBaseSHA is the made-up default-branch commit the demo stores its baseline under.
 const demoBaseSHA = "ba5eba1100000000000000000000000000000000"
 
+// demoHistoryRuns is how many separate runs of the base the demo stores by default (the
+// baseline and the runs of earlier default-branch commits): its history, from which compare
+// measures each cell's run-to-run noise, as the bot does once the store holds
+// store.min_history results. With one run a side nothing measures that noise and only the
+// prior bounds it.
+//
+// 10 is the bot's default store.min_history (store.DefaultMinHistory). Fewer leave compare a
+// variance on so few degrees of freedom that it blocks too little. In the simulator's time
+// (testing/synctest), 3 runs caught neither the default slowdown nor decode=1.10@ctx>=32K (all
+// 8 cells inconclusive); 5 and 10 caught both. In real time on a loaded 2-core machine, with all
+// runs at once, 5 runs caught the 10 % one in 1 of 2 tries (only just: q = 0.006 at a level of
+// 0.0062) and 10 runs in 1 of 2; 10 runs, 4 or 6 at a time, caught it in each of 3 tries.
+const demoHistoryRuns = store.DefaultMinHistory
+
+// demoParallel is how many of the demo's runs measure at once. A quick matrix on the simulator
+// is about 12 s of wall time and 1.5 CPU-seconds; on a loaded 2-core machine, 11 runs at once
+// spread a decode cell's throughput across the base's runs to a CV of up to 3.3 %, against
+// 0.5–2 % with 6 at once, so the default demo measures in two waves of about 12 s each (about
+// 25 s in all).
+const demoParallel = 6
+
 // demoOptions are the settings of `speedmatrix demo`.
 type demoOptions struct {
 	dir          string
 	headSlowdown string
+	historyRuns  int
 	profile      string
 	speedup      float64
 	format       string
@@ -43,18 +70,22 @@ func newDemoCmd(env *Env) *cobra.Command {
 	var o demoOptions
 	cmd := &cobra.Command{
 		Use:   "demo",
-		Short: "Run the main job on the built-in simulator: store a baseline, measure a slower head, compare, write the PR comment and the check",
+		Short: "Run the main job on the built-in simulator: store a baseline with its history, measure a slower head, compare, write the PR comment and the check",
 		Long: `Demo runs what speedmatrix does for a pull request, on this machine, with no GPU and no
 network. It starts the built-in simulator (profile calibrated to vLLM serving GLM-5.3-Flash
 on 2× H200) and:
 
- 1. measures the quick matrix for the base and stores it as the baseline of a default-branch
-    commit in a local store (DIR/store), as the bot stores a push's results on its data branch;
+ 1. measures the quick matrix for the base --history-runs times (default ` + strconv.Itoa(demoHistoryRuns) + `), each a
+    separate run of the simulator (` + strconv.Itoa(demoParallel) + ` at a time), and stores them as the results of as many
+    default-branch commits in a local store (DIR/store), as the bot stores pushes' results on
+    its data branch: the newest is the baseline, all of them its history, from which the
+    comparison measures each cell's run-to-run noise (with one run, only a prior bounds it);
  2. measures the quick matrix again for the head, with a regression injected on purpose
     (--head-slowdown; default ` + demoSlowdown + `: decode 30 % slower at 8 or more
     sequences at once; --head-slowdown '' makes it an A/A run);
- 3. finds the baseline in the store, compares the two statistically, and writes the PR
-    comment (DIR/comment.md) and the check run's output (DIR/check.md) the bot would post;
+ 3. finds the baseline and its history in the store, compares the head with them
+    statistically, and writes the PR comment (DIR/comment.md) and the check run's output
+    (DIR/check.md) the bot would post;
  4. summarises on the terminal: the verdict, the cells that regressed, and the files.
 
 Figures are in the profile's time (the rates of the GPU it simulates), though it runs
@@ -68,12 +99,16 @@ the comparison finds a regression, as for "speedmatrix compare".`,
 			if o.format != "summary" && o.format != "markdown" && o.format != "text" {
 				return usagef("--format %q: want summary, markdown or text", o.format)
 			}
+			if o.historyRuns < 1 {
+				return usagef("--history-runs %d: want 1 or more (the baseline's own run counts; compare measures the noise from %d)", o.historyRuns, compare.DefaultThresholds().MinHistory)
+			}
 			return runDemo(cmd, env, o)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.dir, "dir", "", "folder for base.json, head.json, store/, comparison.json, comment.md and check.md (default: a new temporary folder)")
+	f.StringVar(&o.dir, "dir", "", "folder for base.json, history/, head.json, store/, comparison.json, comment.md and check.md (default: a new temporary folder)")
 	f.StringVar(&o.headSlowdown, "head-slowdown", demoSlowdown, "make the head slower (see speedmatrix sim --help); '' for an A/A run")
+	f.IntVar(&o.historyRuns, "history-runs", demoHistoryRuns, "measure the base this many times, as separate runs of earlier default-branch commits, and store them as the baseline's history (the run-to-run noise)")
 	f.StringVar(&o.profile, "sim-profile", profile.Default, "the simulator's profile: a built-in name or a YAML file")
 	f.Float64Var(&o.speedup, "sim-speedup", demoSpeedup, "run the simulator this many times faster than its profile")
 	f.StringVar(&o.format, "format", "summary", "what to print: summary, markdown (the PR comment) or text (the comparison for a terminal)")
@@ -82,8 +117,75 @@ the comparison finds a regression, as for "speedmatrix compare".`,
 	return cmd
 }
 
-// runDemo measures base and head on the simulator, stores the base as the baseline, compares
-// the head with the stored baseline and writes and summarises the comment and the check.
+// demoRun is one separate run of the simulator the demo measures: a server of its own, started
+// and stopped for it, as each push to the default branch and each pull request is measured.
+type demoRun struct {
+	side     string // "base" or "head"
+	commit   string // the made-up commit it stands for
+	path     string // its results file
+	seed     uint64
+	slowdown string
+}
+
+// demoRuns returns the runs the demo measures: the base n times (the oldest first, the last the
+// baseline, commit demoBaseSHA, written to base.json; the earlier ones to history/), then the
+// head (head.json). Each has its own seed: separate runs draw separate noise.
+func demoRuns(dir string, n int, slowdown string) []demoRun {
+	var runs []demoRun
+	for i := 1; i <= n; i++ {
+		r := demoRun{side: "base", commit: demoHistorySHA(i), seed: uint64(i)}
+		r.path = filepath.Join(dir, "history", ghbot.ShortSHA(r.commit)+".json")
+		if i == n {
+			r.commit, r.path = demoBaseSHA, filepath.Join(dir, "base.json")
+		}
+		runs = append(runs, r)
+	}
+	return append(runs, demoRun{side: "head", path: filepath.Join(dir, "head.json"), seed: uint64(n + 1), slowdown: slowdown})
+}
+
+// demoHistorySHA is the made-up default-branch commit of the demo's i-th base run (1 the oldest).
+func demoHistorySHA(i int) string { return fmt.Sprintf("ea71e%02d%033d", i, 0) }
+
+// demoMeasure measures every run on its own simulator, demoParallel at a time, in order: a
+// simulator's work is mostly waiting, so that the 11 runs of the default demo take about as long
+// as two one after the other. Only the head shows progress (bars of runs at once would mix).
+func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) error {
+	for _, r := range runs {
+		if err := os.MkdirAll(filepath.Dir(r.path), 0o755); err != nil {
+			return err
+		}
+	}
+	errs := make([]error, len(runs))
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, demoParallel)
+	for i, r := range runs {
+		ro := defaultRunOptions()
+		ro.Matrix = "quick"
+		ro.Quiet = o.quiet || r.side != "head"
+		ro.Output = r.path
+		ro.Sim.Profile, ro.Sim.Speedup, ro.Sim.Seed, ro.Sim.Slowdown = o.profile, o.speedup, r.seed, r.slowdown
+		select { // in order: the head, last, is measured beside the newest base runs
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		}
+		env.Log.Info("demo: measuring the quick matrix on the simulator", "side", r.side, "commit", ghbot.ShortSHA(r.commit), "slowdown", r.slowdown)
+		wg.Go(func() {
+			defer func() { <-slots }()
+			if err := runSimulated(ctx, env, ro); err != nil {
+				errs[i] = fmt.Errorf("measure the %s (%s): %w", r.side, filepath.Base(r.path), err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// runDemo measures the base several times and the head on the simulator, stores the base's
+// runs under default-branch commits (the newest the baseline, all of them its history), compares
+// the head with the stored baseline and history as the bot does, and writes and summarises the
+// comment and the check.
 func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 	ctx := cmd.Context()
 	dir := o.dir
@@ -96,42 +198,41 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	paths := map[string]string{}
-	for i, side := range []string{"base", "head"} {
-		ro := defaultRunOptions()
-		ro.Matrix = "quick"
-		ro.Quiet = o.quiet
-		ro.Output = filepath.Join(dir, side+".json")
-		ro.Sim.Profile, ro.Sim.Speedup, ro.Sim.Seed = o.profile, o.speedup, uint64(i+1)
-		if side == "head" {
-			ro.Sim.Slowdown = o.headSlowdown
-		}
-		env.Log.Info("demo: measuring the quick matrix on the simulator", "side", side, "slowdown", ro.Sim.Slowdown)
-		if err := runSimulated(ctx, env, ro); err != nil {
-			return fmt.Errorf("measure %s: %w", side, err)
-		}
-		paths[side] = ro.Output
-	}
-	base, err := results.ReadFile(paths["base"])
-	if err != nil {
+	runs := demoRuns(dir, o.historyRuns, o.headSlowdown)
+	if err := demoMeasure(ctx, env, o, runs); err != nil {
 		return err
 	}
-	head, err := results.ReadFile(paths["head"])
-	if err != nil {
-		return err
-	}
-	// The baseline goes through the store, as the bot's does: stored under a default-branch
-	// commit, found again by the head's config id.
+	// The base's runs go through the store, as the bot's pushes do: each stored under its
+	// default-branch commit, the oldest first; the baseline is found again by the head's config
+	// id, and the history read as the bot reads it (store.History).
 	st := store.NewDir(filepath.Join(dir, "store"))
-	if _, err := st.Put(ctx, store.Entry{Commit: demoBaseSHA, Kind: store.KindDefault}, base); err != nil {
-		return fmt.Errorf("store the baseline: %w", err)
+	for _, r := range runs[:len(runs)-1] {
+		f, err := results.ReadFile(r.path)
+		if err != nil {
+			return err
+		}
+		if _, err := st.Put(ctx, store.Entry{Commit: r.commit, Kind: store.KindDefault}, f); err != nil {
+			return fmt.Errorf("store the base run of %s: %w", ghbot.ShortSHA(r.commit), err)
+		}
+	}
+	head, err := results.ReadFile(runs[len(runs)-1].path)
+	if err != nil {
+		return err
 	}
 	stored, entry, err := st.Get(ctx, demoBaseSHA, store.ConfigID(head))
 	if err != nil {
 		return fmt.Errorf("find the baseline in the store: %w", err)
 	}
+	hist, _, note, skipped, err := store.History(ctx, st, entry.ConfigID, store.HistoryOptions{Max: o.historyRuns, Min: compare.DefaultThresholds().MinHistory})
+	if err != nil {
+		return fmt.Errorf("read the history from the store: %w", err)
+	}
+	if len(skipped) > 0 {
+		return fmt.Errorf("read the history from the store: %w", errors.Join(skipped...))
+	}
 	env.Log.Info("demo: baseline stored and found again", "store", st.Root(), "commit", ghbot.ShortSHA(demoBaseSHA), "config_id", entry.ConfigID)
-	d, err := renderDemo(stored, head, paths["base"], paths["head"])
+	env.Log.Info("demo: " + note)
+	d, err := renderDemo(stored, head, hist, filepath.Join(dir, "base.json"), filepath.Join(dir, "head.json"))
 	if err != nil {
 		return err
 	}
@@ -150,7 +251,7 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 	case "markdown":
 		_, err = io.WriteString(env.Stdout, d.Comment.Body)
 	default:
-		err = demoSummary(env.Stdout, d, demoSummaryInput{dir: dir, store: st.Root(), slowdown: o.headSlowdown, profile: o.profile, speedup: head.TimeScale()})
+		err = demoSummary(env.Stdout, d, demoSummaryInput{dir: dir, store: st.Root(), slowdown: o.headSlowdown, profile: o.profile, speedup: head.TimeScale(), runs: o.historyRuns})
 	}
 	if err != nil {
 		return err

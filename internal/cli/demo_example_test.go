@@ -15,21 +15,30 @@ import (
 const exampleDir = "../../docs/example"
 
 // TestDemoExampleCurrent renders the comment and the check from the example's checked-in
-// results files and fails when they differ from the checked-in pages: the example is stale (the
-// renderer or the comparison changed since it was generated). Rendering is pure, so the pages
-// must match to the byte; only the measurement itself is not repeatable.
+// results files (the baseline, the head and the baseline's history: the demo's default runs,
+// base.json among them) and fails when they differ from the checked-in pages: the example is
+// stale (the renderer or the comparison changed since it was generated). Rendering is pure, so
+// the pages must match to the byte; only the measurement itself is not repeatable.
 func TestDemoExampleCurrent(t *testing.T) {
-	read := func(name string) *results.File {
+	read := func(path string) *results.File {
 		t.Helper()
-		f, err := results.ReadFile(filepath.Join(exampleDir, name))
+		f, err := results.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return f
 	}
-	d, err := renderDemo(read("base.json"), read("head.json"), "docs/example/base.json", "docs/example/head.json")
+	runs := demoRuns(exampleDir, demoHistoryRuns, demoSlowdown)
+	var hist []*results.File
+	for _, r := range runs[:len(runs)-1] {
+		hist = append(hist, read(r.path))
+	}
+	d, err := renderDemo(read(filepath.Join(exampleDir, "base.json")), read(filepath.Join(exampleDir, "head.json")), hist, "docs/example/base.json", "docs/example/head.json")
 	if err != nil {
 		t.Fatal(err)
+	}
+	if got, want := d.Comparison.Settings.HistoryFiles, demoHistoryRuns; got != want {
+		t.Errorf("the example's comparison took %d history files, want the demo's %d", got, want)
 	}
 	for name, got := range map[string]string{"comment.md": d.Comment.Body, "check.md": d.Check} {
 		want, err := os.ReadFile(filepath.Join(exampleDir, name))

@@ -27,10 +27,12 @@ type demoPages struct {
 	Check string
 }
 
-// renderDemo compares head with base and renders the pages the bot would post. It does no I/O
-// and gives the same pages for the same files (the example in docs/example is checked with it).
-func renderDemo(base, head *results.File, basePath, headPath string) (demoPages, error) {
-	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head},
+// renderDemo compares head with base, with hist as the base's history (the run-to-run noise;
+// the store's default-branch results, base's among them, as the bot reads them), and renders the
+// pages the bot would post. It does no I/O and gives the same pages for the same files (the
+// example in docs/example is checked with it).
+func renderDemo(base, head *results.File, hist []*results.File, basePath, headPath string) (demoPages, error) {
+	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}, History: hist,
 		BasePath: basePath, HeadPath: headPath}, compare.DefaultThresholds())
 	if err != nil {
 		return demoPages{}, err
@@ -52,6 +54,9 @@ func renderDemo(base, head *results.File, basePath, headPath string) (demoPages,
 type demoSummaryInput struct {
 	dir, store, slowdown, profile string
 	speedup                       float64
+	// runs is how many runs of the base were stored; the comparison says how many of them it
+	// took as history (none when too few to measure the noise).
+	runs int
 }
 
 // demoSummary writes the demo's story for a terminal: what was measured and stored, the
@@ -64,15 +69,24 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "speedmatrix demo: the quick matrix on the simulated GPU (profile %s, run %g× faster; figures are in the profile's time)\n\n", in.profile, scale)
-	fmt.Fprintf(&b, "1. base: measured and stored as the baseline of commit %s in %s\n", demoBaseSHA[:7], in.store)
+	if in.runs > 1 {
+		fmt.Fprintf(&b, "1. base: measured %d times, each a separate run of the simulator, and stored in %s as %d default-branch commits: the newest, %s, is the baseline, all %d its history\n",
+			in.runs, in.store, in.runs, demoBaseSHA[:7], in.runs)
+	} else {
+		fmt.Fprintf(&b, "1. base: measured once and stored as the baseline of commit %s in %s, with no history\n", demoBaseSHA[:7], in.store)
+	}
 	if in.slowdown != "" {
 		fmt.Fprintf(&b, "2. head: measured with a regression injected: --head-slowdown %s\n", in.slowdown)
 	} else {
 		b.WriteString("2. head: measured with no change injected (an A/A run)\n")
 	}
 	cc := c.Summary.CellCounts
-	fmt.Fprintf(&b, "3. compared with the stored baseline: verdict %s — %d slower · %d faster · %d unchanged · %d too noisy to tell\n",
-		c.Verdict, cc.Regression, cc.Improvement, cc.Unchanged, cc.Inconclusive)
+	noise := fmt.Sprintf("its history of %d runs (the run-to-run noise)", c.Settings.HistoryFiles)
+	if c.Settings.HistoryFiles == 0 {
+		noise = fmt.Sprintf("no history (fewer than %d runs of the base: only the noise prior bounds the noise)", compare.DefaultThresholds().MinHistory)
+	}
+	fmt.Fprintf(&b, "3. compared with the stored baseline and %s: verdict %s — %d slower · %d faster · %d unchanged · %d too noisy to tell\n",
+		noise, c.Verdict, cc.Regression, cc.Improvement, cc.Unchanged, cc.Inconclusive)
 	rows := demoRegressions(c, scale)
 	if len(rows) > 0 {
 		b.WriteString("\n   Slower cells (the metric that decided, base → head):\n")
@@ -90,10 +104,14 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 		{"comment.md", "the pull-request comment"},
 		{"check.md", "the check run's conclusion and output"},
 		{"comparison.json", "the comparison: every cell-metric's change, interval and verdict"},
-		{"base.json", "the base's results, as measured"},
+		{"base.json", "the base's results, as measured (the baseline)"},
+		{"history", "the base's earlier runs, as measured"},
 		{"head.json", "the head's results, as measured"},
-		{"store", "the local store holding the baseline"},
+		{"store", "the local store holding the baseline and its history"},
 	} {
+		if f.name == "history" && in.runs < 2 {
+			continue // no earlier runs
+		}
 		fmt.Fprintf(tw, "  %s\t%s\n", filepath.Join(in.dir, f.name), f.what)
 	}
 	tw.Flush()
