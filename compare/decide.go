@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/gonum/stat"
+
 	"github.com/speedmatrix/speedmatrix/compare/stats"
 	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -297,9 +299,13 @@ const minEmpiricalNull = 8
 // only costs power). The spread is taken around the median, not around 0, so a change shared by
 // the whole matrix stays visible. It returns a warning per adjusted group.
 func empiricalNull(tests []*pending, th Thresholds) []string {
+	// Cells are grouped by the prior they were given too: cells of a wide prior (concurrency 1
+	// under speculative decoding, 20 %) have small z-scores whatever the noise and would hide the
+	// quiet cells' excess.
 	type key struct {
 		phase  results.Phase
 		metric results.Metric
+		prior  float64
 	}
 	groups := map[key][]*pending{}
 	var order []key
@@ -310,7 +316,7 @@ func empiricalNull(tests []*pending, th Thresholds) []string {
 		if t.est.SE <= 0 {
 			continue
 		}
-		k := key{t.id.Phase, t.metric}
+		k := key{t.id.Phase, t.metric, math.Round(th.Prior.CV(t.id, t.metric) * 1e4)}
 		if groups[k] == nil {
 			order = append(order, k)
 		}
@@ -331,7 +337,10 @@ func empiricalNull(tests []*pending, th Thresholds) []string {
 		for i, v := range z {
 			dev[i] = math.Abs(v - med)
 		}
-		scale := 1.4826 * quantile.Median(dev)
+		// The spread is the larger of the robust one (1.4826 × MAD) and the tails' (the 90th
+		// percentile of the deviations over its normal value 1.645): heavy-tailed noise hides
+		// from a median but not from the tail.
+		scale := math.Max(1.4826*quantile.Median(dev), upperDecile(dev)/1.6449)
 		if !(scale > 1) {
 			continue
 		}
@@ -658,4 +667,11 @@ func pct(f float64) string {
 // pct0 formats a fraction as an unsigned percentage, trimmed.
 func pct0(f float64) string {
 	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", f*100), "0"), ".") + "%"
+}
+
+// upperDecile returns the 90th percentile of xs (empirical, no interpolation).
+func upperDecile(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return stat.Quantile(0.9, stat.Empirical, s, nil)
 }
