@@ -231,6 +231,13 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 			p := &pending{id: id, metric: m, out: &cell.Metrics[i], pairs: pairs}
 			p.withShift(re)
 			logs, commits := historyOf(history, id, m, re)
+			if bl := b.sample(m).logs; len(logs) > 0 && len(bl) == 1 && h.sample(m).logs != nil && len(h.sample(m).logs) == 1 {
+				// One run a side: the base's run is the series' newest, a run of the default branch
+				// like the history's (the store's history starts with it), at its newest level.
+				// (Where a side has several runs, they are trials for trialsnoise.go, which pools
+				// them with the history itself.)
+				logs, commits = append(logs, bl[0]), append(commits, in.Base[0].Engine.Commit)
+			}
 			if m == results.DecidingMetric(id.Phase) {
 				hists[id] = logs
 			}

@@ -167,7 +167,10 @@ func (p *pending) estimate(b, h *sideData, hist historyNoise, measured float64, 
 		// default branch at one level, so the base's value is their mean (after each run's
 		// factor), and the head is compared with it, not with one run.
 		s2 := hist.v
-		pool := append(slices.Clone(bs.logs), hist.level...)
+		pool := hist.level // the history's newest level, the base's run last (compare.go)
+		if len(bs.logs) != 1 || len(hs.logs) != 1 {
+			pool = append(slices.Clone(bs.logs), hist.level...)
+		}
 		diff = ch - meanOf(pool)
 		p.vb, p.vh = s2, s2
 		se = math.Sqrt(s2 * (1/float64(len(pool)) + 1/float64(kh)))

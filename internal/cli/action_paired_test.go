@@ -158,16 +158,19 @@ func TestActionPairedAuto(t *testing.T) {
 			e.put(e.older[0])
 		}},
 		{name: "first comparison left a cell slower", setup: func(e *storeEnv) {
-			// The stored baseline and history decode twice as fast as the head.
+			// The stored baseline and history decode twice as fast as the head (three history
+			// runs besides the baseline's own: compare's minimum).
 			e.putScaled(prBase, 2)
 			e.putScaled(e.a1, 2.02)
 			e.putScaled(e.older[0], 1.98)
+			e.putScaled(e.older[1], 2.01)
 		}, why: afterFirst + "1 cell slower and 0 inconclusive"},
 		// A job with a budget decides within it by its adaptive reruns: no paired run after.
 		{name: "a budget rules out a paired run after the first comparison", setup: func(e *storeEnv) {
 			e.putScaled(prBase, 2)
 			e.putScaled(e.a1, 2.02)
 			e.putScaled(e.older[0], 1.98)
+			e.putScaled(e.older[1], 2.01)
 		}, extra: "budget: 10m\n", verdict: results.VerdictRegression},
 		// A paired run that cannot run (here: a base server without the head's) falls back on
 		// the stored baseline, and the comparison says why.
@@ -224,7 +227,7 @@ func TestActionPairedAuto(t *testing.T) {
 				}
 				var undecided []string
 				for _, c := range fc.Cells {
-					if c.Verdict == results.VerdictRegression || c.Verdict == results.VerdictInconclusive {
+					if c.Verdict == results.VerdictRegression || c.Verdict == results.VerdictInconclusive || c.Verdict == results.VerdictUnproven {
 						undecided = append(undecided, c.Cell)
 					}
 				}

@@ -248,7 +248,7 @@ func TestActionForgedStateNoAcceptance(t *testing.T) {
 			e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
 			out := mustRun(t, e)
 			wantOutputs(t, out, map[string]string{"verdict": "regression", "conclusion": "failure"})
-			wantHistoryNoise(t, filepath.Join(e.dir, "artifact", "comparison.json"), 4)
+			wantHistoryNoise(t, filepath.Join(e.dir, "artifact", "comparison.json"), 3)
 			st := e.srv.State()
 			if c := oneCheck(t, st, prHead); c.Conclusion != "failure" {
 				t.Errorf("check %s, want failure", c.Conclusion)
