@@ -60,18 +60,28 @@ func TestAcceptanceCompared(t *testing.T) {
 		want       results.Verdict
 		source     string
 		reason     string // for not comparable
+		// runs splits each side's trials into separate files (separate runs).
+		runs bool
 	}{
 		{
+			// Five windows of one run a side: replicates within the run, floored by the prior (20 %
+			// at concurrency 1), which a 15 % drop is within.
 			name: "drop of 15 % with five quiet trials a side",
 			base: specFile([]results.DecodeCell{specCell(1, 3.0, 3.05, 2.98, 3.02, 3.01)}, nil),
 			head: specFile([]results.DecodeCell{specCell(1, 2.55, 2.6, 2.57, 2.53, 2.56)}, nil),
-			cell: cell, want: results.VerdictRegression, source: results.NoiseTrials,
+			cell: cell, want: results.VerdictInconclusive, source: results.NoiseWithin,
+		},
+		{
+			name: "drop of 15 % in five separate runs a side",
+			base: specFile([]results.DecodeCell{specCell(1, 3.0, 3.05, 2.98, 3.02, 3.01)}, nil),
+			head: specFile([]results.DecodeCell{specCell(1, 2.55, 2.6, 2.57, 2.53, 2.56)}, nil),
+			cell: cell, want: results.VerdictRegression, source: results.NoiseTrials, runs: true,
 		},
 		{
 			name: "same acceptance, noisy trials",
 			base: specFile([]results.DecodeCell{specCell(1, 3.0, 3.3, 2.7, 3.1, 2.9)}, nil),
 			head: specFile([]results.DecodeCell{specCell(1, 2.8, 3.2, 2.9, 3.3, 2.75)}, nil),
-			cell: cell, want: results.VerdictInconclusive, source: results.NoiseTrials,
+			cell: cell, want: results.VerdictInconclusive, source: results.NoiseWithin,
 		},
 		{
 			name: "one run a side at concurrency 1: a 10 % drop is within the prior (20 %)",
@@ -99,7 +109,11 @@ func TestAcceptanceCompared(t *testing.T) {
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, err := compare.Compare(compare.Input{Base: []*results.File{tc.base}, Head: []*results.File{tc.head}}, compare.DefaultThresholds())
+			in := compare.Input{Base: []*results.File{tc.base}, Head: []*results.File{tc.head}}
+			if tc.runs {
+				in = compare.Input{Base: splitRuns(tc.base), Head: splitRuns(tc.head)}
+			}
+			c, err := compare.Compare(in, compare.DefaultThresholds())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -192,4 +206,18 @@ func TestAcceptanceNoiseIsNotRegression(t *testing.T) {
 	if caught < 3*n*9/10 {
 		t.Errorf("a 2δ acceptance drop at concurrency ≥ 8 was caught %d of %d times, want ≥ 90 %%", caught, 3*n)
 	}
+}
+
+// splitRuns returns one file per trial of f's one decode cell: separate runs.
+func splitRuns(f *results.File) []*results.File {
+	var out []*results.File
+	for _, tr := range f.Decode[0].Trials {
+		c := f.Decode[0]
+		c.Trials = []results.DecodeTrial{tr}
+		c.DecodeMetrics = tr.DecodeMetrics
+		g := *f
+		g.Decode = []results.DecodeCell{c}
+		out = append(out, &g)
+	}
+	return out
 }

@@ -220,12 +220,10 @@ func (p *pending) estimate(b, h *sideData, hist historyNoise, measured float64, 
 			noise.SamplesNeeded = withinNeeded
 		}
 	}
-	if noise.Source == results.NoiseTrials && b.runs() < 2 && h.runs() < 2 && p.pairs == nil && m != results.MetricSpecAcceptance {
+	if noise.Source == results.NoiseTrials && b.runs() < 2 && h.runs() < 2 && p.pairs == nil {
 		// Trials inside one run (one server lifetime on each side) are replicates within it:
 		// their spread cannot see what varies between runs, so each side's value keeps at least
-		// the prior's run-to-run noise, as one run's would. Speculative acceptance is exempt:
-		// each window's is its own counter ratio over other prompts, which nothing of the run
-		// shares.
+		// the prior's run-to-run noise, as one run's would.
 		vb, vh := varianceOf(bs.logs), varianceOf(hs.logs)
 		a, c := math.Max(vb/float64(kb), prior2), math.Max(vh/float64(kh), prior2)
 		se = math.Sqrt(a + c)

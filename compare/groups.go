@@ -61,7 +61,7 @@ func (t *pending) measuredNoise() bool {
 	case results.NoiseHistory, results.NoisePaired, results.NoiseMeasured:
 		return true
 	case results.NoiseTrials:
-		return t.b.runs() >= 2 || t.h.runs() >= 2 || t.metric == results.MetricSpecAcceptance
+		return t.b.runs() >= 2 || t.h.runs() >= 2
 	}
 	return false
 }
