@@ -231,17 +231,20 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 			p := &pending{id: id, metric: m, out: &cell.Metrics[i], pairs: pairs}
 			p.withShift(re)
 			logs, commits := historyOf(history, id, m, re)
+			extraBase := 0 // the base's runs that count toward min_history without being in the series
 			if bl := b.sample(m).logs; len(logs) > 0 && len(bl) == 1 && h.sample(m).logs != nil && len(h.sample(m).logs) == 1 {
 				// One run a side: the base's run is the series' newest, a run of the default branch
 				// like the history's (the store's history starts with it), at its newest level.
 				// (Where a side has several runs, they are trials for trialsnoise.go, which pools
 				// them with the history itself.)
 				logs, commits = append(logs, bl[0]), append(commits, in.Base[0].Engine.Commit)
+			} else if len(logs) > 0 {
+				extraBase = len(b.sample(m).logs)
 			}
 			if m == results.DecidingMetric(id.Phase) {
 				hists[id] = logs
 			}
-			if p.estimate(b, h, noiseOfHistory(logs, commits, id, m, th), in.MeasuredNoise[NoiseKey{id, m}], th) {
+			if p.estimate(b, h, noiseOfHistory(logs, commits, id, m, th).withBase(extraBase), in.MeasuredNoise[NoiseKey{id, m}], th) {
 				tests = append(tests, p)
 			}
 		}

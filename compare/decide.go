@@ -152,6 +152,15 @@ func (p *pending) estimate(b, h *sideData, hist historyNoise, measured float64, 
 		p.vb, p.vh = v, v
 		se, df = math.Sqrt(v*(1/float64(kb)+1/float64(kh))), d
 		noise.Source, noise.CV = src, math.Sqrt(v)
+		if kb == 1 && hist.usable(th) {
+			// A head rerun against one stored base run with history: the base pools the
+			// history's newest level, as the first look's did.
+			pool := append(slices.Clone(bs.logs), hist.level...)
+			diff = ch - meanOf(pool)
+			se = math.Sqrt(v * (1/float64(len(pool)) + 1/float64(kh)))
+			noise.PooledRuns = len(pool)
+			kb = len(pool)
+		}
 	case (kb >= 2 || kh >= 2) && (kb < 2 || kh < 2) && max(kb, kh) > hist.n && varianceOf(longer(bs.logs, hs.logs)) > 0:
 		// Repeated trials of one commit only: their spread is the run-to-run noise of both (two
 		// runs too: where they are noisier than the floor, their one degree of freedom rather

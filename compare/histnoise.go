@@ -24,15 +24,24 @@ type historyNoise struct {
 	shift int
 	// at is the engine commit of that run ("" when the file names none).
 	at string
+	// base is how many of the base's runs count toward MinHistory besides the series.
+	base int
 	// level are the log values of the newest level (all of them without a change point): the
 	// runs the base pools with (the pooled baseline).
 	level []float64
 }
 
-// usable reports whether the history measures the noise: at least th.MinHistory runs, two or
-// more degrees of freedom within levels, and a spread.
+// usable reports whether the history measures the noise: at least th.MinHistory runs (the
+// base's among them: the store's history starts with the baseline), two or more degrees of
+// freedom within levels, and a spread.
 func (hn historyNoise) usable(th Thresholds) bool {
-	return hn.n >= th.MinHistory && hn.df >= 2 && hn.v > 0
+	return hn.n+hn.base >= th.MinHistory && hn.df >= 2 && hn.v > 0
+}
+
+// withBase returns hn counting k runs of the base toward MinHistory that its series leaves out.
+func (hn historyNoise) withBase(k int) historyNoise {
+	hn.base = k
+	return hn
 }
 
 // historyLevelSettings are the change-point settings that split a history into levels: the
