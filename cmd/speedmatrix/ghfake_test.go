@@ -23,11 +23,14 @@ import (
 
 // The fake repository of the scenarios: Codertocat/Hello-World (default branch master), as in
 // the payloads, with PR #2 (head ghHead on base ghBase, the payloads' commits) and the commit
-// graph ghRoot → ghBase → ghHead. Codertocat may write; ghReader may only read.
+// graph ghRoot → ghOld1 → ghOld2 → ghBase → ghHead (two earlier default-branch commits, whose
+// results can be the baseline's history). Codertocat may write; ghReader may only read.
 const (
 	ghRepo   = "Codertocat/Hello-World"
 	ghToken  = "ghs_scripttesttoken"
 	ghRoot   = "0000000000000000000000000000000000c0ffee"
+	ghOld1   = "0000000000000000000000000000000000001d01"
+	ghOld2   = "0000000000000000000000000000000000001d02"
 	ghBase   = "f95f852bd8fca8fcc58a9a2d6c842781e32a215e"
 	ghHead   = "ec26c3e57ca3a959ca5aad62de7213c562f8c821"
 	ghReader = "octo-reader"
@@ -94,6 +97,10 @@ func cmdGHFake(outer testing.TB) func(ts *testscript.TestScript, neg bool, args 
 		case "push-pr":
 			want(1, "SHA")
 			pushPR(ts, h.srv, args[1])
+		case "master":
+			// The default branch's tip moves to SHA (a push to it).
+			want(1, "SHA")
+			h.srv.SetRef(ghRepo, "heads/master", args[1])
 		case "say":
 			want(2, "USER BODY")
 			say(ts, h.srv, args[1], args[2])
@@ -147,7 +154,9 @@ func startGHFake(ts *testscript.TestScript, outer testing.TB) *ghtest.Server {
 	srv.AddRepo(ghtest.Repo{Owner: "Codertocat", Name: "Hello-World", DefaultBranch: "master", PushedAt: time.Now().Add(-time.Hour).Truncate(time.Second)})
 	day := time.Date(2019, 5, 15, 0, 0, 0, 0, time.UTC)
 	srv.AddCommit(ghRepo, ghtest.GitCommit{SHA: ghRoot, Message: "root", Date: day}, nil)
-	srv.AddCommit(ghRepo, ghtest.GitCommit{SHA: ghBase, Message: "base", Parents: []string{ghRoot}, Date: day.Add(time.Hour)}, nil)
+	srv.AddCommit(ghRepo, ghtest.GitCommit{SHA: ghOld1, Message: "old 1", Parents: []string{ghRoot}, Date: day.Add(20 * time.Minute)}, nil)
+	srv.AddCommit(ghRepo, ghtest.GitCommit{SHA: ghOld2, Message: "old 2", Parents: []string{ghOld1}, Date: day.Add(40 * time.Minute)}, nil)
+	srv.AddCommit(ghRepo, ghtest.GitCommit{SHA: ghBase, Message: "base", Parents: []string{ghOld2}, Date: day.Add(time.Hour)}, nil)
 	srv.AddCommit(ghRepo, ghtest.GitCommit{SHA: ghHead, Message: "head", Parents: []string{ghBase}, Date: day.Add(2 * time.Hour)}, nil)
 	srv.SetRef(ghRepo, "heads/master", ghBase)
 	srv.AddPull(ghtest.Pull{Repo: ghRepo, Number: ghPR, Author: "Codertocat", HeadSHA: ghHead, HeadRef: "changes", BaseSHA: ghBase, BaseRef: "master"})
@@ -168,6 +177,8 @@ func startGHFake(ts *testscript.TestScript, outer testing.TB) *ghtest.Server {
 		"INPUT_ARTIFACT-DIR":  filepath.Join(work, "artifact"),
 		"INPUT_BASELINE-DIR":  filepath.Join(work, "baselines"),
 		"ROOT_SHA":            ghRoot,
+		"OLD1_SHA":            ghOld1,
+		"OLD2_SHA":            ghOld2,
 		"BASE_SHA":            ghBase,
 		"HEAD_SHA":            ghHead,
 		"READER":              ghReader,

@@ -81,7 +81,8 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 		b.WriteString("2. head: measured with no change injected (an A/A run)\n")
 	}
 	cc := c.Summary.CellCounts
-	noise := fmt.Sprintf("its history of %d runs (the run-to-run noise)", c.Settings.HistoryFiles)
+	// The baseline's own run is the newest of its history; compare counts the others.
+	noise := fmt.Sprintf("its history of %d runs (the run-to-run noise)", c.Settings.HistoryFiles+1)
 	if c.Settings.HistoryFiles == 0 {
 		noise = fmt.Sprintf("no history (fewer than %d runs of the base: only the noise prior bounds the noise)", compare.DefaultThresholds().MinHistory)
 	}

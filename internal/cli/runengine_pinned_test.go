@@ -151,8 +151,10 @@ func TestRunEnginePinned(t *testing.T) {
 			t.Errorf("A/A: %s acceptance %s", cell, v)
 		}
 	}
-	// The head's pass accepting half as much is an acceptance regression in both pass cells (four
-	// windows a side at concurrency 1 detect changes of about a third; see the README).
+	// The head's pass accepting half as much shows in both pass cells: a change of about −50 %,
+	// never unchanged. Four windows of one run a side are replicates within the run, not
+	// run-to-run noise (issue 21), so at concurrency 1 the prior (20 %) bounds it and it is not
+	// proven there: unproven or inconclusive, for a paired run or the store's history to decide.
 	for i := range head.SpecDecode.AcceptancePass {
 		c := &head.SpecDecode.AcceptancePass[i]
 		scale := func(t *results.Telemetry) {
@@ -166,9 +168,16 @@ func TestRunEnginePinned(t *testing.T) {
 			scale(c.Trials[j].Telemetry)
 		}
 	}
-	for cell, v := range accVerdicts(cmpOf(head)) {
-		if v != results.VerdictRegression {
-			t.Errorf("a 50 %% acceptance drop: %s %s, want regression", cell, v)
+	hc := cmpOf(head)
+	for cell, v := range accVerdicts(hc) {
+		var ch *results.Change
+		for _, cc := range hc.Cells {
+			if m := metricOfCell(cc, results.MetricSpecAcceptance); cc.Cell == cell && m != nil {
+				ch = m.Change
+			}
+		}
+		if (v != results.VerdictUnproven && v != results.VerdictInconclusive && v != results.VerdictRegression) || ch == nil || ch.Change > -0.3 {
+			t.Errorf("a 50 %% acceptance drop: %s %s (change %+v), want it shown (about −50 %%) and not passed as unchanged", cell, v, ch)
 			for _, cc := range cmpOf(head).Cells {
 				if m := metricOfCell(cc, results.MetricSpecAcceptance); cc.Cell == cell && m != nil {
 					t.Logf("%s: %s (noise %+v)", cell, m.Reason, *m.Noise)
