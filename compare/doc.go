@@ -5,6 +5,26 @@
 //
 // # Method
 //
+// Runs and what decides (issue 21): a run is one results file, one server lifetime; trials
+// inside it are replicates within the run, never independent runs (a paired run's blocks are
+// runs of their own). A run shares a factor across all its cells (runeffect.go): it is
+// estimated per phase from the deciding metric and removed, so a cell is compared within its
+// run against the other cells as controls, and the phase's shift between runs is a test of its
+// own against the run-to-run spread of those factors (groups.go). A cell is decided on its
+// deciding metric — decode total tok/s, prefill prompt tok/s, and speculative acceptance length
+// where compared; its other metrics are notes, tested in a family of their own, shown, never a
+// verdict (a lost number still is). A prior is never the only evidence for a block: a cell,
+// row, column or shift beyond δ whose noise only a prior bounds (no history, no second run, no
+// pairs, no noise measured on this machine: within-run samples and trials of one run are not
+// run-to-run noise) is unproven, not a regression; history or a paired run decides it. With
+// history, the base pools the history's newest level (the pooled baseline: the base's one run
+// is its newest), history variances are moderated within each noise class (moderate.go), and
+// a history whose own leave-one-out scores show heavy tails makes each cell's test take a t
+// distribution of 3 degrees of freedom (groups.go); rows, concurrency columns and each phase's
+// shift then carry the detection with clipped scores that keep their level under heavy tails
+// and mixtures. What each matrix verdict concludes is results.Outcomes. Where the sections below
+// say "regression" of a test whose noise is a prior, read "unproven".
+//
 // Metrics: prefill prompt tok/s and TTFT; decode total tok/s, per-request tok/s, TTFT and time
 // between tokens. Throughput is better higher, latency lower. Where either side measured it, a
 // decode cell also has speculative acceptance length (tokens per draft step from the server's
