@@ -424,8 +424,11 @@ func TestRunWorldSmall(t *testing.T) {
 func TestRunWorldCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := DefaultWorldSettings()
-	s.Pairs = 1000
+	s.Pairs = 20 // 3600 comparisons: half a minute if the cancellation were ignored
+	s.Workers = 2
+	last := 0
 	s.Progress = func(done, _ int) {
+		last = done
 		if done == 3 {
 			cancel()
 		}
@@ -433,6 +436,9 @@ func TestRunWorldCancel(t *testing.T) {
 	_, err := RunWorld(ctx, s)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("RunWorld after cancel: %v, want context.Canceled", err)
+	}
+	if last > 3+s.Workers {
+		t.Errorf("%d comparisons ran, want at most the %d that were running when ctx was cancelled", last, 3+s.Workers)
 	}
 }
 
