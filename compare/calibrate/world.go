@@ -129,10 +129,14 @@ func (s Shape) Factor(id results.CellID, context int) float64 {
 
 // ParseWorldModels, ParseProcedures and ParseShapes read comma-separated CLI lists; an empty
 // list is every value.
-func ParseWorldModels(list string) ([]WorldModel, error) { return parseList(list, worldModels, "model") }
+func ParseWorldModels(list string) ([]WorldModel, error) {
+	return parseList(list, worldModels, "model")
+}
 
 // ParseProcedures reads a comma-separated list of procedures (empty: all).
-func ParseProcedures(list string) ([]Procedure, error) { return parseList(list, procedures, "procedure") }
+func ParseProcedures(list string) ([]Procedure, error) {
+	return parseList(list, procedures, "procedure")
+}
 
 // ParseShapes reads a comma-separated list of slowdown shapes (empty: all).
 func ParseShapes(list string) ([]Shape, error) { return parseList(list, shapes, "shape") }
