@@ -17,6 +17,9 @@ func newCalibrateCmd(env *Env) *cobra.Command {
 	var storeDir, configID, format string
 	var budget time.Duration
 	var specNoise, prior string
+	var world bool
+	var models, procedures, shapes string
+	pairs := calibrate.DefaultWorldSettings().Pairs
 	cmd := &cobra.Command{
 		Use:   "calibrate",
 		Short: "Measure the false-alarm and detection rates of compare on synthetic matrices",
@@ -47,9 +50,21 @@ decoding's published figures or from a server without it.
 With --store DIR it instead measures the error rate on this machine: every pair of stored runs
 of one commit (default-branch results and A/A reruns, config store.aa_every) is compared as a
 real A/A comparison (one look, no history), and the run-to-run noise those runs show is given
-per cell-metric next to the prior's. Where it exceeds the prior, compare uses the measured one.`,
+per cell-metric next to the prior's. Where it exceeds the prior, compare uses the measured one.
+
+With --world it measures compare against noise it was not built for (docs/calibration.md): full
+matrices drawn from each noise model (--models: gaussian, t3, spec, spec-nocounters, drift,
+bimodal), measured by each procedure (--procedures: one, history, trials3, runs3, paired), and
+for each the A/A false blocks (matrix verdict regression: compare's exit 3), the detection of
+each slowdown shape (--shapes: rows>=32K, row32K, column8, column1, matrix), and the shares of
+A/A cells decided unchanged, unproven and inconclusive, each with its 95 % Wilson interval and a
+mark against the targets; --pairs comparisons each (default 1000: about half an hour on 2 cores
+for the whole table).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if world {
+				return runWorld(cmd, env, models, procedures, shapes, pairs, s.Seed, format)
+			}
 			if s.AA < 0 || s.AB < 0 || s.AA+s.AB == 0 {
 				return usagef("--aa and --ab must be non-negative and not both 0")
 			}
@@ -149,6 +164,57 @@ per cell-metric next to the prior's. Where it exceeds the prior, compare uses th
 	f.StringVar(&prior, "prior-decode-rate", "", "compare's prior CV of decode rates by concurrency, as UPTO=PERCENT,…,*=PERCENT, whatever the runs say of speculative decoding (default: compare's, 1=20,2=10,4=5,*=1, or 1=20,2=24,4=9,*=1 where a side served it unpinned or cannot tell)")
 	f.StringVar(&storeDir, "store", "", "local store directory: real A/A from the stored runs of one commit instead of synthetic matrices")
 	f.StringVar(&configID, "config-id", "", "with --store: the configuration to calibrate (default: the only one stored)")
-	f.StringVar(&format, "format", "text", "with --store: text or json")
+	f.StringVar(&format, "format", "text", "with --store: text or json; with --world: text, markdown or json")
+	f.BoolVar(&world, "world", false, "the world's noise models and procedures instead (see above)")
+	f.StringVar(&models, "models", "", "with --world: noise models, comma-separated (default all)")
+	f.StringVar(&procedures, "procedures", "", "with --world: procedures, comma-separated (default all)")
+	f.StringVar(&shapes, "shapes", "", "with --world: slowdown shapes, comma-separated (default all)")
+	f.IntVar(&pairs, "pairs", pairs, "with --world: A/A comparisons, and A/B comparisons per shape, of each model and procedure")
 	return cmd
+}
+
+// runWorld runs `speedmatrix calibrate --world`.
+func runWorld(cmd *cobra.Command, env *Env, models, procedures, shapes string, pairs int, seed uint64, format string) error {
+	ws := calibrate.DefaultWorldSettings()
+	ws.Seed, ws.Pairs = seed, pairs
+	var err error
+	if models != "" {
+		if ws.Models, err = calibrate.ParseWorldModels(models); err != nil {
+			return usagef("--models: %v", err)
+		}
+	}
+	if procedures != "" {
+		if ws.Procedures, err = calibrate.ParseProcedures(procedures); err != nil {
+			return usagef("--procedures: %v", err)
+		}
+	}
+	if shapes != "" {
+		if ws.Shapes, err = calibrate.ParseShapes(shapes); err != nil {
+			return usagef("--shapes: %v", err)
+		}
+	}
+	if pairs < 1 {
+		return usagef("--pairs %d: want at least 1", pairs)
+	}
+	if format != "text" && format != "markdown" && format != "json" {
+		return usagef("--format %q: want text, markdown or json", format)
+	}
+	last := -1
+	ws.Progress = func(done, total int) {
+		if pct := done * 10 / total; pct != last {
+			last = pct
+			env.Log.Info("calibrate --world", "done", done, "of", total)
+		}
+	}
+	rep, err := calibrate.RunWorld(cmd.Context(), ws)
+	if err != nil {
+		return err
+	}
+	switch format {
+	case "markdown":
+		return rep.WriteMarkdown(env.Stdout)
+	case "json":
+		return rep.WriteJSON(env.Stdout)
+	}
+	return rep.WriteText(env.Stdout)
 }
