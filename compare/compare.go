@@ -214,7 +214,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	}
 	for i := range c.Cells {
 		cell := &c.Cells[i]
-		cell.Verdict = cellVerdict(cell.Metrics)
+		cell.Verdict = closedCell(cell, cellVerdict(cell.Metrics)) // failclosed.go
 		c.Summary.CellCounts.Add(cell.Verdict)
 		for _, m := range cell.Metrics {
 			c.Summary.Counts.Add(m.Verdict)
@@ -226,6 +226,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	c.Summary.Tests = len(tests)
 	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
 	c.Verdict = overall(c.Summary.CellCounts, c.Rows)
+	c.Verdict, c.VerdictReason = closedVerdict(c.Verdict, c.Cells, in.Head) // failclosed.go
 	c.Rerun = advise(tests, th, plan)
 	pairedAdvice(c.Rerun, pairing) // paired.go
 	return c, nil
@@ -472,6 +473,8 @@ func overall(c results.VerdictCounts, rows []results.RowComparison) results.Verd
 	switch {
 	case c.Regression > 0:
 		return results.VerdictRegression
+	case c.Incomplete > 0:
+		return results.VerdictIncomplete
 	case c.Improvement > 0:
 		return results.VerdictImprovement
 	case c.Inconclusive > 0:

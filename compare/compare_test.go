@@ -219,7 +219,7 @@ func TestShapeDiffersAndCellsFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cc := cellOf(t, c, "decode/8K/2"); cc.Verdict != results.VerdictNotComparable || cc.Reason != "missing in head" {
+	if cc := cellOf(t, c, "decode/8K/2"); cc.Verdict != results.VerdictIncomplete || cc.Reason != "missing in head" {
 		t.Errorf("decode/8K/2: %s %q", cc.Verdict, cc.Reason)
 	}
 	if cc := cellOf(t, c, "decode/8K/16"); cc.Verdict != results.VerdictNotComparable || cc.Reason != "missing in base" {
