@@ -226,7 +226,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	c.Summary.Tests = len(tests)
 	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
 	c.Verdict = overall(c.Summary.CellCounts, c.Rows)
-	c.Verdict, c.VerdictReason = closedVerdict(c.Verdict, c.Cells, in.Head) // failclosed.go
+	closeVerdict(c, in.Head) // failclosed.go
 	c.Rerun = advise(tests, th, plan)
 	pairedAdvice(c.Rerun, pairing) // paired.go
 	return c, nil

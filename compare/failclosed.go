@@ -19,6 +19,15 @@ func closedCell(cell *results.CellComparison, v results.Verdict) results.Verdict
 	return v
 }
 
+// closeVerdict sets the matrix's verdict and VerdictReason by closedVerdict and, when the head
+// is incomplete, warns with the reason so that every report names it.
+func closeVerdict(c *results.Comparison, head []*results.File) {
+	c.Verdict, c.VerdictReason = closedVerdict(c.Verdict, c.Cells, head)
+	if c.VerdictReason != "" {
+		c.Warnings = append(c.Warnings, "the head is incomplete: "+c.VerdictReason)
+	}
+}
+
 // closedVerdict returns the matrix's verdict and its reason once missing data is counted: a
 // regression stays a regression; otherwise a head whose run ended early (Run.Partial) or
 // that lacks cells the base has makes the matrix incomplete, whatever the other cells say.
