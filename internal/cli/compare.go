@@ -201,6 +201,9 @@ Exit status: 0 no regression, 3 regression found (after writing the output), 1 e
 			if c.Verdict == results.VerdictRegression {
 				return ErrRegression
 			}
+			if c.Verdict == results.VerdictIncomplete {
+				return ErrUndecided
+			}
 			return nil
 		},
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/speedmatrix/speedmatrix/engine"
+	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // Exit codes of the speedmatrix command.
@@ -24,7 +25,8 @@ const (
 	ExitOK         = 0
 	ExitError      = 1
 	ExitUsage      = 2
-	ExitRegression = 3 // compare found a regression
+	ExitRegression = 3                     // compare found a regression
+	ExitUndecided  = results.ExitUndecided // the data cannot pass (incomplete head)
 )
 
 // UsageError is a mistake in the command line; it exits with ExitUsage.
@@ -42,6 +44,10 @@ func usagef(format string, args ...any) error {
 // written, so main prints nothing more.
 var ErrRegression = errors.New("regression found")
 
+// ErrUndecided is returned when a comparison's data cannot pass (results.OutcomeOf gives
+// results.ExitUndecided: an incomplete head); the report, with the reason, is already written.
+var ErrUndecided = errors.New("the comparison cannot pass")
+
 // ExitCode maps an error returned by Run to the process exit code.
 func ExitCode(err error) int {
 	var ue *UsageError
@@ -50,6 +56,8 @@ func ExitCode(err error) int {
 		return ExitOK
 	case errors.Is(err, ErrRegression):
 		return ExitRegression
+	case errors.Is(err, ErrUndecided):
+		return ExitUndecided
 	case errors.As(err, &ue):
 		return ExitUsage
 	}
@@ -57,7 +65,7 @@ func ExitCode(err error) int {
 }
 
 // Quiet reports whether err has been reported already and needs no message from main.
-func Quiet(err error) bool { return errors.Is(err, ErrRegression) }
+func Quiet(err error) bool { return errors.Is(err, ErrRegression) || errors.Is(err, ErrUndecided) }
 
 // Env is what every command may use of the outside world.
 type Env struct {
