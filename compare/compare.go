@@ -294,7 +294,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	}
 	for i := range c.Cells {
 		cell := &c.Cells[i]
-		cell.Verdict = cellVerdict(cell.Phase, cell.Metrics)
+		cell.Verdict = closedCell(cell, cellVerdict(cell.Phase, cell.Metrics)) // failclosed.go
 		c.Summary.CellCounts.Add(cell.Verdict)
 		for _, m := range cell.Metrics {
 			c.Summary.Counts.Add(m.Verdict)
@@ -306,6 +306,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	c.Summary.Tests = len(tests)
 	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
 	c.Verdict = overall(c.Summary.CellCounts, c.Rows, c.Groups)
+	closeVerdict(c, in.Head) // failclosed.go
 	c.Rerun = advise(deciding, th, plan)
 	pairedAdvice(c.Rerun, pairing) // paired.go
 	return c, nil

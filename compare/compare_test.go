@@ -221,13 +221,13 @@ func TestShapeDiffersAndCellsFilter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cc := cellOf(t, c, "decode/8K/2"); cc.Verdict != results.VerdictNotComparable || cc.Reason != "missing in head" {
+	if cc := cellOf(t, c, "decode/8K/2"); cc.Verdict != results.VerdictIncomplete || cc.Reason != "missing in head" {
 		t.Errorf("decode/8K/2: %s %q", cc.Verdict, cc.Reason)
 	}
 	if cc := cellOf(t, c, "decode/8K/16"); cc.Verdict != results.VerdictNotComparable || cc.Reason != "missing in base" {
 		t.Errorf("decode/8K/16: %s %q", cc.Verdict, cc.Reason)
 	}
-	if len(c.Warnings) != 1 || !strings.Contains(c.Warnings[0], "differ in shape") {
+	if len(c.Warnings) != 2 || !strings.Contains(c.Warnings[0], "differ in shape") || !strings.Contains(c.Warnings[1], "head is incomplete") {
 		t.Errorf("warnings %q", c.Warnings)
 	}
 	id, _ := results.ParseCellID("decode/8K/8")

@@ -336,8 +336,12 @@ func rowLines(c *results.Comparison) []string {
 
 // countsLine lists verdict counts.
 func countsLine(v results.VerdictCounts) string {
-	return fmt.Sprintf("%d regression · %d improvement · %d unchanged · %d inconclusive · %d not comparable",
+	s := fmt.Sprintf("%d regression · %d improvement · %d unchanged · %d inconclusive · %d not comparable",
 		v.Regression, v.Improvement, v.Unchanged, v.Inconclusive, v.NotComparable)
+	if v.Incomplete > 0 { // cells missing in the head (compare/failclosed.go)
+		s += fmt.Sprintf(" · %d incomplete", v.Incomplete)
+	}
+	return s
 }
 
 // noiseCounts counts the noise sources of the tested cell-metrics, in a fixed order.

@@ -146,9 +146,12 @@ type Comparison struct {
 	// Verdict is the whole matrix's: regression if any cell-metric is a regression; else
 	// improvement if any is an improvement; else inconclusive if any is inconclusive; else
 	// unchanged (or not_comparable when nothing could be compared).
-	Verdict Verdict           `json:"verdict"`
-	Summary ComparisonSummary `json:"summary"`
-	Cells   []CellComparison  `json:"cells"`
+	Verdict Verdict `json:"verdict"`
+	// VerdictReason says why the verdict is incomplete (a partial head, cells missing in the
+	// head); empty otherwise.
+	VerdictReason string            `json:"verdict_reason,omitempty"`
+	Summary       ComparisonSummary `json:"summary"`
+	Cells         []CellComparison  `json:"cells"`
 	// Rows are the pooled tests of whole decode context rows, present when both sides hold at
 	// least two runs of a row's cells (the second look after a row rerun). A row's regression
 	// makes the matrix's verdict a regression like a cell's.
