@@ -124,6 +124,9 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		}
 		history = append(history, h)
 	}
+	if err := degenerateHistory(history); err != nil { // failclosed.go
+		return nil, err
+	}
 	history = historyOrder(history, in.HistoryByCommit) // oldest first: the series noiseOfHistory splits into levels
 	c.Settings.HistoryFiles = len(history)
 	pairing, pairs, w := pairingOf(in) // paired.go
@@ -209,6 +212,20 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 			cell.Reason = "missing in " + which
 			for _, m := range results.Metrics(id.Phase) {
 				cell.Metrics = append(cell.Metrics, results.MetricComparison{Metric: m, Delta: th.Delta[m], Verdict: results.VerdictNotComparable, Reason: "cell missing in " + which})
+			}
+			continue
+		}
+		if r := stalledWindow(h.decode); r != "" { // failclosed.go
+			cell.Reason = r + " (in head)"
+			for _, m := range results.Metrics(id.Phase) {
+				cell.Metrics = append(cell.Metrics, results.MetricComparison{Metric: m, Delta: th.Delta[m], Verdict: results.VerdictIncomplete, Reason: cell.Reason})
+			}
+			continue
+		}
+		if r := stalledWindow(b.decode); r != "" { // failclosed.go
+			cell.Reason = r + " (in base)"
+			for _, m := range results.Metrics(id.Phase) {
+				cell.Metrics = append(cell.Metrics, results.MetricComparison{Metric: m, Delta: th.Delta[m], Verdict: results.VerdictNotComparable, Reason: cell.Reason})
 			}
 			continue
 		}

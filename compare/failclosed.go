@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/results"
@@ -13,7 +14,7 @@ const reasonMissingInHead = "missing in head"
 // closedCell returns a cell's verdict once missing data is counted: a cell the base has and
 // the head lacks is incomplete, not merely not comparable; any other cell keeps v.
 func closedCell(cell *results.CellComparison, v results.Verdict) results.Verdict {
-	if cell.Reason == reasonMissingInHead {
+	if cell.Reason == reasonMissingInHead || (strings.HasPrefix(cell.Reason, reasonStalled) && cell.HeadStatus.Measured() && strings.Contains(cell.Reason, "in head")) {
 		return results.VerdictIncomplete
 	}
 	return v
@@ -48,7 +49,7 @@ func closedVerdict(v results.Verdict, cells []results.CellComparison, head []*re
 	}
 	var missing []string
 	for _, c := range cells {
-		if c.Verdict == results.VerdictIncomplete && c.Reason == reasonMissingInHead {
+		if c.Verdict == results.VerdictIncomplete && (c.Reason == reasonMissingInHead || strings.HasPrefix(c.Reason, reasonStalled)) {
 			missing = append(missing, c.Cell)
 		}
 	}
@@ -63,4 +64,111 @@ func closedVerdict(v results.Verdict, cells []results.CellComparison, head []*re
 		return v, reason
 	}
 	return results.VerdictIncomplete, reason
+}
+
+// reasonStalled starts the reason of a cell whose window stalled.
+const reasonStalled = "the window stalled"
+
+// stalledWindow says how a decode cell's window stalled, or "" when none did: a trial whose
+// full 1 s output-token bins hold a run of empty bins of at least 3 bins and a tenth of the
+// window (the server produced no token for that long while the window was open, as a hung or
+// preempted engine does; a healthy cell, even one request at a time, produces tokens every
+// second). Such a window is not a measurement of the cell's speed: its total tok/s is low by
+// the stall and its spread of bins inflates the cell's own noise.
+func stalledWindow(d *results.DecodeCell) string {
+	if d == nil || !d.Status.Measured() {
+		return ""
+	}
+	for k := range d.Trials {
+		t := &d.Trials[k]
+		n := withinSamples(t, results.MetricTotalTokPerS)
+		if n < 10 {
+			continue
+		}
+		run, longest, at := 0, 0, 0
+		for i := range n {
+			if t.BinOutputTokens[i] == 0 {
+				run++
+				if run > longest {
+					longest, at = run, i-run+1
+				}
+				continue
+			}
+			run = 0
+		}
+		if longest >= 3 && 10*longest >= n {
+			trial := ""
+			if len(d.Trials) > 1 {
+				trial = fmt.Sprintf(" (trial %d)", k+1)
+			}
+			return fmt.Sprintf("%s%s: no tokens for %g s of the %g s window (bins %d–%d); measure the cell again", reasonStalled, trial,
+				float64(longest)*t.BinSeconds, float64(n)*t.BinSeconds, at+1, at+longest)
+		}
+	}
+	return ""
+}
+
+// DegenerateHistoryError says that the history cannot measure run-to-run noise: runs copied,
+// or no spread at all.
+type DegenerateHistoryError struct {
+	Reason string
+}
+
+func (e *DegenerateHistoryError) Error() string {
+	return "the history cannot measure run-to-run noise: " + e.Reason + "; give history of separate runs of the default branch (each its own server run), or none"
+}
+
+// hasRaw reports whether f holds raw samples (a decode trial's output-token bins): two runs
+// that agree in every bin are one run copied, where two imported summaries may agree by rounding.
+func hasRaw(f *results.File) bool {
+	for i := range f.Decode {
+		for k := range f.Decode[i].Trials {
+			if len(f.Decode[i].Trials[k].BinOutputTokens) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// degenerateHistory refuses a history whose files are one run copied (the same run id, or the
+// same raw samples) or whose deciding metrics do not vary at all across it (a CV below
+// 1e-9 in every cell): either would make intervals of zero width and "unchanged" at any p.
+func degenerateHistory(history []*results.File) error {
+	for i := range history {
+		for j := i + 1; j < len(history); j++ {
+			a, b := history[i], history[j]
+			switch {
+			case a.Run.ID != "" && a.Run.ID == b.Run.ID:
+				return &DegenerateHistoryError{fmt.Sprintf("history files %d and %d are one run (run id %s)", i+1, j+1, a.Run.ID)}
+			case hasRaw(a) && reflect.DeepEqual(a.Decode, b.Decode) && reflect.DeepEqual(a.Prefill, b.Prefill):
+				return &DegenerateHistoryError{fmt.Sprintf("history files %d and %d hold identical cells and numbers (one run copied)", i+1, j+1)}
+			}
+		}
+	}
+	if len(history) < 2 {
+		return nil
+	}
+	values := map[results.CellID][]float64{}
+	for _, f := range history {
+		for _, p := range []results.Phase{results.PhasePrefill, results.PhaseDecode} {
+			for id, v := range runValues(f, p) {
+				values[id] = append(values[id], v)
+			}
+		}
+	}
+	cells := 0
+	for _, vs := range values {
+		if len(vs) < 2 {
+			continue
+		}
+		cells++
+		if varianceOf(vs) > 1e-18 {
+			return nil
+		}
+	}
+	if cells == 0 {
+		return nil
+	}
+	return &DegenerateHistoryError{fmt.Sprintf("its %d files agree exactly in every one of the %d cells they share (no spread at all)", len(history), cells)}
 }

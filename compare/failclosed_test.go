@@ -1,10 +1,14 @@
 package compare_test
 
 import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -77,6 +81,117 @@ func TestFailClosed(t *testing.T) {
 			}
 			if n := c.Summary.CellCounts.Incomplete; n != strings.Count(strings.Join(tc.wantReason, " "), "decode/") {
 				t.Errorf("%d cells incomplete", n)
+			}
+		})
+	}
+}
+
+// TestStalledWindow: a head window whose last quarter or half of its bins are empty (the server
+// stopped producing tokens) is no measurement: the cell is incomplete with the reason and the
+// matrix cannot pass; the same stall in the base makes the cell not comparable; short gaps and
+// full windows change nothing.
+func TestStalledWindow(t *testing.T) {
+	m := calibrate.NewMatrix(5, 0.2)
+	r := rand.New(rand.NewPCG(5, 6))
+	var hist []*results.File
+	for i := range 10 {
+		hist = append(hist, m.Run(r, fmt.Sprint("hist-", i), nil))
+	}
+	const cell = "decode/8K/8"
+	stall := func(f *results.File, from, to int) {
+		for i := range f.Decode {
+			if f.Decode[i].ID().String() != cell {
+				continue
+			}
+			tr := &f.Decode[i].Trials[0]
+			for b := from; b < to && b < len(tr.BinOutputTokens); b++ {
+				tr.BinOutputTokens[b] = 0
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name           string
+		headFrom, to   int
+		baseFrom, bto  int
+		want, wantCell results.Verdict
+	}{
+		{name: "last quarter empty", headFrom: 22, to: 30, want: results.VerdictIncomplete, wantCell: results.VerdictIncomplete},
+		{name: "last half empty", headFrom: 15, to: 30, want: results.VerdictIncomplete, wantCell: results.VerdictIncomplete},
+		{name: "a 3 s gap in the middle", headFrom: 10, to: 13, want: results.VerdictIncomplete, wantCell: results.VerdictIncomplete},
+		{name: "a 2 s gap is no stall", headFrom: 10, to: 12},
+		{name: "stalled base", baseFrom: 20, bto: 30, wantCell: results.VerdictNotComparable},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(7, 8))
+			base, head := m.Run(r, "base", nil), m.Run(r, "head", nil)
+			stall(head, tc.headFrom, tc.to)
+			stall(base, tc.baseFrom, tc.bto)
+			c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}, History: hist}, compare.DefaultThresholds())
+			if err != nil {
+				t.Fatal(err)
+			}
+			cc := cellOf(t, c, cell)
+			if tc.wantCell != "" && (cc.Verdict != tc.wantCell || !strings.Contains(cc.Reason, "the window stalled")) {
+				t.Errorf("%s: %s (%s), want %s saying the window stalled", cell, cc.Verdict, cc.Reason, tc.wantCell)
+			}
+			if tc.wantCell == "" && strings.Contains(cc.Reason, "stalled") {
+				t.Errorf("%s: %s", cell, cc.Reason)
+			}
+			if tc.want != "" && (c.Verdict != tc.want || !strings.Contains(c.VerdictReason, cell)) {
+				t.Errorf("matrix %s (%q), want %s naming %s", c.Verdict, c.VerdictReason, tc.want, cell)
+			}
+			if tc.want == "" && c.Verdict == results.VerdictIncomplete {
+				t.Errorf("matrix incomplete (%q)", c.VerdictReason)
+			}
+		})
+	}
+}
+
+// TestDegenerateHistory: history that is one run copied, or that does not vary at all, is refused
+// with the reason, never taken as noise (ten identical files made zero-width intervals and
+// "unchanged" at p ≈ 1e-117).
+func TestDegenerateHistory(t *testing.T) {
+	m := calibrate.NewMatrix(9, 0.2)
+	r := rand.New(rand.NewPCG(9, 10))
+	base, head := m.Run(r, "base", nil), m.Run(r, "head", nil)
+	one := m.Run(r, "hist", nil)
+	copies := func(rename bool) []*results.File {
+		var out []*results.File
+		for i := range 10 {
+			c := *one
+			if rename {
+				c.Run.ID = fmt.Sprint("hist-", i)
+			}
+			out = append(out, &c)
+		}
+		return out
+	}
+	summaries := func() []*results.File {
+		var out []*results.File
+		for range 5 {
+			out = append(out, summaryFile("m", map[int]float64{1: 150, 8: 600}, nil))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		base    *results.File
+		history []*results.File
+		want    string
+	}{
+		{"one run id ten times", base, copies(false), "one run (run id hist)"},
+		{"one run copied under new ids", base, copies(true), "identical cells and numbers"},
+		{"identical summaries, no spread", summaryFile("m", map[int]float64{1: 150, 8: 600}, nil), summaries(), "no spread at all"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := head
+			if tc.base.Run.Source == results.SourceImported {
+				h = summaryFile("m", map[int]float64{1: 150, 8: 590}, nil)
+			}
+			_, err := compare.Compare(compare.Input{Base: []*results.File{tc.base}, Head: []*results.File{h}, History: tc.history}, compare.DefaultThresholds())
+			var de *compare.DegenerateHistoryError
+			if !errors.As(err, &de) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "separate runs") {
+				t.Errorf("err %v, want a degenerate history error saying %q and what to do", err, tc.want)
 			}
 		})
 	}
