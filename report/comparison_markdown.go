@@ -36,13 +36,13 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 		results.VerdictUnproven: "❓", results.VerdictIncomplete: "🧩",
 	}[c.Verdict]
 	fmt.Fprintf(ew, "## %s speedmatrix: %s\n\n%s\n\n", icon, strings.ReplaceAll(string(c.Verdict), "_", " "), headline(c))
-	fmt.Fprintln(ew, "| | regression | improvement | unchanged | inconclusive | not comparable |")
-	fmt.Fprintln(ew, "|---|---|---|---|---|---|")
+	fmt.Fprintln(ew, "| | regression | improvement | unchanged | inconclusive | not comparable | unproven | incomplete |")
+	fmt.Fprintln(ew, "|---|---|---|---|---|---|---|---|")
 	for _, r := range []struct {
 		name string
 		v    results.VerdictCounts
 	}{{"cells", c.Summary.CellCounts}, {"cell-metrics", c.Summary.Counts}} {
-		fmt.Fprintf(ew, "| %s | %d | %d | %d | %d | %d |\n", r.name, r.v.Regression, r.v.Improvement, r.v.Unchanged, r.v.Inconclusive, r.v.NotComparable)
+		fmt.Fprintf(ew, "| %s | %d | %d | %d | %d | %d | %d | %d |\n", r.name, r.v.Regression, r.v.Improvement, r.v.Unchanged, r.v.Inconclusive, r.v.NotComparable, r.v.Unproven, r.v.Incomplete)
 	}
 	fmt.Fprintln(ew)
 	if g := c.Summary.DecodeTotalGeomean; g != nil {
@@ -82,6 +82,8 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 	details(fmt.Sprintf("Improvements (%d)", len(imp)), imp)
 	rows := rowLines(c)
 	details(fmt.Sprintf("Row tests (%d)", len(rows)), rows)
+	groups := groupLines(c)
+	details(fmt.Sprintf("Group tests that regressed (%d)", len(groups)), groups)
 	if r := c.Rerun; r != nil {
 		var lines []string
 		for _, it := range r.Items {

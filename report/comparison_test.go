@@ -62,11 +62,21 @@ func scenarios(t *testing.T) map[string]*results.Comparison {
 	}
 	ctx := []string{"8K", "32K", "128K"}
 	{
-		// A 12 % decode slowdown of the 32K row, one run a side.
+		// A 12 % decode slowdown of the 32K row, one run a side, with ten earlier base runs as
+		// history: their spread is the measured noise that lets the slowdown block.
 		m := calibrate.NewMatrix(11, 1)
 		r := rand.New(rand.NewPCG(11, 1))
 		slow := &calibrate.Slowdown{ContextLabel: "32K", RateFactor: 0.88, TTFTFactor: 1.3}
-		do("regression", compare.Input{Base: runs(m, r, "base", 1, nil, ctx, 32), Head: runs(m, r, "head", 1, slow, ctx, 32)})
+		base, head := runs(m, r, "base", 1, nil, ctx, 32), runs(m, r, "head", 1, slow, ctx, 32)
+		do("regression", compare.Input{Base: base, Head: head, History: runs(m, r, "hist", 10, nil, ctx, 32)})
+	}
+	{
+		// The same slowdown, one run a side and no history: only the prior bounds the noise, so
+		// the slowed cells are unproven, never a regression.
+		m := calibrate.NewMatrix(11, 1)
+		r := rand.New(rand.NewPCG(11, 1))
+		slow := &calibrate.Slowdown{ContextLabel: "32K", RateFactor: 0.88, TTFTFactor: 1.3}
+		do("unproven", compare.Input{Base: runs(m, r, "base", 1, nil, ctx, 32), Head: runs(m, r, "head", 1, slow, ctx, 32)})
 	}
 	{
 		// The 8K decode row 10 % faster (TTFT 20 % lower), three runs a side.
@@ -124,7 +134,7 @@ func TestComparisonTextGolden(t *testing.T) {
 
 func TestComparisonMarkdownGolden(t *testing.T) {
 	sc := scenarios(t)
-	for _, name := range []string{"regression", "underpowered"} {
+	for _, name := range []string{"regression", "underpowered", "unproven"} {
 		var buf bytes.Buffer
 		if err := ComparisonMarkdown(&buf, sc[name]); err != nil {
 			t.Fatal(err)
@@ -139,7 +149,7 @@ func TestComparisonScenarios(t *testing.T) {
 	want := map[string]results.Verdict{
 		"regression": results.VerdictRegression, "improvement": results.VerdictImprovement,
 		"unchanged": results.VerdictUnchanged, "underpowered": results.VerdictInconclusive,
-		"shape": results.VerdictRegression,
+		"shape": results.VerdictRegression, "unproven": results.VerdictUnproven,
 	}
 	for name, v := range want {
 		if got := sc[name].Verdict; got != v {
@@ -164,7 +174,7 @@ func TestComparisonScenarios(t *testing.T) {
 	if err := ComparisonText(&buf, sc["regression"]); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"Verdict: REGRESSION", MarkRegression, "Regressions (", "± half the 95 % confidence interval", "Per cell (", "32K     WPPP"} {
+	for _, s := range []string{"Verdict: REGRESSION", MarkRegression, "Regressions (", "± half the 95 % confidence interval", "Per cell (", "32K     HHHH"} {
 		if !strings.Contains(buf.String(), s) {
 			t.Errorf("regression text lacks %q", s)
 		}

@@ -334,14 +334,46 @@ func rowLines(c *results.Comparison) []string {
 	return out
 }
 
-// countsLine lists verdict counts.
+// countsLine lists verdict counts; unproven and incomplete only when there are some.
 func countsLine(v results.VerdictCounts) string {
 	s := fmt.Sprintf("%d regression · %d improvement · %d unchanged · %d inconclusive · %d not comparable",
 		v.Regression, v.Improvement, v.Unchanged, v.Inconclusive, v.NotComparable)
-	if v.Incomplete > 0 { // cells missing in the head (compare/failclosed.go)
+	if v.Unproven > 0 {
+		s += fmt.Sprintf(" · %d unproven", v.Unproven)
+	}
+	if v.Incomplete > 0 {
 		s += fmt.Sprintf(" · %d incomplete", v.Incomplete)
 	}
 	return s
+}
+
+// regressedGroups returns the group tests (rows, concurrency columns, a phase's shift between
+// runs) whose verdict is regression, in the comparison's order.
+func regressedGroups(c *results.Comparison) []results.GroupComparison {
+	var out []results.GroupComparison
+	for _, g := range c.Groups {
+		if g.Verdict == results.VerdictRegression {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// groupLines describes the group tests that regressed, one line each: the group's name and
+// the test's reason.
+func groupLines(c *results.Comparison) []string {
+	var out []string
+	for _, g := range regressedGroups(c) {
+		l := g.Name()
+		switch {
+		case strings.HasPrefix(g.Reason, l):
+			l = g.Reason // the reason names the group already
+		case g.Reason != "":
+			l += ": " + g.Reason
+		}
+		out = append(out, l)
+	}
+	return out
 }
 
 // noiseCounts counts the noise sources of the tested cell-metrics, in a fixed order.
@@ -611,6 +643,12 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 	}
 	if lines := rowLines(c); len(lines) > 0 {
 		fmt.Fprintf(ew, "\nRow tests (%d; every tested cell-metric of a decode row pooled per run, score in units of δ, positive = worse):\n", len(lines))
+		for _, l := range lines {
+			fmt.Fprintln(ew, "  "+l)
+		}
+	}
+	if lines := groupLines(c); len(lines) > 0 {
+		fmt.Fprintf(ew, "\nGroup tests that regressed (%d):\n", len(lines))
 		for _, l := range lines {
 			fmt.Fprintln(ew, "  "+l)
 		}

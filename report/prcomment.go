@@ -149,7 +149,7 @@ func NewComment(c *results.Comparison, x CommentContext) (*Comment, error) {
 	}
 	m := newModel(c, x)
 	blocks := m.blocks()
-	out := &Comment{State: m.state, Title: m.title, Undecided: m.undecided(), Slower: len(m.slower) + len(m.slowerRows)}
+	out := &Comment{State: m.state, Title: m.title, Undecided: m.undecided(), Slower: len(m.slower) + len(m.slowerRows) + len(m.slowerGroups)}
 	out.Full = join(blocks)
 	out.StepSummary = out.Full
 	var top, detail []block
@@ -279,6 +279,21 @@ func viewOf(cell *results.CellComparison) cellView {
 			v.also = append(v.also, mc)
 		}
 	}
+	if v.by == nil || (cell.Verdict != results.VerdictRegression && cell.Verdict != results.VerdictImprovement) {
+		return v
+	}
+	// The other metrics are notes that never get a verdict of their own: name those that moved
+	// beyond their δ (where one is set) the same way as the deciding metric.
+	for _, m := range decidingOrder(cell.Phase) {
+		mc := metricOf(cell, m)
+		if mc == nil || mc == v.by || mc.Verdict == cell.Verdict || mc.Change == nil || mc.Delta <= 0 || math.Abs(mc.Change.Change) <= mc.Delta {
+			continue
+		}
+		worse := (mc.Change.Change < 0) == m.HigherIsBetter()
+		if worse == (cell.Verdict == results.VerdictRegression) {
+			v.also = append(v.also, mc)
+		}
+	}
 	return v
 }
 
@@ -332,6 +347,9 @@ type model struct {
 	notCompared                      map[string][]string // reason → cells
 	notComparedOrder                 []string
 	slowerRows, fasterRows           []results.RowComparison
+	// slowerGroups are the group tests (rows, concurrency columns, a phase's shift between
+	// runs) that regressed.
+	slowerGroups []results.GroupComparison
 	checked                          int
 	acceptVoid                       bool // an acceptance exists for another head
 	// unproven are the cells possibly slower beyond δ that only the prior bounds.
@@ -375,6 +393,7 @@ func newModel(c *results.Comparison, x CommentContext) *model {
 				m.fasterRows = append(m.fasterRows, r)
 			}
 		}
+		m.slowerGroups = regressedGroups(c)
 	}
 	m.state, m.title = m.decide()
 	return m
@@ -526,6 +545,11 @@ func (m *model) slowerWords() string {
 	for _, r := range m.slowerRows {
 		parts = append(parts, fmt.Sprintf("decode row %s slower as a whole (row test)", r.ContextLabel))
 	}
+	if len(m.slower)+len(m.slowerRows) == 0 {
+		for _, g := range m.slowerGroups {
+			parts = append(parts, g.Name()+" slower as a whole (group test)")
+		}
+	}
 	return strings.Join(parts, "; ")
 }
 
@@ -636,6 +660,9 @@ func (m *model) blocks() []block {
 	}
 	if len(m.slower)+len(m.slowerRows) > 0 {
 		bs = append(bs, block{name: "the slower cells", text: m.changeTable("Slower", m.slower, m.slowerRows), drop: 1})
+	}
+	if len(m.slowerGroups) > 0 {
+		bs = append(bs, block{name: "the slower groups", text: m.groupList(), drop: 1})
 	}
 	if len(m.faster)+len(m.fasterRows) > 0 {
 		bs = append(bs, block{name: "the faster cells", text: m.changeTable("Faster", m.faster, m.fasterRows), drop: 1})
@@ -925,6 +952,17 @@ func (m *model) changeTable(title string, cells []cellView, rows []results.RowCo
 		}
 		fmt.Fprintf(&b, "- decode row %s as a whole (row test, cells %s): score %+.2f δ (interval %+.2f … %+.2f; 1 = every metric worse by δ)\n",
 			r.ContextLabel, strings.Join(r.Cells, ", "), r.Effect, r.Low, r.High)
+	}
+	return b.String()
+}
+
+// groupList lists the group tests that regressed, one line each: the group's name and the
+// test's reason.
+func (m *model) groupList() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#### Groups slower (%d)\n\n", len(m.slowerGroups))
+	for _, l := range groupLines(m.c) {
+		fmt.Fprintf(&b, "- ❌ %s\n", mdEscape(l))
 	}
 	return b.String()
 }

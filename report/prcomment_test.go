@@ -62,9 +62,9 @@ func commentScenarios(t *testing.T) map[string]commentScenario {
 	t.Helper()
 	th := compare.DefaultThresholds()
 	ctx := []string{"8K", "32K", "128K"}
-	cmpOf := func(base, head []*results.File) *results.Comparison {
+	cmpOf := func(base, head []*results.File, history ...*results.File) *results.Comparison {
 		t.Helper()
-		c, err := compare.Compare(compare.Input{Base: base, Head: head, BasePath: "/tmp/speedmatrix-demo-1/base.json", HeadPath: "/tmp/speedmatrix-demo-1/head.json"}, th)
+		c, err := compare.Compare(compare.Input{Base: base, Head: head, History: history, BasePath: "/tmp/speedmatrix-demo-1/base.json", HeadPath: "/tmp/speedmatrix-demo-1/head.json"}, th)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,8 +82,9 @@ func commentScenarios(t *testing.T) map[string]commentScenario {
 		m := calibrate.NewMatrix(11, 1)
 		r := rand.New(rand.NewPCG(11, 1))
 		slow := &calibrate.Slowdown{ContextLabel: "32K", RateFactor: 0.88, TTFTFactor: 1.3}
+		// Ten earlier base runs as history: measured noise, so that the slowdown blocks.
 		b, h := runs(m, r, "base", 1, nil, ctx, 32), runs(m, r, "head", 1, slow, ctx, 32)
-		c := cmpOf(b, h)
+		c := cmpOf(b, h, runs(m, r, "hist", 10, nil, ctx, 32)...)
 		out["regression"] = commentScenario{c: c, base: b[0], head: h[0], state: StateBlocked,
 			prefix: "### ❌ Blocked: ", first: "cells slower, the worst by"}
 		x := testContext()
