@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"gonum.org/v1/gonum/stat"
-
 	"github.com/speedmatrix/speedmatrix/compare/stats"
 	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -347,10 +345,10 @@ func empiricalNull(tests []*pending, th Thresholds) []string {
 		for i, v := range z {
 			dev[i] = math.Abs(v - med)
 		}
-		// The spread is the larger of the robust one (1.4826 × MAD) and the tails' (the 90th
-		// percentile of the deviations over its normal value 1.645): heavy-tailed noise hides
-		// from a median but not from the tail.
-		scale := math.Max(1.4826*quantile.Median(dev), upperDecile(dev)/1.6449)
+		// The robust spread, 1.4826 × MAD: a tail-based one would fire on every real slowdown of
+		// a row (a third of a small matrix's cells), inflating the noise of the very cells that
+		// slowed.
+		scale := 1.4826 * quantile.Median(dev)
 		if !(scale > 1) {
 			continue
 		}
@@ -677,11 +675,4 @@ func pct(f float64) string {
 // pct0 formats a fraction as an unsigned percentage, trimmed.
 func pct0(f float64) string {
 	return strings.TrimSuffix(strings.TrimSuffix(fmt.Sprintf("%.1f", f*100), "0"), ".") + "%"
-}
-
-// upperDecile returns the 90th percentile of xs (empirical, no interpolation).
-func upperDecile(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return stat.Quantile(0.9, stat.Empirical, s, nil)
 }
