@@ -171,7 +171,7 @@ func TestPlanCells(t *testing.T) {
 	}
 }
 
-// TestDecodeStatus covers every rule of measurement.md's queued status, each at its boundary.
+// TestDecodeStatus covers every rule of the queued status (bench's decodeStatus), each at its boundary.
 func TestDecodeStatus(t *testing.T) {
 	cases := []struct {
 		name string

@@ -46,7 +46,7 @@ type windowWatch struct {
 
 func (w windowWatch) Phase(_ results.CellID, phase string) { w.open.Store(phase == PhaseWindow) }
 
-// TestStatusFromMetrics drives each queued rule of measurement.md through a fake /metrics and
+// TestStatusFromMetrics drives each rule of the queued status through a fake /metrics and
 // checks the cell's status and the rule that fired.
 func TestStatusFromMetrics(t *testing.T) {
 	const c = 4

@@ -91,8 +91,8 @@ type ConcurrencyCV struct {
 	CV   float64
 }
 
-// DefaultPrior is the prior from the published run-to-run noise of LLM serving (see
-// docs/measurement.md, "Beyond the reference"), taken at the upper end of each range so that it
+// DefaultPrior is the prior from the published run-to-run noise of LLM serving (each figure and
+// its source: docs/noise.md), taken at the upper end of each range so that it
 // errs towards "inconclusive": decode at concurrency 1 varies 10–20 % (prior 20 %), at
 // concurrency ≥ 8 under 1 % (prior 1 %), with 10 % at 2 and 5 % at 4 between; with speculative
 // decoding unpinned or unknown, 24 % at 2 and 9 % at 4 (DefaultSpecDecodeRatePrior); median
