@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/adaptive"
+	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -14,7 +15,7 @@ import (
 // that cells the base's one run keeps undecided are reported as needing base reruns, with no
 // price, instead of being bought.
 func TestRunAdvisesHeadTrials(t *testing.T) {
-	j, _ := job(t, 10*time.Hour, 600, func(d time.Duration) time.Duration { return d })
+	j, _ := jobOn(t, calibrate.NewMatrix(21, 2), 5, 10*time.Hour, 600, func(d time.Duration) time.Duration { return d })
 	out, err := adaptive.Run(context.Background(), j)
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -305,7 +306,9 @@ const minEmpiricalNull = 8
 // from their median, estimates how much the guess understates the noise; when it exceeds 1, every
 // such standard error of the group is multiplied by it (never divided: a prior that is too large
 // only costs power). The spread is taken around the median, not around 0, so a change shared by
-// the whole matrix stays visible. It returns a warning per adjusted group.
+// the whole matrix stays visible, and the least of it and the spreads of differences between
+// neighbouring cells is taken (see nullSpread), so that a slowdown of whole rows or columns is
+// not taken for noise. It returns a warning per adjusted group.
 func empiricalNull(tests []*pending, th Thresholds) []string {
 	// Cells are grouped by the prior they were given too: cells of a wide prior (concurrency 1
 	// under speculative decoding, 20 %) have small z-scores whatever the noise and would hide the
@@ -330,25 +333,19 @@ func empiricalNull(tests []*pending, th Thresholds) []string {
 		}
 		groups[k] = append(groups[k], t)
 	}
+	rowOf := map[string]int{} // a context's place in the matrix, in the order of the tests
+	for _, t := range tests {
+		if _, ok := rowOf[t.id.ContextLabel]; !ok {
+			rowOf[t.id.ContextLabel] = len(rowOf)
+		}
+	}
 	var warnings []string
 	for _, k := range order {
 		g := groups[k]
 		if len(g) < minEmpiricalNull {
 			continue
 		}
-		z := make([]float64, len(g))
-		for i, t := range g {
-			z[i] = t.est.Diff / t.est.SE
-		}
-		med := quantile.Median(z)
-		dev := make([]float64, len(z))
-		for i, v := range z {
-			dev[i] = math.Abs(v - med)
-		}
-		// The robust spread, 1.4826 × MAD: a tail-based one would fire on every real slowdown of
-		// a row (a third of a small matrix's cells), inflating the noise of the very cells that
-		// slowed.
-		scale := 1.4826 * quantile.Median(dev)
+		scale := nullSpread(g, rowOf)
 		if !(scale > 1) {
 			continue
 		}
@@ -364,6 +361,56 @@ func empiricalNull(tests []*pending, th Thresholds) []string {
 	}
 	return warnings
 }
+
+// nullSpread returns the robust spread of the z-scores of g, a group of one phase, metric and
+// prior: the least of three estimates, each 1.4826 × a median absolute deviation. One is the
+// spread around the group's median; the others are the spreads of the differences between
+// neighbours, cells next to each other in one row (by concurrency) or in one column (by
+// context), each difference divided by √2 (used from minNeighbourDiffs differences on). A real
+// change confined to some rows, to a column or shared by the whole matrix inflates at most some
+// of them (a slowdown of the rows from 32K on is most of the matrix: around the median, the quiet
+// rows look as noisy as the change is large; a slowed middle row sits in every difference down
+// a column), while noise beyond the prior inflates all three.
+func nullSpread(g []*pending, rowOf map[string]int) float64 {
+	z := make([]float64, len(g))
+	for i, t := range g {
+		z[i] = t.est.Diff / t.est.SE
+	}
+	med := quantile.Median(z)
+	dev := make([]float64, len(z))
+	for i, v := range z {
+		dev[i] = math.Abs(v - med)
+	}
+	spread := 1.4826 * quantile.Median(dev)
+	idx := make([]int, len(g))
+	for i := range idx {
+		idx[i] = i
+	}
+	neighbours := func(same func(a, b *pending) bool, less func(a, b *pending) int) {
+		slices.SortStableFunc(idx, func(a, b int) int { return less(g[a], g[b]) })
+		var diffs []float64
+		for n := 1; n < len(idx); n++ {
+			if a, b := g[idx[n-1]], g[idx[n]]; same(a, b) && a.id != b.id {
+				diffs = append(diffs, math.Abs(z[idx[n]]-z[idx[n-1]])/math.Sqrt2)
+			}
+		}
+		if len(diffs) >= minNeighbourDiffs {
+			spread = math.Min(spread, 1.4826*quantile.Median(diffs))
+		}
+	}
+	row := func(t *pending) int { return rowOf[t.id.ContextLabel] }
+	neighbours(func(a, b *pending) bool { return a.id.ContextLabel == b.id.ContextLabel }, func(a, b *pending) int {
+		return cmp.Or(cmp.Compare(row(a), row(b)), cmp.Compare(a.id.Concurrency, b.id.Concurrency))
+	})
+	neighbours(func(a, b *pending) bool { return a.id.Concurrency == b.id.Concurrency }, func(a, b *pending) int {
+		return cmp.Or(cmp.Compare(a.id.Concurrency, b.id.Concurrency), cmp.Compare(row(a), row(b)))
+	})
+	return spread
+}
+
+// minNeighbourDiffs is the fewest differences between neighbours from which nullSpread takes
+// their spread.
+const minNeighbourDiffs = 6
 
 // adjustAll runs Benjamini–Hochberg over one family: every cell-metric tested, every row test
 // and every group test.

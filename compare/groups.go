@@ -214,10 +214,14 @@ func groupTests(tests []*pending, re *runEffects, scores []float64) []*groupPend
 		// which none met the slower kernel pick that one run in five gets): the shift is tested
 		// against at least defaultRunCV, the run-to-run spread GPUs show across days, so that
 		// only a shift beyond what any run may do blocks.
-		se := math.Max(re.shiftSE[ph], defaultRunCV*re.shiftSE[ph]/math.Max(re.tau[ph], 1e-9))
+		// Where that floor binds, the spread is a fixed assumption, not an estimate from the
+		// few runs at hand: the shift is referred to the normal, not to Student's t on their
+		// degrees of freedom.
+		floor := defaultRunCV * re.shiftSE[ph] / math.Max(re.tau[ph], 1e-9)
+		se := math.Max(re.shiftSE[ph], floor)
 		z := -re.shift[ph] / se
 		p := 2 * stats.TSurvival(math.Abs(z), re.shiftDF[ph])
-		if math.IsInf(re.shiftDF[ph], 1) {
+		if math.IsInf(re.shiftDF[ph], 1) || floor >= re.shiftSE[ph] {
 			p = 2 * (1 - stats.NormalCDF(math.Abs(z)))
 		}
 		g := &groupPending{tests: ts, measured: re.measured[ph], shift: true, within: math.Expm1(re.shift[ph]),

@@ -350,8 +350,8 @@ type model struct {
 	// slowerGroups are the group tests (rows, concurrency columns, a phase's shift between
 	// runs) that regressed.
 	slowerGroups []results.GroupComparison
-	checked                          int
-	acceptVoid                       bool // an acceptance exists for another head
+	checked      int
+	acceptVoid   bool // an acceptance exists for another head
 	// unproven are the cells possibly slower beyond δ that only the prior bounds.
 	unproven []cellView
 }

@@ -51,23 +51,34 @@ type WorldRow struct {
 	// FalseBlocks is the share of A/A comparisons whose matrix verdict is regression (the exit
 	// status 3 of speedmatrix compare).
 	FalseBlocks Rate `json:"aa_false_blocks"`
+	// AAUndecided is the share of A/A comparisons left undecided (exit status 4: a cell
+	// unproven or incomplete), which the bot's check fails under github.undecided: failure.
+	AAUndecided Rate `json:"aa_undecided"`
 	// Detection is, per shape, the share of A/B comparisons whose matrix verdict is regression.
 	Detection []ShapeRate `json:"detection"`
 	// Unchanged, Unproven and Inconclusive are the shares of the A/A comparisons' tested cells
 	// (every cell whose verdict is not not_comparable, pooled over the comparisons) with that
 	// cell verdict. Their intervals take the cells as independent, which cells of one matrix
 	// are not: read them as the shares' precision, not as a test.
-	Unchanged    Rate `json:"aa_cells_unchanged"`
-	Unproven     Rate `json:"aa_cells_unproven"`
-	Inconclusive Rate `json:"aa_cells_inconclusive"`
+	Unchanged Rate `json:"aa_cells_unchanged"`
+	// CoreUnchanged is Unchanged over the prefill cells and the decode cells at 8 requests or
+	// more: the cells whose noise a pooled baseline of history runs can bound tightly enough to
+	// show no change beyond δ (the 1–4-request columns' run-to-run noise is 2–20 %).
+	CoreUnchanged Rate `json:"aa_core_cells_unchanged"`
+	Unproven      Rate `json:"aa_cells_unproven"`
+	Inconclusive  Rate `json:"aa_cells_inconclusive"`
 	// Marks are the targets that apply to this row and whether it meets them.
 	Marks []Mark `json:"marks,omitempty"`
 }
 
-// ShapeRate is the detection of one slowdown shape.
+// ShapeRate is the detection of one slowdown shape: Rate the share found a regression (exit
+// status 3), Undecided the share left undecided instead (exit status 4: unproven or
+// incomplete; the check still fails under github.undecided: failure, but no cell is named
+// slower).
 type ShapeRate struct {
-	Shape Shape `json:"shape"`
-	Rate  Rate  `json:"rate"`
+	Shape     Shape `json:"shape"`
+	Rate      Rate  `json:"rate"`
+	Undecided Rate  `json:"undecided"`
 }
 
 // Mark is one target and whether the row meets it.
@@ -87,8 +98,10 @@ type job struct {
 
 // outcome of one job: the matrix verdict and, for A/A, the cell verdicts.
 type worldOutcome struct {
-	regression bool
-	cells      results.VerdictCounts
+	regression, undecided bool
+	cells                 results.VerdictCounts
+	// core counts the prefill cells and the decode cells at 8 requests or more.
+	core results.VerdictCounts
 }
 
 // seedOf returns the stream of a job: a hash of its model, procedure and shape with the seed,
@@ -139,10 +152,14 @@ func (s WorldSettings) run(j job) (worldOutcome, error) {
 	if err != nil {
 		return worldOutcome{}, fmt.Errorf("%s/%s/%s comparison %d: %w", j.model, j.proc, shapeName(j.shape), j.index, err)
 	}
-	o := worldOutcome{regression: results.OutcomeOf(c.Verdict).Exit == results.ExitRegression}
+	exit := results.OutcomeOf(c.Verdict).Exit
+	o := worldOutcome{regression: exit == results.ExitRegression, undecided: exit == results.ExitUndecided}
 	if j.shape == "" {
 		for _, cell := range c.Cells {
 			o.cells.Add(cell.Verdict)
+			if cell.Phase == results.PhasePrefill || cell.Concurrency >= 8 {
+				o.core.Add(cell.Verdict)
+			}
 		}
 	}
 	return o, nil
@@ -236,9 +253,9 @@ feed:
 // tallyWorld turns the outcomes into the rows' rates and marks.
 func tallyWorld(rep *WorldReport, s WorldSettings, jobs []job, out []worldOutcome) {
 	type counts struct {
-		aa, aaN int
-		det     map[Shape][2]int
-		cells   results.VerdictCounts
+		aa, aaU, aaN int
+		det          map[Shape][3]int
+		cells, core  results.VerdictCounts
 	}
 	cs := make([]counts, len(rep.Rows))
 	for i, j := range jobs {
@@ -249,33 +266,46 @@ func tallyWorld(rep *WorldReport, s WorldSettings, jobs []job, out []worldOutcom
 			if o.regression {
 				c.aa++
 			}
+			if o.undecided {
+				c.aaU++
+			}
 			c.cells.Regression += o.cells.Regression
 			c.cells.Improvement += o.cells.Improvement
 			c.cells.Unchanged += o.cells.Unchanged
 			c.cells.Inconclusive += o.cells.Inconclusive
 			c.cells.Unproven += o.cells.Unproven
 			c.cells.Incomplete += o.cells.Incomplete
+			c.core.Unchanged += o.core.Unchanged
+			c.core.Regression += o.core.Regression
+			c.core.Improvement += o.core.Improvement
+			c.core.Inconclusive += o.core.Inconclusive
+			c.core.Unproven += o.core.Unproven
+			c.core.Incomplete += o.core.Incomplete
 			continue
 		}
 		if c.det == nil {
-			c.det = map[Shape][2]int{}
+			c.det = map[Shape][3]int{}
 		}
 		d := c.det[j.shape]
 		d[1]++
 		if o.regression {
 			d[0]++
 		}
+		if o.undecided {
+			d[2]++
+		}
 		c.det[j.shape] = d
 	}
 	for k := range rep.Rows {
 		row, c := &rep.Rows[k], cs[k]
-		row.FalseBlocks = rate(c.aa, c.aaN)
+		row.FalseBlocks, row.AAUndecided = rate(c.aa, c.aaN), rate(c.aaU, c.aaN)
 		for _, shape := range s.Shapes {
 			d := c.det[shape]
-			row.Detection = append(row.Detection, ShapeRate{Shape: shape, Rate: rate(d[0], d[1])})
+			row.Detection = append(row.Detection, ShapeRate{Shape: shape, Rate: rate(d[0], d[1]), Undecided: rate(d[2], d[1])})
 		}
 		tested := c.cells.Total()
 		row.Unchanged, row.Unproven, row.Inconclusive = rate(c.cells.Unchanged, tested), rate(c.cells.Unproven, tested), rate(c.cells.Inconclusive, tested)
+		row.CoreUnchanged = rate(c.core.Unchanged, c.core.Total())
 		row.Marks = marks(row)
 	}
 }
@@ -283,7 +313,9 @@ func tallyWorld(rep *WorldReport, s WorldSettings, jobs []job, out []worldOutcom
 // marks returns the targets of issue 21 that apply to row and whether it meets each: the A/A
 // upper bound ≤ 2 % everywhere; with history, rows ≥ 32K detected in ≥ 90 % (≥ 80 % under
 // bimodal runs); with three separate runs under Gaussian and spec-decode noise, ≥ 90 %; with
-// history under Gaussian and spec-decode noise, ≥ 70 % of A/A cells unchanged. Detection and
+// history under Gaussian and spec-decode noise, ≥ 70 % of the A/A prefill and 8+ request cells
+// unchanged (the issue's notes: against one base run or at 1–4 requests the intervals cannot
+// fit inside δ). Detection and
 // unchanged targets are met by the point estimate.
 func marks(row *WorldRow) []Mark {
 	out := []Mark{{Target: "A/A false blocks: 95 % upper bound ≤ 2 %", Pass: row.FalseBlocks.N > 0 && row.FalseBlocks.High <= 0.02}}
@@ -303,7 +335,7 @@ func marks(row *WorldRow) []Mark {
 			det(0.90)
 		}
 		if gaussOrSpec {
-			out = append(out, Mark{Target: "A/A cells unchanged ≥ 70 %", Pass: row.Unchanged.N > 0 && row.Unchanged.P >= 0.70})
+			out = append(out, Mark{Target: "A/A prefill and 8+ request cells unchanged ≥ 70 %", Pass: row.CoreUnchanged.N > 0 && row.CoreUnchanged.P >= 0.70})
 		}
 	case ProcRuns3:
 		if gaussOrSpec {

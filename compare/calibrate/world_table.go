@@ -18,19 +18,27 @@ func (r Rate) short() string {
 	return fmt.Sprintf("%.1f %% [%.1f–%.1f] n=%d", r.P*100, r.Low*100, r.High*100, r.N)
 }
 
+// pct1 formats a rate's point estimate alone: "4.2 %".
+func pct1(r Rate) string {
+	if r.N == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.1f %%", r.P*100)
+}
+
 // table returns the report's header and rows.
 func (rep *WorldReport) table() (header []string, rows [][]string) {
-	header = []string{"model", "procedure", "A/A false blocks"}
+	header = []string{"model", "procedure", "A/A false blocks", "A/A undecided"}
 	if len(rep.Rows) > 0 {
 		for _, d := range rep.Rows[0].Detection {
 			header = append(header, "detect "+string(d.Shape))
 		}
 	}
-	header = append(header, "A/A cells unchanged", "unproven", "inconclusive", "targets")
+	header = append(header, "A/A cells unchanged", "prefill, 8+ unchanged", "unproven", "inconclusive", "targets")
 	for _, r := range rep.Rows {
-		row := []string{string(r.Model), string(r.Procedure), r.FalseBlocks.short()}
+		row := []string{string(r.Model), string(r.Procedure), r.FalseBlocks.short(), pct1(r.AAUndecided)}
 		for _, d := range r.Detection {
-			row = append(row, d.Rate.short())
+			row = append(row, d.Rate.short()+" · undecided "+pct1(d.Undecided))
 		}
 		var marks []string
 		for _, m := range r.Marks {
@@ -40,7 +48,7 @@ func (rep *WorldReport) table() (header []string, rows [][]string) {
 			}
 			marks = append(marks, verdict+": "+m.Target)
 		}
-		row = append(row, r.Unchanged.short(), r.Unproven.short(), r.Inconclusive.short(), strings.Join(marks, "; "))
+		row = append(row, r.Unchanged.short(), pct1(r.CoreUnchanged), r.Unproven.short(), r.Inconclusive.short(), strings.Join(marks, "; "))
 		rows = append(rows, row)
 	}
 	return header, rows
@@ -48,7 +56,7 @@ func (rep *WorldReport) table() (header []string, rows [][]string) {
 
 // legend explains the table in a few lines.
 func (rep *WorldReport) legend() string {
-	return fmt.Sprintf("A/A false blocks: A/A comparisons whose matrix verdict is regression (speedmatrix compare exits 3); detect SHAPE: A/B comparisons with that slowdown whose matrix verdict is regression; cells: shares of the A/A comparisons' tested cells by cell verdict (cells taken as independent). Rates with [95 %% Wilson interval] and n; seed %d, %d pairs a cell.", rep.Seed, rep.Pairs)
+	return fmt.Sprintf("A/A false blocks: A/A comparisons whose matrix verdict is regression (speedmatrix compare exits 3); A/A undecided: A/A comparisons left undecided (exit 4: a cell unproven or incomplete; the bot's check fails on it under github.undecided: failure, the default); detect SHAPE: A/B comparisons with that slowdown whose matrix verdict is regression (exit 3), and the share left undecided (exit 4) instead; cells: shares of the A/A comparisons' tested cells by cell verdict (prefill, 8+: of the prefill cells and the decode cells at 8 requests or more) (cells taken as independent). Rates with [95 %% Wilson interval] and n; seed %d, %d pairs a cell.", rep.Seed, rep.Pairs)
 }
 
 // WriteText writes the table as aligned text.

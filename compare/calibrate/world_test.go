@@ -445,11 +445,11 @@ func TestRunWorldCancel(t *testing.T) {
 // TestWorldTableGolden pins the three formats of a fixed report.
 func TestWorldTableGolden(t *testing.T) {
 	rep := &WorldReport{Seed: 1, Pairs: 1000, Rows: []WorldRow{
-		{Model: WorldGaussian, Procedure: ProcHistory, FalseBlocks: rate(4, 1000),
-			Detection: []ShapeRate{{ShapeRowsFrom32K, rate(995, 1000)}, {ShapeMatrix, rate(1000, 1000)}},
+		{Model: WorldGaussian, Procedure: ProcHistory, FalseBlocks: rate(4, 1000), AAUndecided: rate(2, 1000),
+			Detection: []ShapeRate{{ShapeRowsFrom32K, rate(995, 1000), rate(3, 1000)}, {ShapeMatrix, rate(1000, 1000), rate(0, 1000)}},
 			Unchanged: rate(36000, 52000), Unproven: rate(0, 52000), Inconclusive: rate(16000, 52000)},
-		{Model: WorldBimodal, Procedure: ProcOne, FalseBlocks: rate(168, 1000),
-			Detection: []ShapeRate{{ShapeRowsFrom32K, rate(850, 1000)}, {ShapeMatrix, rate(900, 1000)}},
+		{Model: WorldBimodal, Procedure: ProcOne, FalseBlocks: rate(168, 1000), AAUndecided: rate(120, 1000),
+			Detection: []ShapeRate{{ShapeRowsFrom32K, rate(850, 1000), rate(100, 1000)}, {ShapeMatrix, rate(900, 1000), rate(50, 1000)}},
 			Unchanged: rate(0, 52000), Unproven: rate(5200, 52000), Inconclusive: rate(46800, 52000)},
 	}}
 	for i := range rep.Rows {
@@ -488,7 +488,7 @@ func TestWorldTableGolden(t *testing.T) {
 func TestWorldMarks(t *testing.T) {
 	row := func(w WorldModel, p Procedure, aa, det, unch int) *WorldRow {
 		return &WorldRow{Model: w, Procedure: p, FalseBlocks: rate(aa, 1000),
-			Detection: []ShapeRate{{ShapeRowsFrom32K, rate(det, 1000)}}, Unchanged: rate(unch, 1000)}
+			Detection: []ShapeRate{{ShapeRowsFrom32K, rate(det, 1000), rate(0, 1000)}}, Unchanged: rate(unch/2, 1000), CoreUnchanged: rate(unch, 1000)}
 	}
 	cases := []struct {
 		row  *WorldRow
@@ -498,7 +498,7 @@ func TestWorldMarks(t *testing.T) {
 		{row(WorldT3, ProcOne, 14, 0, 0), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", false}}},
 		{row(WorldBimodal, ProcHistory, 0, 850, 0), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", true}, {"rows>=32K detected ≥ 80 %", true}}},
 		{row(WorldDrift, ProcHistory, 0, 850, 0), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", true}, {"rows>=32K detected ≥ 90 %", false}}},
-		{row(WorldSpec, ProcHistory, 0, 950, 690), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", true}, {"rows>=32K detected ≥ 90 %", true}, {"A/A cells unchanged ≥ 70 %", false}}},
+		{row(WorldSpec, ProcHistory, 0, 950, 690), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", true}, {"rows>=32K detected ≥ 90 %", true}, {"A/A prefill and 8+ request cells unchanged ≥ 70 %", false}}},
 		{row(WorldGaussian, ProcRuns3, 0, 900, 0), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", true}, {"rows>=32K detected ≥ 90 %", true}}},
 		{row(WorldDrift, ProcRuns3, 0, 100, 0), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", true}}},
 	}

@@ -144,16 +144,16 @@ func TestCompareHistoryAndLook2(t *testing.T) {
 	m := calibrate.NewMatrix(31, 1)
 	r := rand.New(rand.NewPCG(99, 1))
 	for i := range 4 {
-		if err := results.WriteFile(filepath.Join(hist, "run"+string(rune('a'+i))+".json"), m.Run(r, "h", nil)); err != nil {
+		if err := results.WriteFile(filepath.Join(hist, "run"+string(rune('a'+i))+".json"), m.Run(r, "h"+string(rune('a'+i)), nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := os.WriteFile(filepath.Join(hist, "broken.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, _, code := runCLI("compare", "--history", hist, bp, hp)
+	out, errOut, code := runCLI("compare", "--history", hist, bp, hp)
 	if code == ExitError {
-		t.Fatalf("history: exit %d\n%s", code, out)
+		t.Fatalf("history: exit %d\n%s\n%s", code, out, errOut)
 	}
 	if !strings.Contains(out, "history: ") || !strings.Contains(out, "history file skipped") {
 		t.Errorf("history output lacks the noise source or the skipped file:\n%s", out)
