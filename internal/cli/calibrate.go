@@ -55,11 +55,13 @@ per cell-metric next to the prior's. Where it exceeds the prior, compare uses th
 With --world it measures compare against noise it was not built for (docs/calibration.md): full
 matrices drawn from each noise model (--models: gaussian, t3, spec, spec-nocounters, drift,
 bimodal), measured by each procedure (--procedures: one, history, trials3, runs3, paired), and
-for each the A/A false blocks (matrix verdict regression: compare's exit 3), the detection of
-each slowdown shape (--shapes: rows>=32K, row32K, column8, column1, matrix), and the shares of
-A/A cells decided unchanged, unproven and inconclusive, each with its 95 % Wilson interval and a
-mark against the targets; --pairs comparisons each (default 1000: about half an hour on 2 cores
-for the whole table).`,
+for each the A/A false blocks (the matrix verdict is regression, on which compare fails with
+its regression status) and the A/A comparisons left undecided (unproven or incomplete), the
+detection of each slowdown shape (--shapes: rows>=32K, row32K, column8, column1, matrix) with the
+share left undecided instead, and the shares of A/A cells decided unchanged (of all cells, and of
+the prefill and 8+ request cells), unproven and inconclusive, each with its 95 % Wilson interval
+and a mark against the targets; --pairs comparisons each (default 1000: about 25 minutes on 2
+cores for the whole table).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if world {
