@@ -30,8 +30,9 @@ func closeVerdict(c *results.Comparison, head []*results.File) {
 }
 
 // closedVerdict returns the matrix's verdict and its reason once missing data is counted: a
-// regression stays a regression; otherwise a head whose run ended early (Run.Partial) or
-// that lacks cells the base has makes the matrix incomplete, whatever the other cells say.
+// regression stays a regression; otherwise a head whose run ended early (Run.Partial), that
+// lacks cells its own plan named (results.File.NotMeasured) or that lacks cells the base has
+// makes the matrix incomplete, whatever the other cells say.
 func closedVerdict(v results.Verdict, cells []results.CellComparison, head []*results.File) (results.Verdict, string) {
 	var why []string
 	for i, f := range head {
@@ -46,6 +47,23 @@ func closedVerdict(v results.Verdict, cells []results.CellComparison, head []*re
 			r += ": " + f.Run.PartialReason
 		}
 		why = append(why, r)
+	}
+	for i, f := range head {
+		if f == nil || f.Run.Partial {
+			continue
+		}
+		var lost []string
+		for _, id := range f.NotMeasured() {
+			lost = append(lost, id.String())
+		}
+		if len(lost) == 0 {
+			continue
+		}
+		r := "the head run"
+		if len(head) > 1 {
+			r = fmt.Sprintf("head file %d", i+1)
+		}
+		why = append(why, fmt.Sprintf("%s lacks %d cells its own plan named (its settings list them; it holds no cell for them, not even a status): %s", r, len(lost), strings.Join(lost, ", ")))
 	}
 	var missing []string
 	for _, c := range cells {
