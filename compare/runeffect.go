@@ -30,8 +30,10 @@ import (
 //     every cell alike is the shift's to decide): of the shifts that explain the matrix about
 //     as well, the one nearest zero wins, so a slowdown of most rows is not taken for a slower
 //     run;
-//   - τ is measured when the base side has at least three runs (history), or both sides at
-//     least two.
+//   - a run holding fewer than half of the cells (a rerun of some cells or rows) takes the
+//     factor of its side's first run and counts neither towards τ nor towards the shift;
+//   - τ is measured when the base side has at least three whole runs (history), or both sides
+//     at least two.
 type runEffects struct {
 	// base, head and hist are each run's log factor by phase (0 when not estimated).
 	base, head, hist []map[results.Phase]float64
@@ -243,23 +245,65 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 			}
 		}
 	}
+	// A run holding fewer than half of the cells (a rerun of some cells or rows) has too few
+	// controls to tell its own factor from a change of its cells: it takes the factor of its
+	// side's first whole run (the reruns of a job measure the server of its first pass) and
+	// counts neither towards τ nor towards the side's mean factor.
+	whole := func(run map[results.CellID]float64) bool {
+		n := 0
+		for _, id := range cells {
+			if _, ok := run[id]; ok {
+				n++
+			}
+		}
+		return 2*n >= len(cells)
+	}
+	var aw []float64 // the base side's whole runs' factors
+	for j, run := range side {
+		if whole(run) || j == 0 {
+			aw = append(aw, a[j])
+		} else {
+			a[j] = a[0]
+		}
+	}
 	// τ from the base side's factors, and from the head's when it has several runs.
 	var ss, df float64
-	if len(side) >= 2 {
-		ss, df = varianceOf(a)*float64(len(a)-1), float64(len(a)-1)
+	if len(aw) >= 2 {
+		ss, df = varianceOf(aw)*float64(len(aw)-1), float64(len(aw)-1)
 	}
 	tau := defaultRunCV
 	hs := make([]float64, len(heads))
-	measured := len(side) >= 3 || (len(side) >= 2 && len(heads) >= 2)
+	var hw []float64 // the head's whole runs' factors
+	for k, run := range heads {
+		if k > 0 && !whole(run) {
+			continue
+		}
+		hs[k] = headShift(run, cells, ref, prior, w, defaultRunCV)
+		hw = append(hw, hs[k])
+	}
+	measured := len(aw) >= 3 || (len(aw) >= 2 && len(hw) >= 2)
 	if measured && df > 0 {
 		tau = math.Max(math.Sqrt(ss/df), 1e-4)
+		for k, run := range heads {
+			if k == 0 || whole(run) {
+				hs[k] = headShift(run, cells, ref, prior, w, tau)
+			}
+		}
+		hw = hw[:0]
+		for k, run := range heads {
+			if k == 0 || whole(run) {
+				hw = append(hw, hs[k])
+			}
+		}
 	}
 	for k, run := range heads {
-		hs[k] = headShift(run, cells, ref, prior, w, tau)
+		if k > 0 && !whole(run) {
+			hs[k] = hs[0]
+		}
 	}
-	if len(heads) >= 2 {
-		ss += varianceOf(hs) * float64(len(hs)-1)
-		df += float64(len(hs) - 1)
+	if len(hw) >= 2 {
+		ss += varianceOf(hw) * float64(len(hw)-1)
+		df += float64(len(hw) - 1)
 		if measured {
 			tau = math.Max(math.Sqrt(ss/df), 1e-4)
 		}
@@ -273,11 +317,11 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 	for k := range heads {
 		re.head[k][p] = hs[k]
 	}
-	re.shift[p] = meanOf(hs) - meanOf(a)
+	re.shift[p] = meanOf(hw) - meanOf(aw)
 	re.tau[p] = tau
 	re.measured[p] = measured
 	if measured {
-		re.shiftSE[p] = tau * math.Sqrt(1/float64(len(hs))+1/float64(len(a)))
+		re.shiftSE[p] = tau * math.Sqrt(1/float64(len(hw))+1/float64(len(aw)))
 		re.shiftDF[p] = df
 	} else {
 		// Unmeasured: the run-to-run spread is taken as the quiet cells' prior.
@@ -285,7 +329,7 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 		for _, c := range prior {
 			q = math.Min(q, c)
 		}
-		re.shiftSE[p] = math.Max(q, 0.01) * math.Sqrt(1/float64(len(hs))+1/float64(len(a)))
+		re.shiftSE[p] = math.Max(q, 0.01) * math.Sqrt(1/float64(len(hw))+1/float64(len(aw)))
 		re.shiftDF[p] = math.Inf(1)
 	}
 }

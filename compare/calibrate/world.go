@@ -62,9 +62,13 @@ const (
 	// ProcPaired: one paired A/B run (run --paired): 4 pairs served ABBA ABBA, each block its
 	// own server run.
 	ProcPaired Procedure = "paired"
+	// ProcBudget: the bot's adaptive job (package adaptive) with a stored baseline: ProcHistory's
+	// files, then head-only reruns that budgetMinutes of GPU time buys (compare.PlanRerunsFor,
+	// priced by DefaultCosts), each rerun its own server run, and the second look.
+	ProcBudget Procedure = "budget"
 )
 
-var procedures = []Procedure{ProcOne, ProcHistory, ProcTrials3, ProcRuns3, ProcPaired}
+var procedures = []Procedure{ProcOne, ProcHistory, ProcTrials3, ProcRuns3, ProcPaired, ProcBudget}
 
 // Procedures returns every procedure, in the table's order.
 func Procedures() []Procedure { return append([]Procedure(nil), procedures...) }
@@ -74,6 +78,8 @@ const (
 	historyRuns  = 10
 	pairedBlocks = 4
 	runsPerSide  = 3
+	// budgetMinutes is ProcBudget's GPU time for reruns: the bot's stored-baseline default.
+	budgetMinutes = 15
 )
 
 // Shape names a slowdown injected into the head (its CLI value).

@@ -7,7 +7,9 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"sync"
+	"time"
 
+	"github.com/speedmatrix/speedmatrix/adaptive"
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -114,12 +116,13 @@ func (s WorldSettings) seedOf(j job) (uint64, uint64) {
 
 // sides draws the files of one job: a fresh synthetic server (NewMatrix), then the base,
 // head and history as the procedure measures them, the head slowed by the job's shape.
-func (s WorldSettings) sides(j job) compare.Input {
+// It returns the head run's factor too (1 where the procedure draws several head runs).
+func (s WorldSettings) sides(j job) (in compare.Input, headFactor float64) {
 	a, b := s.seedOf(j)
 	r := rand.New(rand.NewPCG(a, b))
 	m := NewMatrix(r.Uint64(), 1)
 	w, shape := j.model, j.shape
-	var in compare.Input
+	headFactor = 1
 	switch j.proc {
 	case ProcPaired:
 		base, head := m.WorldPaired(r, w, "paired", shape)
@@ -134,21 +137,30 @@ func (s WorldSettings) sides(j job) compare.Input {
 		}
 	default:
 		in.Base = []*results.File{m.WorldRun(r, w, "base", 1, "")}
-		in.Head = []*results.File{m.WorldRun(r, w, "head", 1, shape)}
-		if j.proc == ProcHistory {
+		headFactor = w.runFactor(r)
+		in.Head = []*results.File{m.worldRunWith(r, w, "head", 1, shape, headFactor)}
+		if j.proc == ProcHistory || j.proc == ProcBudget {
 			for k := range historyRuns {
 				in.History = append(in.History, m.WorldRun(r, w, fmt.Sprintf("hist-%d", k+1), 1, ""))
 			}
 		}
 	}
-	return in
+	return in, headFactor
 }
 
-// run compares one job's sides.
+// run compares one job's sides (ProcBudget: with the reruns its budget buys, then the second
+// look).
 func (s WorldSettings) run(j job) (worldOutcome, error) {
 	th := s.Thresholds
 	th.Look = 1
-	c, err := compare.Compare(s.sides(j), th)
+	var c *results.Comparison
+	var err error
+	if j.proc == ProcBudget {
+		c, err = s.budgeted(j, th)
+	} else {
+		in, _ := s.sides(j)
+		c, err = compare.Compare(in, th)
+	}
 	if err != nil {
 		return worldOutcome{}, fmt.Errorf("%s/%s/%s comparison %d: %w", j.model, j.proc, shapeName(j.shape), j.index, err)
 	}
@@ -163,6 +175,65 @@ func (s WorldSettings) run(j job) (worldOutcome, error) {
 		}
 	}
 	return o, nil
+}
+
+// budgeted runs the bot's adaptive job (adaptive.Run) on job j: the first look against the
+// stored base and its history, the head-only reruns that budgetMinutes of GPU time buys
+// (priced by DefaultCosts; each rerun a window of the advised cells and trials on the server
+// of the head's first pass, so with its run factor, and the head's slowdown), and the second
+// look over the pooled head. The clock is the
+// predicted cost of what was measured.
+func (s WorldSettings) budgeted(j job, th compare.Thresholds) (*results.Comparison, error) {
+	in, headFactor := s.sides(j)
+	a, b := s.seedOf(j)
+	m := NewMatrix(rand.New(rand.NewPCG(a, b)).Uint64(), 1) // the server sides drew
+	r := rand.New(rand.NewPCG(a^0x9e3779b97f4a7c15, b))     // the reruns' own stream
+	costs := DefaultCosts()
+	cost := func(cell string, trials int) time.Duration { return m.CellCost(costs, cell, trials, 1) }
+	clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	reruns := 0
+	out, err := adaptive.Run(context.Background(), adaptive.Job{
+		Compare: in, Thresholds: th, Budget: budgetMinutes * time.Minute, Cost: cost,
+		Now: func() time.Time { return clock },
+		Measure: func(_ context.Context, cells []string, trials int) (*results.File, error) {
+			var ids []results.CellID
+			for _, c := range cells {
+				id, err := results.ParseCellID(c)
+				if err != nil {
+					return nil, err
+				}
+				ids = append(ids, id)
+				clock = clock.Add(cost(c, trials))
+			}
+			reruns++
+			return onlyCells(m.worldRunWith(r, j.model, fmt.Sprintf("head-rerun-%d", reruns), trials, j.shape, headFactor), ids), nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.Final, nil
+}
+
+// onlyCells returns f holding only the cells of keep.
+func onlyCells(f *results.File, keep []results.CellID) *results.File {
+	want := map[results.CellID]bool{}
+	for _, id := range keep {
+		want[id] = true
+	}
+	out := *f
+	out.Prefill, out.Decode = nil, nil
+	for _, c := range f.Prefill {
+		if want[c.ID()] {
+			out.Prefill = append(out.Prefill, c)
+		}
+	}
+	for _, c := range f.Decode {
+		if want[c.ID()] {
+			out.Decode = append(out.Decode, c)
+		}
+	}
+	return &out
 }
 
 func shapeName(s Shape) string {

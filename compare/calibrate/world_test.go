@@ -268,7 +268,7 @@ func TestWorldFilesValidate(t *testing.T) {
 	for _, w := range WorldModels() {
 		for _, p := range Procedures() {
 			j := job{model: w, proc: p, shape: ShapeRowsFrom32K}
-			in := s.sides(j)
+			in, _ := s.sides(j)
 			for _, f := range append(append(append([]*results.File(nil), in.Base...), in.Head...), in.History...) {
 				if err := results.Validate(f); err != nil {
 					t.Fatalf("%s/%s: %s: %v", w, p, f.Run.ID, err)
@@ -276,7 +276,7 @@ func TestWorldFilesValidate(t *testing.T) {
 			}
 			wantFiles, wantTrials, wantHistory := 1, 1, 0
 			switch p {
-			case ProcHistory:
+			case ProcHistory, ProcBudget:
 				wantHistory = historyRuns
 			case ProcTrials3:
 				wantTrials = runsPerSide
@@ -506,5 +506,30 @@ func TestWorldMarks(t *testing.T) {
 		if diff := cmp.Diff(tc.want, marks(tc.row)); diff != "" {
 			t.Errorf("%s/%s (-want +got):\n%s", tc.row.Model, tc.row.Procedure, diff)
 		}
+	}
+}
+
+// TestWorldBudget checks the budgeted procedure: the bot's adaptive job measures reruns of the
+// head (the second look) and still finds a matrix slowed by 10 % under Gaussian noise, which a
+// rerun of a few cells once hid by taking its own run factor (the shift fell from −10 % to −2 %).
+func TestWorldBudget(t *testing.T) {
+	s := DefaultWorldSettings()
+	th := s.Thresholds
+	th.Look = 1
+	second := 0
+	for i := range 3 {
+		c, err := s.budgeted(job{model: WorldGaussian, proc: ProcBudget, shape: ShapeMatrix, index: i}, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Settings.Look == 2 {
+			second++
+		}
+		if c.Verdict != results.VerdictRegression {
+			t.Errorf("matrix −10 %%, comparison %d: verdict %s at look %d, want regression", i, c.Verdict, c.Settings.Look)
+		}
+	}
+	if second == 0 {
+		t.Errorf("no comparison reached the second look: the budget bought no rerun")
 	}
 }
