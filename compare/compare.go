@@ -159,6 +159,8 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		for _, s := range head {
 			s.fx = re.head
 		}
+	} else {
+		re = pairEffects(base, head, pairs, len(history), th) // paired.go
 	}
 	attachAcceptance(base, in.Base)
 	attachAcceptance(head, in.Head)

@@ -13,6 +13,9 @@ import (
 // pairRuns names the paired run of each file of the two sides (index: the file's place).
 type pairRuns struct {
 	base, head []string
+	// common is each pair's common log-ratio over the cells by phase (pairEffects): what the
+	// pair's two server runs differ by in every cell, removed from each cell's pairs.
+	common map[results.Phase]map[pairKey]float64
 }
 
 // pairingOf returns the pairing the comparison uses, and the paired run of every file: each side's
@@ -128,10 +131,24 @@ func (s *sideData) pairTrials(m results.Metric, runs []string) map[pairKey]paire
 }
 
 // pairDiffs returns, in pair order, the head − base log differences of metric m over the pairs
-// both sides measured, and for each whether the head's block came first.
+// both sides measured, less each pair's common log-ratio (pairEffects; rates less it,
+// latencies plus it, acceptance as it is), and for each whether the head's block came first.
 func pairDiffs(b, h *sideData, m results.Metric, runs *pairRuns) (d []float64, headFirst []bool) {
+	keys, raw, hf := rawPairDiffs(b, h, m, runs)
+	phase := results.PhaseDecode
+	if b.prefill != nil {
+		phase = results.PhasePrefill
+	}
+	for i, k := range keys {
+		d = append(d, raw[i]-adjustment(map[results.Phase]float64{phase: runs.common[phase][k]}, phase, m))
+	}
+	return d, hf
+}
+
+// rawPairDiffs returns the pairs both sides measured, in pair order, with the head − base log
+// differences of metric m and whether the head's block came first.
+func rawPairDiffs(b, h *sideData, m results.Metric, runs *pairRuns) (pairs []pairKey, d []float64, headFirst []bool) {
 	bt, ht := b.pairTrials(m, runs.base), h.pairTrials(m, runs.head)
-	var pairs []pairKey
 	for k := range bt {
 		if _, ok := ht[k]; ok {
 			pairs = append(pairs, k)
@@ -147,7 +164,99 @@ func pairDiffs(b, h *sideData, m results.Metric, runs *pairRuns) (d []float64, h
 		d = append(d, ht[k].log-bt[k].log)
 		headFirst = append(headFirst, ht[k].block < bt[k].block)
 	}
-	return d, headFirst
+	return pairs, d, headFirst
+}
+
+// pairEffects is runEffects for a paired comparison: each pair's blocks are two server runs, and
+// what those two runs differ by is shared by every cell of a phase (a slower run of one side,
+// another kernel pick). Per phase, on the deciding metric, each pair's common log-ratio is chosen
+// over its cells' log-ratios as a head run's factor is (headShift, with the prior as each cell's
+// noise and defaultRunCV as the runs' spread); it is recorded in runs.common and removed from
+// each cell's pairs, so
+// that a cell is tested within its pairs against its own noise, and the phase's shift (the
+// crossover estimate over the pairs' common log-ratios, with their spread: stats.PairedEstimate)
+// is the shift test's (groups.go), against the spread between the pairs' runs. Without it, one
+// pair's slower run moved every cell alike and their tests, each on two degrees of freedom,
+// failed together (A/A false blocks 2–3.5 % under run-level drift or bimodal runs).
+func pairEffects(base, head map[results.CellID]*sideData, runs *pairRuns, nHist int, th Thresholds) *runEffects {
+	re := &runEffects{hist: make([]map[results.Phase]float64, nHist), shift: map[results.Phase]float64{},
+		shiftSE: map[results.Phase]float64{}, shiftDF: map[results.Phase]float64{}, measured: map[results.Phase]bool{},
+		tau: map[results.Phase]float64{}}
+	for j := range re.hist {
+		re.hist[j] = map[results.Phase]float64{}
+	}
+	runs.common = map[results.Phase]map[pairKey]float64{}
+	for _, ph := range []results.Phase{results.PhasePrefill, results.PhaseDecode} {
+		m := results.DecidingMetric(ph)
+		byPair := map[pairKey]map[results.CellID]float64{}
+		hfOf := map[pairKey]bool{}
+		var cells []results.CellID
+		for id, b := range base {
+			h := head[id]
+			if id.Phase != ph || h == nil || !b.status.Measured() || !h.status.Measured() {
+				continue
+			}
+			keys, d, hf := rawPairDiffs(b, h, m, runs)
+			if len(keys) == 0 {
+				continue
+			}
+			cells = append(cells, id)
+			for i, k := range keys {
+				if byPair[k] == nil {
+					byPair[k] = map[results.CellID]float64{}
+				}
+				byPair[k][id] = d[i]
+				hfOf[k] = hf[i]
+			}
+		}
+		if len(cells) < 4 || len(byPair) < 2 {
+			continue
+		}
+		sort.Slice(cells, func(i, j int) bool { return cells[i].String() < cells[j].String() })
+		ref, prior, w := make([]float64, len(cells)), make([]float64, len(cells)), make([]float64, len(cells))
+		for i, id := range cells {
+			prior[i] = th.Prior.CV(id, m)
+			w[i] = 1 / (prior[i] * prior[i])
+		}
+		var keys []pairKey
+		for k := range byPair {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].run != keys[j].run {
+				return keys[i].run < keys[j].run
+			}
+			return keys[i].pair < keys[j].pair
+		})
+		common := map[pairKey]float64{}
+		var g []float64
+		var hf []bool
+		for _, k := range keys {
+			// The pair's common log-ratio, chosen as a head run's factor is (runeffect.go):
+			// a change of most cells alike is read as theirs unless a run-to-run spread of
+			// defaultRunCV makes a shift that large ordinary.
+			c := headShift(byPair[k], cells, ref, prior, w, defaultRunCV)
+			common[k] = c
+			g, hf = append(g, c), append(hf, hfOf[k])
+		}
+		pe, err := stats.PairedEstimate(g, hf)
+		if err != nil {
+			continue
+		}
+		runs.common[ph] = common
+		re.shift[ph] = pe.Diff
+		re.shiftSE[ph] = math.Max(pe.SE, 1e-6)
+		// Referred to the normal: a few pairs give the spread two or three degrees of freedom,
+		// under which no shift would ever be significant, and the shift test floors the spread
+		// at defaultRunCV per run (groups.go), which the pairs' own spread replaces only where
+		// it is larger.
+		re.shiftDF[ph] = math.Inf(1)
+		// The pairs' common log-ratios differ by two runs' factors: τ, one run's spread, is theirs
+		// over √2.
+		re.tau[ph] = math.Max(math.Sqrt(float64(pe.Pairs)/2)*pe.SE, 1e-6)
+		re.measured[ph] = true
+	}
+	return re
 }
 
 // estimatePaired sets p's estimate from the pairs of a paired run: the two-period crossover
@@ -204,7 +313,7 @@ func pairedAdvice(adv *results.RerunAdvice, pairing *results.Pairing) {
 
 // pairedRow returns the paired estimate of a row's score change in a paired comparison: for each
 // pair that holds every cell-metric of the row on both sides, the score difference
-// Σ w·(log head − log base), and their crossover estimate (stats.PairedEstimate), which removes a
+// Σ w·(log head − log base − the pair's common log-ratio), and their crossover estimate (stats.PairedEstimate), which removes a
 // drift between blocks as for a cell. ok is false when the comparison is not paired, fewer than
 // two pairs hold the whole row, or the differences do not vary.
 func pairedRow(ts []*pending, w []float64) (est stats.Estimate, pairs int, ok bool) {
@@ -243,7 +352,10 @@ func pairedRow(ts []*pending, w []float64) (est stats.Estimate, pairs int, ok bo
 	for _, k := range keys {
 		var y float64
 		for i, m := range maps {
-			y += w[i] * (m.h[k].log - m.b[k].log)
+			// Within the pair: less the pair's common log-ratio (pairEffects), as a cell's is.
+			ph := ts[i].id.Phase
+			a := adjustment(map[results.Phase]float64{ph: runs.common[ph][k]}, ph, ts[i].metric)
+			y += w[i] * (m.h[k].log - m.b[k].log - a)
 		}
 		d = append(d, y)
 		hf = append(hf, maps[0].h[k].block < maps[0].b[k].block)

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -531,5 +533,64 @@ func TestWorldBudget(t *testing.T) {
 	}
 	if second == 0 {
 		t.Errorf("no comparison reached the second look: the budget bought no rerun")
+	}
+}
+
+// pairedWith is WorldPaired under Gaussian noise with the head's blocks at the given run
+// factors (the base's at 1) and slowed by shape.
+func pairedWith(m *Matrix, r *rand.Rand, factors []float64, shape Shape) (base, head *results.File) {
+	order := strings.Repeat("ABBA", len(factors)/2)
+	var bf, hf []*results.File
+	var bn, hn []int
+	for i, side := range order {
+		if side == 'A' {
+			bf = append(bf, m.worldRunWith(r, WorldGaussian, fmt.Sprintf("p-base%d", len(bf)+1), 1, "", 1))
+			bn = append(bn, i+1)
+			continue
+		}
+		hf = append(hf, m.worldRunWith(r, WorldGaussian, fmt.Sprintf("p-head%d", len(hf)+1), 1, shape, factors[len(hf)]))
+		hn = append(hn, i+1)
+	}
+	base, head = mergeTrials(bf, bn), mergeTrials(hf, hn)
+	base.Run.ID, head.Run.ID = "p-base", "p-head"
+	base.Run.Pairing = &results.Pairing{ID: "p", Scheme: results.PairingABBA, Blocks: len(factors), Side: "base", Order: order}
+	head.Run.Pairing = &results.Pairing{ID: "p", Scheme: results.PairingABBA, Blocks: len(factors), Side: "head", Order: order}
+	return base, head
+}
+
+// TestWorldPairedRunContrast: in a paired run, what the two server runs of a pair differ by is
+// shared by every cell; it is the shift's to decide, against the spread between runs, not every
+// cell's against its own noise. Four head runs each about 4 % slower than their base runs (run
+// drift, or the slower kernel pick) once made every cell a regression; a 10 % slowdown of the
+// whole matrix, or of the rows from 32K on beside such a drift, still blocks.
+func TestWorldPairedRunContrast(t *testing.T) {
+	drift := []float64{0.958, 0.962, 0.959, 0.961}
+	for _, tc := range []struct {
+		name    string
+		factors []float64
+		shape   Shape
+		want    bool // a regression
+	}{
+		{"head runs 4 % slower, no change", drift, "", false},
+		{"every decode cell 10 % slower", []float64{1, 1, 1, 1}, ShapeMatrix, true},
+		{"rows from 32K 10 % slower, head runs 4 % slower", drift, ShapeRowsFrom32K, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := NewMatrix(5, 1)
+			r := rand.New(rand.NewPCG(5, 1))
+			base, head := pairedWith(m, r, tc.factors, tc.shape)
+			th := compare.DefaultThresholds()
+			th.Look = 1
+			c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Settings.Pairing == nil {
+				t.Fatal("not compared as paired")
+			}
+			if got := c.Verdict == results.VerdictRegression; got != tc.want {
+				t.Errorf("verdict %s (%d cells regressed), want a regression: %v", c.Verdict, c.Summary.CellCounts.Regression, tc.want)
+			}
+		})
 	}
 }
