@@ -301,23 +301,24 @@ func (m *model) advice() string {
 		b.WriteString("This was already the second look after a rerun, and the method allows no third: raise the threshold for these cells, or accept what is measured.\n")
 		return b.String()
 	}
+	var goals []string
 	if len(p.cells) > 0 && p.trials > 0 {
-		fmt.Fprintf(&b, "To decide %s, post:\n", noun(len(p.cells), "it", textout.Plural(len(p.cells), "cell", "cells")))
-		b.WriteString(m.rerunCommand(p.cells, p.trials, "It measures them"))
+		goals = append(goals, fmt.Sprintf("To decide %s, post:\n", noun(len(p.cells), "it", textout.Plural(len(p.cells), "cell", "cells")))+
+			m.rerunCommand(p.cells, p.trials, "It measures them"))
 	}
 	for _, row := range p.rows {
 		cells := validCells(row.Cells)
-		fmt.Fprintf(&b, "No single cell of the %s decode row decides it; measured whole, the row can:\n", row.ContextLabel)
-		b.WriteString(m.rerunCommand(cells, row.FurtherTrials, "It measures the row"))
+		goals = append(goals, fmt.Sprintf("No single cell of the %s decode row decides it; measured whole, the row can:\n", row.ContextLabel)+
+			m.rerunCommand(cells, row.FurtherTrials, "It measures the row"))
 	}
 	if len(p.stuck) > 0 {
 		var names []string
 		for _, c := range p.stuck {
 			names = append(names, cellIDWords(c))
 		}
-		fmt.Fprintf(&b, "No rerun within the advice's limit decides %s: %s.\n", noun(len(p.stuck), "this cell", "these cells"), strings.Join(names, ", "))
+		goals = append(goals, fmt.Sprintf("No rerun within the advice's limit decides %s: %s.\n", noun(len(p.stuck), "this cell", "these cells"), strings.Join(names, ", ")))
 	}
-	return b.String()
+	return strings.Join(goals, "\n")
 }
 
 // cellIDWords names a cell given by its id: "decode 8K × 8".
@@ -338,14 +339,14 @@ func (m *model) notJudgedTable() string {
 	nj := m.notJudged()
 	var b strings.Builder
 	fmt.Fprintf(&b, "<details><summary>%s %s not judged</summary>\n\n", commentNotJudged, textout.Plural(len(nj), "cell", "cells"))
-	b.WriteString("| Cell | Change | 95 % range | Reading | Could see |\n|---|---|---|---|---|\n")
+	b.WriteString("| Cell | Change | 95 % range | Reading | Smallest change it could see |\n|---|---|---|---|---|\n")
 	for _, v := range nj {
 		change, rng, see := Dash, Dash, Dash
 		if ch, ok := v.changeOf(); ok {
 			change, rng = pctWords(ch), rangeWords(v.by.Change)
 		}
 		if v.by != nil && v.by.MDC != nil {
-			see = mdcWords(*v.by.MDC)
+			see = strings.TrimPrefix(mdcWords(*v.by.MDC), "cannot see changes under ")
 		}
 		read := reading(v)
 		switch v.cell.Verdict {

@@ -34,6 +34,9 @@ func (m *model) decide() (State, string, string) {
 		return StateNoBaseline, t, firstFitting(t, "No baseline: nothing compared, nothing blocked")
 	case m.c.Verdict == results.VerdictIncomplete:
 		t := "Incomplete, so blocked: " + m.missingWords() + "; missing data never passes"
+		if others := m.otherMovesWords(); others != "" {
+			t += "; not judged: " + others
+		}
 		return StateIncomplete, t, firstFitting(t, "Incomplete, so blocked: the head lacks data it should hold")
 	}
 	l := newLayout(m.c)
@@ -105,6 +108,9 @@ func (m *model) decide() (State, string, string) {
 	if njn == 0 {
 		title = firstFitting(fmt.Sprintf("Not blocked: no slowdown beyond %s in %d cells", th, m.checked))
 	}
+	if big := m.unjudgedMoves(0.10); m.hidesSlowdown() && len(big) > 0 {
+		title = firstFitting("Not blocked; not judged: "+namesWords(big), fmt.Sprintf("Not blocked; %d cells not judged, %s", njn, moveWords(big[0])), title)
+	}
 	return StatePassed, h, title
 }
 
@@ -139,12 +145,12 @@ func groupWords(g results.GroupComparison) string {
 	return "all " + string(g.Phase) + " cells"
 }
 
-// otherMovesWords names the not-judged cells besides the unproven ones that moved by more than
-// 10 %.
+// otherMovesWords names the cells too noisy to judge that the headline names (moved by more
+// than 10 %, or slower beyond δ), for a headline that names the unproven or incomplete ones.
 func (m *model) otherMovesWords() string {
 	var vs []cellView
 	for _, v := range m.unjudgedMoves(0.10) {
-		if v.cell.Verdict != results.VerdictUnproven {
+		if v.cell.Verdict == results.VerdictInconclusive {
 			vs = append(vs, v)
 		}
 	}
@@ -214,7 +220,6 @@ func (m *model) blocks() []block {
 	if t := m.specAcceptance(); t != "" {
 		bs = append(bs, block{name: "speculative acceptance", text: t, drop: 3})
 	}
-	bs = append(bs, block{name: "commands and links", text: m.commands() + m.links()})
 	if len(m.slower)+len(m.slowerRows) > 0 {
 		bs = append(bs, block{name: "the slower cells", text: m.changeTable("slower", m.slower, m.slowerRows), drop: 1})
 	}
@@ -233,6 +238,7 @@ func (m *model) blocks() []block {
 	if t := m.gpuTime(); t != "" { // gputime.go
 		bs = append(bs, block{name: "the GPU time", text: t, drop: 2})
 	}
+	bs = append(bs, block{name: "commands and links", text: m.commands() + m.links()})
 	if t := m.chart(); t != "" {
 		bs = append(bs, block{name: "the chart", text: t, detail: true, checkOnly: true, drop: 5})
 	}

@@ -269,18 +269,26 @@ func (l layout) whereWords(vs []cellView) string {
 	if len(rows) > 0 {
 		parts = append(parts, "at "+andList(rows)+" context, all request counts")
 	}
-	// The rest by name, in matrix order, the first few.
+	// The rest by context, in matrix order, the first few: "32K context at 1, 4 and 8
+	// requests", "8K × 32".
 	var rest []string
 	for _, ctx := range l.contexts {
+		var ccs []int
 		for _, cc := range l.concurrency {
 			if in[ctx][cc] && !taken[ctx][cc] {
-				rest = append(rest, fmt.Sprintf("%s × %d", ctx, cc))
+				ccs = append(ccs, cc)
 			}
+		}
+		switch {
+		case len(ccs) == 1:
+			rest = append(rest, fmt.Sprintf("%s × %d", ctx, ccs[0]))
+		case len(ccs) > 1:
+			rest = append(rest, ctx+" context ("+requestsWords(ccs)+")")
 		}
 	}
 	const named = 4
 	if len(rest) > named+1 {
-		rest = append(rest[:named], fmt.Sprintf("%d more", len(rest)-named))
+		rest = append(rest[:named], fmt.Sprintf("%d more contexts", len(rest)-named))
 	}
 	if len(rest) > 0 {
 		parts = append(parts, "at "+andList(rest))
@@ -319,7 +327,11 @@ func (l layout) movesWords(vs []cellView) string {
 		vs   []cellView
 	}{{"decode", dec}, {"prefill", pre}} {
 		if len(g.vs) > 0 {
-			parts = append(parts, g.name+" "+changesWords(g.vs)+" "+l.whereWords(g.vs))
+			name := g.name
+			if mt := g.vs[0].by.Metric; mt != results.MetricTotalTokPerS && mt != results.MetricPromptTokPerS && sameMetric(g.vs) {
+				name += " " + metricName(mt)
+			}
+			parts = append(parts, name+" "+changesWords(g.vs)+" "+l.whereWords(g.vs))
 		}
 	}
 	return strings.Join(append(parts, status...), "; ")
@@ -336,6 +348,9 @@ func cutRunes(s string, n int) string {
 	}
 	return string(r) + "…"
 }
+
+// FitTitle cuts a check run's title to MaxTitleRunes at a word, with an ellipsis.
+func FitTitle(s string) string { return cutRunes(s, MaxTitleRunes) }
 
 // firstFitting returns the first of titles within MaxTitleRunes, else the last cut to fit.
 func firstFitting(titles ...string) string {
@@ -368,4 +383,14 @@ func inlineText(s string, max int) string {
 	// Undo the escapes of punctuation that opens nothing inline.
 	r := strings.NewReplacer(`\.`, ".", `\-`, "-", `\+`, "+", `\(`, "(", `\)`, ")", `\/`, "/", `\:`, ":", `\,`, ",", `\;`, ";", `\=`, "=", `\%`, "%", `\'`, "'", `\"`, `"`, `\?`, "?")
 	return r.Replace(plain)
+}
+
+// sameMetric reports whether every cell of vs was decided by one metric.
+func sameMetric(vs []cellView) bool {
+	for _, v := range vs {
+		if v.by == nil || v.by.Metric != vs[0].by.Metric {
+			return false
+		}
+	}
+	return true
 }

@@ -49,6 +49,22 @@ const DefaultCheckName = "speedmatrix"
 // ReadmeURL is the README section that explains the comment's words.
 const ReadmeURL = "https://github.com/speedmatrix/speedmatrix#how-to-read-the-comment"
 
+// SoftCommentBytes is the length a comment keeps to, its markers aside: the folds that do not
+// fit are left out (they are in the check run's output and the full page).
+const SoftCommentBytes = 9800
+
+// keptBytes is the length of the blocks that are never left out, with the note that would
+// name the others.
+func keptBytes(bs []block) int {
+	n := 400 // the cut note
+	for _, b := range bs {
+		if b.drop == 0 {
+			n += len(b.text) + 1
+		}
+	}
+	return n
+}
+
 // GitHub's limits, and the room the comment leaves for a marker line its poster may prepend.
 const (
 	// MaxCommentUnits is GitHub's limit on a comment body, counted as UTF-16 code units (an
@@ -167,7 +183,14 @@ func NewComment(c *results.Comparison, x CommentContext) (*Comment, error) {
 			inBody = append(inBody, b)
 		}
 	}
-	body, cut := fit(inBody, MaxCommentUnits-commentReserve, utf16Len, note)
+	// The comment keeps to a reader's length (SoftCommentBytes) by leaving folds out, first the
+	// longest-lived detail; what never leaves (the headline, the matrix) is never cut for it:
+	// only GitHub's limit can cut, and then only folds.
+	limit, measure := SoftCommentBytes, byteLen
+	if kept := keptBytes(inBody); kept > SoftCommentBytes {
+		limit, measure = MaxCommentUnits-commentReserve, utf16Len
+	}
+	body, cut := fit(inBody, limit, measure, note)
 	out.Body = body + "\n" + CommentMarker + "\n" + CheckMarker(x.CheckName) + "\n"
 	out.Cut = cut
 	out.Summary, _ = fit(top, MaxCheckOutputBytes, byteLen, note)
@@ -446,12 +469,14 @@ func (m *model) missingWords() string {
 	var cells []string
 	for _, c := range m.c.Cells {
 		if c.Verdict == results.VerdictIncomplete {
-			cells = append(cells, c.Cell)
+			cells = append(cells, cellWords(&c))
 		}
 	}
 	if len(cells) == 0 {
 		for _, r := range m.notComparedOrder {
-			cells = append(cells, m.notCompared[r]...)
+			for _, id := range m.notCompared[r] {
+				cells = append(cells, cellIDWords(id))
+			}
 		}
 	}
 	switch {
@@ -525,7 +550,7 @@ func (m *model) cutNote(dropped []string) string {
 	} else if u, ok := safeURL(m.x.RunURL); ok {
 		where = "in [the run](" + u + ")'s artifacts"
 	}
-	return fmt.Sprintf("✂️ Left out to stay within GitHub's size limit: %s. The full comment is %s.", strings.Join(dropped, ", "), where)
+	return fmt.Sprintf("✂️ Left out to keep this comment short: %s; the check run's output holds them, and the full comment is %s.", strings.Join(dropped, ", "), where)
 }
 
 // side names one side: a linked short SHA and its branch, else its run id.
@@ -629,14 +654,15 @@ func (m *model) acceptance() string {
 	return fmt.Sprintf("> [!NOTE]\n> Accepted by %s%s at %s: %s  \n> The check passes for this commit only; a new push measures again.\n", who, when, sha, reason)
 }
 
-// groupList lists the group tests that regressed, one line each: the group's name and the
-// test's reason.
+// groupList folds the group tests that regressed, one line each in words: the group and its
+// mean change (the test itself is in the statistics).
 func (m *model) groupList() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#### Groups slower (%d)\n\n", len(m.slowerGroups))
-	for _, l := range groupLines(m.c) {
-		fmt.Fprintf(&b, "- ❌ %s\n", mdEscape(l))
+	fmt.Fprintf(&b, "<details><summary>%s %s slower as a whole</summary>\n\n", commentSlower, textout.Plural(len(m.slowerGroups), "group of cells", "groups of cells"))
+	for _, g := range m.slowerGroups {
+		fmt.Fprintf(&b, "- %s: %s on average over %s\n", groupWords(g), pctWords(g.Change), textout.Plural(len(g.Cells), "cell", "cells"))
 	}
+	b.WriteString("\n</details>\n")
 	return b.String()
 }
 
@@ -918,8 +944,16 @@ func (m *model) statistics() string {
 func (m *model) headPage() block {
 	var buf bytes.Buffer
 	buf.WriteString("<details><summary>The head's speed test matrix</summary>\n\n")
-	if err := NewPage(m.x.Head).Markdown(&buf); err != nil {
+	var page bytes.Buffer
+	if err := NewPage(m.x.Head).Markdown(&page); err != nil {
 		buf.WriteString("The page could not be rendered: " + EscapeText(err.Error(), 200) + "\n")
+	}
+	// The page's headings sit under the comment's level-3 headline.
+	for _, line := range strings.SplitAfter(page.String(), "\n") {
+		if strings.HasPrefix(line, "#") {
+			line = "###" + line
+		}
+		buf.WriteString(line)
 	}
 	buf.WriteString("\n</details>\n")
 	return block{name: "the head's speed test matrix", text: buf.String(), detail: true, drop: 8}
