@@ -306,10 +306,25 @@ func (m *model) advice() string {
 		goals = append(goals, fmt.Sprintf("To decide %s, post:\n", noun(len(p.cells), "it", textout.Plural(len(p.cells), "cell", "cells")))+
 			m.rerunCommand(p.cells, p.trials, "It measures them"))
 	}
-	for _, row := range p.rows {
-		cells := validCells(row.Cells)
-		goals = append(goals, fmt.Sprintf("No single cell of the %s decode row decides it; measured whole, the row can:\n", row.ContextLabel)+
-			m.rerunCommand(cells, row.FurtherTrials, "It measures the row"))
+	// Rows that need as many trials are one goal, one command.
+	for i := 0; i < len(p.rows); {
+		j := i + 1
+		for j < len(p.rows) && p.rows[j].FurtherTrials == p.rows[i].FurtherTrials {
+			j++
+		}
+		var ctxs, cells []string
+		for _, row := range p.rows[i:j] {
+			ctxs = append(ctxs, row.ContextLabel)
+			cells = append(cells, validCells(row.Cells)...)
+		}
+		if len(ctxs) == 1 {
+			goals = append(goals, fmt.Sprintf("No single cell of the %s decode row decides it; measured whole, the row can:\n", ctxs[0])+
+				m.rerunCommand(cells, p.rows[i].FurtherTrials, "It measures the row"))
+		} else {
+			goals = append(goals, fmt.Sprintf("No single cell of the %s decode rows decides them; measured whole, the rows can:\n", andList(ctxs))+
+				m.rerunCommand(cells, p.rows[i].FurtherTrials, "It measures the rows"))
+		}
+		i = j
 	}
 	if len(p.stuck) > 0 {
 		var names []string

@@ -246,7 +246,7 @@ func TestCommentContent(t *testing.T) {
 		},
 		"noisy": {
 			"**Not judged: 9 cells.**", "/bench rerun ", "of GPU time (", "× 30 s × 2 sides)",
-			"No single cell of the 8K decode row decides it; measured whole, the row can:\n```\n/bench rerun decode/8K/1,decode/8K/2\n```",
+			"No single cell of the 8K and 128K decode rows decides them; measured whole, the rows can:\n```\n/bench rerun decode/8K/1,decode/8K/2,decode/128K/1,decode/128K/2\n```",
 		},
 		"accepted": {
 			"> Accepted by [maintainer-1](https://github.com/maintainer-1) on 2026-12-01 09:30 UTC at `0123456`: The 32K slowdown is the price of the new sampler\\; tracked in \\#\u200b99",
