@@ -24,9 +24,10 @@ import (
 // building and running the demo on a fresh 2-core machine takes under two minutes.
 const demoSpeedup = 2 * DefaultSimSpeedup
 
-// demoSlowdown is the regression the demo injects into its head by default: decode 30 % slower
-// wherever 8 or more sequences run at once, so that the quick matrix's cells at concurrency 8
-// and 32 regress and those at concurrency 1 do not.
+// demoSlowdown is the regression the demo injects into its head by default: each decode step
+// takes 1.3× as long wherever 8 or more sequences run at once (a step-time factor, as the
+// simulator's --slowdown is: decode tok/s there falls by 1 − 1/1.3, about 23 %), so that the
+// quick matrix's cells at concurrency 8 and 32 regress and those at concurrency 1 do not.
 const demoSlowdown = "decode=1.3@batch>=8"
 
 // demoBaseSHA is the made-up default-branch commit the demo stores its baseline under.
@@ -82,8 +83,9 @@ on 2× H200) and:
     its data branch: the newest is the baseline, all of them its history, from which the
     comparison measures each cell's run-to-run noise (with one run, only a prior bounds it);
  2. measures the same matrix again for the head, with a regression injected on purpose
-    (--head-slowdown; default ` + demoSlowdown + `: decode 30 % slower at 8 or more
-    sequences at once; --head-slowdown '' makes it an A/A run);
+    (--head-slowdown; default ` + demoSlowdown + `: each decode step takes 1.3× as long at
+    8 or more sequences at once, so decode tok/s there falls by about 23 %; the factor
+    multiplies step time, not throughput; --head-slowdown '' makes it an A/A run);
  3. finds the baseline and its history in the store, compares the head with them
     statistically, and writes the PR comment (DIR/comment.md) and the check run's output
     (DIR/check.md) the bot would post;
@@ -256,7 +258,7 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 	case "markdown":
 		_, err = io.WriteString(env.Stdout, d.Comment.Body)
 	default:
-		err = demoSummary(env.Stdout, d, demoSummaryInput{dir: dir, store: st.Root(), slowdown: o.headSlowdown, profile: o.profile, speedup: head.TimeScale(), runs: o.historyRuns})
+		err = demoSummary(env.Stdout, d, demoSummaryInput{dir: dir, store: st.Root(), slowdown: o.headSlowdown, matrix: o.matrix, profile: o.profile, speedup: head.TimeScale(), runs: o.historyRuns})
 	}
 	if err != nil {
 		return err
