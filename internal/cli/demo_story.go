@@ -53,7 +53,7 @@ func renderDemo(base, head *results.File, hist []*results.File, basePath, headPa
 // demoSummaryInput is what the terminal summary says besides the pages.
 type demoSummaryInput struct {
 	dir, store, slowdown, profile, matrix string
-	speedup                       float64
+	speedup                               float64
 	// runs is how many runs of the base were stored; the comparison says how many of them it
 	// took as history (none when too few to measure the noise).
 	runs int
