@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -146,19 +147,9 @@ func changesWords(vs []cellView) string {
 	slices.SortFunc(chs, func(a, b float64) int { return int(math.Copysign(1, math.Abs(a)-math.Abs(b))) })
 	lo, hi := pctWords(chs[0]), pctWords(chs[len(chs)-1])
 	if lo == hi || math.Abs(chs[len(chs)-1]-chs[0]) < 0.015 {
-		return pctWords(median(chs))
+		return pctWords(quantile.Median(chs))
 	}
 	return strings.TrimSuffix(lo, " %") + " to " + hi
-}
-
-func median(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // layout is which decode contexts and concurrencies a comparison compared, to say that a set
