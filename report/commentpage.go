@@ -54,7 +54,8 @@ func (m *model) decide() (State, string, string) {
 		if moves == "" {
 			moves = textout.Plural(n, "cell", "cells")
 		}
-		h := "Not proven, so blocked: " + moves + " likely slower, but only an assumed noise bounds " + noun(n, "it", "them")
+		h := "Not proven, so blocked: " + moves + " likely slower, but only an assumed noise bounds " + noun(n, "it", "them") +
+			"; history or a paired run (`/bench paired`, paired.mode: auto) decides"
 		if others := m.otherMovesWords(); others != "" {
 			h += "; not judged: " + others
 		}

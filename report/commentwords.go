@@ -86,6 +86,9 @@ func valueWords(m results.Metric, v *float64, s float64) string {
 // cellWords names a cell for a reader: "decode 8K × 8" (context × requests at once),
 // "prefill 32K".
 func cellWords(cell *results.CellComparison) string {
+	if cell.ContextLabel == "" {
+		return cellIDWords(cell.Cell)
+	}
 	if cell.Phase == results.PhasePrefill {
 		return "prefill " + cell.ContextLabel
 	}
@@ -309,7 +312,11 @@ func (l layout) movesWords(vs []cellView) string {
 		if _, ok := v.changeOf(); ok {
 			numbered = append(numbered, v)
 		} else {
-			status = append(status, cellWords(v.cell)+" "+statusWords(v))
+			if w := statusWords(v); w != "changed" {
+				status = append(status, cellWords(v.cell)+" "+w)
+			} else {
+				status = append(status, cellWords(v.cell))
+			}
 		}
 	}
 	pre, dec := byPhase(numbered)

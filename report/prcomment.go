@@ -193,8 +193,8 @@ func NewComment(c *results.Comparison, x CommentContext) (*Comment, error) {
 	body, cut := fit(inBody, limit, measure, note)
 	out.Body = body + "\n" + CommentMarker + "\n" + CheckMarker(x.CheckName) + "\n"
 	out.Cut = cut
-	out.Summary, _ = fit(top, MaxCheckOutputBytes, byteLen, note)
-	out.Text, _ = fit(detail, MaxCheckOutputBytes, byteLen, note)
+	out.Summary, _ = fit(top, MaxCheckOutputBytes, byteLen, m.checkCutNote)
+	out.Text, _ = fit(detail, MaxCheckOutputBytes, byteLen, m.checkCutNote)
 	return out, nil
 }
 
@@ -551,6 +551,11 @@ func (m *model) cutNote(dropped []string) string {
 		where = "in [the run](" + u + ")'s artifacts"
 	}
 	return fmt.Sprintf("✂️ Left out to keep this comment short: %s; the check run's output holds them, and the full comment is %s.", strings.Join(dropped, ", "), where)
+}
+
+// checkCutNote names the blocks the check run's output left out at GitHub's limit.
+func (m *model) checkCutNote(dropped []string) string {
+	return strings.Replace(m.cutNote(dropped), "to keep this comment short: ", "to stay within GitHub's size limit: ", 1)
 }
 
 // side names one side: a linked short SHA and its branch, else its run id.
