@@ -46,8 +46,9 @@ func (m *model) gpuTime() string {
 	if g == nil {
 		return ""
 	}
+	g = m.inProfileSeconds(g)
 	var b strings.Builder
-	fmt.Fprintf(&b, "#### GPU time\n\n%s.\n", GPUTimeLine(g))
+	fmt.Fprintf(&b, "<details><summary>GPU time: %s</summary>\n\n%s.\n", seconds(g.BuildSeconds+g.LoadSeconds+g.MeasureSeconds+g.RerunSeconds), GPUTimeLine(g))
 	var priced, stuck, second, base []results.UndecidedCost
 	for _, u := range g.Undecided {
 		switch u.Reason {
@@ -83,7 +84,35 @@ func (m *model) gpuTime() string {
 	if len(stuck) > 0 {
 		fmt.Fprintf(&b, "\nNo number of further trials within the advice's limit decides: %s.\n", undecidedCells(stuck))
 	}
+	b.WriteString("\n</details>\n")
 	return b.String()
+}
+
+// inProfileSeconds returns g in the profile's time where the head was simulated faster (every
+// duration times the time scale), so that the comment has one time base; g itself is kept.
+func (m *model) inProfileSeconds(g *results.GPUTime) *results.GPUTime {
+	s := 1.0
+	switch {
+	case m.c != nil:
+		s = m.c.Head.Scale()
+	case m.x.Head != nil:
+		s = m.x.Head.TimeScale()
+	}
+	if s == 1 {
+		return g
+	}
+	out := *g
+	out.BudgetSeconds *= s
+	out.BuildSeconds *= s
+	out.LoadSeconds *= s
+	out.MeasureSeconds *= s
+	out.RerunSeconds *= s
+	out.Undecided = nil
+	for _, u := range g.Undecided {
+		u.CostSeconds *= s
+		out.Undecided = append(out.Undecided, u)
+	}
+	return &out
 }
 
 // seconds formats a GPU time in seconds as a duration rounded to the second.

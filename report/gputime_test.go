@@ -61,7 +61,7 @@ func TestCommentGPUTimeNoBaseline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "#### GPU time\n\n1m35s: measurement 1m35s."; !strings.Contains(got.Body, want) {
+	if want := "<details><summary>GPU time: 1m35s</summary>\n\n1m35s: measurement 1m35s."; !strings.Contains(got.Body, want) {
 		t.Errorf("the comment lacks %q:\n%s", want, got.Body)
 	}
 }

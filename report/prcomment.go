@@ -49,6 +49,22 @@ const DefaultCheckName = "speedmatrix"
 // ReadmeURL is the README section that explains the comment's words.
 const ReadmeURL = "https://github.com/speedmatrix/speedmatrix#how-to-read-the-comment"
 
+// SoftCommentBytes is the length a comment keeps to, its markers aside: the folds that do not
+// fit are left out (they are in the check run's output and the full page).
+const SoftCommentBytes = 9800
+
+// keptBytes is the length of the blocks that are never left out, with the note that would
+// name the others.
+func keptBytes(bs []block) int {
+	n := 400 // the cut note
+	for _, b := range bs {
+		if b.drop == 0 {
+			n += len(b.text) + 1
+		}
+	}
+	return n
+}
+
 // GitHub's limits, and the room the comment leaves for a marker line its poster may prepend.
 const (
 	// MaxCommentUnits is GitHub's limit on a comment body, counted as UTF-16 code units (an
@@ -161,11 +177,24 @@ func NewComment(c *results.Comparison, x CommentContext) (*Comment, error) {
 		}
 	}
 	note := m.cutNote
-	body, cut := fit(blocks, MaxCommentUnits-commentReserve, utf16Len, note)
+	var inBody []block
+	for _, b := range blocks {
+		if !b.checkOnly {
+			inBody = append(inBody, b)
+		}
+	}
+	// The comment keeps to a reader's length (SoftCommentBytes) by leaving folds out, first the
+	// longest-lived detail; what never leaves (the headline, the matrix) is never cut for it:
+	// only GitHub's limit can cut, and then only folds.
+	limit, measure := SoftCommentBytes, byteLen
+	if kept := keptBytes(inBody); kept > SoftCommentBytes {
+		limit, measure = MaxCommentUnits-commentReserve, utf16Len
+	}
+	body, cut := fit(inBody, limit, measure, note)
 	out.Body = body + "\n" + CommentMarker + "\n" + CheckMarker(x.CheckName) + "\n"
 	out.Cut = cut
-	out.Summary, _ = fit(top, MaxCheckOutputBytes, byteLen, note)
-	out.Text, _ = fit(detail, MaxCheckOutputBytes, byteLen, note)
+	out.Summary, _ = fit(top, MaxCheckOutputBytes, byteLen, m.checkCutNote)
+	out.Text, _ = fit(detail, MaxCheckOutputBytes, byteLen, m.checkCutNote)
 	return out, nil
 }
 
@@ -176,6 +205,9 @@ type block struct {
 	text string
 	// detail blocks are folded: the check run's text, not its summary.
 	detail bool
+	// checkOnly blocks (the per-metric detail, the statistics) are in the check run's output
+	// and the full page, never in the PR comment.
+	checkOnly bool
 	// drop orders what is left out first when the page is too long: highest first; 0 never.
 	drop int
 }
@@ -341,7 +373,8 @@ type model struct {
 	c     *results.Comparison
 	x     CommentContext
 	state State
-	title string
+	// headline is the first line's words; title the check run's (within MaxTitleRunes).
+	headline, title string
 
 	slower, faster, unchanged, noisy []cellView
 	notCompared                      map[string][]string // reason → cells
@@ -395,7 +428,7 @@ func newModel(c *results.Comparison, x CommentContext) *model {
 		}
 		m.slowerGroups = regressedGroups(c)
 	}
-	m.state, m.title = m.decide()
+	m.state, m.headline, m.title = m.decide()
 	return m
 }
 
@@ -430,47 +463,20 @@ func (m *model) accepted() bool {
 	return short >= 7 && strings.EqualFold(a.SHA[:short], m.x.HeadSHA[:short])
 }
 
-// decide returns the state and the first line's words.
-func (m *model) decide() (State, string) {
-	switch {
-	case m.x.Measuring:
-		what := "the head"
-		if s := shortSHA(m.x.HeadSHA); s != "" {
-			what = s
-		}
-		return StateMeasuring, fmt.Sprintf("Measuring %s… this comment shows the results when the run ends", what)
-	case m.c == nil && m.x.Blocked != "":
-		return StateBlocked, m.x.Blocked
-	case m.c == nil:
-		return StateNoBaseline, "No baseline: nothing to compare this head with, so nothing is blocked"
-	case m.c.Verdict == results.VerdictIncomplete:
-		return StateIncomplete, "Incomplete: " + m.missingWords() + "; missing data never passes, so the merge is blocked"
-	case m.c.Verdict == results.VerdictUnproven:
-		return StateUnproven, "Unproven: " + m.unprovenWords() + " — a slowdown only the prior bounds: a paired run (`/bench paired`, paired.mode: auto) or store history decides it"
-	case m.c.Verdict == results.VerdictRegression:
-		if m.accepted() {
-			return StateAccepted, "Accepted: " + m.slowerWords() + " — accepted by " + m.acceptedBy()
-		}
-		m.acceptVoid = m.x.Accepted != nil
-		return StateBlocked, "Blocked: " + m.slowerWords()
-	case m.checked == 0:
-		return StateNoBaseline, "Nothing compared: no cell was measured by both base and head, so nothing is blocked"
-	}
-	return StatePassed, "No slowdown found: " + m.passedWords()
-}
-
 // missingWords says which data the head lacks: the cells marked incomplete, else the cells not
 // compared, else the comparison's first warning.
 func (m *model) missingWords() string {
 	var cells []string
 	for _, c := range m.c.Cells {
 		if c.Verdict == results.VerdictIncomplete {
-			cells = append(cells, c.Cell)
+			cells = append(cells, cellWords(&c))
 		}
 	}
 	if len(cells) == 0 {
 		for _, r := range m.notComparedOrder {
-			cells = append(cells, m.notCompared[r]...)
+			for _, id := range m.notCompared[r] {
+				cells = append(cells, cellIDWords(id))
+			}
 		}
 	}
 	switch {
@@ -494,65 +500,6 @@ func firstSentence(s string) string {
 	return EscapeText(strings.TrimSuffix(strings.TrimSpace(s), "."), 200)
 }
 
-// unprovenWords is "2 cells possibly slower (decode/32K/8, decode/64K/8)".
-func (m *model) unprovenWords() string {
-	n := len(m.unproven)
-	if n == 0 {
-		return "a change worse than δ is neither shown nor ruled out"
-	}
-	var cells []string
-	for _, v := range m.unproven[:min(n, 3)] {
-		cells = append(cells, v.cell.Cell)
-	}
-	s := textout.Plural(n, "cell", "cells") + " possibly slower (" + strings.Join(cells, ", ")
-	if n > 3 {
-		s += fmt.Sprintf(" and %d more", n-3)
-	}
-	return s + ")"
-}
-
-// slowerWords is "2 cells slower, the worst by 8.8% (decode/32K/32, total tok/s)".
-func (m *model) slowerWords() string {
-	var parts []string
-	if n := len(m.slower); n > 0 {
-		var worst *cellView
-		status := 0
-		for i := range m.slower {
-			v := &m.slower[i]
-			if v.by != nil && v.by.Change != nil {
-				if worst == nil {
-					worst = v
-				}
-			} else {
-				status++
-			}
-		}
-		s := textout.Plural(n, "cell", "cells") + " slower"
-		switch {
-		case worst != nil:
-			s += fmt.Sprintf(", the worst by %s (%s, %s)", pctAbs(worst.by.Change.Change), worst.cell.Cell, metricName(worst.by.Metric))
-			if status > 0 {
-				s += fmt.Sprintf(", %d by a change of status or a lost number", status)
-			}
-		default:
-			s += ": " + m.slower[0].cell.Cell + " " + statusWords(m.slower[0])
-			if n > 1 {
-				s += fmt.Sprintf(" and %d more", n-1)
-			}
-		}
-		parts = append(parts, s)
-	}
-	for _, r := range m.slowerRows {
-		parts = append(parts, fmt.Sprintf("decode row %s slower as a whole (row test)", r.ContextLabel))
-	}
-	if len(m.slower)+len(m.slowerRows) == 0 {
-		for _, g := range m.slowerGroups {
-			parts = append(parts, g.Name()+" slower as a whole (group test)")
-		}
-	}
-	return strings.Join(parts, "; ")
-}
-
 // statusWords says what happened to a cell decided without a change: "went from valid to queued".
 func statusWords(v cellView) string {
 	if statusChanged(v.cell) {
@@ -562,30 +509,6 @@ func statusWords(v cellView) string {
 		return "lost its " + metricName(v.by.Metric) + " (" + v.by.Reason + ")"
 	}
 	return "changed"
-}
-
-// passedWords is "8 cells checked, 2 unchanged, 6 too noisy for one run — …".
-func (m *model) passedWords() string {
-	s := textout.Plural(m.checked, "cell", "cells") + " checked"
-	if n := len(m.faster); n > 0 {
-		best := m.faster[0]
-		s += fmt.Sprintf(", %d faster", n)
-		if best.by != nil && best.by.Change != nil {
-			s += fmt.Sprintf(" (the best by %s, %s %s)", pctAbs(best.by.Change.Change), best.cell.Cell, metricName(best.by.Metric))
-		}
-	}
-	if n := len(m.unchanged); n > 0 {
-		s += fmt.Sprintf(", %d unchanged", n)
-	}
-	if n := len(m.noisy); n > 0 {
-		if n == m.checked {
-			s += fmt.Sprintf(", all %d too noisy for one run", n)
-		} else {
-			s += fmt.Sprintf(", %d too noisy for one run", n)
-		}
-		s += " — one run can neither show nor rule out a change beyond δ there; they do not block"
-	}
-	return s
 }
 
 // acceptedBy is "alice for abc1234" (plain text: the login is checked).
@@ -627,72 +550,12 @@ func (m *model) cutNote(dropped []string) string {
 	} else if u, ok := safeURL(m.x.RunURL); ok {
 		where = "in [the run](" + u + ")'s artifacts"
 	}
-	return fmt.Sprintf("✂️ Left out to stay within GitHub's size limit: %s. The full comment is %s.", strings.Join(dropped, ", "), where)
+	return fmt.Sprintf("✂️ Left out to keep this comment short: %s; the check run's output holds them, and the full comment is %s.", strings.Join(dropped, ", "), where)
 }
 
-// blocks renders the page.
-func (m *model) blocks() []block {
-	icon := map[State]string{StateBlocked: "❌", StatePassed: "✅", StateAccepted: "☑️", StateNoBaseline: "⚪", StateMeasuring: "⏳", StateUnproven: "❓", StateIncomplete: "🧩"}[m.state]
-	bs := []block{{name: "verdict", text: "### " + icon + " " + m.title + "\n"}}
-	bs = append(bs, block{name: "header", text: m.header()})
-	if m.state == StateMeasuring {
-		return append(bs, block{name: "links", text: m.links()})
-	}
-	if m.c == nil {
-		if r := strings.TrimSpace(m.x.NoBaseline); r != "" {
-			bs[1].text = "Why: " + EscapeText(r, 500) + "\n\n" + bs[1].text
-		}
-		if t := m.gpuTime(); t != "" { // gputime.go
-			bs = append(bs, block{name: "the GPU time", text: t, drop: 2})
-		}
-		bs = append(bs, block{name: "commands and links", text: m.commands() + m.links()})
-		if m.x.Head != nil {
-			bs = append(bs, m.headPage())
-		}
-		return bs
-	}
-	if t := m.acceptance(); t != "" {
-		bs = append(bs, block{name: "acceptance", text: t})
-	}
-	bs = append(bs, block{name: "counts", text: m.counts()})
-	if t := m.specAcceptance(); t != "" {
-		bs = append(bs, block{name: "speculative acceptance", text: t, drop: 3})
-	}
-	if len(m.slower)+len(m.slowerRows) > 0 {
-		bs = append(bs, block{name: "the slower cells", text: m.changeTable("Slower", m.slower, m.slowerRows), drop: 1})
-	}
-	if len(m.slowerGroups) > 0 {
-		bs = append(bs, block{name: "the slower groups", text: m.groupList(), drop: 1})
-	}
-	if len(m.faster)+len(m.fasterRows) > 0 {
-		bs = append(bs, block{name: "the faster cells", text: m.changeTable("Faster", m.faster, m.fasterRows), drop: 1})
-	}
-	if len(m.noisy) > 0 || (m.c.Rerun != nil && len(m.c.Rerun.Rows) > 0) {
-		bs = append(bs, block{name: "the rerun advice", text: m.rerun(), drop: 1})
-		if len(m.noisy) > 0 {
-			bs = append(bs, block{name: "the cells too noisy to tell", text: m.noisyTable(), drop: 3})
-		}
-	}
-	if len(m.c.Warnings) > 0 {
-		bs = append(bs, block{name: "the warnings", text: m.warnings(), drop: 3})
-	}
-	if t := m.gpuTime(); t != "" { // gputime.go
-		bs = append(bs, block{name: "the GPU time", text: t, drop: 2})
-	}
-	bs = append(bs, block{name: "commands and links", text: m.commands() + m.links()})
-	bs = append(bs, block{name: "the legend", text: m.legend(), drop: 2})
-	if t := m.chart(); t != "" {
-		bs = append(bs, block{name: "the chart", text: t, detail: true, drop: 5})
-	}
-	bs = append(bs,
-		block{name: "the full matrices", text: m.matrices(), detail: true, drop: 6},
-		block{name: "the per-metric detail", text: m.perMetric(), detail: true, drop: 7},
-		block{name: "the statistics", text: m.statistics(), detail: true, drop: 4},
-	)
-	if m.x.Head != nil {
-		bs = append(bs, m.headPage())
-	}
-	return bs
+// checkCutNote names the blocks the check run's output left out at GitHub's limit.
+func (m *model) checkCutNote(dropped []string) string {
+	return strings.Replace(m.cutNote(dropped), "to keep this comment short: ", "to stay within GitHub's size limit: ", 1)
 }
 
 // side names one side: a linked short SHA and its branch, else its run id.
@@ -712,61 +575,9 @@ func (m *model) side(label, sha, branch string, r *results.ComparedRun) string {
 		}
 	}
 	if s == "" && r != nil && r.RunID != "" {
-		s = label + " run " + EscapeText(r.RunID, 100)
+		s = label + " run " + inlineText(r.RunID, 100)
 	}
 	return s
-}
-
-// header says what was compared with what, on which machine and engine.
-func (m *model) header() string {
-	var lines []string
-	var base, head *results.ComparedRun
-	if m.c != nil {
-		base, head = &m.c.Base, &m.c.Head
-	}
-	h := m.side("head", m.x.HeadSHA, m.x.HeadBranch, head)
-	b := m.side("base", m.x.BaseSHA, m.x.BaseBranch, base)
-	switch {
-	case h != "" && b != "" && m.c != nil:
-		lines = append(lines, "Comparing "+h+" with "+b)
-	case h != "" && m.state == StateMeasuring && b != "":
-		lines = append(lines, "Measuring "+h+" against "+b)
-	case h != "":
-		lines = append(lines, "Head: "+h)
-	}
-	if n := m.x.PRNumber; n > 0 {
-		pr := "#" + strconv.Itoa(n)
-		if repoRE.MatchString(m.x.Repository) {
-			pr = link(pr, fmt.Sprintf("%s/%s/pull/%d", m.x.ServerURL, m.x.Repository, n))
-		}
-		pr = "PR " + pr
-		if t := strings.TrimSpace(m.x.PRTitle); t != "" {
-			pr += ": " + EscapeText(t, maxTitleRunes)
-		}
-		lines = append(lines, pr)
-	}
-	if l := m.machine(); l != "" {
-		lines = append(lines, l)
-	}
-	var scale string
-	switch {
-	case m.c != nil:
-		scale = comparisonTimeScaleLine(m.c)
-	case m.x.Head != nil:
-		scale = pageTimeScaleLine(m.x.Head.TimeScale())
-	}
-	if scale != "" {
-		lines = append(lines, scale)
-	}
-	if m.c != nil {
-		if l := pairingLine(m.c); l != "" { // paired.go
-			lines = append(lines, l)
-		}
-	}
-	if len(lines) == 0 {
-		return ""
-	}
-	return strings.Join(lines, "\n\n") + "\n"
 }
 
 // machine is "GPU: H200 NVL ×2 · engine: vllm 0.11.0 · model: …", each side's when they differ.
@@ -802,9 +613,9 @@ func (m *model) machine() string {
 		bv, hv := f.of(b), f.of(h)
 		switch {
 		case bv == hv && hv != "":
-			parts = append(parts, f.name+": "+EscapeText(hv, 120))
+			parts = append(parts, inlineText(hv, 120))
 		case bv != hv:
-			parts = append(parts, fmt.Sprintf("%s: %s → %s", f.name, orDash(EscapeText(bv, 120)), orDash(EscapeText(hv, 120))))
+			parts = append(parts, fmt.Sprintf("%s: %s → %s", f.name, orDash(inlineText(bv, 120)), orDash(inlineText(hv, 120))))
 		}
 	}
 	return strings.Join(parts, " · ")
@@ -848,131 +659,24 @@ func (m *model) acceptance() string {
 	return fmt.Sprintf("> [!NOTE]\n> Accepted by %s%s at %s: %s  \n> The check passes for this commit only; a new push measures again.\n", who, when, sha, reason)
 }
 
-// counts is the line of totals.
-func (m *model) counts() string {
-	var parts []string
-	add := func(n int, word string) {
-		parts = append(parts, fmt.Sprintf("%d %s", n, word))
-	}
-	add(len(m.slower), "slower")
-	add(len(m.faster), "faster")
-	add(len(m.unchanged), "unchanged")
-	add(len(m.noisy), "too noisy to tell")
-	if len(m.unproven) > 0 {
-		add(len(m.unproven), "possibly slower (unproven)")
-	}
-	s := "**" + textout.Plural(m.checked, "cell", "cells") + " checked:** " + strings.Join(parts, " · ")
-	var nc []string
-	for _, r := range m.notComparedOrder {
-		nc = append(nc, fmt.Sprintf("%d %s", len(m.notCompared[r]), r))
-	}
-	if len(nc) > 0 {
-		s += ". Not compared: " + strings.Join(nc, "; ")
-	}
-	return s + ".\n"
-}
-
-// changeNote is the notes column: queued and over-capacity statuses, what a status change
-// means, and the cell's other metrics that agree.
-func changeNote(v cellView) string {
-	var notes []string
-	cell := v.cell
-	if statusChanged(cell) {
-		switch cell.HeadStatus {
-		case results.StatusQueued:
-			notes = append(notes, fmt.Sprintf("requests queued: the server no longer ran all %d at once", cell.Concurrency))
-		case results.StatusOverCapacity:
-			notes = append(notes, "over capacity: no longer fits the KV cache, so not run")
-		case results.StatusError:
-			notes = append(notes, "requests failed in head")
-		case results.StatusValid:
-			if cell.BaseStatus == results.StatusQueued {
-				notes = append(notes, "requests no longer queued")
-			} else {
-				notes = append(notes, "runs again")
-			}
-		}
-	} else if cell.HeadStatus == results.StatusQueued {
-		notes = append(notes, "requests queued on both sides")
-	}
-	if v.by != nil && v.by.Change == nil && v.by.Reason != "" {
-		notes = append(notes, v.by.Reason)
-	}
-	if len(v.also) > 0 {
-		var as []string
-		for _, a := range v.also {
-			if a.Change != nil {
-				as = append(as, metricName(a.Metric)+" "+FormatPercent(a.Change.Change))
-			} else {
-				as = append(as, metricName(a.Metric))
-			}
-		}
-		notes = append(notes, "also "+strings.Join(as, ", "))
-	}
-	return mdEscape(strings.Join(notes, "; "))
-}
-
-// changeRow is one table row of a cell: cell, change, interval, base → head, deciding metric, notes.
-func (m *model) changeRow(v cellView, mark string) string {
-	cell := v.cell
-	change, interval, values, by := "", Dash, Dash, "status"
-	switch {
-	case statusChanged(cell):
-		change = mark + " " + statusShort(cell.BaseStatus) + " → " + statusShort(cell.HeadStatus)
-	case v.by != nil:
-		by = metricName(v.by.Metric)
-		values = formatValue(v.by.Metric, v.by.Base, m.c.Base.Scale()) + " → " + formatValue(v.by.Metric, v.by.Head, m.c.Head.Scale())
-		if ch := v.by.Change; ch != nil {
-			change = mark + " " + FormatPercent(ch.Change)
-			interval = FormatPercent(ch.Low) + " … " + FormatPercent(ch.High)
-		} else {
-			change = mark + " no value"
-		}
-	}
-	return fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n", cell.Cell, change, interval, mdEscape(values), by, changeNote(v))
-}
-
-// changeTable lists the cells of one direction, largest change first, and the row tests.
-func (m *model) changeTable(title string, cells []cellView, rows []results.RowComparison) string {
-	var b strings.Builder
-	mark := "❌"
-	if title == "Faster" {
-		mark = "✅"
-	}
-	fmt.Fprintf(&b, "#### %s (%d)\n\n", title, len(cells)+len(rows))
-	if len(cells) > 0 {
-		b.WriteString("| Cell | Change | 95% interval | Base → head | Decided by | Notes |\n|---|---|---|---|---|---|\n")
-		for _, v := range cells {
-			b.WriteString(m.changeRow(v, mark))
-		}
-	}
-	for i, r := range rows {
-		if i == 0 && len(cells) > 0 {
-			b.WriteString("\n")
-		}
-		fmt.Fprintf(&b, "- decode row %s as a whole (row test, cells %s): score %+.2f δ (interval %+.2f … %+.2f; 1 = every metric worse by δ)\n",
-			r.ContextLabel, strings.Join(r.Cells, ", "), r.Effect, r.Low, r.High)
-	}
-	return b.String()
-}
-
-// groupList lists the group tests that regressed, one line each: the group's name and the
-// test's reason.
+// groupList folds the group tests that regressed, one line each in words: the group and its
+// mean change (the test itself is in the statistics).
 func (m *model) groupList() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "#### Groups slower (%d)\n\n", len(m.slowerGroups))
-	for _, l := range groupLines(m.c) {
-		fmt.Fprintf(&b, "- ❌ %s\n", mdEscape(l))
+	fmt.Fprintf(&b, "<details><summary>%s %s slower as a whole</summary>\n\n", commentSlower, textout.Plural(len(m.slowerGroups), "group of cells", "groups of cells"))
+	for _, g := range m.slowerGroups {
+		fmt.Fprintf(&b, "- %s: %s on average over %s\n", groupWords(g), pctWords(g.Change), textout.Plural(len(g.Cells), "cell", "cells"))
 	}
+	b.WriteString("\n</details>\n")
 	return b.String()
 }
 
-// windowSeconds is one measurement's wall-clock length: the head's (else the base's) window as
-// run, else 30 s.
+// windowSeconds is one measurement's length in the profile's time (the GPU's): the head's (else
+// the base's) window as run times its time scale, else 30 s.
 func (m *model) windowSeconds() float64 {
 	for _, f := range []*results.File{m.x.Head, m.x.Base} {
 		if f != nil && f.Run.SecondsPerMeasurement > 0 {
-			return f.Run.SecondsPerMeasurement
+			return f.Run.SecondsPerMeasurement * f.TimeScale()
 		}
 	}
 	return 30
@@ -1009,94 +713,13 @@ func (m *model) rerunCommand(cells []string, trials int, what string) string {
 		len(cells), noun(len(cells), "cell", "cells"), trials, noun(trials, "trial", "trials"), numfmt.Plain(w)+" s")
 }
 
-// rerun is the advice for the cells too noisy to tell, as the commands to post.
-func (m *model) rerun() string {
-	var b strings.Builder
-	n := len(m.noisy)
-	fmt.Fprintf(&b, "#### Too noisy to tell (%d)\n\n", n)
-	if n > 0 {
-		fmt.Fprintf(&b, "One run's noise in %s is too large for δ: each could still be slower or faster by more than δ, or not at all. They do not block the merge.", noun(n, "this cell", "these cells"))
-	}
-	r := m.c.Rerun
-	switch {
-	case m.c.Settings.Look >= 2:
-		b.WriteString(" This comparison was already the second look after a rerun, and the method allows no third (it would spend its false-alarm budget again): raise δ for these cells, or accept what is measured.\n")
-		return b.String()
-	case r == nil:
-		b.WriteString("\n")
-		return b.String()
-	}
-	if cells := validCells(r.Cells); len(cells) > 0 && r.Trials > 0 {
-		fmt.Fprintf(&b, " To decide %s, post:\n\n", noun(len(cells), "it", fmt.Sprintf("%d of them", len(cells))))
-		b.WriteString(m.rerunCommand(cells, r.Trials, "It measures them"))
-	} else {
-		b.WriteString("\n")
-	}
-	for _, row := range r.Rows {
-		if cells := validCells(row.Cells); len(cells) > 0 && row.FurtherTrials > 0 {
-			fmt.Fprintf(&b, "\nNo single cell of decode row %s decides it; measured whole, the row test can:\n\n", row.ContextLabel)
-			b.WriteString(m.rerunCommand(cells, row.FurtherTrials, "It measures the row"))
-		}
-	}
-	noisy := map[string]bool{}
-	for _, v := range m.noisy {
-		noisy[v.cell.Cell] = true
-	}
-	for _, c := range validCells(r.Cells) {
-		delete(noisy, c)
-	}
-	for _, row := range r.Rows {
-		for _, c := range validCells(row.Cells) {
-			delete(noisy, c)
-		}
-	}
-	var stuck []string
-	for _, u := range r.Undecidable {
-		if noisy[u.Cell] && !slices.Contains(stuck, u.Cell) {
-			stuck = append(stuck, u.Cell)
-		}
-	}
-	if len(stuck) > 0 {
-		fmt.Fprintf(&b, "\n%d of the cells too noisy to tell cannot be decided by rerunning: even the most trials the advice allows would not bring their noise under δ (%s).\n",
-			len(stuck), strings.Join(stuck, ", "))
-	}
-	return b.String()
-}
-
-// noisyTable folds the cells too noisy to tell: change, interval and the smallest change the
-// cell could have detected.
-func (m *model) noisyTable() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "<details><summary>The %s too noisy to tell</summary>\n\n", textout.Plural(len(m.noisy), "cell", "cells"))
-	b.WriteString("| Cell | Change | 95% interval | Metric | Smallest change it could detect |\n|---|---|---|---|---|\n")
-	for _, v := range m.noisy {
-		change, interval, metric, mdc := Dash, Dash, Dash, Dash
-		if v.by != nil {
-			metric = metricName(v.by.Metric)
-			if ch := v.by.Change; ch != nil {
-				change, interval = FormatPercent(ch.Change), FormatPercent(ch.Low)+" … "+FormatPercent(ch.High)
-			}
-			if v.by.MDC != nil {
-				mdc = "±" + pctAbs(*v.by.MDC)
-			}
-		}
-		note := ""
-		if v.cell.HeadStatus == results.StatusQueued {
-			note = " (queued)"
-		}
-		fmt.Fprintf(&b, "| %s%s | %s | %s | %s | %s |\n", v.cell.Cell, note, change, interval, metric, mdc)
-	}
-	b.WriteString("\n</details>\n")
-	return b.String()
-}
-
 // warnings folds the comparison's warnings, with the results files' paths replaced by their side.
 func (m *model) warnings() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "<details><summary>⚠️ %s</summary>\n\n", textout.Plural(len(m.c.Warnings), "warning", "warnings"))
 	for _, w := range m.c.Warnings {
 		w = m.noPaths(w)
-		fmt.Fprintf(&b, "- %s\n", EscapeText(w, 2000))
+		fmt.Fprintf(&b, "- %s\n", inlineText(w, 2000))
 	}
 	b.WriteString("\n</details>\n")
 	return b.String()
@@ -1112,18 +735,17 @@ func (m *model) noPaths(s string) string {
 	return s
 }
 
-// commands lists the /bench commands this state offers.
+// commands lists the /bench commands this state offers, in one short line.
 func (m *model) commands() string {
 	if m.x.NoCommands || m.state == StateMeasuring {
 		return ""
 	}
-	cmds := []string{"`/bench` measures the PR's head again"}
+	cmds := []string{"`/bench` (measure the head again)"}
 	if m.c != nil {
-		cmds = append(cmds, "`/bench rerun [cells]` measures the undecided (or the named) cells again")
-		cmds = append(cmds, "`/bench paired [cells]` measures base and head alternately on one runner")
+		cmds = append(cmds, "`/bench rerun [cells]`", "`/bench paired [cells]`")
 	}
 	if m.state == StateBlocked && m.c != nil {
-		cmds = append(cmds, "`/bench accept <reason>` accepts this slowdown for this commit")
+		cmds = append(cmds, "`/bench accept <reason>`")
 	}
 	cmds = append(cmds, "`/bench help`")
 	return "**Commands** (post as a comment; write access needed): " + strings.Join(cmds, " · ") + "\n\n"
@@ -1144,20 +766,11 @@ func (m *model) links() string {
 			ls = append(ls, link("its artifacts (results, comparison, full comment)", m.x.ArtifactURL))
 		}
 	}
+	if m.c != nil && m.state != StateMeasuring {
+		ls = append(ls, "per-metric detail and statistics: the check run's output")
+	}
 	ls = append(ls, link("how to read this comment", m.x.ReadmeURL))
 	return strings.Join(ls, " · ") + "\n"
-}
-
-// legend explains every word of the verdicts in one line each.
-func (m *model) legend() string {
-	th, lat := deltaOf(m.c, results.MetricTotalTokPerS), deltaOf(m.c, results.MetricTTFT)
-	lines := []string{
-		fmt.Sprintf("**slower / faster**: worse / better by more than δ (%s for throughput, %s for latency), with the false-discovery rate held over the whole matrix", pctPlain(th), pctPlain(lat)),
-		"**unchanged**: shown to lie within ±δ · **too noisy to tell**: neither; one run cannot say",
-		"**95% interval**: the range the true change lies in, 19 times in 20 · **decided by**: the metric that carries the cell's verdict",
-		"**queued**: the server ran fewer than the requested requests at once · **over capacity**: the cell does not fit the KV cache and is not run (expected, not a failure)",
-	}
-	return "<details><summary>What the words mean</summary>\n\n" + strings.Join(lines, "<br>\n") + "\n\n</details>\n"
 }
 
 // chart draws decode total tok/s against concurrency for each context (base bars, head line)
@@ -1303,8 +916,8 @@ func (m *model) statistics() string {
 	for _, r := range rowLines(c) {
 		lines = append(lines, "**Row test**: "+r)
 	}
-	if r := c.Rerun; r != nil && len(r.Undecidable) > 0 {
-		lines = append(lines, "**Not decidable by rerunning** (noise too large for δ even with the most trials the advice allows): "+undecidableText(r.Undecidable)+".")
+	if p := m.plan(); len(p.stuck) > 0 {
+		lines = append(lines, "**Not decidable by rerunning** (noise too large for δ even with the most trials the advice allows): "+strings.Join(p.stuck, ", ")+".")
 	}
 	var b strings.Builder
 	b.WriteString("<details><summary>Statistics: q-values, noise sources, look levels</summary>\n\n")
@@ -1336,8 +949,16 @@ func (m *model) statistics() string {
 func (m *model) headPage() block {
 	var buf bytes.Buffer
 	buf.WriteString("<details><summary>The head's speed test matrix</summary>\n\n")
-	if err := NewPage(m.x.Head).Markdown(&buf); err != nil {
+	var page bytes.Buffer
+	if err := NewPage(m.x.Head).Markdown(&page); err != nil {
 		buf.WriteString("The page could not be rendered: " + EscapeText(err.Error(), 200) + "\n")
+	}
+	// The page's headings sit under the comment's level-3 headline.
+	for _, line := range strings.SplitAfter(page.String(), "\n") {
+		if strings.HasPrefix(line, "#") {
+			line = "###" + line
+		}
+		buf.WriteString(line)
 	}
 	buf.WriteString("\n</details>\n")
 	return block{name: "the head's speed test matrix", text: buf.String(), detail: true, drop: 8}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/yuin/goldmark"
@@ -76,7 +77,7 @@ func commentScenarios(t *testing.T) map[string]commentScenario {
 		r := rand.New(rand.NewPCG(13, 1))
 		b, h := runs(m, r, "base", 6, nil, ctx, 32), runs(m, r, "head", 6, nil, ctx, 32)
 		out["unchanged"] = commentScenario{c: cmpOf(b, h), base: b[0], head: h[0], state: StatePassed,
-			prefix: "### ✅ No slowdown found: ", first: "20 cells checked, 20 unchanged"}
+			prefix: "### ✅ Not blocked: ", first: "no slowdown beyond 3 % in 20 of 20 cells"}
 	}
 	{
 		m := calibrate.NewMatrix(11, 1)
@@ -86,7 +87,7 @@ func commentScenarios(t *testing.T) map[string]commentScenario {
 		b, h := runs(m, r, "base", 1, nil, ctx, 32), runs(m, r, "head", 1, slow, ctx, 32)
 		c := cmpOf(b, h, runs(m, r, "hist", 10, nil, ctx, 32)...)
 		out["regression"] = commentScenario{c: c, base: b[0], head: h[0], state: StateBlocked,
-			prefix: "### ❌ Blocked: ", first: "cells slower, the worst by"}
+			prefix: "### ❌ Blocked: ", first: "decode −10.6 to −23.3 % at 32K context"}
 		x := testContext()
 		x.Accepted = &Acceptance{By: "maintainer-1", At: time.Date(2026, 12, 1, 9, 30, 0, 0, time.UTC), SHA: testHeadSHA, Reason: "The 32K slowdown is the price of the new sampler; tracked in #99"}
 		out["accepted"] = commentScenario{c: c, base: b[0], head: h[0], x: x, state: StateAccepted,
@@ -99,7 +100,7 @@ func commentScenarios(t *testing.T) map[string]commentScenario {
 		h := runs(m, r, "head", 3, fast, ctx, 32)
 		b := runs(m, r, "base", 3, nil, ctx, 32)
 		out["improvement"] = commentScenario{c: cmpOf(b, h), base: b[0], head: h[0], state: StatePassed,
-			prefix: "### ✅ No slowdown found: ", first: "faster (the best by"}
+			prefix: "### ⚠️ Not blocked: ", first: "; faster: decode +10.0 to +11.6 % at 8K context"}
 	}
 	{
 		// Quiet server, six runs a side, all unchanged but decode/8K/16, whose requests queue in
@@ -111,14 +112,14 @@ func commentScenarios(t *testing.T) map[string]commentScenario {
 			setStatus(f, "8K", 16, results.StatusQueued)
 		}
 		out["status"] = commentScenario{c: cmpOf(b, h), base: b[0], head: h[0], state: StateBlocked,
-			prefix: "### ❌ Blocked: ", first: "1 cell slower: decode/8K/16 went from valid to queued"}
+			prefix: "### ❌ Blocked: ", first: "decode 8K × 16 went from valid to queued"}
 	}
 	{
 		m := calibrate.NewMatrix(14, 1)
 		r := rand.New(rand.NewPCG(14, 1))
 		b, h := runs(m, r, "base", 1, nil, ctx, 2), runs(m, r, "head", 1, nil, ctx, 2)
 		out["noisy"] = commentScenario{c: cmpOf(b, h), base: b[0], head: h[0], state: StatePassed,
-			prefix: "### ✅ No slowdown found: ", first: "all 9 too noisy for one run"}
+			prefix: "### ⚠️ Not blocked, but nothing shown: ", first: "moved: decode 128K × 1 +38.5 %"}
 	}
 	{
 		m := calibrate.NewMatrix(17, 1)
@@ -140,7 +141,7 @@ func commentScenarios(t *testing.T) map[string]commentScenario {
 			withAcceptance(h[i], 3, true, 2.55*(1+0.01*float64(i-1)))
 		}
 		out["speculative"] = commentScenario{c: cmpOf(b, h), base: b[0], head: h[0], state: StateBlocked,
-			prefix: "### ❌ Blocked: ", first: "acceptance length"}
+			prefix: "### ❌ Blocked: ", first: "decode acceptance length −15.0 % at 1 request"}
 	}
 	{
 		x := testContext()
@@ -190,8 +191,10 @@ func TestCommentFirstLine(t *testing.T) {
 			if got.State != s.state {
 				t.Errorf("state %s, want %s", got.State, s.state)
 			}
-			if !strings.HasSuffix(first, got.Title) || strings.ContainsAny(got.Title, "*`[<#") {
-				t.Errorf("title %q is not the first line %q in plain words", got.Title, first)
+			// The title answers as the headline does: it starts with the same word.
+			word := strings.TrimRight(strings.Fields(first)[2], ":,")
+			if n := utf8.RuneCountInString(got.Title); n > MaxTitleRunes || strings.ContainsAny(got.Title, "*`[<#\\") || !strings.HasPrefix(got.Title, word) {
+				t.Errorf("title %q (%d characters): want at most %d in plain words, saying %q as the first line %q does", got.Title, n, MaxTitleRunes, word, first)
 			}
 			if !strings.HasPrefix(got.Summary, first+"\n") {
 				t.Errorf("check summary does not open with the first line:\n%.300s", got.Summary)
@@ -229,25 +232,26 @@ func TestCommentContent(t *testing.T) {
 	}
 	want := map[string][]string{
 		"regression": {
-			"Comparing [`0123456`](https://github.com/octo/vllm/commit/" + testHeadSHA + ") (faster\\-sampler) with [`fedcba9`](https://github.com/octo/vllm/commit/" + testBaseSHA + ") (main)",
-			"PR [#1234](https://github.com/octo/vllm/pull/1234): Speed up the sampler",
-			"GPU: H200 NVL ×2 · engine: vllm synthetic · model: synthetic\\/model",
-			"#### Slower (", "| Cell | Change | 95% interval | Base → head | Decided by | Notes |",
-			"| decode/32K/", "| total tok/s |", "also per-request tok/s", "requests queued on both sides",
+			"[`0123456`](https://github.com/octo/vllm/commit/" + testHeadSHA + ") (faster\\-sampler) vs [`fedcba9`](https://github.com/octo/vllm/commit/" + testBaseSHA + ") (main)",
+			"[PR \\#\u200b1234](https://github.com/octo/vllm/pull/1234)",
+			"· H200 NVL ×2 · vllm synthetic · synthetic/model\n",
+			"**Decode total tok/s**, base → head (rows: context; columns: requests at once)\n\n| Context ╲ requests | 1 | 2 | 4 | 8 | 16 | 32 |",
+			"| 32K | 126 → 109 ❌ |",
+			"<details><summary>❌ 5 cells slower, by total tok/s: changes and 95 % ranges</summary>",
+			"| Cell | Change | 95 % range | Base → head | Notes |",
+			"| decode 32K × 1 | −23.3 % | −35.6 … −8.7 % | 126 tok/s → 109 tok/s | also TTFT +29.0 % |",
+			"⏳ queued on both sides",
 			"`/bench accept <reason>`", "[The run](https://github.com/octo/vllm/actions/runs/42)",
-			"```mermaid\nxychart-beta\n", "| Context | 1 | 2 | 4 | 8 | 16 | 32 |",
-			"<details><summary>Full matrices: every cell and metric</summary>",
-			"<details><summary>Statistics: q-values, noise sources, look levels</summary>",
 			"[how to read this comment](https://github.com/speedmatrix/speedmatrix#how-to-read-the-comment)",
 		},
 		"noisy": {
-			"#### Too noisy to tell (9)", "/bench rerun ", "of GPU time (", "× 30 s × 2 sides)",
-			"No single cell of decode row 8K decides it; measured whole, the row test can:\n\n```\n/bench rerun decode/8K/1,decode/8K/2\n```",
+			"**Not judged: 9 cells.**", "/bench rerun ", "of GPU time (", "× 30 s × 2 sides)",
+			"No single cell of the 8K and 128K decode rows decides them; measured whole, the rows can:\n```\n/bench rerun decode/8K/1,decode/8K/2,decode/128K/1,decode/128K/2\n```",
 		},
 		"accepted": {
 			"> Accepted by [maintainer-1](https://github.com/maintainer-1) on 2026-12-01 09:30 UTC at `0123456`: The 32K slowdown is the price of the new sampler\\; tracked in \\#\u200b99",
 		},
-		"status":     {"| decode/8K/16 | ❌ valid → queued | — | — | status | requests queued: the server no longer ran all 16 at once |"},
+		"status":     {"| decode 8K × 16 | valid → queued | — | — | requests queued: the server no longer ran all 16 at once |", "| 8K | 154 → 154 = |", "valid → queued ❌ ⏳ |"},
 		"nobaseline": {"Why: no results are stored for main", "<details><summary>The head's speed test matrix</summary>"},
 		"measuring":  {"[Follow the run](https://github.com/octo/vllm/actions/runs/42)"},
 	}
@@ -378,7 +382,7 @@ func TestCommentFullMatrix(t *testing.T) {
 	checkMarkdown(t, got.Body)
 	checkMarkdown(t, got.Summary)
 	checkMarkdown(t, got.Text)
-	for _, s := range []string{"valid → queued", "valid → error", "missing in head", "over capacity on both sides (beyond the KV cache, so not run: expected)", "#### Slower (", "#### Faster (", "#### Too noisy to tell ("} {
+	for _, s := range []string{"valid → queued", "valid → error", "missing in head", "— over capacity on both sides (not run, expected)", "cells slower", "cells faster", "cells not judged</summary>"} {
 		if !strings.Contains(got.Body, s) {
 			t.Errorf("full matrix comment lacks %q", s)
 		}
@@ -398,11 +402,11 @@ func TestCommentFullMatrix(t *testing.T) {
 	checkMarkdown(t, got.Body)
 	checkMarkdown(t, got.Summary)
 	checkMarkdown(t, got.Text)
-	if !got.Cut || !strings.Contains(got.Body, "✂️ Left out to stay within GitHub's size limit: ") ||
+	if !got.Cut || !strings.Contains(got.Body, "✂️ Left out to keep this comment short: ") ||
 		!strings.Contains(got.Body, "[in the run's artifacts](https://github.com/octo/vllm/actions/runs/42/artifacts/7)") {
 		t.Errorf("an oversized comment does not say what it left out:\n%s", got.Body[max(0, len(got.Body)-600):])
 	}
-	if !strings.HasPrefix(got.Body, "### ❌ Blocked: ") || !strings.Contains(got.Body, "#### Slower (") {
+	if !strings.HasPrefix(got.Body, "### ❌ Blocked: ") || !strings.Contains(got.Body, "**Decode total tok/s**") {
 		t.Errorf("cutting lost the verdict or the changes:\n%.500s", got.Body)
 	}
 	if len(got.Full) < 200_000 || !strings.Contains(got.Full, "warning 2999") {

@@ -26,8 +26,9 @@ func formatAcceptance(v float64) string {
 	return strconv.FormatFloat(v, 'f', 2, 64) + " tokens/step"
 }
 
-// specAcceptance is the comment's line on speculative acceptance: every decode cell whose
-// acceptance was compared, base → head with its change and verdict, and how the head served
+// specAcceptance is the comment's line on speculative acceptance, only when acceptance moved:
+// every decode cell whose acceptance was found shorter or longer (or possibly shorter), base →
+// head with its change, and how the head served
 // speculative decoding (pinned, with the acceptance measured in a separate pass). Empty when no
 // cell compared it.
 func (m *model) specAcceptance() string {
@@ -43,10 +44,21 @@ func (m *model) specAcceptance() string {
 			oneSided++
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s %s → %s (%s)", VerdictMark(mc.Verdict), cell.Cell,
-			strconv.FormatFloat(*mc.Base, 'f', 2, 64), strconv.FormatFloat(*mc.Head, 'f', 2, 64), FormatPercent(mc.Change.Change)))
+		var mark string
+		switch mc.Verdict {
+		case results.VerdictRegression:
+			mark = commentSlower
+		case results.VerdictImprovement:
+			mark = commentFaster
+		case results.VerdictUnproven:
+			mark = commentNotJudged
+		default:
+			continue // acceptance did not move: the line is only for a move
+		}
+		parts = append(parts, fmt.Sprintf("%s %s %s → %s (%s)", mark, cellWords(cell),
+			sig3(*mc.Base), sig3(*mc.Head), pctWords(mc.Change.Change)))
 	}
-	if oneSided > 0 {
+	if len(parts) > 0 && oneSided > 0 {
 		parts = append(parts, fmt.Sprintf("%s measured on one side only", textout.Plural(oneSided, "cell", "cells")))
 	}
 	if len(parts) == 0 {

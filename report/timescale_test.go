@@ -153,13 +153,22 @@ func TestComparisonInProfileTime(t *testing.T) {
 	if err := PRComment(&comment, c, simulatedFile()); err != nil {
 		t.Fatal(err)
 	}
-	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "comment": comment.String()} {
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
 		if !strings.Contains(out, "Time between tokens: 6.00 ms → 6.60 ms") || !strings.Contains(out, line) {
 			t.Errorf("%s lacks the profile's times or the factor line:\n%s", name, out)
 		}
 	}
-	if !strings.Contains(comment.String(), "| 8K | 164.7<br>42 ms TTFT |") {
-		t.Errorf("comment's head page is not in the profile's time:\n%s", comment.String())
+	// The comment says it in its header line; its detail and the head's page, in the check
+	// run's output and the full page, are in the profile's time too.
+	if !strings.Contains(comment.String(), "simulated 20× faster; figures in the profile's time") {
+		t.Errorf("comment lacks the time base in its header:\n%s", comment.String())
+	}
+	cm, err := NewComment(c, CommentContext{Head: simulatedFile()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cm.Full, "Time between tokens: 6.00 ms → 6.60 ms") || !strings.Contains(cm.Full, "| 8K | 164.7<br>42 ms TTFT |") {
+		t.Errorf("the full page is not in the profile's time:\n%s", cm.Full)
 	}
 	// Sides at different speeds (compared with --force) are each shown in the profile's time.
 	c.Head.TimeScale = 10

@@ -152,10 +152,15 @@ func NewMatrixNoise(seed uint64, noiseScale float64, noise Noise) *Matrix {
 	return m
 }
 
-// Slowdown is a change injected into one context row of the decode matrix.
+// Slowdown is a change injected into one context row of the decode matrix, or one
+// concurrency column, or the prefill cells.
 type Slowdown struct {
-	// ContextLabel names the row.
+	// ContextLabel names the row ("" with Concurrency set: every context).
 	ContextLabel string
+	// Concurrency, when set, keeps the change to the decode cells of that concurrency.
+	Concurrency int
+	// Prefill moves the prefill cell of ContextLabel instead (its rate by RateFactor).
+	Prefill bool
 	// RateFactor multiplies decode total and per-request tok/s (0.94 for a 6 % slowdown; time
 	// between tokens moves by its inverse); TTFTFactor multiplies TTFT.
 	RateFactor, TTFTFactor float64
@@ -186,7 +191,7 @@ func (m *Matrix) RunCells(r *rand.Rand, runID string, slow *Slowdown, only []res
 			continue
 		}
 		rate, ttft := tc.Rate, tc.TTFT
-		if slow != nil && tc.ID.Phase == results.PhaseDecode && tc.ID.ContextLabel == slow.ContextLabel {
+		if slow.applies(tc.ID) {
 			rate *= slow.RateFactor
 			ttft *= slow.TTFTFactor
 		}
@@ -298,4 +303,19 @@ func (m *Matrix) telemetry() *results.Telemetry {
 		return &results.Telemetry{Source: "server", Preemptions: &zero, SpecAcceptancePct: &pct}
 	}
 	return &results.Telemetry{Source: "server", Preemptions: &zero}
+}
+
+// applies reports whether the slowdown moves the cell id.
+func (s *Slowdown) applies(id results.CellID) bool {
+	switch {
+	case s == nil:
+		return false
+	case s.Prefill:
+		return id.Phase == results.PhasePrefill && id.ContextLabel == s.ContextLabel
+	case id.Phase != results.PhaseDecode:
+		return false
+	case s.Concurrency > 0:
+		return id.Concurrency == s.Concurrency && (s.ContextLabel == "" || id.ContextLabel == s.ContextLabel)
+	}
+	return id.ContextLabel == s.ContextLabel
 }

@@ -67,8 +67,8 @@ func TestRenderUndecided(t *testing.T) {
 		v    results.Verdict
 		want []string
 	}{
-		{results.VerdictUnproven, []string{"Unproven:", "possibly slower (decode/32K/8)", "a slowdown only the prior bounds", "`/bench paired`", "paired.mode: auto", "store history decides it"}},
-		{results.VerdictIncomplete, []string{"Incomplete:", "the head lacks data for 1 cell (decode/32K/8)", "missing data never passes", "blocked"}},
+		{results.VerdictUnproven, []string{"Not proven, so blocked:", "decode 32K × 8 likely slower", "only an assumed noise bounds it", "`/bench paired`", "paired.mode: auto", "history"}},
+		{results.VerdictIncomplete, []string{"Incomplete, so blocked:", "the head lacks data for 1 cell (decode 32K × 8)", "missing data never passes"}},
 	} {
 		t.Run(string(tc.v), func(t *testing.T) {
 			c := &results.Comparison{Verdict: tc.v, Cells: []results.CellComparison{{Cell: "decode/32K/8", Verdict: tc.v}, {Cell: "decode/8K/8", Verdict: results.VerdictUnchanged}}}

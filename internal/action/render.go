@@ -74,7 +74,7 @@ func renderComment(in renderInput) page {
 		if cm, err := report.NewComment(c, x); err == nil {
 			title := cm.Title
 			if in.FailOff && in.Accepted == nil && c != nil && c.Verdict == results.VerdictRegression {
-				title = "Not blocking (fail_on_regression is off): " + title
+				title = report.FitTitle("Not blocking (fail_on_regression off): " + strings.TrimPrefix(title, "Blocked: "))
 			}
 			if len(in.Cells) > 0 {
 				line := "Cells measured: " + code(strings.Join(in.Cells, ","))

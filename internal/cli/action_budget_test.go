@@ -34,7 +34,7 @@ func TestActionBudgetReportsGPUTime(t *testing.T) {
 		t.Errorf("results GPU time %+v, comparison's %+v", h.Run.GPUTime, *g)
 	}
 	comments := botComments(e.srv.State())
-	if len(comments) != 1 || !strings.Contains(comments[0].Body, "#### GPU time") || !strings.Contains(comments[0].Body, "of a 10m0s budget: measurement ") {
+	if len(comments) != 1 || !strings.Contains(comments[0].Body, "<summary>GPU time: ") || !strings.Contains(comments[0].Body, " budget: measurement ") {
 		t.Errorf("the comment does not state the GPU time against the budget:\n%v", comments)
 	}
 }

@@ -92,7 +92,7 @@ func TestActionAcceptFlow(t *testing.T) {
 	wantOutputs(t, out, map[string]string{"verdict": "regression", "conclusion": "failure", "regressions": "1"})
 	wantHistoryNoise(t, filepath.Join(e.dir, "artifact", "comparison.json"), 3)
 	st := e.srv.State()
-	if c := oneCheck(t, st, prHead); c.Conclusion != "failure" || !strings.HasPrefix(c.Title, "Blocked: 1 cell slower, the worst by ") || !strings.Contains(c.Title, "decode/8K/8") {
+	if c := oneCheck(t, st, prHead); c.Conclusion != "failure" || !strings.HasPrefix(c.Title, "Blocked: decode ") || !strings.Contains(c.Title, "8K × 8") {
 		t.Fatalf("check %s %q", c.Conclusion, c.Title)
 	}
 	if b := oneComment(t, st); !strings.Contains(b, `"verdict":"regression"`) || !strings.Contains(b, `"regressions":["decode/8K/8"]`) {
@@ -110,7 +110,7 @@ func TestActionAcceptFlow(t *testing.T) {
 	b := oneComment(t, st)
 	for _, want := range []string{"### 🟢 Not blocked: regression accepted by Codertocat at ec26c3e",
 		"> **Accepted** by `Codertocat` on ", " at `ec26c3e`: `the slowdown buys correctness, see #1 <b>@team</b>`",
-		`"accepted":{"by":"Codertocat"`, `"sha":"` + prHead, "#### Slower (1)"} {
+		`"accepted":{"by":"Codertocat"`, `"sha":"` + prHead, "cell slower"} {
 		if !strings.Contains(b, want) {
 			t.Errorf("comment after accept lacks %q:\n%s", want, b)
 		}
@@ -124,7 +124,7 @@ func TestActionAcceptFlow(t *testing.T) {
 	out = mustRun(t, e)
 	wantOutputs(t, out, map[string]string{"verdict": "accepted", "conclusion": "success", "regressions": "1"})
 	st = e.srv.State()
-	if c := oneCheck(t, st, prHead); c.Conclusion != "success" || !strings.HasPrefix(c.Title, "Accepted: ") {
+	if c := oneCheck(t, st, prHead); c.Conclusion != "success" || !strings.HasPrefix(c.Title, "Accepted") {
 		t.Errorf("check after a rerun at the same head: %s %q", c.Conclusion, c.Title)
 	}
 	if b := oneComment(t, st); !strings.Contains(b, "> Accepted by [Codertocat]") {
@@ -383,7 +383,7 @@ func TestActionReportOversized(t *testing.T) {
 	if !strings.Contains(body, `"phase":"done"`) {
 		t.Errorf("the cut comment lost its state line")
 	}
-	if !strings.Contains(body, "Left out to stay within GitHub's size limit") {
+	if !strings.Contains(body, "Left out to keep this comment short") {
 		t.Errorf("an oversized comment was not cut with a note")
 	}
 	c := oneCheck(t, st, prHead)

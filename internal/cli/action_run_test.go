@@ -41,7 +41,7 @@ func TestActionTrustedPRTwice(t *testing.T) {
 			t.Fatalf("run %d: %d bot comments, want 1", i, len(comments))
 		}
 		body := comments[0].Body
-		for _, want := range []string{"<!-- speedmatrix:state {", `"phase":"done"`, `"head_sha":"` + prHead, "Comparing [`ec26c3e`]", "[The run](https://github.com/Codertocat/Hello-World/actions/runs/4242)"} {
+		for _, want := range []string{"<!-- speedmatrix:state {", `"phase":"done"`, `"head_sha":"` + prHead, " vs [`", "[The run](https://github.com/Codertocat/Hello-World/actions/runs/4242)"} {
 			if !strings.Contains(body, want) {
 				t.Errorf("run %d: comment lacks %q:\n%s", i, want, body)
 			}

@@ -24,9 +24,10 @@ import (
 // building and running the demo on a fresh 2-core machine takes under two minutes.
 const demoSpeedup = 2 * DefaultSimSpeedup
 
-// demoSlowdown is the regression the demo injects into its head by default: decode 30 % slower
-// wherever 8 or more sequences run at once, so that the quick matrix's cells at concurrency 8
-// and 32 regress and those at concurrency 1 do not.
+// demoSlowdown is the regression the demo injects into its head by default: each decode step
+// takes 1.3× as long wherever 8 or more sequences run at once (a step-time factor, as the
+// simulator's --slowdown is: decode tok/s there falls by 1 − 1/1.3, about 23 %), so that the
+// quick matrix's cells at concurrency 8 and 32 regress and those at concurrency 1 do not.
 const demoSlowdown = "decode=1.3@batch>=8"
 
 // demoBaseSHA is the made-up default-branch commit the demo stores its baseline under.
@@ -56,6 +57,7 @@ const demoParallel = 6
 // demoOptions are the settings of `speedmatrix demo`.
 type demoOptions struct {
 	dir          string
+	matrix       string
 	headSlowdown string
 	historyRuns  int
 	profile      string
@@ -75,14 +77,15 @@ func newDemoCmd(env *Env) *cobra.Command {
 network. It starts the built-in simulator (profile calibrated to vLLM serving GLM-5.3-Flash
 on 2× H200) and:
 
- 1. measures the quick matrix for the base --history-runs times (default ` + strconv.Itoa(demoHistoryRuns) + `), each a
+ 1. measures the matrix (--matrix: quick by default) for the base --history-runs times (default ` + strconv.Itoa(demoHistoryRuns) + `), each a
     separate run of the simulator (` + strconv.Itoa(demoParallel) + ` at a time), and stores them as the results of as many
     default-branch commits in a local store (DIR/store), as the bot stores pushes' results on
     its data branch: the newest is the baseline, all of them its history, from which the
     comparison measures each cell's run-to-run noise (with one run, only a prior bounds it);
- 2. measures the quick matrix again for the head, with a regression injected on purpose
-    (--head-slowdown; default ` + demoSlowdown + `: decode 30 % slower at 8 or more
-    sequences at once; --head-slowdown '' makes it an A/A run);
+ 2. measures the same matrix again for the head, with a regression injected on purpose
+    (--head-slowdown; default ` + demoSlowdown + `: each decode step takes 1.3× as long at
+    8 or more sequences at once, so decode tok/s there falls by about 23 %; the factor
+    multiplies step time, not throughput; --head-slowdown '' makes it an A/A run);
  3. finds the baseline and its history in the store, compares the head with them
     statistically, and writes the PR comment (DIR/comment.md) and the check run's output
     (DIR/check.md) the bot would post;
@@ -99,6 +102,9 @@ the comparison finds a regression, as for "speedmatrix compare".`,
 			if o.format != "summary" && o.format != "markdown" && o.format != "text" {
 				return usagef("--format %q: want summary, markdown or text", o.format)
 			}
+			if o.matrix != "quick" && o.matrix != "full" {
+				return usagef("--matrix %q: want quick or full", o.matrix)
+			}
 			if o.historyRuns < 1 {
 				return usagef("--history-runs %d: want 1 or more (the baseline's own run counts; compare measures the noise from %d)", o.historyRuns, compare.DefaultThresholds().MinHistory)
 			}
@@ -107,6 +113,7 @@ the comparison finds a regression, as for "speedmatrix compare".`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.dir, "dir", "", "folder for base.json, history/, head.json, store/, comparison.json, comment.md and check.md (default: a new temporary folder)")
+	f.StringVar(&o.matrix, "matrix", "quick", "matrix to measure: quick (8 cells, about 25 s) or full (the reference matrix, 73 cells, several minutes)")
 	f.StringVar(&o.headSlowdown, "head-slowdown", demoSlowdown, "make the head slower (see speedmatrix sim --help); '' for an A/A run")
 	f.IntVar(&o.historyRuns, "history-runs", demoHistoryRuns, "measure the base this many times, as separate runs of earlier default-branch commits, and store them as the baseline's history (the run-to-run noise)")
 	f.StringVar(&o.profile, "sim-profile", profile.Default, "the simulator's profile: a built-in name or a YAML file")
@@ -160,7 +167,7 @@ func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) e
 	slots := make(chan struct{}, demoParallel)
 	for i, r := range runs {
 		ro := defaultRunOptions()
-		ro.Matrix = "quick"
+		ro.Matrix = o.matrix
 		ro.Quiet = o.quiet || r.side != "head"
 		ro.Output = r.path
 		ro.Sim.Profile, ro.Sim.Speedup, ro.Sim.Seed, ro.Sim.Slowdown = o.profile, o.speedup, r.seed, r.slowdown
@@ -170,7 +177,7 @@ func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) e
 			wg.Wait()
 			return ctx.Err()
 		}
-		env.Log.Info("demo: measuring the quick matrix on the simulator", "side", r.side, "commit", ghbot.ShortSHA(r.commit), "slowdown", r.slowdown)
+		env.Log.Info("demo: measuring the "+o.matrix+" matrix on the simulator", "side", r.side, "commit", ghbot.ShortSHA(r.commit), "slowdown", r.slowdown)
 		wg.Go(func() {
 			defer func() { <-slots }()
 			if err := runSimulated(ctx, env, ro); err != nil {
@@ -251,7 +258,7 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 	case "markdown":
 		_, err = io.WriteString(env.Stdout, d.Comment.Body)
 	default:
-		err = demoSummary(env.Stdout, d, demoSummaryInput{dir: dir, store: st.Root(), slowdown: o.headSlowdown, profile: o.profile, speedup: head.TimeScale(), runs: o.historyRuns})
+		err = demoSummary(env.Stdout, d, demoSummaryInput{dir: dir, store: st.Root(), slowdown: o.headSlowdown, matrix: o.matrix, profile: o.profile, speedup: head.TimeScale(), runs: o.historyRuns})
 	}
 	if err != nil {
 		return err

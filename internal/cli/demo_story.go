@@ -52,8 +52,8 @@ func renderDemo(base, head *results.File, hist []*results.File, basePath, headPa
 
 // demoSummaryInput is what the terminal summary says besides the pages.
 type demoSummaryInput struct {
-	dir, store, slowdown, profile string
-	speedup                       float64
+	dir, store, slowdown, profile, matrix string
+	speedup                               float64
 	// runs is how many runs of the base were stored; the comparison says how many of them it
 	// took as history (none when too few to measure the noise).
 	runs int
@@ -68,7 +68,7 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 		scale = 1
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "speedmatrix demo: the quick matrix on the simulated GPU (profile %s, run %g× faster; figures are in the profile's time)\n\n", in.profile, scale)
+	fmt.Fprintf(&b, "speedmatrix demo: the %s matrix on the simulated GPU (profile %s, run %g× faster; figures are in the profile's time)\n\n", in.matrix, in.profile, scale)
 	if in.runs > 1 {
 		fmt.Fprintf(&b, "1. base: measured %d times, each a separate run of the simulator, and stored in %s as %d default-branch commits: the newest, %s, is the baseline, all %d its history\n",
 			in.runs, in.store, in.runs, demoBaseSHA[:7], in.runs)
@@ -76,7 +76,7 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 		fmt.Fprintf(&b, "1. base: measured once and stored as the baseline of commit %s in %s, with no history\n", demoBaseSHA[:7], in.store)
 	}
 	if in.slowdown != "" {
-		fmt.Fprintf(&b, "2. head: measured with a regression injected: --head-slowdown %s\n", in.slowdown)
+		fmt.Fprintf(&b, "2. head: measured with a regression injected: --head-slowdown %s (a step-time factor: decode steps take that many times as long)\n", in.slowdown)
 	} else {
 		b.WriteString("2. head: measured with no change injected (an A/A run)\n")
 	}

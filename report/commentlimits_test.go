@@ -1,0 +1,182 @@
+package report
+
+import (
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// readerScenario is one comment of the issue's reading: a quick-sized or a full matrix.
+type readerScenario struct {
+	c          *results.Comparison
+	base, head *results.File
+	full       bool
+}
+
+// readerScenarios are the issue's scenarios on the synthetic matrix: a decode slowdown, an A/A,
+// a single-request slowdown (with history, and with one run a side, where only a prior bounds
+// it), a prefill slowdown, on a quick-sized matrix (8K and 32K, up to 32 requests) and on the
+// full one.
+func readerScenarios(t *testing.T) map[string]readerScenario {
+	t.Helper()
+	th := compare.DefaultThresholds()
+	quick := []string{"8K", "32K"}
+	out := map[string]readerScenario{}
+	add := func(name string, seed uint64, slow *calibrate.Slowdown, history int, full bool) {
+		m := calibrate.NewMatrix(seed, 1)
+		r := rand.New(rand.NewPCG(seed, 1))
+		pick := func(f *results.File) *results.File {
+			if full {
+				return f
+			}
+			return keep(f, quick, 32)
+		}
+		var hist []*results.File
+		for i := range history {
+			hist = append(hist, pick(m.Run(r, "hist"+strings.Repeat("+", i), nil)))
+		}
+		b, h := pick(m.Run(r, "base", nil)), pick(m.Run(r, "head", slow))
+		c, err := compare.Compare(compare.Input{Base: []*results.File{b}, Head: []*results.File{h}, History: hist}, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = readerScenario{c: c, base: b, head: h, full: full}
+	}
+	for _, size := range []struct {
+		prefix string
+		full   bool
+	}{{"quick", false}, {"full", true}} {
+		add(size.prefix+"-regression", 41, &calibrate.Slowdown{ContextLabel: "32K", RateFactor: 0.77, TTFTFactor: 1}, 10, size.full)
+		add(size.prefix+"-aa", 42, nil, 10, size.full)
+		add(size.prefix+"-single", 43, &calibrate.Slowdown{Concurrency: 1, RateFactor: 0.79, TTFTFactor: 1}, 10, size.full)
+		add(size.prefix+"-single-prior", 44, &calibrate.Slowdown{Concurrency: 1, RateFactor: 0.79, TTFTFactor: 1}, 0, size.full)
+		add(size.prefix+"-prefill", 45, &calibrate.Slowdown{ContextLabel: "32K", Prefill: true, RateFactor: 0.89, TTFTFactor: 1}, 10, size.full)
+	}
+	return out
+}
+
+// jargon are words that belong in the statistics fold (the check run's output), not the comment.
+var jargon = regexp.MustCompile(`δ|q = |q ≤|q-value|Benjamini|pocock|Lan–DeMets|cell-metric|total_tok_per_s|Decided by|also per-request|also time between`)
+
+// TestCommentReaderRules pins what a maintainer reads for each scenario: the headline says
+// blocked or not and names every cell not judged that moved by more than 10 %; a ✅ never sits
+// over a cell not judged that moved the worse way beyond its threshold; the first screen holds
+// the decode matrix and keeps to 2.5 KB (quick) or 5 KB (full), the whole comment to 8 KB or
+// 10 KB; the check title to 70 characters; no statistics words; the rerun advice names only
+// cells not judged. Each comment is pinned by a golden file.
+func TestCommentReaderRules(t *testing.T) {
+	for name, s := range readerScenarios(t) {
+		t.Run(name, func(t *testing.T) {
+			x := testContext()
+			x.Base, x.Head = s.base, s.head
+			got, err := NewComment(s.c, x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden(t, filepath.Join("testdata", "reader-"+name+".golden"), []byte(got.Body))
+			checkReaderRules(t, s.c, got, s.full)
+		})
+	}
+	// The older scenarios keep the same rules.
+	for name, s := range commentScenarios(t) {
+		if s.c == nil {
+			continue
+		}
+		t.Run(name, func(t *testing.T) {
+			got, err := NewComment(s.c, s.x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkReaderRules(t, s.c, got, false)
+		})
+	}
+	c, base, head := fullMatrix(t)
+	x := testContext()
+	x.Base, x.Head = base, head
+	got, err := NewComment(c, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReaderRules(t, c, got, true)
+}
+
+func checkReaderRules(t *testing.T, c *results.Comparison, got *Comment, full bool) {
+	t.Helper()
+	body := got.Body
+	first, _, _ := strings.Cut(body, "\n")
+	screen := body
+	if i := strings.Index(body, "<details>"); i >= 0 {
+		screen = body[:i]
+	}
+	maxScreen, maxBody := 2500, 8000
+	if full {
+		maxScreen, maxBody = 5000, 10000
+	}
+	t.Logf("%s\nfirst screen %d B, comment %d B, title %d: %s", first, len(screen), len(body), utf8.RuneCountInString(got.Title), got.Title)
+	if len(screen) > maxScreen || len(body) > maxBody {
+		t.Errorf("first screen %d bytes (at most %d), comment %d bytes (at most %d)", len(screen), maxScreen, len(body), maxBody)
+	}
+	if n := utf8.RuneCountInString(got.Title); n > MaxTitleRunes {
+		t.Errorf("check title %q is %d characters, more than %d", got.Title, n, MaxTitleRunes)
+	}
+	if !strings.Contains(screen, "**Decode total tok/s**, base → head (rows: context; columns: requests at once)\n\n| Context ╲ requests |") {
+		t.Errorf("the first screen lacks the decode matrix:\n%s", screen)
+	}
+	if !regexp.MustCompile(`^### \S+ (Blocked|Not blocked|Not proven, so blocked|Incomplete, so blocked|Accepted)\b`).MatchString(first) {
+		t.Errorf("the first line does not say blocked or not: %q", first)
+	}
+	// The warnings are the comparison's own sentences, quoted as they are.
+	words := regexp.MustCompile(`(?s)<details><summary>⚠️.*?</details>`).ReplaceAllString(body, "")
+	if loc := jargon.FindStringIndex(words); loc != nil {
+		t.Errorf("the comment holds statistics words: %q", words[max(0, loc[0]-60):min(len(words), loc[1]+20)])
+	}
+	var moved, hidden []string
+	judged := map[string]bool{}
+	for i := range c.Cells {
+		cell := &c.Cells[i]
+		switch cell.Verdict {
+		case results.VerdictRegression, results.VerdictImprovement, results.VerdictUnchanged:
+			judged[cell.Cell] = true
+			continue
+		case results.VerdictInconclusive, results.VerdictUnproven:
+		default:
+			continue
+		}
+		v := viewOf(cell)
+		ch, ok := v.changeOf()
+		if !ok {
+			continue
+		}
+		if math.Abs(ch) > 0.10 {
+			moved = append(moved, cellWords(cell))
+		}
+		if v.worse() && math.Abs(ch) > v.by.Delta {
+			hidden = append(hidden, cellWords(cell))
+		}
+	}
+	if len(moved) <= maxNamed {
+		for _, w := range moved {
+			if !strings.Contains(first, w+" ") {
+				t.Errorf("the first line does not name %s, not judged and moved by more than 10 %%: %q", w, first)
+			}
+		}
+	}
+	if strings.HasPrefix(first, "### ✅") && len(hidden) > 0 {
+		t.Errorf("a ✅ over cells not judged that moved the worse way: %v: %q", hidden, first)
+	}
+	for _, cmd := range regexp.MustCompile("/bench rerun (\\S+)").FindAllStringSubmatch(body, -1) {
+		for _, cell := range strings.Split(cmd[1], ",") {
+			if judged[cell] {
+				t.Errorf("the rerun advice reruns %s, already judged: %s", cell, cmd[0])
+			}
+		}
+	}
+}
