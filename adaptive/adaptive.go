@@ -129,8 +129,12 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 		out.GPU.Reruns++
 		if f != nil {
 			out.Reruns = append(out.Reruns, f)
-			for _, c := range u.cells {
-				measured[c] = true
+			// What the rerun holds: one cut at the end of the budget holds some of its cells.
+			for _, c := range f.Decode {
+				measured[c.ID().String()] = true
+			}
+			for _, c := range f.Prefill {
+				measured[c.ID().String()] = true
 			}
 		}
 		switch {
@@ -151,11 +155,26 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 		in := j.Compare
 		in.Head = append(slices.Clone(in.Head), out.Reruns...)
 		in.HeadPath += fmt.Sprintf(" + %d reruns", len(out.Reruns))
+		// The second look tests the cells measured again, as the rerun advice plans it (compare
+		// --look 2 --cells); every other cell keeps its first-look verdict (compare.MergeLooks).
+		var again []results.CellID
+		for cell := range measured {
+			id, err := results.ParseCellID(cell)
+			if err != nil {
+				return out, fmt.Errorf("the second look: %w", err)
+			}
+			if len(in.Cells) == 0 || slices.Contains(in.Cells, id) {
+				again = append(again, id)
+			}
+		}
+		slices.SortFunc(again, func(a, b results.CellID) int { return cmp.Compare(a.String(), b.String()) })
+		in.Cells = again
 		th.Look = 2
-		final, err := compare.Compare(in, th)
+		second, err := compare.Compare(in, th)
 		if err != nil {
 			return out, fmt.Errorf("the second look: %w", err)
 		}
+		final := compare.MergeLooks(first, second)
 		final.Warnings = append(final.Warnings, warnings...)
 		out.Final = final
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,30 @@ func TestRunStaysWithinBudget(t *testing.T) {
 			}
 			if cut != tc.wantCut {
 				t.Errorf("warnings %q: want a rerun cut at the end of the budget: %v", out.Final.Warnings, tc.wantCut)
+			}
+			// The second look tests the cells measured again; every other cell keeps its first
+			// look's verdict (a cell tested twice on the same data would spend the false-alarm
+			// rate twice).
+			again := map[string]bool{}
+			for _, f := range out.Reruns {
+				for _, c := range f.Decode {
+					again[c.ID().String()] = true
+				}
+				for _, c := range f.Prefill {
+					again[c.ID().String()] = true
+				}
+			}
+			firstOf := map[string]results.CellComparison{}
+			for _, c := range out.First.Cells {
+				firstOf[c.Cell] = c
+			}
+			for _, c := range out.Final.Cells {
+				if f, ok := firstOf[c.Cell]; ok && !again[c.Cell] && (c.Verdict != f.Verdict || !reflect.DeepEqual(c.Metrics, f.Metrics)) {
+					t.Errorf("%s was not measured again but its verdict moved from %s to %s", c.Cell, f.Verdict, c.Verdict)
+				}
+			}
+			if len(out.Final.Cells) != len(out.First.Cells) {
+				t.Errorf("the final comparison holds %d cells, the first %d", len(out.Final.Cells), len(out.First.Cells))
 			}
 			if out.Final.GPUTime == nil || out.Final.GPUTime.TotalSeconds != g.TotalSeconds {
 				t.Errorf("the final comparison's GPU time is %+v", out.Final.GPUTime)
