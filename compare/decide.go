@@ -160,10 +160,14 @@ func (p *pending) estimate(b, h *sideData, hist historyNoise, measured float64, 
 			noise.PooledRuns = len(pool)
 			kb = len(pool)
 		}
-	case (kb >= 2 || kh >= 2) && (kb < 2 || kh < 2) && max(kb, kh) > hist.n && varianceOf(longer(bs.logs, hs.logs)) > 0:
+	case (kb >= 2 || kh >= 2) && (kb < 2 || kh < 2) && max(kb, kh) > hist.n && varianceOf(longer(bs.logs, hs.logs)) > 0 &&
+		!(kb == 1 && hist.usable(th)):
 		// Repeated trials of one commit only: their spread is the run-to-run noise of both (two
 		// runs too: where they are noisier than the floor, their one degree of freedom rather
-		// than a prior the data contradict).
+		// than a prior the data contradict). Not where one base run has a usable history: the
+		// head's many trials say nothing of the base run's own draw, which the history's level
+		// pools (below); a base run that drew a heavy tail otherwise blocked a head measured
+		// again (t₃ noise, budgeted job).
 		s2 := varianceOf(longer(bs.logs, hs.logs))
 		p.vb, p.vh = s2, s2
 		se = math.Sqrt(s2 * (1/float64(kb) + 1/float64(kh)))

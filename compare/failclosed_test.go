@@ -3,6 +3,7 @@ package compare_test
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -204,5 +205,39 @@ func TestDegenerateHistory(t *testing.T) {
 				t.Errorf("err %v, want a degenerate history error saying %q and what to do", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestOneBaseRunPoolsWithHistory: one stored base run whose draw sits 9 % above its history's
+// level, against a head measured again in many trials at that level. The head's trials say
+// nothing of the base run's own draw: the base pools the history (the pooled baseline), so the
+// head is not 9 % slower. (The spread of the head's trials once stood for both sides' noise
+// there, and the base's one outlier blocked the head: t₃ noise, the budgeted job.)
+func TestOneBaseRunPoolsWithHistory(t *testing.T) {
+	base := summaryFile("m", map[int]float64{8: 654}, nil)
+	base.Run.ID = "base"
+	head := summaryFile("m", map[int]float64{8: 600}, nil)
+	head.Run.ID = "head"
+	c := &head.Decode[0]
+	c.SummaryOnly = false
+	for k := range 13 {
+		v := 600 * (1 + 0.01*math.Sin(float64(3*k+1)))
+		var tr results.DecodeTrial
+		tr.TotalTokPerS, tr.PerRequestTokPerS, tr.TTFTMs, tr.TBTMs = f64(v), f64(v/8), f64(500), f64(8000/v)
+		c.Trials = append(c.Trials, tr)
+	}
+	in := compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}
+	for k := range 10 {
+		h := summaryFile("m", map[int]float64{8: 600 * (1 + 0.01*math.Cos(float64(2*k+1)))}, nil)
+		h.Run.ID = fmt.Sprintf("hist-%d", k)
+		in.History = append(in.History, h)
+	}
+	cmp, err := compare.Compare(in, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := find(t, cmp, "decode/8K/8", results.MetricTotalTokPerS)
+	if m.Verdict == results.VerdictRegression || m.Noise == nil || m.Noise.PooledRuns < 10 {
+		t.Errorf("verdict %s (%s), noise %+v: want the base pooled with its history, no regression", m.Verdict, m.Reason, m.Noise)
 	}
 }
