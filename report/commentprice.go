@@ -28,6 +28,9 @@ type rerunPrice struct {
 	measure, build, load float64
 	known                bool
 	simulated            bool
+	// budget is the job's GPU budget (seconds), 0 when none: the rerun job may spend up to
+	// it on reruns of its own.
+	budget float64
 }
 
 // headFile is the file the price reads: the head's, else the base's.
@@ -48,8 +51,14 @@ func (m *model) priceRerun(cells []string) rerunPrice {
 	if f == nil {
 		return p
 	}
-	if s := f.Run.Settings; s != nil && s.Trials > 0 {
-		p.trials = s.Trials
+	switch {
+	case f.Run.Pairing != nil && f.Run.Pairing.Blocks > 0:
+		p.trials = f.Run.Pairing.Blocks // a paired run measures every cell once a block
+	case f.Run.Settings != nil && f.Run.Settings.Trials > 0:
+		p.trials = f.Run.Settings.Trials
+	}
+	if g := f.Run.GPUTime; g != nil {
+		p.budget = g.BudgetSeconds * f.TimeScale()
 	}
 	scale := f.TimeScale()
 	p.simulated = scale != 1
@@ -90,6 +99,9 @@ func (p rerunPrice) note() string {
 		s = fmt.Sprintf("`/bench rerun` measures the cells again paired, on base and head (%s each, as this run did)", textout.Plural(p.trials, "trial", "trials"))
 	}
 	s += ", a first look of its own: it may decide them, not will."
+	if p.budget > 0 {
+		s += " With the job's budget (" + gpuTime(p.budget) + ") it may rerun them further, up to the budget."
+	}
 	switch {
 	case p.known:
 	case p.simulated:
