@@ -303,8 +303,8 @@ func (m *model) advice() string {
 	}
 	var goals []string
 	if len(p.cells) > 0 && p.trials > 0 {
-		goals = append(goals, fmt.Sprintf("To decide %s, post:\n", noun(len(p.cells), "it", textout.Plural(len(p.cells), "cell", "cells")))+
-			m.rerunCommand(p.cells, p.trials, "It measures them"))
+		goals = append(goals, fmt.Sprintf("To try to decide %s, post:\n", noun(len(p.cells), "it", "these "+textout.Plural(len(p.cells), "cell", "cells")))+
+			m.rerunCommand(p.cells, p.trials))
 	}
 	// Rows that need as many trials are one goal, one command.
 	for i := 0; i < len(p.rows); {
@@ -318,13 +318,16 @@ func (m *model) advice() string {
 			cells = append(cells, validCells(row.Cells)...)
 		}
 		if len(ctxs) == 1 {
-			goals = append(goals, fmt.Sprintf("No single cell of the %s decode row decides it; measured whole, the row can:\n", ctxs[0])+
-				m.rerunCommand(cells, p.rows[i].FurtherTrials, "It measures the row"))
+			goals = append(goals, fmt.Sprintf("No single cell of the %s decode row decides it; measured whole, the row may:\n", ctxs[0])+
+				m.rerunCommand(cells, p.rows[i].FurtherTrials))
 		} else {
-			goals = append(goals, fmt.Sprintf("No single cell of the %s decode rows decides them; measured whole, the rows can:\n", andList(ctxs))+
-				m.rerunCommand(cells, p.rows[i].FurtherTrials, "It measures the rows"))
+			goals = append(goals, fmt.Sprintf("No single cell of the %s decode rows decides them; measured whole, the rows may:\n", andList(ctxs))+
+				m.rerunCommand(cells, p.rows[i].FurtherTrials))
 		}
 		i = j
+	}
+	if len(goals) > 0 {
+		goals = append(goals, m.priceRerun(nil).note())
 	}
 	if len(p.stuck) > 0 {
 		var names []string

@@ -1,16 +1,19 @@
 package report
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/merge"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -59,6 +62,93 @@ func readerScenarios(t *testing.T) map[string]readerScenario {
 		add(size.prefix+"-single", 43, &calibrate.Slowdown{Concurrency: 1, RateFactor: 0.79, TTFTFactor: 1}, 10, size.full)
 		add(size.prefix+"-single-prior", 44, &calibrate.Slowdown{Concurrency: 1, RateFactor: 0.79, TTFTFactor: 1}, 0, size.full)
 		add(size.prefix+"-prefill", 45, &calibrate.Slowdown{ContextLabel: "32K", Prefill: true, RateFactor: 0.89, TTFTFactor: 1}, 10, size.full)
+		pick := func(f *results.File) *results.File {
+			if size.full {
+				return f
+			}
+			return keep(f, quick, 32)
+		}
+		compareOf := func(b, h *results.File, hist []*results.File) *results.Comparison {
+			c, err := compare.Compare(compare.Input{Base: []*results.File{b}, Head: []*results.File{h}, History: hist}, th)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
+		}
+		// A partial head: the run ended before the last context's cells from 8 requests on.
+		{
+			m := calibrate.NewMatrix(46, 1)
+			r := rand.New(rand.NewPCG(46, 1))
+			var hist []*results.File
+			for i := range 10 {
+				hist = append(hist, pick(m.Run(r, "hist"+strings.Repeat("+", i), nil)))
+			}
+			b, h := pick(m.Run(r, "base", nil)), pick(m.Run(r, "head", nil))
+			last := h.Decode[len(h.Decode)-1].ContextLabel
+			h.Decode = slices.DeleteFunc(h.Decode, func(c results.DecodeCell) bool { return c.ContextLabel == last && c.Concurrency >= 8 })
+			h.Run.Partial, h.Run.PartialReason = true, "the job's time ran out"
+			out[size.prefix+"-partial"] = readerScenario{c: compareOf(b, h, hist), base: b, head: h, full: size.full}
+		}
+		// A paired run (ABBA blocks on one machine), the 32K row slowed by 2δ.
+		{
+			m := calibrate.NewMatrix(47, 1)
+			r := rand.New(rand.NewPCG(47, 1))
+			b, h := m.WorldPaired(r, calibrate.WorldGaussian, "pair", calibrate.ShapeRow32K)
+			b, h = pick(b), pick(h)
+			out[size.prefix+"-paired"] = readerScenario{c: compareOf(b, h, nil), base: b, head: h, full: size.full}
+		}
+		// A sharded head (two runners, the contexts split between them, merged), 32K decode −23 %.
+		{
+			m := calibrate.NewMatrix(48, 1)
+			r := rand.New(rand.NewPCG(48, 1))
+			var hist []*results.File
+			for i := range 10 {
+				hist = append(hist, pick(m.Run(r, "hist"+strings.Repeat("+", i), nil)))
+			}
+			b, whole := pick(m.Run(r, "base", nil)), pick(m.Run(r, "head", &calibrate.Slowdown{ContextLabel: "32K", RateFactor: 0.77, TTFTFactor: 1}))
+			h := mergedShards(t, whole)
+			out[size.prefix+"-sharded"] = readerScenario{c: compareOf(b, h, hist), base: b, head: h, full: size.full}
+		}
+	}
+	return out
+}
+
+// mergedShards splits f's contexts between two shards of one plan, every other context to the
+// second, and merges them back as `speedmatrix merge` does.
+func mergedShards(t *testing.T, f *results.File) *results.File {
+	t.Helper()
+	var labels, prefill []string
+	var concs []int
+	for _, c := range f.Decode {
+		if !slices.Contains(labels, c.ContextLabel) {
+			labels = append(labels, c.ContextLabel)
+		}
+		if !slices.Contains(concs, c.Concurrency) {
+			concs = append(concs, c.Concurrency)
+		}
+	}
+	for _, c := range f.Prefill {
+		prefill = append(prefill, c.ContextLabel)
+	}
+	// Every shard holds the plan's settings, as the runner writes them.
+	plan := &results.Settings{Contexts: labels, Concurrency: concs, PrefillContexts: prefill, Trials: 1}
+	var in []merge.Input
+	for i := range 2 {
+		var mine []string
+		for j, l := range labels {
+			if j%2 == i {
+				mine = append(mine, l)
+			}
+		}
+		s := keep(f, mine, 1<<30)
+		s.Run.Shard = &results.Shard{Index: i + 1, Count: 2, Plan: "plan-1"}
+		s.Run.Settings = plan
+		s.Run.ID = fmt.Sprintf("%s-shard%d", f.Run.ID, i+1)
+		in = append(in, merge.Input{Name: s.Run.ID + ".json", File: s})
+	}
+	out, err := merge.Shards(in, merge.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return out
 }

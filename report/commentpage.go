@@ -233,6 +233,9 @@ func (m *model) blocks() []block {
 	if len(m.notJudged()) > 0 {
 		bs = append(bs, block{name: "the cells not judged", text: m.notJudgedTable(), drop: 3})
 	}
+	if t := m.reproduce(); t != "" { // commentprice.go
+		bs = append(bs, block{name: "the reproduction", text: t, drop: 4})
+	}
 	if len(m.c.Warnings) > 0 {
 		bs = append(bs, block{name: "the warnings", text: m.warnings(), drop: 3})
 	}

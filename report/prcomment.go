@@ -671,17 +671,6 @@ func (m *model) groupList() string {
 	return b.String()
 }
 
-// windowSeconds is one measurement's length in the profile's time (the GPU's): the head's (else
-// the base's) window as run times its time scale, else 30 s.
-func (m *model) windowSeconds() float64 {
-	for _, f := range []*results.File{m.x.Head, m.x.Base} {
-		if f != nil && f.Run.SecondsPerMeasurement > 0 {
-			return f.Run.SecondsPerMeasurement * f.TimeScale()
-		}
-	}
-	return 30
-}
-
 // gpuTime formats a duration of GPU time: "40 min", "2.5 h", "45 s".
 func gpuTime(sec float64) string {
 	switch {
@@ -704,13 +693,15 @@ func validCells(list string) []string {
 	return out
 }
 
-// rerunCommand renders one /bench rerun with its cost.
-func (m *model) rerunCommand(cells []string, trials int, what string) string {
-	w := m.windowSeconds()
-	cost := float64(len(cells)*trials*2) * w
-	return fmt.Sprintf("```\n/bench rerun %s\n```\n%s %d more %s on base and on head: about %s of GPU time (%d %s × %d %s × %s × 2 sides).\n",
-		strings.Join(cells, ","), what, trials, noun(trials, "time", "times"), gpuTime(cost),
-		len(cells), noun(len(cells), "cell", "cells"), trials, noun(trials, "trial", "trials"), numfmt.Plain(w)+" s")
+// rerunCommand renders one /bench rerun with its price (commentprice.go) and the further trials
+// a side the statistics ask for to decide its cells, pooled with this run's.
+func (m *model) rerunCommand(cells []string, further int) string {
+	side := "a side"
+	if m.c != nil && m.c.Rerun != nil && m.c.Rerun.HeadOnly {
+		side = "on the head"
+	}
+	return fmt.Sprintf("```\n/bench rerun %s\n```\n%s The statistics ask for %d more %s %s.\n",
+		strings.Join(cells, ","), m.priceRerun(cells).words(), further, noun(further, "trial", "trials"), side)
 }
 
 // warnings folds the comparison's warnings, with the results files' paths replaced by their side.
