@@ -17,58 +17,9 @@ import (
 // regression was shown. Settings and rerun advice are the second look's.
 func MergeLooks(first, second *results.Comparison) *results.Comparison {
 	out := *second
-	again := map[string]results.CellComparison{}
-	for _, c := range second.Cells {
-		again[c.Cell] = c
-	}
-	out.Cells = nil
-	for _, c := range first.Cells {
-		if s, ok := again[c.Cell]; ok {
-			out.Cells = append(out.Cells, s)
-			delete(again, c.Cell)
-			continue
-		}
-		out.Cells = append(out.Cells, c)
-	}
-	for _, c := range second.Cells {
-		if _, ok := again[c.Cell]; ok {
-			out.Cells = append(out.Cells, c)
-		}
-	}
-	rows := map[string]results.RowComparison{}
-	for _, r := range second.Rows {
-		rows[r.ContextLabel] = r
-	}
-	out.Rows = nil
-	for _, r := range first.Rows {
-		if s, ok := rows[r.ContextLabel]; ok {
-			r = s
-			delete(rows, r.ContextLabel)
-		}
-		out.Rows = append(out.Rows, r)
-	}
-	for _, r := range second.Rows {
-		if _, ok := rows[r.ContextLabel]; ok {
-			out.Rows = append(out.Rows, r)
-		}
-	}
-	groups := map[string]results.GroupComparison{}
-	for _, g := range second.Groups {
-		groups[g.Name()] = g
-	}
-	out.Groups = nil
-	for _, g := range first.Groups {
-		if s, ok := groups[g.Name()]; ok {
-			g = s
-			delete(groups, g.Name())
-		}
-		out.Groups = append(out.Groups, g)
-	}
-	for _, g := range second.Groups {
-		if _, ok := groups[g.Name()]; ok {
-			out.Groups = append(out.Groups, g)
-		}
-	}
+	out.Cells = replaceByKey(first.Cells, second.Cells, func(c results.CellComparison) string { return c.Cell })
+	out.Rows = replaceByKey(first.Rows, second.Rows, func(r results.RowComparison) string { return r.ContextLabel })
+	out.Groups = replaceByKey(first.Groups, second.Groups, results.GroupComparison.Name)
 	out.Summary = first.Summary
 	out.Summary.Counts, out.Summary.CellCounts = results.VerdictCounts{}, results.VerdictCounts{}
 	for _, c := range out.Cells {
@@ -92,4 +43,27 @@ func MergeLooks(first, second *results.Comparison) *results.Comparison {
 		}
 	}
 	return &out
+}
+
+// replaceByKey returns first with each element that second holds under the same key replaced
+// by second's, in first's order, then second's elements that first lacks.
+func replaceByKey[T any](first, second []T, key func(T) string) []T {
+	again := map[string]T{}
+	for _, x := range second {
+		again[key(x)] = x
+	}
+	var out []T
+	for _, x := range first {
+		if y, ok := again[key(x)]; ok {
+			x = y
+			delete(again, key(x))
+		}
+		out = append(out, x)
+	}
+	for _, x := range second {
+		if _, ok := again[key(x)]; ok {
+			out = append(out, x)
+		}
+	}
+	return out
 }

@@ -1,9 +1,10 @@
 package compare
 
 import (
+	"cmp"
 	"fmt"
 	"math"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/compare/stats"
@@ -95,6 +96,11 @@ type pairKey struct {
 	pair int
 }
 
+// sortPairs puts keys in pair order: by paired run, then by number.
+func sortPairs(keys []pairKey) {
+	slices.SortFunc(keys, func(a, b pairKey) int { return cmp.Or(strings.Compare(a.run, b.run), cmp.Compare(a.pair, b.pair)) })
+}
+
 // pairTrials returns the log values of metric m of one side's trials by pair; runs names the
 // paired run of each of the side's files.
 func (s *sideData) pairTrials(m results.Metric, runs []string) map[pairKey]pairedTrial {
@@ -154,12 +160,7 @@ func rawPairDiffs(b, h *sideData, m results.Metric, runs *pairRuns) (pairs []pai
 			pairs = append(pairs, k)
 		}
 	}
-	sort.Slice(pairs, func(i, j int) bool {
-		if pairs[i].run != pairs[j].run {
-			return pairs[i].run < pairs[j].run
-		}
-		return pairs[i].pair < pairs[j].pair
-	})
+	sortPairs(pairs)
 	for _, k := range pairs {
 		d = append(d, ht[k].log-bt[k].log)
 		headFirst = append(headFirst, ht[k].block < bt[k].block)
@@ -212,7 +213,7 @@ func pairEffects(base, head map[results.CellID]*sideData, runs *pairRuns, nHist 
 		if len(cells) < 4 || len(byPair) < 2 {
 			continue
 		}
-		sort.Slice(cells, func(i, j int) bool { return cells[i].String() < cells[j].String() })
+		slices.SortFunc(cells, func(a, b results.CellID) int { return strings.Compare(a.String(), b.String()) })
 		ref, prior, w := make([]float64, len(cells)), make([]float64, len(cells)), make([]float64, len(cells))
 		for i, id := range cells {
 			prior[i] = th.Prior.CV(id, m)
@@ -222,12 +223,7 @@ func pairEffects(base, head map[results.CellID]*sideData, runs *pairRuns, nHist 
 		for k := range byPair {
 			keys = append(keys, k)
 		}
-		sort.Slice(keys, func(i, j int) bool {
-			if keys[i].run != keys[j].run {
-				return keys[i].run < keys[j].run
-			}
-			return keys[i].pair < keys[j].pair
-		})
+		sortPairs(keys)
 		common := map[pairKey]float64{}
 		var g []float64
 		var hf []bool
@@ -341,12 +337,7 @@ func pairedRow(ts []*pending, w []float64) (est stats.Estimate, pairs int, ok bo
 			keys = append(keys, k)
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].run != keys[j].run {
-			return keys[i].run < keys[j].run
-		}
-		return keys[i].pair < keys[j].pair
-	})
+	sortPairs(keys)
 	var d []float64
 	var hf []bool
 	for _, k := range keys {

@@ -273,27 +273,21 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 	}
 	tau := defaultRunCV
 	hs := make([]float64, len(heads))
-	var hw []float64 // the head's whole runs' factors
+	nWhole := 0 // the head's whole runs
 	for k, run := range heads {
-		if k > 0 && !whole(run) {
-			continue
+		if k == 0 || whole(run) {
+			nWhole++
 		}
-		hs[k] = headShift(run, cells, ref, prior, w, defaultRunCV)
-		hw = append(hw, hs[k])
 	}
-	measured := len(aw) >= 3 || (len(aw) >= 2 && len(hw) >= 2)
+	measured := len(aw) >= 3 || (len(aw) >= 2 && nWhole >= 2)
 	if measured && df > 0 {
 		tau = math.Max(math.Sqrt(ss/df), 1e-4)
-		for k, run := range heads {
-			if k == 0 || whole(run) {
-				hs[k] = headShift(run, cells, ref, prior, w, tau)
-			}
-		}
-		hw = hw[:0]
-		for k, run := range heads {
-			if k == 0 || whole(run) {
-				hw = append(hw, hs[k])
-			}
+	}
+	var hw []float64 // the head's whole runs' factors
+	for k, run := range heads {
+		if k == 0 || whole(run) {
+			hs[k] = headShift(run, cells, ref, prior, w, tau)
+			hw = append(hw, hs[k])
 		}
 	}
 	for k, run := range heads {

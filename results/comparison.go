@@ -273,6 +273,17 @@ func (c *VerdictCounts) Add(v Verdict) {
 	}
 }
 
+// AddCounts adds the counts of o.
+func (c *VerdictCounts) AddCounts(o VerdictCounts) {
+	c.Regression += o.Regression
+	c.Improvement += o.Improvement
+	c.Unchanged += o.Unchanged
+	c.Inconclusive += o.Inconclusive
+	c.NotComparable += o.NotComparable
+	c.Unproven += o.Unproven
+	c.Incomplete += o.Incomplete
+}
+
 // Total returns the number of verdicts counted.
 func (c VerdictCounts) Total() int {
 	return c.Regression + c.Improvement + c.Unchanged + c.Inconclusive + c.NotComparable + c.Unproven + c.Incomplete

@@ -168,6 +168,9 @@ func (s WorldSettings) run(j job) (worldOutcome, error) {
 	o := worldOutcome{regression: exit == results.ExitRegression, undecided: exit == results.ExitUndecided}
 	if j.shape == "" {
 		for _, cell := range c.Cells {
+			if cell.Verdict == results.VerdictNotComparable {
+				continue // the shares are of the tested cells
+			}
 			o.cells.Add(cell.Verdict)
 			if cell.Phase == results.PhasePrefill || cell.Concurrency >= 8 {
 				o.core.Add(cell.Verdict)
@@ -340,18 +343,8 @@ func tallyWorld(rep *WorldReport, s WorldSettings, jobs []job, out []worldOutcom
 			if o.undecided {
 				c.aaU++
 			}
-			c.cells.Regression += o.cells.Regression
-			c.cells.Improvement += o.cells.Improvement
-			c.cells.Unchanged += o.cells.Unchanged
-			c.cells.Inconclusive += o.cells.Inconclusive
-			c.cells.Unproven += o.cells.Unproven
-			c.cells.Incomplete += o.cells.Incomplete
-			c.core.Unchanged += o.core.Unchanged
-			c.core.Regression += o.core.Regression
-			c.core.Improvement += o.core.Improvement
-			c.core.Inconclusive += o.core.Inconclusive
-			c.core.Unproven += o.core.Unproven
-			c.core.Incomplete += o.core.Incomplete
+			c.cells.AddCounts(o.cells)
+			c.core.AddCounts(o.core)
 			continue
 		}
 		if c.det == nil {
