@@ -188,13 +188,7 @@ func TestCommentReaderRules(t *testing.T) {
 			checkReaderRules(t, s.c, got, false)
 		})
 	}
-	c, base, head := fullMatrix(t)
-	x := testContext()
-	x.Base, x.Head = base, head
-	got, err := NewComment(c, x)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, _, got := fullMatrixComment(t)
 	checkReaderRules(t, c, got, true)
 }
 

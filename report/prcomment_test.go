@@ -371,7 +371,10 @@ func checkLimits(t *testing.T, got *Comment) {
 	}
 }
 
-func TestCommentFullMatrix(t *testing.T) {
+// fullMatrixComment renders the comment of fullMatrix's comparison in the test context, and
+// returns the comparison and the context too.
+func fullMatrixComment(t *testing.T) (*results.Comparison, CommentContext, *Comment) {
+	t.Helper()
 	c, base, head := fullMatrix(t)
 	x := testContext()
 	x.Base, x.Head = base, head
@@ -379,6 +382,11 @@ func TestCommentFullMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, x, got
+}
+
+func TestCommentFullMatrix(t *testing.T) {
+	c, x, got := fullMatrixComment(t)
 	checkLimits(t, got)
 	checkMarkdown(t, got.Body)
 	checkMarkdown(t, got.Summary)
@@ -395,7 +403,7 @@ func TestCommentFullMatrix(t *testing.T) {
 	for i := range 3000 {
 		c.Warnings = append(c.Warnings, fmt.Sprintf("warning %d: %s", i, strings.Repeat("a long warning | with <b>markup</b> ", 5)))
 	}
-	got, err = NewComment(c, x)
+	got, err := NewComment(c, x)
 	if err != nil {
 		t.Fatal(err)
 	}
