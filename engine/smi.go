@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -139,7 +140,9 @@ func atoiOrZero(s string) int {
 		return 0
 	}
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
+	// A value no GPU can have (NaN, infinite, negative or beyond any int)
+	// reads as unknown rather than wrapping around to a wrong number.
+	if err != nil || math.IsNaN(f) || f < 0 || f >= math.MaxInt32 {
 		return 0
 	}
 	return int(f + 0.5)

@@ -49,6 +49,8 @@ func TestParseGPUs(t *testing.T) {
 		{"N/A and Not Supported are unknown", na, []GPU{{Name: "NVIDIA GeForce RTX 4090", MemoryTotalMiB: 24564,
 			DriverVersion: "550.54.14", MaxSMClockMHz: 3105, MaxMemClockMHz: 10501}}, ""},
 		{"no GPU", nil, nil, ""},
+		{"an impossible memory size reads as unknown", []byte("0, NVIDIA GeForce RTX 4090, 1, 24e64, 550.54.14, [N/A], [N/A], 3105, 10501, [N/A], [N/A]\n"),
+			[]GPU{{Name: "NVIDIA GeForce RTX 4090", DriverVersion: "550.54.14", MaxSMClockMHz: 3105, MaxMemClockMHz: 10501}}, ""},
 		{"wrong field count", []byte("0, NVIDIA H200, 1\n"), nil, "wrong number of fields"},
 	}
 	for _, tt := range tests {
