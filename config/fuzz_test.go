@@ -9,7 +9,7 @@ import (
 
 // FuzzLoad feeds arbitrary YAML to the reader (it replaces internal/cli's FuzzRunConfig): it must return a configuration or an error
 // naming where, never panic; an accepted file gives lists without empty items and validates
-// without panicking. Seeds: the examples of testdata and the README's.
+// without panicking. Seeds: the examples of testdata, README.md's and docs/'s.
 func FuzzLoad(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join("testdata", "*.yaml"))
 	for _, p := range paths {
@@ -17,13 +17,11 @@ func FuzzLoad(f *testing.F) {
 			f.Add(string(data))
 		}
 	}
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, b := range readmeYAMLBlocks(readme) {
-		if !isWorkflow(b.Doc) {
-			f.Add(string(b.Doc))
+	for _, doc := range userDocs(f) {
+		for _, b := range readmeYAMLBlocks(doc) {
+			if !isWorkflow(b.Doc) {
+				f.Add(string(b.Doc))
+			}
 		}
 	}
 	f.Add("url: http://x\ncontexts: [8K, 16K]\nconcurrency: \"1,2\"\n")

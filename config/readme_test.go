@@ -13,15 +13,15 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// readmeBlock is one ```yaml block of the README.
+// readmeBlock is one ```yaml block of README.md or a page of docs/.
 type readmeBlock struct {
 	Line    int    // the line of its first YAML line
 	Section string // the nearest heading above it
 	Doc     []byte // its text, without the fence's indentation
 }
 
-// readmeYAMLBlocks returns every ```yaml block of a README, also those indented inside a list
-// item (the quick start's), with the heading each stands under.
+// readmeYAMLBlocks returns every ```yaml block of a markdown file, also those indented inside a
+// list item (the quick start's), with the heading each stands under.
 func readmeYAMLBlocks(readme []byte) []readmeBlock {
 	var out []readmeBlock
 	lines := strings.Split(string(readme), "\n")
@@ -56,16 +56,25 @@ func isWorkflow(doc []byte) bool {
 	return ok
 }
 
-// checkReadmeYAML returns what is wrong with the README's ```yaml blocks: each must be a
+// checkReadmeYAML returns what is wrong with the ```yaml blocks of README.md: each must be a
 // speedmatrix.yaml that the JSON Schema and Parse/Validate accept, or a workflow quoted verbatim
-// from one of workflows (name → content), so that no copy in the README drifts from what
-// actionlint and the config reader check. The quick start must hold a speedmatrix.yaml.
+// from one of workflows (name → content), so that no copy drifts from what actionlint and the
+// config reader check. The quick start must hold a speedmatrix.yaml.
 func checkReadmeYAML(t *testing.T, sch *jsonschema.Schema, readme []byte, workflows map[string]string) []error {
 	t.Helper()
-	var errs []error
-	quickStart := false
+	errs, quickStart := checkDocYAML(t, sch, "README.md", readme, workflows)
+	if !quickStart {
+		errs = append(errs, errors.New("README.md: no ```yaml block (speedmatrix.yaml) in the \"Quick start\" section"))
+	}
+	return errs
+}
+
+// checkDocYAML returns what is wrong with the ```yaml blocks of the markdown file name (as
+// checkReadmeYAML says) and whether one speedmatrix.yaml stands in a "Quick start" section.
+func checkDocYAML(t *testing.T, sch *jsonschema.Schema, name string, readme []byte, workflows map[string]string) (errs []error, quickStart bool) {
+	t.Helper()
 	for _, b := range readmeYAMLBlocks(readme) {
-		where := fmt.Sprintf("README.md:%d (%s)", b.Line, b.Section)
+		where := fmt.Sprintf("%s:%d (%s)", name, b.Line, b.Section)
 		if isWorkflow(b.Doc) {
 			found := false
 			for _, w := range workflows {
@@ -89,10 +98,7 @@ func checkReadmeYAML(t *testing.T, sch *jsonschema.Schema, readme []byte, workfl
 			errs = append(errs, fmt.Errorf("%s: Validate: %w", where, err))
 		}
 	}
-	if !quickStart {
-		errs = append(errs, errors.New("README.md: no ```yaml block (speedmatrix.yaml) in the \"Quick start\" section"))
-	}
-	return errs
+	return errs, quickStart
 }
 
 // readWorkflows returns the repository's workflow files by name.
@@ -113,19 +119,42 @@ func readWorkflows(t *testing.T) map[string]string {
 	return out
 }
 
-// TestReadmeYAMLBlocks checks every ```yaml block of README.md, the quick start's
-// speedmatrix.yaml included: each passes the JSON Schema and Parse/Validate, or is a workflow
-// quoted verbatim from .github/workflows (which actionlint checks in .ci/run).
+// userDocs returns README.md and every page of docs/ by path (relative to the repository).
+func userDocs(t testing.TB) map[string][]byte {
+	t.Helper()
+	paths, _ := filepath.Glob("../docs/*.md")
+	out := map[string][]byte{}
+	for _, p := range append([]string{"../README.md"}, paths...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[strings.TrimPrefix(p, "../")] = b
+	}
+	return out
+}
+
+// TestReadmeYAMLBlocks checks every ```yaml block of README.md and docs/*.md, the quick start's
+// speedmatrix.yaml and the configuration reference included: each passes the JSON Schema and
+// Parse/Validate, or is a workflow quoted verbatim from .github/workflows (which actionlint
+// checks in .ci/run).
 func TestReadmeYAMLBlocks(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
+	sch, workflows := compileSchema(t), readWorkflows(t)
+	n := 0
+	for name, doc := range userDocs(t) {
+		n += len(readmeYAMLBlocks(doc))
+		var errs []error
+		if name == "README.md" {
+			errs = checkReadmeYAML(t, sch, doc, workflows)
+		} else {
+			errs, _ = checkDocYAML(t, sch, name, doc, workflows)
+		}
+		for _, err := range errs {
+			t.Error(err)
+		}
 	}
-	if n := len(readmeYAMLBlocks(readme)); n < 3 {
-		t.Fatalf("found %d ```yaml blocks in README.md; the extraction is broken", n)
-	}
-	for _, err := range checkReadmeYAML(t, compileSchema(t), readme, readWorkflows(t)) {
-		t.Error(err)
+	if n < 4 {
+		t.Fatalf("found %d ```yaml blocks in README.md and docs/; the extraction is broken", n)
 	}
 }
 

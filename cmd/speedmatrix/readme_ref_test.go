@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -37,17 +39,13 @@ func subcommands(t *testing.T, args ...string) []string {
 	return out
 }
 
-// TestREADMECommandsTable checks that the reference's command table has a row for every command
-// of `speedmatrix --help`, and that each row names the command's own subcommands (engine build,
-// store list, sim fit, …), so that every command a user can run is findable in the README.
+// TestREADMECommandsTable checks that docs/commands.md's command table has a row for every
+// command of `speedmatrix --help`, and that each row names the command's own subcommands (engine
+// build, store list, sim fit, …), so that every command a user can run is findable in the docs.
 func TestREADMECommandsTable(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, table, ok := strings.Cut(string(b), "| command | what it does |")
+	_, table, ok := strings.Cut(readDoc(t, "docs/commands.md"), "| command | what it does |")
 	if !ok {
-		t.Fatal("README.md has no command table (| command | what it does |)")
+		t.Fatal("docs/commands.md has no command table (| command | what it does |)")
 	}
 	table, _, _ = strings.Cut(table, "\n\n")
 	rows := map[string]string{}
@@ -62,12 +60,12 @@ func TestREADMECommandsTable(t *testing.T) {
 	for _, c := range top {
 		row, ok := rows[c]
 		if !ok {
-			t.Errorf("README.md's command table has no row for `speedmatrix %s`", c)
+			t.Errorf("docs/commands.md's command table has no row for `speedmatrix %s`", c)
 			continue
 		}
 		for _, sub := range subcommands(t, c) {
 			if !regexp.MustCompile(`\b` + sub + `\b`).MatchString(row) {
-				t.Errorf("README.md's row for `speedmatrix %s` does not name its subcommand %s", c, sub)
+				t.Errorf("docs/commands.md's row for `speedmatrix %s` does not name its subcommand %s", c, sub)
 			}
 		}
 	}
@@ -134,7 +132,7 @@ func githubAnchor(heading string) string {
 	return b.String()
 }
 
-// readmeAnchors does return the anchors of README.md's headings (outside code blocks).
+// readmeAnchors does return the anchors of a markdown file's headings (outside code blocks).
 func readmeAnchors(readme string) map[string]bool {
 	out := map[string]bool{}
 	inBlock := false
@@ -150,27 +148,53 @@ func readmeAnchors(readme string) map[string]bool {
 	return out
 }
 
-// TestREADMEAnchors checks that every #link of README.md, and the link every PR comment carries
-// to "How to read the comment" (report.ReadmeURL), lands on a heading of README.md, so that
-// reordering the README breaks no link.
+// TestREADMEAnchors checks every relative link of README.md and docs/*.md: a file it names
+// exists, and a #fragment (in the same file or another of them) lands on a heading there; and
+// the link every PR comment carries to "How to read the comment" (report.ReadmeURL) lands on a
+// heading of README.md, so that moving text between the files breaks no link.
 func TestREADMEAnchors(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	docs := userDocs(t)
+	anchors := map[string]map[string]bool{}
+	for _, d := range docs {
+		anchors[d.Path] = readmeAnchors(d.Text)
 	}
-	anchors := readmeAnchors(string(b))
-	if !anchors["security-model"] || !anchors["paired-ab"] {
-		t.Fatalf("heading anchors %v: the slugs are wrong", anchors)
+	if !anchors["README.md"]["quick-start-for-a-gpu-repository"] || !anchors["docs/paired.md"]["paired-ab"] {
+		t.Fatalf("heading anchors %v: the slugs are wrong", anchors["README.md"])
 	}
-	links := map[string]string{}
-	for _, m := range regexp.MustCompile(`\]\(#([^)]+)\)`).FindAllStringSubmatch(string(b), -1) {
-		links[m[1]] = "README.md"
+	linkRe := regexp.MustCompile(`\]\(([^)\s]*)\)`)
+	checked := 0
+	for _, d := range docs {
+		for _, m := range linkRe.FindAllStringSubmatch(d.Text, -1) {
+			target := m[1]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			file, frag, _ := strings.Cut(target, "#")
+			to := d.Path
+			if file != "" {
+				to = path.Clean(path.Join(path.Dir(d.Path), file))
+				if _, err := os.Stat(filepath.Join("../..", to)); err != nil {
+					t.Errorf("%s links %s: %s does not exist", d.Path, target, to)
+					continue
+				}
+			}
+			checked++
+			if frag == "" {
+				continue
+			}
+			a, ok := anchors[to]
+			if !ok {
+				t.Errorf("%s links %s: a fragment of a file that is not README.md or docs/*.md", d.Path, target)
+			} else if !a[frag] {
+				t.Errorf("%s links %s, which no heading of %s has", d.Path, target, to)
+			}
+		}
+	}
+	if checked < 20 {
+		t.Fatalf("checked %d links; the parsing is broken", checked)
 	}
 	_, frag, _ := strings.Cut(report.ReadmeURL, "#")
-	links[frag] = "report.ReadmeURL, in every PR comment"
-	for a, from := range links {
-		if !anchors[a] {
-			t.Errorf("%s links #%s, which no heading of README.md has", from, a)
-		}
+	if !anchors["README.md"][frag] {
+		t.Errorf("report.ReadmeURL, in every PR comment, links #%s, which no heading of README.md has", frag)
 	}
 }

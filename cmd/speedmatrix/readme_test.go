@@ -20,16 +20,16 @@ import (
 	"github.com/speedmatrix/speedmatrix/internal/memnet"
 )
 
-// readmeCommand is one command of README.md a user is told to paste.
+// readmeCommand is one command of README.md or docs/ a user is told to paste.
 type readmeCommand struct {
-	Line     int // in README.md
+	Line     int // in its file
 	Src      string
 	Stmt     *syntax.Stmt
 	WantExit int // from a trailing "# … exit status N" comment; 0 without one
 }
 
-// readmeCommands does parse every ```sh block of README.md as shell and returns its commands;
-// it fails the test on a block that does not parse.
+// readmeCommands does parse every ```sh block of a markdown file (README.md or one of docs/) as
+// shell and returns its commands; it fails the test on a block that does not parse.
 func readmeCommands(t *testing.T, readme string) []readmeCommand {
 	t.Helper()
 	var out []readmeCommand
@@ -129,36 +129,63 @@ func inlineCommands(readme string) []string {
 	return out
 }
 
-// TestREADMECommands checks every command README.md tells a user to paste: each parses as
-// shell with no redirect or unquoted metacharacter surprise (the unquoted
-// decode=1.10@ctx>=32K once wrote a file named =32K); every speedmatrix command's flags exist
-// (run with --help); and the demos run and exit as the README says (skipped with -short).
-func TestREADMECommands(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+// pastedProgram reports whether a command runs this program (speedmatrix, a built
+// ./speedmatrix, or go): those are checked for shell surprises; other tools' commands in docs/
+// (git, sha256sum, a release script) are the maintainers' and may chain with &&.
+func pastedProgram(st *syntax.Stmt) bool {
+	for b, ok := st.Cmd.(*syntax.BinaryCmd); ok; b, ok = st.Cmd.(*syntax.BinaryCmd) {
+		st = b.X // a list: its first command says whose it is
 	}
-	readme := string(b)
-	for _, s := range inlineCommands(readme) {
+	call, ok := st.Cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 {
+		return true // a pipe or list: shellSurprises says so
+	}
+	w := call.Args[0].Lit()
+	return w == "speedmatrix" || w == "./speedmatrix" || w == "go"
+}
+
+// TestREADMECommands checks every command README.md and docs/ tell a user to paste: each
+// parses as shell with no redirect or unquoted metacharacter surprise (the unquoted
+// decode=1.10@ctx>=32K once wrote a file named =32K); every speedmatrix command's flags exist
+// (run with --help); and the demos run and exit as the text says (skipped with -short).
+func TestREADMECommands(t *testing.T) {
+	ranDemo := false
+	total := 0
+	for _, d := range userDocs(t) {
+		t.Run(d.Path, func(t *testing.T) {
+			n, demo := checkDocCommands(t, d)
+			total += n
+			ranDemo = ranDemo || demo
+		})
+	}
+	if total < 10 {
+		t.Fatalf("found %d commands in the sh blocks of README.md and docs/; the extraction is broken", total)
+	}
+	if !testing.Short() && !ranDemo {
+		t.Error("no demo command found in README.md's sh blocks")
+	}
+}
+
+// checkDocCommands checks the commands of one markdown file, as TestREADMECommands says, and
+// returns how many its sh blocks hold and whether one was a demo that ran.
+func checkDocCommands(t *testing.T, d userDoc) (n int, ranDemo bool) {
+	for _, s := range inlineCommands(d.Text) {
 		src := s
 		if strings.HasPrefix(s, "--") {
 			src = "speedmatrix " + s
 		}
 		f, err := syntax.NewParser().Parse(strings.NewReader(src), "")
 		if err != nil {
-			t.Errorf("README.md inline `%s` does not parse as shell: %v", s, err)
+			t.Errorf("%s inline `%s` does not parse as shell: %v", d.Path, s, err)
 			continue
 		}
 		for _, st := range f.Stmts {
 			for _, why := range shellSurprises(st) {
-				t.Errorf("README.md inline `%s`: %s", s, why)
+				t.Errorf("%s inline `%s`: %s", d.Path, s, why)
 			}
 		}
 	}
-	cmds := readmeCommands(t, readme)
-	if len(cmds) < 3 {
-		t.Fatalf("found %d commands in README.md's sh blocks; the extraction is broken", len(cmds))
-	}
+	cmds := readmeCommands(t, d.Text)
 	cfg := &expand.Config{
 		Env: expand.ListEnviron("VLLM_KEY=k"),
 		CmdSubst: func(w io.Writer, _ *syntax.CmdSubst) error {
@@ -166,10 +193,11 @@ func TestREADMECommands(t *testing.T) {
 			return err
 		},
 	}
-	ranDemo := false
 	for _, c := range cmds {
-		for _, why := range shellSurprises(c.Stmt) {
-			t.Errorf("README.md:%d %q: %s", c.Line, c.Src, why)
+		if pastedProgram(c.Stmt) {
+			for _, why := range shellSurprises(c.Stmt) {
+				t.Errorf("%s:%d %q: %s", d.Path, c.Line, c.Src, why)
+			}
 		}
 		call, ok := c.Stmt.Cmd.(*syntax.CallExpr)
 		if !ok {
@@ -177,17 +205,17 @@ func TestREADMECommands(t *testing.T) {
 		}
 		fields, err := expand.Fields(cfg, call.Args...)
 		if err != nil {
-			t.Errorf("README.md:%d %q: %v", c.Line, c.Src, err)
+			t.Errorf("%s:%d %q: %v", d.Path, c.Line, c.Src, err)
 			continue
 		}
 		var args []string
 		switch {
-		case len(fields) > 0 && fields[0] == "speedmatrix":
+		case len(fields) > 0 && (fields[0] == "speedmatrix" || fields[0] == "./speedmatrix"):
 			args = fields[1:]
 		case len(fields) > 2 && fields[0] == "go" && fields[1] == "run" && fields[2] == "./cmd/speedmatrix":
 			args = fields[3:]
 		default:
-			continue // go test, export
+			continue // go test, export, git
 		}
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
@@ -213,13 +241,11 @@ func TestREADMECommands(t *testing.T) {
 				err = cli.Run(context.Background(), args, &stdout, &stderr, getenv)
 			}
 			if got := cli.ExitCode(err); got != want {
-				t.Errorf("README.md:%d speedmatrix %s: exit %d (%v), want %d\n%s", c.Line, strings.Join(args, " "), got, err, want, stderr.String())
+				t.Errorf("%s:%d speedmatrix %s: exit %d (%v), want %d\n%s", d.Path, c.Line, strings.Join(args, " "), got, err, want, stderr.String())
 			}
 		})
 	}
-	if !testing.Short() && !ranDemo {
-		t.Error("no demo command found in README.md's sh blocks")
-	}
+	return len(cmds), ranDemo
 }
 
 // TestNoReferenceOutsideRepository checks that no file of the repository names a path outside

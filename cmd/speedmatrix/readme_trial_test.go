@@ -12,7 +12,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/internal/cli"
 )
 
-// readmeSpeedmatrixYAML does return README.md's ```yaml blocks (indented ones unindented) that
+// readmeSpeedmatrixYAML does return a markdown file's ```yaml blocks (indented ones unindented) that
 // are a speedmatrix.yaml rather than a workflow, keyed by the line they start on.
 func readmeSpeedmatrixYAML(t *testing.T, readme string) map[int]string {
 	t.Helper()
@@ -42,43 +42,45 @@ func readmeSpeedmatrixYAML(t *testing.T, readme string) map[int]string {
 	return out
 }
 
-// TestREADMEConfigBlocksRun checks that every speedmatrix.yaml README.md shows, the
+// TestREADMEConfigBlocksRun checks that every speedmatrix.yaml README.md and docs/ show, the
 // configuration reference's every-key block included, is accepted whole by run's settings (plan
 // reads them as run does, without measuring): a user who copies a block, or a line of it, gets
 // the matrix it describes, not a usage error.
 func TestREADMEConfigBlocksRun(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
+	n := 0
+	for _, d := range userDocs(t) {
+		blocks := readmeSpeedmatrixYAML(t, d.Text)
+		n += len(blocks)
+		checkConfigBlocks(t, d.Path, blocks)
 	}
-	blocks := readmeSpeedmatrixYAML(t, string(b))
-	if len(blocks) < 3 {
-		t.Fatalf("found %d speedmatrix.yaml blocks in README.md; the parsing is broken", len(blocks))
+	if n < 3 {
+		t.Fatalf("found %d speedmatrix.yaml blocks in README.md and docs/; the parsing is broken", n)
 	}
+}
+
+// checkConfigBlocks runs `plan --config BLOCK --shards 1` on each block of the file at path.
+func checkConfigBlocks(t *testing.T, path string, blocks map[int]string) {
+	t.Helper()
 	for line, doc := range blocks {
-		path := filepath.Join(t.TempDir(), "speedmatrix.yaml")
-		if err := os.WriteFile(path, []byte(doc), 0o644); err != nil {
+		file := filepath.Join(t.TempDir(), "speedmatrix.yaml")
+		if err := os.WriteFile(file, []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		var stdout, stderr bytes.Buffer
 		getenv := func(string) string { return "" }
-		if err := cli.Run(context.Background(), []string{"plan", "--config", path, "--shards", "1"}, &stdout, &stderr, getenv); err != nil {
-			t.Errorf("README.md:%d: speedmatrix plan --config (the block) --shards 1: %v\n%s", line, err, stderr.String())
+		if err := cli.Run(context.Background(), []string{"plan", "--config", file, "--shards", "1"}, &stdout, &stderr, getenv); err != nil {
+			t.Errorf("%s:%d: speedmatrix plan --config (the block) --shards 1: %v\n%s", path, line, err, stderr.String())
 		}
 	}
 }
 
-// TestREADMEExitCodes checks that the reference's exit codes name every command, or command and
-// flag, whose --help says it exits 3 on a regression: a CI script written from the README must
+// TestREADMEExitCodes checks that docs/commands.md's exit codes name every command, or command
+// and flag, whose --help says it exits 3 on a regression: a CI script written from the docs must
 // not take a regression for an error.
 func TestREADMEExitCodes(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, sentence, ok := strings.Cut(string(b), "Exit codes:")
+	_, sentence, ok := strings.Cut(readDoc(t, "docs/commands.md"), "Exit codes:")
 	if !ok {
-		t.Fatal("README.md has no \"Exit codes:\" sentence")
+		t.Fatal("docs/commands.md has no \"Exit codes:\" sentence")
 	}
 	sentence, _, _ = strings.Cut(strings.ReplaceAll(sentence, "\n", " "), ". ")
 	exit3 := regexp.MustCompile(`(?i)exits? (with status )?3\b|\b3 regression`)
@@ -102,7 +104,7 @@ func TestREADMEExitCodes(t *testing.T) {
 			}
 			found++
 			if !strings.Contains(sentence, want) {
-				t.Errorf("speedmatrix %s --help says it exits 3 (%q), but README's exit codes (%q) do not name %s", c, strings.TrimSpace(line), strings.TrimSpace(sentence), want)
+				t.Errorf("speedmatrix %s --help says it exits 3 (%q), but docs/commands.md's exit codes (%q) do not name %s", c, strings.TrimSpace(line), strings.TrimSpace(sentence), want)
 			}
 		}
 	}
