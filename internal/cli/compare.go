@@ -22,6 +22,7 @@ import (
 func newCompareCmd(env *Env) *cobra.Command {
 	var (
 		historyDir, out, format, cells string
+		configPath                     string
 		sf                             storeFlags
 		gitDir, baseBranch             string
 		historyMax                     int
@@ -46,7 +47,7 @@ error is a regression by itself. The false discovery rate is controlled over the
 Noise comes from repeated trials when both sides have them, else from --history (the spread of
 each cell across earlier results of the base) or --store (the newest default-branch results of
 the base's config id in a results store), from 3 results per cell (the bot waits for
-store.min_history, 10: see the README), else from the
+store.min_history, 10: docs/store.md; --config applies it here too), else from the
 window's own samples floored by a prior, else from the prior alone; the output says which, per
 cell.
 
@@ -64,7 +65,9 @@ command that keeps HEAD as a pull request's result citing that baseline. No base
 error that says why (and which commit speedmatrix baseline --commit should measure).
 
 Default thresholds δ: 3% for throughput (prompt_tok_per_s, total_tok_per_s,
-per_request_tok_per_s), 5% for latency (ttft_ms, tbt_ms); FDR q = 0.05.
+per_request_tok_per_s), 5% for latency (ttft_ms, tbt_ms); FDR q = 0.05. --config
+speedmatrix.yaml takes them from the configuration's compare section and store.min_history
+instead, so that a local verdict is the bot's.
 
 Exit status, from the verdict table (docs/verdicts.md), after writing the output: 0 the head
 passes (unchanged, improvement, inconclusive), 3 regression, 4 undecided: the head cannot pass
@@ -86,20 +89,15 @@ no cell measured on both sides). 1 error, 2 usage.`,
 			if format != "text" && format != "markdown" && format != "json" {
 				return usagef("--format %q: want text, markdown or json", format)
 			}
-			th := def
+			th, err := compareThresholds(cmd, configPath, fdr, falseAlarm)
+			if err != nil {
+				return err
+			}
 			for _, s := range thresholds {
 				if err := th.SetThreshold(s); err != nil {
 					return usagef("--threshold: %v", err)
 				}
 			}
-			if !(fdr > 0 && fdr < 1) {
-				return usagef("--fdr %v: want a false discovery rate between 0 and 1, e.g. 0.05", fdr)
-			}
-			th.FDR = fdr
-			if !(falseAlarm >= 0 && falseAlarm < 0.5) {
-				return usagef("--false-alarm %v: want a rate between 0 and 0.5, e.g. 0.01 (0 turns the cap off)", falseAlarm)
-			}
-			th.FalseAlarm = falseAlarm
 			if look != 1 && look != 2 {
 				return usagef("--look %d: want 1 (first comparison) or 2 (after the advised rerun)", look)
 			}
@@ -116,7 +114,6 @@ no cell measured on both sides). 1 error, 2 usage.`,
 					in.Cells = append(in.Cells, id)
 				}
 			}
-			var err error
 			if in.Head, err = readSide(headPath); err != nil {
 				return err
 			}
@@ -220,8 +217,36 @@ no cell measured on both sides). 1 error, 2 usage.`,
 	f.StringVar(&format, "format", "text", "output on stdout: text (benchstat-like), markdown (the comparison as a markdown page; the bot's pull-request comment is another page, which demo and action write) or json (the comparison file)")
 	f.IntVar(&look, "look", 1, "1 for a first comparison; 2 for the comparison of pooled trials after the advised rerun (stricter level, no third look)")
 	f.BoolVar(&minEffect, "minimum-effect", false, "test whether a change lies beyond ±δ (H0: |change| ≤ δ) instead of whether it is zero: fewer false alarms when the noise is measured (history, trials), much less power in a first comparison")
+	f.StringVar(&configPath, "config", "", "speedmatrix.yaml: compare with its compare section (fdr, false_alarm, thresholds) and store.min_history, as the bot does; --fdr, --false-alarm and --threshold given on the command line win")
 	f.StringVar(&cells, "cells", "", "compare only these cells (comma-separated, e.g. decode/8K/1,prefill/8K), as the rerun advice lists them")
 	return cmd
+}
+
+// compareThresholds returns the thresholds compare starts from: compare's defaults, or with
+// --config the configuration's (config.Thresholds, as the bot and run's adaptive job compare),
+// with --fdr and --false-alarm applied when given on the command line (or without --config).
+func compareThresholds(cmd *cobra.Command, configPath string, fdr, falseAlarm float64) (compare.Thresholds, error) {
+	th := compare.DefaultThresholds()
+	if configPath != "" {
+		c, err := config.Load(configPath)
+		if err != nil {
+			return th, usagef("--config: %v", err)
+		}
+		th = c.Thresholds()
+	}
+	if configPath == "" || cmd.Flags().Changed("fdr") {
+		if !(fdr > 0 && fdr < 1) {
+			return th, usagef("--fdr %v: want a false discovery rate between 0 and 1, e.g. 0.05", fdr)
+		}
+		th.FDR = fdr
+	}
+	if configPath == "" || cmd.Flags().Changed("false-alarm") {
+		if !(falseAlarm >= 0 && falseAlarm < 0.5) {
+			return th, usagef("--false-alarm %v: want a rate between 0 and 0.5, e.g. 0.01 (0 turns the cap off)", falseAlarm)
+		}
+		th.FalseAlarm = falseAlarm
+	}
+	return th, nil
 }
 
 // compareExit returns the error that gives compare's exit status: the row of results.Outcomes

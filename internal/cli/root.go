@@ -11,10 +11,12 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"regexp"
 	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/speedmatrix/speedmatrix/engine"
 )
@@ -104,10 +106,69 @@ func RunEnv(ctx context.Context, env *Env, args []string) error {
 	root.SetErr(stderr)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil && isFlagError(err) {
-		fmt.Fprintln(stderr, cmd.UsageString())
-		return &UsageError{Err: err}
+		// The error first, with what to type instead; the usage is --help's, not a mistake's.
+		hint := suggestFlag(cmd, err)
+		if !strings.Contains(err.Error(), "flag") && !strings.Contains(err.Error(), "unknown command") {
+			hint = "; usage: " + cmd.UseLine() // a wrong number of arguments
+		}
+		return &UsageError{Err: fmt.Errorf("%w%s (%s --help lists the flags)", err, hint, cmd.CommandPath())}
 	}
 	return err
+}
+
+// unknownFlagRE finds the flag cobra could not place in its error message.
+var unknownFlagRE = regexp.MustCompile(`unknown flag: --([A-Za-z0-9-]+)`)
+
+// suggestFlag does return "; did you mean --NAME?" when err is an unknown flag of cmd that is
+// close to one of cmd's visible flags (a typo: at most a third of its letters wrong, or a
+// prefix), else "".
+func suggestFlag(cmd *cobra.Command, err error) string {
+	m := unknownFlagRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return ""
+	}
+	typed := m[1]
+	best, bestD := "", len(typed)/3+1
+	visit := func(f *pflag.Flag) {
+		if f.Hidden || f.Deprecated != "" {
+			return
+		}
+		d := editDistance(typed, f.Name)
+		if strings.HasPrefix(f.Name, typed) && len(typed) >= 3 {
+			d = min(d, 1)
+		}
+		if d < bestD {
+			best, bestD = f.Name, d
+		}
+	}
+	cmd.Flags().VisitAll(visit)
+	cmd.InheritedFlags().VisitAll(visit)
+	if best == "" {
+		return ""
+	}
+	return "; did you mean --" + best + "?"
+}
+
+// editDistance does return the Levenshtein distance of a and b (insertions, deletions and
+// substitutions of bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 // isFlagError reports whether cobra failed on the command line itself.

@@ -111,7 +111,7 @@ its line, column and dotted path.`,
 			final := defaultRunOptions()
 			if configPath != "" {
 				if err := readRunConfig(configPath, &final); err != nil {
-					return usagef("--config %v", err)
+					return usagef("--config: %v", err)
 				}
 			}
 			overrideFromFlags(cmd.Flags(), &final, &o, contexts, concurrency, prefill, cells)

@@ -42,7 +42,7 @@ func (s *storeFlags) config() (config.Config, error) {
 	}
 	c, err := config.Load(s.configPath)
 	if err != nil {
-		return config.Config{}, usagef("--config %v", err)
+		return config.Config{}, usagef("--config: %v", err)
 	}
 	return c, nil
 }
@@ -401,7 +401,7 @@ A/A rerun (aa/), so measuring a commit twice gives an A/A pair.`,
 			o := defaultRunOptions()
 			if sf.configPath != "" {
 				if err := readRunConfig(sf.configPath, &o); err != nil {
-					return usagef("--config %v", err)
+					return usagef("--config: %v", err)
 				}
 			}
 			s, where, err := sf.open(ctx, env, o.Config)
