@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/internal/action"
@@ -40,10 +41,9 @@ prints, on one line, the GitHub Actions job matrix of one job per shard:
 for strategy.matrix: ${{ fromJSON(needs.plan.outputs.matrix) }}. Each job runs
 speedmatrix run --shard ${{ matrix.shard }} --plan ${{ matrix.plan }} with the same settings
 (--plan makes a runner whose settings or speedmatrix version make another plan fail before
-it measures), and one job joins the shards with speedmatrix merge. plan takes every flag of run (and --config), so that the
-workflow can pass both the same ones; only those that shape the matrix change the plan
-(--matrix, --contexts, --concurrency, --prefill-contexts, --cells, --duration, --trials,
---context-warmup).
+it measures), and one job joins the shards with speedmatrix merge. Only the flags below (and
+--config) shape the plan; plan accepts run's other flags too (--url, -o, --quiet, …), so that
+a workflow can pass both commands the same ones, and ignores them.
 
 A shard is made of whole context rows (a context's prefill cell and all its decode cells), so
 that the scout that warms the prefix cache serves the decode cells after it. Rows are balanced
@@ -63,9 +63,21 @@ log on stderr.`
 		return run(c, args)
 	}
 	cmd.Flags().IntVar(&shards, "shards", 0, "number of shards (runners), at most the number of context rows")
-	_ = cmd.Flags().MarkHidden("shard")
-	_ = cmd.Flags().MarkHidden("plan")
+	cmd.Flags().VisitAll(func(f *pflag.Flag) {
+		if !planFlags[f.Name] {
+			f.Hidden = true // run's: accepted, so that a workflow passes plan and run the same flags, but no part of a plan
+		}
+	})
 	return cmd
+}
+
+// planFlags are the flags of plan's help: those that shape the plan (the matrix, the window and
+// the trials, and --max-tokens, which trims the longest context), --config and --shards. plan
+// accepts run's other flags and ignores them.
+var planFlags = map[string]bool{
+	"config": true, "shards": true, "matrix": true, "contexts": true, "concurrency": true,
+	"prefill-contexts": true, "cells": true, "duration": true, "trials": true,
+	"context-warmup": true, "max-tokens": true, "help": true,
 }
 
 // printPlan prints the job matrix of the run options o in n shards (newPlanCmd).
