@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime/pprof"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -50,12 +51,60 @@ var ErrRegression = errors.New("regression found")
 // written. Hook for compare.go's exit status.
 var ErrUndecided = errors.New("undecided: the comparison cannot pass the head")
 
+// InterruptedError is the error of a command that a signal stopped (Ctrl-C sends SIGINT): it
+// exits with 128 + the signal's number (130 for SIGINT, 143 for SIGTERM), as shells report a
+// process a signal ended, so that a script tells it apart from an error.
+type InterruptedError struct {
+	Signal syscall.Signal
+	Err    error // what the command returned when it stopped; nil or context.Canceled says nothing more
+}
+
+func (e *InterruptedError) Error() string {
+	s := "interrupted (" + signalName(e.Signal) + ")"
+	if e.Err != nil && e.Err.Error() != context.Canceled.Error() { // a bare cancellation says nothing more
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *InterruptedError) Unwrap() error { return e.Err }
+
+// signalName does return a signal's name as kill -l writes it (SIGINT).
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
+
+// Interrupted returns the error a command's context is cancelled with when signal s arrives
+// (context.WithCancelCause); WithInterrupt finds it again.
+func Interrupted(s syscall.Signal) error { return &InterruptedError{Signal: s} }
+
+// WithInterrupt returns err as an InterruptedError when ctx was cancelled by Interrupted, else
+// err unchanged.
+func WithInterrupt(ctx context.Context, err error) error {
+	var ie *InterruptedError
+	if !errors.As(context.Cause(ctx), &ie) {
+		return err
+	}
+	return &InterruptedError{Signal: ie.Signal, Err: err}
+}
+
 // ExitCode maps an error returned by Run to the process exit code.
 func ExitCode(err error) int {
 	var ue *UsageError
+	var ie *InterruptedError
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &ie):
+		return 128 + int(ie.Signal)
 	case errors.Is(err, ErrRegression):
 		return ExitRegression
 	case errors.Is(err, ErrUndecided):
