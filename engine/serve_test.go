@@ -44,7 +44,7 @@ func simCommand(t *testing.T) ([]string, map[string]string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return []string{exe, "sim", "--listen", "127.0.0.1:${PORT}", "--speedup", "100"},
+	return []string{exe, "sim", "--listen", "127.0.0.1:${PORT}", "--sim-speedup", "100"},
 		map[string]string{"ENGINE_TEST_EXEC": "speedmatrix"}
 }
 

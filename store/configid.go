@@ -127,11 +127,16 @@ func withoutPort(cmd, serverURL string) string {
 var simRunFlags = []string{"--seed", "--noise", "--slowdown", "--fault"}
 
 // simLaunch returns a simulator's launch command (words already single-spaced) without the
-// values of simRunFlags, so that the runs of one profile at one speed share a config id.
+// values of simRunFlags, so that the runs of one profile at one speed share a config id; the
+// speed is written --speedup, its name before --sim-speedup, so that either spelling of one
+// speed keeps the ids of results stored before the rename.
 func simLaunch(cmd string) string {
 	words := strings.Fields(cmd)
 	out := words[:0:0]
 	for i := 0; i < len(words); i++ {
+		if w, ok := strings.CutPrefix(words[i], "--sim-speedup"); ok && (w == "" || w[0] == '=') {
+			words[i] = "--speedup" + w
+		}
 		name, _, hasValue := strings.Cut(words[i], "=")
 		if slices.Contains(simRunFlags, name) {
 			if !hasValue {

@@ -34,6 +34,9 @@ func TestConfigID(t *testing.T) {
 		{"simulator seed, noise, slow-down and fault in its launch command", func(f *results.File) {
 			f.Run.LaunchCommand = "speedmatrix sim --profile glm-5.3-flash-nvfp4-h200x2 --speedup 40 --seed 7 --noise=0.3 --slowdown decode=1.1 --fault crash=30s"
 		}, false},
+		{"the simulator's speed by its new name, --sim-speedup", func(f *results.File) {
+			f.Run.LaunchCommand = "speedmatrix sim --profile glm-5.3-flash-nvfp4-h200x2 --sim-speedup 40 --seed 0"
+		}, false},
 		{"launch command white space", func(f *results.File) {
 			f.Run.LaunchCommand = "  speedmatrix   sim --profile\tglm-5.3-flash-nvfp4-h200x2 --speedup 40 --seed 0 "
 		}, false},

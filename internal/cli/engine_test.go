@@ -49,7 +49,7 @@ func TestEngineServeCommand(t *testing.T) {
 		done <- Run(ctx, []string{"engine", "serve", "--ready-timeout", "30s", "--stop-grace", "5s",
 			"--log-dir", logDir, "--env", "SPEEDMATRIX_TEST_PORT=${PORT}", "--env", "SPEEDMATRIX_ENGINE_HELPER=1", "--",
 			os.Args[0], "-test.run=^TestEngineServeHelper$", "--",
-			"sim", "--listen", "127.0.0.1:${PORT}", "--speedup", "100"}, pw, &lockedWriter{w: &stderr}, os.Getenv)
+			"sim", "--listen", "127.0.0.1:${PORT}", "--sim-speedup", "100"}, pw, &lockedWriter{w: &stderr}, os.Getenv)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')

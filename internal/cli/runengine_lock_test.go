@@ -21,7 +21,7 @@ func TestClockRestoreFailureIsReported(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			fakeSMI(t, false)
 			t.Setenv("FAKE_SMI_NORESET", "1")
-			c := newEngineCase(t, matrix, simCommand("--speedup", "20"), tc.extra)
+			c := newEngineCase(t, matrix, simCommand("--sim-speedup", "20"), tc.extra)
 			_, stderr, err := c.run(context.Background(), t)
 			if err == nil || !strings.Contains(err.Error(), "restoring the clocks") || !strings.Contains(err.Error(), "nvidia-smi -rgc") {
 				t.Fatalf("run = %v, want an error saying the clocks were not restored and how to restore them; stderr:\n%s", err, stderr)

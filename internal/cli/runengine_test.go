@@ -125,7 +125,7 @@ func TestRunEngineServerCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process and measures it for seconds")
 	}
-	c := newEngineCase(t, engineMatrix, simCommand("--speedup", "20", "--fault", "crash=3s"), "")
+	c := newEngineCase(t, engineMatrix, simCommand("--sim-speedup", "20", "--fault", "crash=3s"), "")
 	stdout, stderr, err := c.run(context.Background(), t)
 	if err == nil || ExitCode(err) != ExitError {
 		t.Fatalf("run = %v (exit %d), want exit 1 for the crash; stderr:\n%s", err, ExitCode(err), stderr)
@@ -150,7 +150,7 @@ func TestRunEngineInterrupted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process and measures it for seconds")
 	}
-	c := newEngineCase(t, engineMatrix, simCommand("--speedup", "20"), "")
+	c := newEngineCase(t, engineMatrix, simCommand("--sim-speedup", "20"), "")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { // Ctrl-C once the first cell is written
@@ -233,7 +233,7 @@ func fakeSMI(t *testing.T, noPerm bool) (state, callLog string) {
 func TestRunEngineLockClocks(t *testing.T) {
 	state, callLog := fakeSMI(t, false)
 	matrix := "contexts: [1K]\nconcurrency: [1]\nprefill_contexts: none\nduration: 300ms\nmax_tokens: 16\nwarmup: 0\nreadiness_timeout: 5s\nquiet: true\n"
-	c := newEngineCase(t, matrix, simCommand("--speedup", "20"), "gpu: {lock_clocks: true}\n")
+	c := newEngineCase(t, matrix, simCommand("--sim-speedup", "20"), "gpu: {lock_clocks: true}\n")
 	_, stderr, err := c.run(context.Background(), t)
 	if err != nil {
 		t.Fatalf("run: %v; stderr:\n%s", err, stderr)

@@ -8,7 +8,7 @@ import (
 )
 
 // TestRunQueuedDecidedOnSimulator measures decode/8K/1 and decode/8K/32 through `run --url`
-// against the simulator served over HTTP at 20× (as `speedmatrix sim --speedup 20`, whose
+// against the simulator served over HTTP at 20× (as `speedmatrix sim --sim-speedup 20`, whose
 // speed the client does not know): the queued cell is decided within a few seconds of its last
 // request reaching the server (32 × 0.58 s of front end ÷ 20 = 0.93 s after the first), not after
 // the 60 s readiness timeout (issue 9: each queued cell cost a minute), and the valid cell stays

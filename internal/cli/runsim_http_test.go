@@ -11,7 +11,7 @@ import (
 )
 
 // TestRunOverHTTPRecordsSimulatorSpeedup: `speedmatrix run --url` against a `speedmatrix sim
-// --speedup 20` records the simulator and its speedup (from /version), so that reports show
+// --sim-speedup 20` records the simulator and its speedup (from /version), so that reports show
 // the numbers in the profile's time; the numbers themselves stay as measured.
 func TestRunOverHTTPRecordsSimulatorSpeedup(t *testing.T) {
 	if testing.Short() {

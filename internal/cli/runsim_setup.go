@@ -64,7 +64,7 @@ func (s simSetup) config(log *slog.Logger) sim.Config {
 // describe records in o what is measured, where the options leave it open: the launch command
 // (the `speedmatrix sim` that runs the same simulator) and the engine's name.
 func (s simSetup) describe(o *runOptions) {
-	cmd := []string{"speedmatrix", "sim", "--profile", s.so.Profile, "--speedup", strconv.FormatFloat(s.so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(s.so.Seed, 10)}
+	cmd := []string{"speedmatrix", "sim", "--profile", s.so.Profile, "--sim-speedup", strconv.FormatFloat(s.so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(s.so.Seed, 10)}
 	if s.noise >= 0 {
 		cmd = append(cmd, "--noise", strconv.FormatFloat(s.noise, 'g', -1, 64))
 	}

@@ -398,7 +398,7 @@ engine:
   name: speedmatrix-sim
   build: none
   serve:
-    command: [speedmatrix, sim, --profile, glm-5.3-flash-nvfp4-h200x2, --speedup, "10", --seed, "7"%s,
+    command: [speedmatrix, sim, --profile, glm-5.3-flash-nvfp4-h200x2, --sim-speedup, "10", --seed, "7"%s,
               --listen, "127.0.0.1:${PORT}"]
     port: 0
     ready_timeout: 60s
