@@ -74,7 +74,7 @@ func newRunCmd(env *Env) *cobra.Command {
 		Use:   "run [--url URL] [flags]",
 		Short: "Measure the speed matrix of an OpenAI-compatible server and write a results file",
 		Long: `run measures the speed test matrix of a live OpenAI-compatible server (vLLM first) as
-the README's "What the numbers mean" defines it, and writes everything it did to a results file.
+docs/method.md ("What the numbers mean") defines it, and writes everything it did to a results file.
 
 For each context it sends one scout request (max_tokens 1) whose time to first token is the
 prefill measurement and which warms the prefix cache; then, for each concurrency C, C streams
@@ -91,7 +91,7 @@ lists; --cells measures only the cells named (e.g. those compare found inconclus
 
 Without --url, run starts the built-in simulator in-process on a loopback port
 and measures it over HTTP like any server: --sim-profile (default the profile fitted to the
-reference report), --sim-speedup (default 10; rates scale by it), --sim-seed, --sim-noise,
+reference report), --sim-speedup (default 20, as sim and demo; rates scale by it), --sim-seed, --sim-noise,
 --sim-slowdown and --sim-fault (see speedmatrix sim --help).
 
 --paired measures a base (--base-url) and a head (--url) alternately on one machine, in blocks
@@ -103,8 +103,8 @@ URL it measures two built-in simulators with the same --sim-* settings.
 The API key is read from the environment variable named by --api-key-env, never from a flag,
 and is never printed or written. --config reads the same settings from speedmatrix.yaml (keys
 are the flag names with underscores: max_tokens, prefill_contexts, engine: {name, version, ...},
-hardware: {gpu, gpu_count, vram_per_gpu_gb, ...}; every key is in the README's Configuration
-section); flags given on the command line win. An unknown key or a bad value is an error naming
+hardware: {gpu, gpu_count, vram_per_gpu_gb, ...}; every key is in
+docs/configuration.md); flags given on the command line win. An unknown key or a bad value is an error naming
 its line, column and dotted path.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
