@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"strings"
 	"time"
@@ -123,25 +124,39 @@ func newEngineServeCmd(env *Env) *cobra.Command {
 		f                       engineFlags
 		port                    int
 		readyTimeout, stopGrace time.Duration
-		model                   string
+		model, configPath       string
 		envs                    []string
 	)
 	cmd := &cobra.Command{
-		Use:   "serve [flags] -- COMMAND [ARG...]",
+		Use:   "serve [flags] [--config speedmatrix.yaml | -- COMMAND [ARG...]]",
 		Short: "Start the engine's server, print its URL when ready, stop it on Ctrl-C",
 		Long: `serve starts the launch command (no shell; ${PORT} and ${NAME} from the environment
 are replaced) in its own process group, waits until GET /health answers and GET /v1/models
 lists the model, prints the URL on stdout, and runs until Ctrl-C, which stops the whole group
 (SIGTERM, SIGKILL after --stop-grace). The GPUs must be free of other compute processes first
 (nvidia-smi), and after the stop it waits for their memory to be released. --build (none by
-default) builds the engine at the commit first and serves from that environment.`,
+default) builds the engine at the commit first and serves from that environment.
+
+--config speedmatrix.yaml serves what run would serve: engine.serve's command, env, port,
+ready_timeout and stop_grace, the engine's source, build, cache_dir and keep, and the model;
+flags given on the command line win, and a command after -- replaces engine.serve.command.`,
 		Example: `  speedmatrix engine serve --port 0 -- vllm serve Qwen/Qwen3-0.6B --port '${PORT}'
-  speedmatrix engine serve -- speedmatrix sim --listen '127.0.0.1:${PORT}'`,
+  speedmatrix engine serve -- speedmatrix sim --listen '127.0.0.1:${PORT}'
+  speedmatrix engine serve --config speedmatrix.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 || cmd.ArgsLenAtDash() != 0 {
-				return usagef("serve: give the server's command after --, e.g. speedmatrix engine serve -- vllm serve MODEL --port '${PORT}'")
-			}
 			extra := map[string]string{}
+			if configPath != "" {
+				c, err := config.Load(configPath)
+				if err != nil {
+					return usagef("--config: %v", err)
+				}
+				if args, err = serveFromConfig(cmd, c, &f, &port, &readyTimeout, &stopGrace, &model, extra, args); err != nil {
+					return err
+				}
+			}
+			if len(args) == 0 || (configPath == "" && cmd.ArgsLenAtDash() != 0) {
+				return usagef("serve: give the server's command after --, e.g. speedmatrix engine serve -- vllm serve MODEL --port '${PORT}', or --config speedmatrix.yaml with engine.serve")
+			}
 			for _, kv := range envs {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok || k == "" {
@@ -189,5 +204,55 @@ default) builds the engine at the commit first and serves from that environment.
 	fl.DurationVar(&stopGrace, "stop-grace", serveDefaults.StopGrace, "time between SIGTERM and SIGKILL at the stop")
 	fl.StringVar(&model, "model", "", "the model /v1/models must list (default: the one the command names)")
 	fl.StringArrayVar(&envs, "env", nil, "NAME=VALUE added to the server's environment (repeatable)")
+	fl.StringVar(&configPath, "config", "", "speedmatrix.yaml: serve its engine.serve, built as its engine section says (flags given here win)")
 	return cmd
+}
+
+// serveFromConfig fills what engine serve's flags left unset from the configuration c: the
+// build (engine.source, build, cache_dir, keep), engine.serve's port, ready_timeout, stop_grace
+// and env (into extra; --env adds to them) and the served model. It returns the command to
+// serve: args when given after --, else engine.serve.command; a file without engine.serve and
+// no command is a usage error.
+func serveFromConfig(cmd *cobra.Command, c config.Config, f *engineFlags, port *int, readyTimeout, stopGrace *time.Duration, model *string, extra map[string]string, args []string) ([]string, error) {
+	set := func(name string) bool { return !cmd.Flags().Changed(name) }
+	e := c.Engine
+	if set("source") && e.Source != "" {
+		f.source = e.Source
+	}
+	if set("build") && set("build-command") {
+		if e.Build.Mode == config.BuildCommand {
+			f.command = e.Build.Command
+		} else {
+			f.mode = e.BuildMode()
+		}
+	}
+	if set("cache-dir") && e.CacheDir != "" {
+		f.cacheDir = e.CacheDir
+	}
+	if set("keep") && e.Keep > 0 {
+		f.keep = e.Keep
+	}
+	if set("model") && c.Model != "" {
+		*model = c.Model
+	}
+	if e.Serve == nil {
+		if len(args) == 0 {
+			return nil, usagef("--config: the file has no engine.serve to serve; add engine.serve.command, or give the server's command after --")
+		}
+		return args, nil
+	}
+	if set("port") {
+		*port = e.Serve.Port
+	}
+	if set("ready-timeout") && e.Serve.ReadyTimeout > 0 {
+		*readyTimeout = time.Duration(e.Serve.ReadyTimeout)
+	}
+	if set("stop-grace") && e.Serve.StopGrace > 0 {
+		*stopGrace = time.Duration(e.Serve.StopGrace)
+	}
+	maps.Copy(extra, e.Serve.Env)
+	if len(args) == 0 {
+		args = e.Serve.Command
+	}
+	return args, nil
 }

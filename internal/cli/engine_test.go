@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -40,16 +41,38 @@ func TestEngineServeHelper(t *testing.T) {
 // (the context ending) stops it and returns without an error.
 func TestEngineServeCommand(t *testing.T) {
 	logDir := t.TempDir()
+	serveAndStop(t, logDir, "engine", "serve", "--ready-timeout", "30s", "--stop-grace", "5s",
+		"--log-dir", logDir, "--env", "SPEEDMATRIX_TEST_PORT=${PORT}", "--env", "SPEEDMATRIX_ENGINE_HELPER=1", "--",
+		os.Args[0], "-test.run=^TestEngineServeHelper$", "--",
+		"sim", "--listen", "127.0.0.1:${PORT}", "--sim-speedup", "100")
+}
+
+// TestEngineServeConfig: engine serve --config serves the file's engine.serve (command, env,
+// ready_timeout) as run would, without the launch command typed again (issue 25, item 11).
+func TestEngineServeConfig(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "speedmatrix.yaml")
+	yaml := "engine:\n  name: speedmatrix-sim\n  build: none\n  serve:\n" +
+		"    command: [" + strconv.Quote(os.Args[0]) + `, "-test.run=^TestEngineServeHelper$", "--", sim, --listen, "127.0.0.1:${PORT}", --sim-speedup, "100"]` + "\n" +
+		"    env: {SPEEDMATRIX_ENGINE_HELPER: \"1\"}\n    ready_timeout: 30s\n    stop_grace: 5s\n"
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	serveAndStop(t, dir, "engine", "serve", "--config", cfg, "--log-dir", dir)
+}
+
+// serveAndStop runs `speedmatrix args…` (an engine serve whose server is the simulator, its log
+// in logDir), reads the URL it prints, checks the server answers, cancels the context as Ctrl-C
+// does and checks that the command stopped the server and returned without an error.
+func serveAndStop(t *testing.T, logDir string, args ...string) {
+	t.Helper()
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var stderr strings.Builder
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(ctx, []string{"engine", "serve", "--ready-timeout", "30s", "--stop-grace", "5s",
-			"--log-dir", logDir, "--env", "SPEEDMATRIX_TEST_PORT=${PORT}", "--env", "SPEEDMATRIX_ENGINE_HELPER=1", "--",
-			os.Args[0], "-test.run=^TestEngineServeHelper$", "--",
-			"sim", "--listen", "127.0.0.1:${PORT}", "--sim-speedup", "100"}, pw, &lockedWriter{w: &stderr}, os.Getenv)
+		done <- Run(ctx, args, pw, &lockedWriter{w: &stderr}, os.Getenv)
 		pw.Close()
 	}()
 	line, err := bufio.NewReader(pr).ReadString('\n')
