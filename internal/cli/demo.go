@@ -16,6 +16,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/sim/inject"
 	"github.com/speedmatrix/speedmatrix/sim/profile"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -195,6 +196,16 @@ func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) e
 // comment and the check.
 func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 	ctx := cmd.Context()
+	// The head's slow-down is checked before the base is measured: a mistake costs nothing.
+	if _, err := inject.ParseSlowdown(o.headSlowdown); err != nil {
+		return usagef("--head-slowdown %q: %v", o.headSlowdown, err)
+	}
+	if _, err := profile.Load(o.profile, nil); err != nil {
+		return usagef("--sim-profile: %v", err)
+	}
+	if !(o.speedup > 0) {
+		return usagef("--sim-speedup %g: want a number above 0", o.speedup)
+	}
 	dir := o.dir
 	if dir == "" {
 		d, err := os.MkdirTemp("", "speedmatrix-demo-")
@@ -258,7 +269,7 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 	case "markdown":
 		_, err = io.WriteString(env.Stdout, d.Comment.Body)
 	default:
-		err = demoSummary(env.Stdout, d, demoSummaryInput{dir: dir, store: st.Root(), slowdown: o.headSlowdown, matrix: o.matrix, profile: o.profile, speedup: head.TimeScale(), runs: o.historyRuns})
+		err = demoSummary(env.Stdout, d, demoSummaryInput{dir: dir, store: st.Root(), slowdown: o.headSlowdown, matrix: o.matrix, profile: o.profile, speedup: head.TimeScale(), runs: o.historyRuns, tempDir: o.dir == ""})
 	}
 	if err != nil {
 		return err

@@ -54,6 +54,9 @@ func renderDemo(base, head *results.File, hist []*results.File, basePath, headPa
 type demoSummaryInput struct {
 	dir, store, slowdown, profile, matrix string
 	speedup                               float64
+	// tempDir says that dir is a new temporary folder the demo made (no --dir): the summary
+	// says that it is kept, and how to choose or remove it.
+	tempDir bool
 	// runs is how many runs of the base were stored; the comparison says how many of them it
 	// took as history (none when too few to measure the noise).
 	runs int
@@ -116,6 +119,9 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 		fmt.Fprintf(tw, "  %s\t%s\n", filepath.Join(in.dir, f.name), f.what)
 	}
 	tw.Flush()
+	if in.tempDir {
+		fmt.Fprintf(&b, "\nThey are kept in %s, a new temporary folder each run, so that you can read them: --dir DIR writes them where you choose; rm -r %s when done.\n", in.dir, in.dir)
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

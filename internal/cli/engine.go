@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -186,14 +187,16 @@ flags given on the command line win, and a command after -- replaces engine.serv
 			}
 			fmt.Fprintln(env.Stdout, srv.URL())
 			env.Log.Info("serving; Ctrl-C stops the server", "model", srv.Model(), "log", srv.LogPath())
+			var serr error
 			select {
 			case <-ctx.Done():
 				env.Log.Info("stopping the server")
-				return srv.Stop(context.WithoutCancel(ctx))
+				serr = srv.Stop(context.WithoutCancel(ctx))
 			case <-srv.Exited():
-				err := srv.Err()
-				return errors.Join(err, srv.Stop(context.WithoutCancel(ctx)))
+				serr = errors.Join(srv.Err(), srv.Stop(context.WithoutCancel(ctx)))
 			}
+			keepOrRemoveLogs(env, srv, f.logDir != "", serr)
+			return serr
 		},
 	}
 	f.register(cmd, string(engine.ModeNone))
@@ -206,6 +209,28 @@ flags given on the command line win, and a command after -- replaces engine.serv
 	fl.StringArrayVar(&envs, "env", nil, "NAME=VALUE added to the server's environment (repeatable)")
 	fl.StringVar(&configPath, "config", "", "speedmatrix.yaml: serve its engine.serve, built as its engine section says (flags given here win)")
 	return cmd
+}
+
+// keepOrRemoveLogs deals with the server's log files once engine serve stopped it: after a
+// failure both are kept, and the log line names them; after a clean stop the temporary ones
+// are removed (the raw, unredacted log always; the redacted log unless --log-dir chose where
+// it goes), so that no /tmp/speedmatrix-server-*.log is left behind.
+func keepOrRemoveLogs(env *Env, srv *engine.Server, chosen bool, stopErr error) {
+	if stopErr != nil {
+		env.Log.Info("the server's log is kept for the failure", "log", srv.LogPath(), "raw_log", srv.RawLogPath())
+		return
+	}
+	temp := []string{srv.RawLogPath()}
+	if !chosen {
+		temp = append(temp, srv.LogPath())
+	}
+	for _, p := range temp {
+		if p != "" {
+			if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				env.Log.Warn("removing the server's temporary log", "log", p, "err", err)
+			}
+		}
+	}
 }
 
 // serveFromConfig fills what engine serve's flags left unset from the configuration c: the

@@ -51,6 +51,8 @@ func TestEngineServeCommand(t *testing.T) {
 // ready_timeout) as run would, without the launch command typed again (issue 25, item 11).
 func TestEngineServeConfig(t *testing.T) {
 	dir := t.TempDir()
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // where the server's temporary logs go
 	cfg := filepath.Join(dir, "speedmatrix.yaml")
 	yaml := "engine:\n  name: speedmatrix-sim\n  build: none\n  serve:\n" +
 		"    command: [" + strconv.Quote(os.Args[0]) + `, "-test.run=^TestEngineServeHelper$", "--", sim, --listen, "127.0.0.1:${PORT}", --sim-speedup, "100"]` + "\n" +
@@ -59,6 +61,10 @@ func TestEngineServeConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	serveAndStop(t, dir, "engine", "serve", "--config", cfg, "--log-dir", dir)
+	// A clean stop leaves no temporary log behind (issue 25: every serve left one in /tmp).
+	if left, _ := filepath.Glob(filepath.Join(tmp, "speedmatrix-server-*")); len(left) > 0 {
+		t.Errorf("after a clean stop, temporary logs are left: %v", left)
+	}
 }
 
 // serveAndStop runs `speedmatrix args…` (an engine serve whose server is the simulator, its log
