@@ -37,8 +37,12 @@ func ParseCellID(s string) (CellID, error) {
 	bad := func(why string) (CellID, error) {
 		return CellID{}, fmt.Errorf("cell %q: %s (want prefill/CTX or decode/CTX/CONCURRENCY, e.g. prefill/8K or decode/8K/32)", s, why)
 	}
+	if len(parts) == 2 && parts[0] == string(PhaseDecode) {
+		ctx := strings.ToUpper(strings.TrimSpace(parts[1]))
+		return bad(fmt.Sprintf("a decode cell needs its concurrency: decode/%s/C, e.g. decode/%s/32", ctx, ctx))
+	}
 	if len(parts) == 2 && parts[0] != string(PhasePrefill) {
-		parts = append([]string{string(PhaseDecode)}, parts...)
+		parts = append([]string{string(PhaseDecode)}, parts...) // 8K/32
 	}
 	if len(parts) >= 2 {
 		// Context labels are written with a capital suffix (8K, 1024K): "8k" names that cell.
