@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -102,8 +103,8 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 	spent := func() time.Duration { return time.Duration(out.GPU.Sum() * float64(time.Second)) }
 	out.Plan = compare.PlanRerunsFor(first, cost, j.Budget-spent())
 	units := planUnits(out.Plan, cost)
-	log.Info(fmt.Sprintf("adaptive: %d cells inconclusive at the first look; the budget left (%s) buys %d reruns (%s predicted), %d not",
-		first.Summary.CellCounts.Inconclusive, round(j.Budget-spent()), len(units), round(out.Plan.Cost), len(out.Plan.Undecided)))
+	log.Info(fmt.Sprintf("adaptive: %s inconclusive at the first look; the budget left (%s) buys %s (%s predicted), %d not",
+		textout.Plural(first.Summary.CellCounts.Inconclusive, "cell", "cells"), round(j.Budget-spent()), textout.Plural(len(units), "rerun", "reruns"), round(out.Plan.Cost), len(out.Plan.Undecided)))
 
 	undecided := slices.Clone(out.Plan.Undecided)
 	measured := map[string]bool{}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -345,7 +346,7 @@ func (b *Branch) Prune(ctx context.Context, p Policy) ([]Entry, error) {
 			// No SHA and no content: go-github sends "sha": null, which deletes the file.
 			entries = append(entries, &github.TreeEntry{Path: github.String(e.Path), Mode: github.String("100644"), Type: github.String("blob")})
 		}
-		return fmt.Sprintf("speedmatrix: prune %d results (retention) %s", len(removed), SkipCI), entries, nil
+		return fmt.Sprintf("speedmatrix: prune %s (retention) %s", textout.Plural(len(removed), "result", "results"), SkipCI), entries, nil
 	})
 	if err != nil {
 		return nil, err

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 )
 
 // Policy is what pruning keeps.
@@ -46,7 +48,7 @@ func (p Policy) Recency(along string) string {
 	if len(p.Lineage) == 0 {
 		return "recency of default-branch results: the time each was measured (no commit graph given)"
 	}
-	return fmt.Sprintf("recency of default-branch results: their commit's place on the first parents of %s (%d commits walked); results of commits not on them rank after, by the time they were measured", along, len(p.Lineage))
+	return fmt.Sprintf("recency of default-branch results: their commit's place on the first parents of %s (%s walked); results of commits not on them rank after, by the time they were measured", along, textout.Plural(len(p.Lineage), "commit", "commits"))
 }
 
 // OffLineage returns the default-branch entries whose commit is not on p.Lineage, in the order

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -64,10 +65,8 @@ func (b Baseline) Describe() string {
 		return "no baseline: " + b.Reason
 	case b.Distance == 0:
 		return fmt.Sprintf("baseline: the merge-base %s", results.ShortCommit(b.Commit))
-	case b.Distance == 1:
-		return fmt.Sprintf("baseline: %s, 1 commit before the merge-base %s (which has no results)", results.ShortCommit(b.Commit), results.ShortCommit(b.MergeBase))
 	}
-	return fmt.Sprintf("baseline: %s, %d commits before the merge-base %s (which has no results)", results.ShortCommit(b.Commit), b.Distance, results.ShortCommit(b.MergeBase))
+	return fmt.Sprintf("baseline: %s, %s before the merge-base %s (which has no results)", results.ShortCommit(b.Commit), textout.Plural(b.Distance, "commit", "commits"), results.ShortCommit(b.MergeBase))
 }
 
 // Warning is the line a comparison with b records among its warnings when b is not the

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -39,9 +40,9 @@ type Ordered struct {
 // Describe says in one line how the series is ordered and what it left out.
 func (o Ordered) Describe(tip string) string {
 	if !o.ByCommit {
-		return fmt.Sprintf("%d results ordered by the time they were measured (no commit graph given)", len(o.Entries))
+		return textout.Plural(len(o.Entries), "result", "results") + " ordered by the time they were measured (no commit graph given)"
 	}
-	s := fmt.Sprintf("%d results ordered along the first parents of %s", len(o.Entries), tip)
+	s := fmt.Sprintf("%s ordered along the first parents of %s", textout.Plural(len(o.Entries), "result", "results"), tip)
 	if n := len(o.Off); n > 0 {
 		s += fmt.Sprintf("; %d left out, of commits not on that line (force-pushed away, on a merged branch, or older than the commits walked)", n)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -159,7 +160,7 @@ no cell measured on both sides). 1 error, 2 usage.`,
 					return fmt.Errorf("--store: %w", err)
 				}
 				if commits > 0 {
-					env.Log.Info(fmt.Sprintf("measured noise: A/A runs of %d commits in the store; compare uses it where it exceeds the prior and no trials or history measure the cell", commits))
+					env.Log.Info(fmt.Sprintf("measured noise: A/A runs of %s in the store; compare uses it where it exceeds the prior and no trials or history measure the cell", textout.Plural(commits, "commit", "commits")))
 				}
 			}
 			if historyDir != "" {

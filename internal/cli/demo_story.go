@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -85,7 +86,7 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 	}
 	cc := c.Summary.CellCounts
 	// The baseline's own run is the newest of its history; compare counts the others.
-	noise := fmt.Sprintf("its history of %d runs (the run-to-run noise)", c.Settings.HistoryFiles+1)
+	noise := fmt.Sprintf("its history of %s (the run-to-run noise)", textout.Plural(c.Settings.HistoryFiles+1, "run", "runs"))
 	if c.Settings.HistoryFiles == 0 {
 		noise = fmt.Sprintf("no history (fewer than %d runs of the base: only the noise prior bounds the noise)", compare.DefaultThresholds().MinHistory)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/history"
 	"github.com/speedmatrix/speedmatrix/internal/sitedir"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -108,7 +109,7 @@ prefill.`,
 				return err
 			}
 			history.Order(files)
-			return runHistory(env, files, o, cell, metric, svgPath, htmlDir, fmt.Sprintf("%d results ordered by the time they were measured", len(files)))
+			return runHistory(env, files, o, cell, metric, svgPath, htmlDir, textout.Plural(len(files), "result", "results")+" ordered by the time they were measured")
 		},
 	}
 	f := cmd.Flags()

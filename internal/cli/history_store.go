@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/history"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -76,7 +77,7 @@ func readStoreHistory(ctx context.Context, env *Env, sf *storeFlags, q storeHist
 				"commits", shortCommits(ord.Off, 5), "along", tipName)
 		}
 		if len(ord.Entries) == 0 {
-			err := fmt.Errorf("config %s: none of its %d results is of a commit on the first parents of %s (check --ref and --git)", id, len(ord.Off), tipName)
+			err := fmt.Errorf("config %s: none of its %s is of a commit on the first parents of %s (check --ref and --git)", id, textout.Plural(len(ord.Off), "result", "results"), tipName)
 			if len(pick) == 1 {
 				return nil, err
 			}
@@ -101,7 +102,7 @@ func describeConfigs(ctx context.Context, st store.Store, ids []string, by map[s
 		if f, err := st.Open(ctx, es[0]); err == nil {
 			setup = history.SetupLine(f) + ", "
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s%d results, newest %s)", id, setup, len(es), history.ShortCommit(es[0].Commit)))
+		parts = append(parts, fmt.Sprintf("%s (%s%s, newest %s)", id, setup, textout.Plural(len(es), "result", "results"), history.ShortCommit(es[0].Commit)))
 	}
 	return strings.Join(parts, "; ")
 }

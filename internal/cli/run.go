@@ -21,6 +21,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/internal/redact"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -376,8 +377,8 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 	}
 	switch {
 	case runErr != nil:
-		return fmt.Errorf("%w; the %d cells measured so far (%d prefill, %d decode) are in %s, marked partial",
-			runErr, n.prefill+n.decode, n.prefill, n.decode, where)
+		return fmt.Errorf("%w; the %s measured so far (%d prefill, %d decode) are in %s, marked partial",
+			runErr, textout.Plural(n.prefill+n.decode, "cell", "cells"), n.prefill, n.decode, where)
 	case n.decode == 0 && n.decodeFailed > 0:
 		return fmt.Errorf("every decode cell failed (%d of %d; the first: %s); the results are in %s", n.decodeFailed, len(f.Decode), n.firstError, where)
 	case n.prefill+n.decode == 0 && n.prefillFailed > 0:

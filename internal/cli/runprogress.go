@@ -13,6 +13,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/speedmatrix/speedmatrix/bench"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -138,7 +139,7 @@ type lineProgress struct {
 
 func (p *lineProgress) Start(cells []bench.PlannedCell, estimate time.Duration) {
 	p.total = len(cells)
-	fmt.Fprintf(p.w, "speedmatrix run: %d cells, about %s%s\n", len(cells), roughly(estimate), inProfileTime(p.scale))
+	fmt.Fprintf(p.w, "speedmatrix run: %s, about %s%s\n", textout.Plural(len(cells), "cell", "cells"), roughly(estimate), inProfileTime(p.scale))
 }
 
 func (p *lineProgress) CellStart(results.CellID, int) {}

@@ -82,6 +82,21 @@ func TestOutcomeLineInProfileTime(t *testing.T) {
 	}
 }
 
+// TestProgressStartPlural: one cell is "1 cell", never "1 cells" (issue 25).
+func TestProgressStartPlural(t *testing.T) {
+	for _, tc := range []struct {
+		n    int
+		want string
+	}{{1, "speedmatrix run: 1 cell, about 1s"}, {2, "speedmatrix run: 2 cells, about 1s"}} {
+		var b strings.Builder
+		p := &lineProgress{w: &b}
+		p.Start(make([]bench.PlannedCell, tc.n), time.Second)
+		if !strings.HasPrefix(b.String(), tc.want) {
+			t.Errorf("%d cells: %q, want it to start %q", tc.n, b.String(), tc.want)
+		}
+	}
+}
+
 // TestBarShowsPhase checks that the bar names the phase a decode trial is in.
 func TestBarShowsPhase(t *testing.T) {
 	var buf bytes.Buffer
