@@ -136,6 +136,9 @@ type Config struct {
 	ContextWarmup bool
 	RunID         string // unique; prefixes every prompt
 	Timeouts      Timeouts
+	// TimeScale is a simulator's speedup (0 or 1: a real server): the run's time estimate
+	// divides the prefills it models in the reference server's time by it.
+	TimeScale float64
 
 	// Provenance, copied into the results file.
 	Hardware      results.Hardware

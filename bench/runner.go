@@ -315,12 +315,20 @@ func withoutMetrics(r *Runner) *Runner {
 
 // estimate returns a rough duration of the plan: windows, readiness and drains.
 func (s *session) estimate(plan []*ctxPlan) time.Duration {
+	return planEstimate(s.cfg, plan)
+}
+
+// planEstimate returns the expected wall time of the plan on cfg's server, by the cost model of
+// PlanShards (so that run's first line and plan's expected_minutes agree): every decode trial its
+// window and 2 s, every prefill (the context warm-up, the scout, the further trials) at the
+// reference server's prompt tok/s, divided by cfg.TimeScale against a simulator that runs that
+// much faster. Unlike plan, it knows which cells the server's KV cache holds: over-capacity
+// cells cost nothing.
+func planEstimate(cfg Config, plan []*ctxPlan) time.Duration {
+	scale := max(cfg.TimeScale, 1)
 	var d time.Duration
 	for _, p := range plan {
-		if p.Skip != "" {
-			continue
-		}
-		d += time.Duration(len(p.Decode)*s.cfg.Trials) * (s.cfg.Duration + 2*time.Second)
+		d += time.Duration(float64(rowPrefillCost(cfg, p))/scale) + rowDecodeCost(cfg, p)
 	}
 	return d
 }
@@ -383,7 +391,7 @@ func (s *session) probe(ctx context.Context, after string) error {
 		return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
 	case err != nil && errors.Is(pctx.Err(), context.DeadlineExceeded):
 		s.log.Warn("the server hangs: /health answers but a short request does not", "after", after, "timeout", limit)
-		return fmt.Errorf("%w after %s: /health answers, but a 2-token request got no answer within %v (the server hangs)", ErrServerDead, after, limit)
+		return fmt.Errorf("%w during %s: /health answers, but a 2-token request got no answer within %v (the server hangs)", ErrServerDead, after, limit)
 	case err != nil:
 		s.log.Debug("probe request failed, but the server answered", "err", err)
 	}
@@ -400,7 +408,7 @@ func (s *session) checkAlive(ctx context.Context, after string) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
 		}
-		return fmt.Errorf("%w after %s: %w", ErrServerDead, after, err)
+		return fmt.Errorf("%w during %s: %w", ErrServerDead, after, err)
 	}
 	return nil
 }
@@ -736,8 +744,8 @@ func (s *session) drain(ctx context.Context, where string) error {
 		case err == nil && sm.Running == 0 && sm.Waiting == 0:
 			return nil
 		case err == nil && watch.observe(s.now(), sm, 0):
-			s.log.Debug("nothing moved on the server for the stall span; probing it", "during", "draining "+where, "span", s.stallSpan())
-			if e := s.probe(ctx, "draining "+where); e != nil {
+			s.log.Debug("nothing moved on the server for the stall span; probing it", "during", "the drain "+where, "span", s.stallSpan())
+			if e := s.probe(ctx, "the drain "+where); e != nil {
 				return e
 			}
 			watch.restart(s.now())
@@ -746,7 +754,7 @@ func (s *session) drain(ctx context.Context, where string) error {
 				return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
 			}
 			if fails++; fails >= 3 {
-				if e := s.checkAlive(ctx, "draining "+where); e != nil {
+				if e := s.checkAlive(ctx, "the drain "+where); e != nil {
 					return e
 				}
 				fails = 0

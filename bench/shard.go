@@ -85,6 +85,13 @@ func PrefillCost(tokens int) time.Duration {
 // cfg sends it), the scout, the further prefill trials of its prefill cell and every decode
 // trial with its overhead.
 func rowCost(cfg Config, p *ctxPlan) time.Duration {
+	return rowPrefillCost(cfg, p) + rowDecodeCost(cfg, p)
+}
+
+// rowPrefillCost returns the expected time of one context's prefills in the reference server's
+// time: the hidden context warm-up (when cfg sends it), the scout and the further prefill
+// trials of its prefill cell.
+func rowPrefillCost(cfg Config, p *ctxPlan) time.Duration {
 	if p.Skip != "" {
 		return 0
 	}
@@ -96,8 +103,16 @@ func rowCost(cfg Config, p *ctxPlan) time.Duration {
 	if p.Prefill {
 		d += time.Duration(cfg.Trials-1) * pre
 	}
-	d += time.Duration(len(p.Decode)*cfg.Trials) * (cfg.Duration + decodeOverhead)
 	return d
+}
+
+// rowDecodeCost returns the expected time of one context's decode trials: each its window and
+// decodeOverhead.
+func rowDecodeCost(cfg Config, p *ctxPlan) time.Duration {
+	if p.Skip != "" {
+		return 0
+	}
+	return time.Duration(len(p.Decode)*cfg.Trials) * (cfg.Duration + decodeOverhead)
 }
 
 // PlanShards splits the matrix cfg describes into n shards of whole context rows (a nominal
