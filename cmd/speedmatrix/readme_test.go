@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"mvdan.cc/sh/v3/expand"
 	"mvdan.cc/sh/v3/syntax"
@@ -34,7 +35,7 @@ func readmeCommands(t *testing.T, readme string) []readmeCommand {
 	t.Helper()
 	var out []readmeCommand
 	lines := strings.Split(readme, "\n")
-	exitRe := regexp.MustCompile(`exit status (\d+)`)
+	exitRe := regexp.MustCompile(`exit(?: status|s) (\d+)`)
 	for i := 0; i < len(lines); i++ {
 		if strings.TrimSpace(lines[i]) != "```sh" {
 			continue
@@ -149,26 +150,30 @@ func pastedProgram(st *syntax.Stmt) bool {
 // decode=1.10@ctx>=32K once wrote a file named =32K); every speedmatrix command's flags exist
 // (run with --help); and the demos run and exit as the text says (skipped with -short).
 func TestREADMECommands(t *testing.T) {
-	ranDemo := false
+	var demo time.Duration // the bare demo's, in the simulator's time
 	total := 0
 	for _, d := range userDocs(t) {
 		t.Run(d.Path, func(t *testing.T) {
-			n, demo := checkDocCommands(t, d)
+			n, took := checkDocCommands(t, d)
 			total += n
-			ranDemo = ranDemo || demo
+			demo = max(demo, took)
 		})
 	}
 	if total < 10 {
 		t.Fatalf("found %d commands in the sh blocks of README.md and docs/; the extraction is broken", total)
 	}
-	if !testing.Short() && !ranDemo {
-		t.Error("no demo command found in README.md's sh blocks")
+	if !testing.Short() {
+		if demo == 0 {
+			t.Fatal("no bare demo command (go run ./cmd/speedmatrix demo) found in README.md's sh blocks")
+		}
+		checkDemoTime(t, demo) // readme_screen_test.go
 	}
 }
 
 // checkDocCommands checks the commands of one markdown file, as TestREADMECommands says, and
-// returns how many its sh blocks hold and whether one was a demo that ran.
-func checkDocCommands(t *testing.T, d userDoc) (n int, ranDemo bool) {
+// returns how many its sh blocks hold and how long the bare demo (no flags) took in the
+// simulator's time, 0 when none ran.
+func checkDocCommands(t *testing.T, d userDoc) (n int, demoTook time.Duration) {
 	for _, s := range inlineCommands(d.Text) {
 		src := s
 		if strings.HasPrefix(s, "--") {
@@ -193,6 +198,7 @@ func checkDocCommands(t *testing.T, d userDoc) (n int, ranDemo bool) {
 			return err
 		},
 	}
+	ran := map[string]int{} // demo arguments already run → the exit status wanted
 	for _, c := range cmds {
 		if pastedProgram(c.Stmt) {
 			for _, why := range shellSurprises(c.Stmt) {
@@ -217,6 +223,16 @@ func checkDocCommands(t *testing.T, d userDoc) (n int, ranDemo bool) {
 		default:
 			continue // go test, export, git
 		}
+		if len(args) > 0 && args[0] == "demo" {
+			key := strings.Join(args, " ")
+			if w, ok := ran[key]; ok {
+				if w != c.WantExit {
+					t.Errorf("%s:%d: speedmatrix %s is said to exit %d here and %d before", d.Path, c.Line, key, c.WantExit, w)
+				}
+				continue // the same demo (go run, then a built binary): measured once
+			}
+			ran[key] = c.WantExit
+		}
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
 			getenv := func(string) string { return "" }
@@ -226,15 +242,19 @@ func checkDocCommands(t *testing.T, d userDoc) (n int, ranDemo bool) {
 				if testing.Short() {
 					t.Skip("a demo measures 11 quick matrices (about 5 s of CPU in the simulator's time)")
 				}
-				ranDemo = true
 				want = c.WantExit
+				bare := len(args) == 1
 				args = append(args, "--quiet", "--dir", t.TempDir())
 				// In the simulator's time (as simtime in the scripts: a fake clock that only the
 				// simulator's model moves), so that what the demo measures, and so its verdict,
 				// does not depend on how loaded the machine is.
 				synctest.Test(t, func(t *testing.T) {
 					env := &cli.Env{Stdout: &stdout, Stderr: &stderr, Getenv: getenv, Net: memnet.New()}
+					began := time.Now()
 					err = cli.RunEnv(t.Context(), env, args)
+					if bare {
+						demoTook = time.Since(began)
+					}
 				})
 			} else {
 				args = append(args, "--help") // checks the flags without a server
@@ -245,7 +265,7 @@ func checkDocCommands(t *testing.T, d userDoc) (n int, ranDemo bool) {
 			}
 		})
 	}
-	return len(cmds), ranDemo
+	return len(cmds), demoTook
 }
 
 // TestNoReferenceOutsideRepository checks that no file of the repository names a path outside
