@@ -41,7 +41,7 @@ func TestConfigFileMissing(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "nothere.yaml")
 	for _, args := range [][]string{
 		{"run", "--config", missing},
-		{"plan", "--config", missing},
+		{"plan", "--shards", "1", "--config", missing},
 		{"store", "list", "--config", missing},
 		{"compare", "--config", missing, missing, missing},
 		{"validate", "--config", missing},

@@ -290,6 +290,7 @@ matrix with regression verdicts.`,
 		newActionCmd(env),
 		newPlanCmd(env),
 		newMergeCmd(env),
+		newValidateCmd(env),
 	)
 	return root
 }

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/speedmatrix/speedmatrix/internal/textout"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// newValidateCmd builds `speedmatrix validate`: the configuration checked as run, plan and the
+// bot read it, without measuring anything.
+func newValidateCmd(env *Env) *cobra.Command {
+	var configPath string
+	cmd := &cobra.Command{
+		Use:   "validate --config speedmatrix.yaml",
+		Short: "Check speedmatrix.yaml as run, plan and the bot read it, before any GPU time is spent",
+		Long: `validate reads speedmatrix.yaml strictly (an unknown key or a wrong type is an error with its
+line, column and dotted path; every bad value is named at once), then checks what run would
+check before its first request: the matrix and the cells, the window and the trials, the
+budget, the build mode, the simulator's profile when nothing else is measured, and the plan
+(one shard). It prints what the file makes the bot do: what it measures and how long the matrix
+is expected to take, and warns of the variables engine.serve names that this environment
+lacks (the runner must set them).
+
+Exit status 0 when the file is valid, 2 with the reasons when it is not.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if configPath == "" {
+				return usagef("--config: give the file to check, e.g. speedmatrix validate --config speedmatrix.yaml")
+			}
+			o := defaultRunOptions()
+			if err := readRunConfig(configPath, &o); err != nil {
+				return usagef("--config: %v", err)
+			}
+			lines, err := validateRun(env, o)
+			if err != nil {
+				return err
+			}
+			_, err = fmt.Fprintf(env.Stdout, "%s: valid\n%s", configPath, lines)
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&configPath, "config", "", "the speedmatrix.yaml to check")
+	return cmd
+}
+
+// validateRun checks the run options o as runCommand does before it measures (errors are usage
+// errors) and returns what they make a run do, one indented line each.
+func validateRun(env *Env, o runOptions) (string, error) {
+	if err := checkAdaptive(o); err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	switch {
+	case o.URL != "":
+		fmt.Fprintf(&b, "  measures: the server at %s\n", o.URL)
+	case o.Engine.Serve != nil:
+		spec, err := engineBuildSpec(o)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "  measures: engine.serve (%s), built %s from %s\n", strings.Join(o.Engine.Serve.Command, " "), spec.Mode, orDot(o.Engine.Source))
+		if missing := missingServeVars(env, o); len(missing) > 0 {
+			env.Log.Warn("engine.serve names variables this environment does not set; the runner must: " + strings.Join(missing, ", "))
+		}
+	default:
+		so := o
+		ss, err := newSimSetup(&so) // runsim_setup.go
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(&b, "  measures: the built-in simulator (profile %s, %g× faster; no url and no engine.serve)\n", ss.p.Name, ss.so.Speedup)
+	}
+	p, err := planShards(o, 1) // plan.go: checks the matrix, the cells and pinned acceptance
+	if err != nil {
+		return "", err
+	}
+	var prefill, decode int
+	for _, id := range p.Shards[0].Cells {
+		if id.Phase == results.PhasePrefill {
+			prefill++
+		} else {
+			decode++
+		}
+	}
+	fmt.Fprintf(&b, "  matrix: %s (%s, %s), %v windows, %s: about %.1f min (plan's estimate, before the server's KV cache rules cells out)\n",
+		o.Matrix, textout.Plural(prefill, "prefill cell", "prefill cells"), textout.Plural(decode, "decode cell", "decode cells"), o.Duration, textout.Plural(o.Trials, "trial", "trials"), p.Shards[0].Expected.Minutes())
+	if o.Budget > 0 {
+		fmt.Fprintf(&b, "  budget: %.0f min of GPU wall time a job (build, load, the first pass, reruns)\n", o.Budget.Minutes())
+	}
+	return b.String(), nil
+}
+
+// missingServeVars returns the ${NAME}s of engine.serve that the environment does not set
+// (PORT is the run's own).
+func missingServeVars(env *Env, o runOptions) []string {
+	var missing []string
+	_, err := o.Engine.Serve.Expanded(func(name string) (string, bool) {
+		if name == "PORT" {
+			return "0", true
+		}
+		v := env.Getenv(name)
+		if v == "" {
+			missing = append(missing, name)
+		}
+		return "x", true
+	})
+	if err != nil {
+		return append(missing, err.Error())
+	}
+	return missing
+}
+
+// orDot returns s, or "." when it is empty.
+func orDot(s string) string {
+	if s == "" {
+		return "."
+	}
+	return s
+}

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestValidate: validate accepts a good speedmatrix.yaml and says what it makes a run do (what
+// it measures, the matrix and its expected time, the budget), names every bad value of a bad one
+// (exit 2) without measuring anything, warns of engine.serve's variables the environment lacks,
+// and needs --config.
+func TestValidate(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, doc string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	good := write("good.yaml", "matrix: full\nduration: 30s\nbudget: 75m\nengine:\n  name: vllm\n  source: .\n  build: auto\n  serve:\n    command: [vllm, serve, m, --port, \"${PORT}\", --api-key, \"${VLLM_KEY}\"]\n")
+	out, errOut, code := runCLI("validate", "--config", good)
+	if code != ExitOK {
+		t.Fatalf("a good file: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{good + ": valid", "measures: engine.serve (vllm serve m --port ${PORT} --api-key ${VLLM_KEY}), built auto from .",
+		"matrix: full (8 prefill cells, 64 decode cells), 30s windows, 1 trial: about 40.7 min", "budget: 75 min"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("validate's output lacks %q:\n%s", want, out)
+		}
+	}
+	if !strings.Contains(errOut, "VLLM_KEY") || strings.Contains(errOut, "PORT,") {
+		t.Errorf("stderr %q: want a warning naming VLLM_KEY (and not PORT, the run's own)", errOut)
+	}
+	bad := write("bad.yaml", "matrix: huge\nduration: -1s\ncells: [decode/8K]\n")
+	_, errOut, code = runCLI("validate", "--config", bad)
+	if code != ExitUsage || !strings.Contains(errOut, `bad.yaml:1:9: matrix: matrix "huge" unknown`) || !strings.Contains(errOut, "bad.yaml:2:11: duration") {
+		t.Errorf("a bad file: exit %d, %q; want %d and every bad value with its line", code, errOut, ExitUsage)
+	}
+	cells := write("cells.yaml", "cells: [decode/8K]\n")
+	if _, errOut, code = runCLI("validate", "--config", cells); code != ExitUsage || !strings.Contains(errOut, "needs its concurrency") {
+		t.Errorf("a cell without its concurrency: exit %d, %q", code, errOut)
+	}
+	sim := write("sim.yaml", "matrix: quick\n")
+	if out, _, code = runCLI("validate", "--config", sim); code != ExitOK || !strings.Contains(out, "the built-in simulator (profile glm-5.3-flash-nvfp4-h200x2, 20× faster") {
+		t.Errorf("a file that measures the simulator: exit %d\n%s", code, out)
+	}
+	if _, errOut, code = runCLI("validate"); code != ExitUsage || !strings.Contains(errOut, "--config: give the file to check") {
+		t.Errorf("no --config: exit %d, %q", code, errOut)
+	}
+}
