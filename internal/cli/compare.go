@@ -205,7 +205,7 @@ no cell measured on both sides). 1 error, 2 usage.`,
 	f := cmd.Flags()
 	f.StringVar(&historyDir, "history", "", "folder of earlier results files of the base (*.json); each cell's spread across them is its noise")
 	f.StringVar(&sf.dir, "store", "", "results store (speedmatrix store): the newest default-branch results of the base's config id are the history (with HEAD alone, the baseline's and its first-parent ancestors', along --git), when there are at least min_history; repeated runs of one commit (A/A reruns) give measured noise, used where it exceeds the prior; with HEAD alone, also where its baseline is found")
-	f.StringVar(&sf.branch, "branch", "", "use the data branch of this name on GitHub as the store instead (needs --repo or GITHUB_REPOSITORY, and GITHUB_TOKEN)")
+	f.StringVar(&sf.branch, "branch", "", "use the data branch of this name on GitHub as the store instead (needs --repo or GITHUB_REPOSITORY, and GITHUB_TOKEN with contents: read)")
 	f.StringVar(&sf.repo, "repo", "", "the GitHub repository OWNER/NAME of --branch (default $GITHUB_REPOSITORY)")
 	f.StringVar(&gitDir, "git", "", "with HEAD alone: the clone of the engine whose commit graph gives the merge-base (default: the current directory)")
 	f.StringVar(&baseBranch, "base-branch", "", "with HEAD alone: the default branch the head is compared against (default: the clone's origin/HEAD, else main)")

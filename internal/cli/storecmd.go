@@ -30,7 +30,7 @@ type storeFlags struct {
 
 func (s *storeFlags) add(f *pflag.FlagSet) {
 	f.StringVar(&s.dir, "store", "", "local directory store (results/, pr/, aa/, index.json); default: the configuration's store.dir")
-	f.StringVar(&s.branch, "branch", "", "use the data branch of this name on GitHub instead (needs --repo or GITHUB_REPOSITORY, and GITHUB_TOKEN with contents: write)")
+	f.StringVar(&s.branch, "branch", "", "use the data branch of this name on GitHub instead (needs --repo or GITHUB_REPOSITORY, and GITHUB_TOKEN: "+branchTokenNeeds+")")
 	f.StringVar(&s.repo, "repo", "", "the GitHub repository OWNER/NAME of --branch (default $GITHUB_REPOSITORY)")
 	f.StringVar(&s.configPath, "config", "", "speedmatrix.yaml: its store section gives the defaults (store.dir, retention)")
 }
@@ -46,6 +46,9 @@ func (s *storeFlags) config() (config.Config, error) {
 	}
 	return c, nil
 }
+
+// branchTokenNeeds is the permission --branch's token needs, by what the command does.
+const branchTokenNeeds = "contents: read to read it (store list, store get, history, compare), contents: write to change it (store put, store prune, baseline)"
 
 var repoRE = regexp.MustCompile(`^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$`)
 
@@ -80,7 +83,7 @@ func (s *storeFlags) gitHub(ctx context.Context, env *Env) (*ghbot.Client, strin
 	}
 	token := env.Getenv("GITHUB_TOKEN")
 	if token == "" {
-		return nil, "", "", usagef("--branch needs GITHUB_TOKEN (a token with contents: write on %s)", repo)
+		return nil, "", "", usagef("--branch needs GITHUB_TOKEN, a token of %s with %s", repo, branchTokenNeeds)
 	}
 	gh, err := ghbot.NewClient(ctx, ghbot.Auth{Token: token}, env.Getenv("GITHUB_API_URL"),
 		ghbot.WithLogger(env.Log), ghbot.WithActions(githubactions.New(githubactions.WithWriter(env.Stderr))))

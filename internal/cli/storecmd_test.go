@@ -229,3 +229,27 @@ func TestBaselineMeasuresAndStores(t *testing.T) {
 		t.Errorf("baseline without --commit: exit %d\n%s", code, errOut)
 	}
 }
+
+// TestBranchHelpPermission: the --branch help of the commands that only read the data branch
+// (history, store list, store get, compare) asks for contents: read, not the contents: write a
+// put or prune needs (issue 25: reads were told to need write).
+func TestBranchHelpPermission(t *testing.T) {
+	for _, args := range [][]string{{"history"}, {"store", "list"}, {"store", "get"}, {"compare"}, {"store", "put"}} {
+		out, _, code := runCLI(append(args, "--help")...)
+		if code != ExitOK {
+			t.Fatalf("%v --help: exit %d", args, code)
+		}
+		var line string
+		for _, l := range strings.Split(out, "\n") {
+			if strings.Contains(l, "--branch string") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, "contents: read") {
+			t.Errorf("%v --help: the --branch line %q does not say a read needs contents: read", args, line)
+		}
+		if args[0] != "compare" && !strings.Contains(line, "contents: write to change it (store put, store prune, baseline)") {
+			t.Errorf("%v --help: the --branch line %q does not say which commands need contents: write", args, line)
+		}
+	}
+}
