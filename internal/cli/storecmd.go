@@ -225,12 +225,15 @@ digits as store list prints it, or a revision the local clone resolves) for CONF
 	get.Flags().StringVarP(&out, "output", "o", "", "write the results file here instead of stdout")
 
 	var e store.Entry
-	var commit, putKind, base string
+	var commit, putKind, base, putGit string
 	put := &cobra.Command{
 		Use:   "put RESULTS.json --commit SHA",
 		Short: "Store an existing results file (default-branch, or --kind pr --pr N [--base SHA], or --kind aa)",
 		Long: `put stores RESULTS.json as --commit's result. The file must have measured that commit: an
 engine.commit in the file other than --commit is refused (a file without one gets --commit).
+--commit and --base may be abbreviated as store list prints them (7 or more hex digits) when
+the file's engine.commit, a stored commit or the clone (--git DIR, default the current
+directory) completes them.
 A default-branch result replaces the commit's earlier result of the same config, which is
 first kept as an A/A rerun of the commit (aa/), unless it is the same run stored again.`,
 		Args: cobra.ExactArgs(1),
@@ -248,23 +251,24 @@ first kept as an A/A rerun of the commit (aa/), unless it is the same run stored
 			if err != nil {
 				return err
 			}
-			if e.Commit, err = fullCommit(cmd.Context(), commit, "--commit"); err != nil {
-				return err
-			}
-			if base != "" {
-				if e.Base, err = fullCommit(cmd.Context(), base, "--base"); err != nil {
-					return err
-				}
-			}
 			f, err := results.ReadFile(args[0])
 			if err != nil {
 				return err
 			}
-			if err := checkFileCommit(env, f, e.Commit, args[0]); err != nil { // storeput.go
-				return err
-			}
 			s, where, err := sf.open(cmd.Context(), env, c)
 			if err != nil {
+				return err
+			}
+			clone := store.GitCommits{Dir: putGit}
+			if e.Commit, err = putCommit(cmd.Context(), s, clone, "--commit", commit, f.Engine.Commit); err != nil { // storeput.go
+				return err
+			}
+			if base != "" {
+				if e.Base, err = putCommit(cmd.Context(), s, clone, "--base", base, ""); err != nil {
+					return err
+				}
+			}
+			if err := checkFileCommit(env, f, e.Commit, args[0]); err != nil { // storeput.go
 				return err
 			}
 			e.Kind = store.Kind(putKind)
@@ -282,7 +286,8 @@ first kept as an A/A rerun of the commit (aa/), unless it is the same run stored
 			return nil
 		},
 	}
-	put.Flags().StringVar(&commit, "commit", "", "the engine commit the results belong to (full id, or a revision the local clone resolves); must be the file's engine.commit, which a file without one gets")
+	put.Flags().StringVar(&commit, "commit", "", "the engine commit the results belong to: a full id, an abbreviation of 7 or more hex digits (of the file's engine.commit, of a commit the store holds, or one the clone knows), or a revision the clone resolves; must be the file's engine.commit, which a file without one gets")
+	put.Flags().StringVar(&putGit, "git", "", "the clone of the engine that resolves --commit and --base when they are not full ids (default: the current directory)")
 	put.Flags().StringVar(&putKind, "kind", string(store.KindDefault), "default-branch, pr or aa")
 	put.Flags().IntVar(&e.PR, "pr", 0, "the pull request of a --kind pr result")
 	put.Flags().StringVar(&e.RunID, "run-id", "", "the run id (default: the file's)")

@@ -102,3 +102,43 @@ func (s *storeFlags) storeFlagsText() string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// putCommit returns the full commit id that store put's flag what (--commit, --base) gives as rev:
+// rev itself when it is a full id; for an abbreviation of store.MinCommitPrefix or more hex digits
+// (as store list prints them), the file's own engine commit (fileCommit, when it is a full id
+// starting with rev), else the one commit of the store's index it abbreviates, else what the
+// clone resolves; any other revision, what the clone resolves. Outside a clone, the short
+// commits store list prints still work.
+func putCommit(ctx context.Context, s store.Store, clone store.GitCommits, what, rev, fileCommit string) (string, error) {
+	p := strings.ToLower(strings.TrimSpace(rev))
+	switch {
+	case p == "":
+		return "", usagef("%s is required: the engine commit the results belong to", what)
+	case store.IsCommit(p):
+		return p, nil
+	}
+	if store.IsCommitPrefix(p) {
+		if fc := strings.ToLower(strings.TrimSpace(fileCommit)); store.IsCommit(fc) && strings.HasPrefix(fc, p) {
+			return fc, nil
+		}
+		sha, err := store.ExpandCommit(ctx, s, p)
+		var amb *store.AmbiguousCommitError
+		switch {
+		case err == nil:
+			return sha, nil
+		case errors.As(err, &amb):
+			return "", usagef("%s %s abbreviates %d stored commits (%s); give more digits", what, rev, len(amb.Commits), strings.Join(amb.Commits, ", "))
+		case !errors.Is(err, store.ErrNotFound):
+			return "", err
+		}
+	}
+	sha, err := clone.RevParse(ctx, rev)
+	if err != nil {
+		where := "the current directory"
+		if clone.Dir != "" {
+			where = clone.Dir
+		}
+		return "", usagef("%s %q: neither the results file's engine.commit nor a stored commit starts with it, and the clone in %s cannot resolve it (%v); give the full id, or --git DIR, a clone of the engine", what, rev, where, err)
+	}
+	return sha, nil
+}
