@@ -30,15 +30,13 @@ type actionCase struct {
 	measured   bool   // a results file was written
 	reply      string // substring of the reply
 	check      func(t *testing.T, e *actEnv, st ghtest.State)
-	simTime    bool // the action runs in the simulator's time (actEnv.simTime)
 }
 
 func runActionCases(t *testing.T, cases []actionCase) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e := newActEnv(t)
-			e.simTime = tc.simTime
+			e := newActEnv(t) // in the simulator's time (actEnv.simTime), whatever the load
 			if tc.setup != nil {
 				tc.setup(e)
 			}
@@ -153,7 +151,6 @@ func TestActionEveryPayload(t *testing.T) {
 			continue
 		}
 		c.name, c.payload = rel, payload(t, rel)
-		c.simTime = true // a measured PR compared with its stored base, whatever the load
 		if c.checkSHA == "" && c.err == "" {
 			// Nothing to do: nothing may be written to GitHub.
 			prev := c.check

@@ -87,6 +87,7 @@ func newActEnv(t *testing.T) *actEnv {
 		"INPUT_BASELINE-DIR":  filepath.Join(dir, "baselines"),
 	}}
 	e.writeConfig(actionConfig(""))
+	e.simTime = true // what the action measures of the simulator is the model's time, whatever the load (runSim)
 	return e
 }
 
