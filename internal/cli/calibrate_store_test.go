@@ -38,7 +38,7 @@ func TestCalibrateStoreRealAA(t *testing.T) {
 			out := filepath.Join(dir, "run"+seed+".json")
 			args := []string{"run", "--contexts", "8K", "--concurrency", "1,8", "--duration", "300ms",
 				"--warmup", "0", "--sim-speedup", "40", "--sim-noise", "0.3", "--sim-seed", seed, "--quiet", "-o", out}
-			if _, stderr, err := runBench(t, nil, args...); err != nil {
+			if _, stderr, err := runSimTime(t, nil, args...); err != nil {
 				t.Fatalf("run: %v\n%s", err, stderr)
 			}
 			f := readResults(t, out)

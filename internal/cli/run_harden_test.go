@@ -202,7 +202,7 @@ func TestRunPartialCountsEveryCell(t *testing.T) {
 // stays at the shortest window a run accepts instead of becoming a usage error.
 func TestRunSimWindowFloor(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, err := runBench(t, nil, "run", "--contexts", "1K", "--concurrency", "1", "--warmup", "0",
+	_, stderr, err := runSimTime(t, nil, "run", "--contexts", "1K", "--concurrency", "1", "--warmup", "0",
 		"--sim-speedup", "1000", "--quiet", "-o", out)
 	if err != nil {
 		t.Fatalf("run at 1000×: %v\n%s", err, stderr)

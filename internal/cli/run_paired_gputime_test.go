@@ -11,7 +11,7 @@ import (
 func TestPairedRecordsGPUTime(t *testing.T) {
 	dir := t.TempDir()
 	head, base := filepath.Join(dir, "head.json"), filepath.Join(dir, "base.json")
-	_, stderr, err := runBench(t, nil, "run", "--paired", "--blocks", "2",
+	_, stderr, err := runSimTime(t, nil, "run", "--paired", "--blocks", "2",
 		"--cells", "decode/8K/4", "--duration", "200ms", "--warmup", "0", "--context-warmup=false",
 		"--sim-speedup", "100", "--quiet", "-o", head, "--base-output", base)
 	if err != nil {

@@ -17,7 +17,7 @@ func pairedSimRun(t *testing.T, scheme string) *results.Comparison {
 	t.Helper()
 	dir := t.TempDir()
 	head, base := filepath.Join(dir, "head.json"), filepath.Join(dir, "base.json")
-	_, stderr, err := runBench(t, nil, "run", "--paired", "--paired-scheme", scheme, "--blocks", "6",
+	_, stderr, err := runSimTime(t, nil, "run", "--paired", "--paired-scheme", scheme, "--blocks", "6",
 		"--cells", "decode/8K/4", "--duration", "200ms", "--warmup", "0", "--context-warmup=false",
 		"--sim-speedup", "100", "--sim-noise", "0", "--sim-slowdown", "all=+12%/s", "--quiet",
 		"-o", head, "--base-output", base)

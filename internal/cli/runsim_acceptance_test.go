@@ -26,7 +26,7 @@ func TestRunRecordsAcceptance(t *testing.T) {
 	}
 	want := ecfg.MeanTokensPerStep()
 	out := filepath.Join(t.TempDir(), "r.json")
-	if _, stderr, err := runBench(t, nil, simRun(out, "--sim-noise", "0")...); err != nil {
+	if _, stderr, err := runSimTime(t, nil, simRun(out, "--sim-noise", "0")...); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
 	f := readResults(t, out)

@@ -30,7 +30,7 @@ func TestRunSimulatorByDefault(t *testing.T) {
 		t.Skip("measures the simulator for several seconds")
 	}
 	out := filepath.Join(t.TempDir(), "r.json")
-	if _, stderr, err := runBench(t, nil, simRun(out)...); err != nil {
+	if _, stderr, err := runSimTime(t, nil, simRun(out)...); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
 	f := readResults(t, out)
@@ -61,10 +61,10 @@ func TestRunSeesSlowdown(t *testing.T) {
 	}
 	dir := t.TempDir()
 	base, slow := filepath.Join(dir, "base.json"), filepath.Join(dir, "slow.json")
-	if _, stderr, err := runBench(t, nil, simRun(base)...); err != nil {
+	if _, stderr, err := runSimTime(t, nil, simRun(base)...); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
-	if _, stderr, err := runBench(t, nil, simRun(slow, "--sim-slowdown", "decode=2")...); err != nil {
+	if _, stderr, err := runSimTime(t, nil, simRun(slow, "--sim-slowdown", "decode=2")...); err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
 	b, s := readResults(t, base), readResults(t, slow)
@@ -88,7 +88,7 @@ func TestRunSeesErrorFaults(t *testing.T) {
 		{"error=100%", "HTTP 500"}, // every request is answered with a 500
 	} {
 		out := filepath.Join(t.TempDir(), "r.json")
-		_, stderr, err := runBench(t, nil, simRun(out, "--sim-fault", tt.fault)...)
+		_, stderr, err := runSimTime(t, nil, simRun(out, "--sim-fault", tt.fault)...)
 		f := readResults(t, out)
 		if len(f.Decode) != 2 {
 			t.Fatalf("%s: want the 2 decode cells marked, got %d (run error %v)\n%s", tt.fault, len(f.Decode), err, stderr)
@@ -106,7 +106,7 @@ func TestRunSurvivesCrash(t *testing.T) {
 		t.Skip("measures the simulator until it crashes")
 	}
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, err := runBench(t, nil, simRun(out, "--concurrency", "1,2,4,8", "--sim-fault", "crash=4s")...)
+	_, stderr, err := runSimTime(t, nil, simRun(out, "--concurrency", "1,2,4,8", "--sim-fault", "crash=4s")...)
 	if err == nil {
 		t.Fatalf("a run whose server crashed must fail\n%s", stderr)
 	}
@@ -128,7 +128,7 @@ func TestRunSeesNoise(t *testing.T) {
 	var files []*results.File
 	for _, seed := range []string{"1", "2"} {
 		out := filepath.Join(dir, "r"+seed+".json")
-		if _, stderr, err := runBench(t, nil, simRun(out, "--sim-noise", "0.2", "--sim-seed", seed)...); err != nil {
+		if _, stderr, err := runSimTime(t, nil, simRun(out, "--sim-noise", "0.2", "--sim-seed", seed)...); err != nil {
 			t.Fatalf("run: %v\n%s", err, stderr)
 		}
 		files = append(files, readResults(t, out))
