@@ -100,13 +100,12 @@ func TestRunChecksOutputFirst(t *testing.T) {
 			{dir, "is a directory"},
 			{filepath.Join(aFile, "r.json"), "cannot create"},
 		} {
-			began := time.Now()
 			_, err := run(smallRun(srv.URL, c.out)...)
 			if ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "-o") {
 				t.Errorf("-o %s: exit %d, %v; want a usage error saying %q", c.out, ExitCode(err), err, c.want)
 			}
-			if n := srv.Requests(); n != 0 || time.Since(began) > 2*time.Second {
-				t.Errorf("-o %s: %d stream requests in %v before refusing; want none", c.out, n, time.Since(began))
+			if n := srv.Requests(); n != 0 { // no time bound: a loaded machine may take its time to refuse
+				t.Errorf("-o %s: %d stream requests before refusing; want none", c.out, n)
 			}
 		}
 		out := filepath.Join(dir, "out", "missing", "r.json")

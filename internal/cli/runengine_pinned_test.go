@@ -41,7 +41,7 @@ func TestRunEnginePinned(t *testing.T) {
 		t.Skip("starts a server process four times and measures it for seconds")
 	}
 	run := func(seed string) *results.File {
-		c := newEngineCase(t, pinnedMatrix, simCommand("--sim-speedup", "50", "--noise", "0.15", "--seed", seed), "")
+		c := newEngineCase(t, pinnedMatrix, simCommand("--sim-speedup", "20", "--noise", "0.15", "--seed", seed), "")
 		_, stderr, err := c.run(context.Background(), t)
 		if err != nil {
 			t.Fatalf("run: %v\n%s", err, stderr)
