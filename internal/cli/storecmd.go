@@ -190,11 +190,13 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 
 	var out string
 	get := &cobra.Command{
-		Use:   "get COMMIT CONFIG_ID",
-		Short: "Print (or write with -o) the default-branch results of a commit and config id",
+		Use:   "get COMMIT [CONFIG_ID]",
+		Short: "Print (or write with -o) the default-branch results of a commit (and config id)",
 		Long: `get prints the default-branch result of COMMIT (a full id, an abbreviation of 7 or more hex
-digits as store list prints it, or a revision the local clone resolves) for CONFIG_ID.`,
-		Args: cobra.ExactArgs(2),
+digits as store list prints it, or a revision the local clone resolves) for CONFIG_ID. Without
+CONFIG_ID, the commit's one default-branch result; a commit with results of several configs
+needs the id, and the error lists them.`,
+		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
 			s, err := sf.openConfigured(ctx, env)
@@ -204,6 +206,13 @@ digits as store list prints it, or a revision the local clone resolves) for CONF
 			commit, err := storedCommit(ctx, s, args[0], "COMMIT")
 			if err != nil {
 				return err
+			}
+			if len(args) == 1 {
+				id, err := onlyConfigOf(ctx, s, commit) // storeids.go
+				if err != nil {
+					return err
+				}
+				args = append(args, id)
 			}
 			f, _, err := s.Get(ctx, commit, args[1])
 			var damaged *store.DamagedError

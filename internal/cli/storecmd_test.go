@@ -253,3 +253,32 @@ func TestBranchHelpPermission(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreGetWithoutConfigID: store get COMMIT takes the commit's one default-branch result;
+// a commit with results of two configs needs the id, and the usage error lists both.
+func TestStoreGetWithoutConfigID(t *testing.T) {
+	f, err := results.ReadFile("../../store/testdata/run.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "st")
+	st := store.NewDir(dir)
+	sha := strings.Repeat("ab", 20)
+	ctx := context.Background()
+	if _, err := st.Put(ctx, store.Entry{Commit: sha, Kind: store.KindDefault}, f); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := runCLI("store", "get", "--store", dir, sha[:12])
+	if code != ExitOK || !strings.Contains(out, `"schema": "speedmatrix/results/v1"`) {
+		t.Fatalf("one config: exit %d, %q", code, errOut)
+	}
+	other := *f
+	other.Hardware.GPU = "H100" // another config
+	if _, err := st.Put(ctx, store.Entry{Commit: sha, Kind: store.KindDefault}, &other); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = runCLI("store", "get", "--store", dir, sha[:12])
+	if code != ExitUsage || !strings.Contains(errOut, "has default-branch results of 2 configs (") || !strings.Contains(errOut, store.ConfigID(f)) || !strings.Contains(errOut, store.ConfigID(&other)) {
+		t.Errorf("two configs: exit %d, %q; want %d listing both ids", code, errOut, ExitUsage)
+	}
+}

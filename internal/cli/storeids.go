@@ -147,3 +147,28 @@ func checkStoredConfig(ctx context.Context, s store.Store, commit, configID stri
 	}
 	return fmt.Errorf("store get: no result of commit %s is stored; %s: %w", results.ShortCommit(commit), describeHeld(all), store.ErrNotFound)
 }
+
+// onlyConfigOf returns the config id of commit's one default-branch result in s, for store get
+// without CONFIG_ID. A commit with results of several configs is a usage error listing their
+// ids; one with none says what the store holds of it (checkStoredConfig).
+func onlyConfigOf(ctx context.Context, s store.Store, commit string) (string, error) {
+	es, err := s.List(ctx, store.Filter{Commit: commit, Kind: store.KindDefault})
+	if err != nil {
+		return "", err
+	}
+	var ids []string
+	for _, e := range es {
+		if !slices.Contains(ids, e.ConfigID) {
+			ids = append(ids, e.ConfigID)
+		}
+	}
+	switch len(ids) {
+	case 1:
+		return ids[0], nil
+	case 0:
+		return "", checkStoredConfig(ctx, s, commit, "")
+	}
+	slices.Sort(ids)
+	return "", usagef("store get: commit %s has default-branch results of %d configs (%s): give the config id, speedmatrix store get %s CONFIG_ID",
+		results.ShortCommit(commit), len(ids), strings.Join(ids, ", "), results.ShortCommit(commit))
+}
