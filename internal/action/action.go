@@ -578,14 +578,27 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 	var base *results.File
 	var hist []*results.File
 	baseCommit := "" // the stored result's commit, which the PR's stored result cites
+	var earlier *results.File
+	if p.rerun() {
+		// The first pass at this head, which the rerun pools with (rerun.go); the store keeps it
+		// as the pull request's result, the rerun's cells go to the artifacts.
+		if earlier = j.earlierHead(ctx, rs, p, head); earlier == nil {
+			warnings = append(warnings, noEarlierWarning)
+		}
+	}
+	putPR := func(base string) {
+		if earlier == nil {
+			j.putPR(ctx, rs, p, base, head)
+		}
+	}
 	if j.in.Baseline == "" {
-		sb, ok, err := j.storeBaseline(ctx, rs, p, head)
+		sb, ok, err := j.storeBaseline(ctx, rs, p, j.seriesFile(p, head))
 		var be *baselineError
 		switch {
 		case errors.As(err, &be):
 			// Fail closed: the local directory is not asked either, it would say "no baseline".
 			out.Unresolved = be.why()
-			j.putPR(ctx, rs, p, "", head)
+			putPR("")
 			return out, nil
 		case ok:
 			base, hist, baseCommit = sb.base, sb.hist, sb.commit
@@ -597,7 +610,7 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 			out.NoBaseline = "No baseline in the store: " + sb.why + "."
 		}
 	}
-	j.putPR(ctx, rs, p, baseCommit, head)
+	putPR(baseCommit)
 	if base == nil {
 		basePath := j.in.Baseline
 		if basePath == "" {
@@ -622,6 +635,8 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 	}
 	if cfg.Budget > 0 {
 		out, err = j.budgeted(ctx, cfg, out, base, hist, warnings, p.Cells) // budget.go
+	} else if earlier != nil {
+		out, err = j.compareRerun(out, earlier, base, hist, warnings) // rerun.go
 	} else {
 		out, err = j.compareWithHistory(out, base, hist, warnings, p.Cells)
 	}
@@ -660,21 +675,7 @@ func (j *job) compareWithHistory(out outcome, base *results.File, hist []*result
 		return out, err
 	}
 	cmp, err := compare.Compare(in, th)
-	var mm *compare.MismatchError
-	if errors.As(err, &mm) {
-		out.NoBaseline = "The baseline measured a different setup, so nothing was compared: " + code(strings.Join(mm.Differences, "; ")) + "."
-		return out, nil
-	}
-	if err != nil {
-		return out, fmt.Errorf("compare: %w", err)
-	}
-	cmp.Warnings = append(cmp.Warnings, warnings...)
-	out.Comparison = cmp
-	out.ComparisonPath = filepath.Join(j.in.ArtifactDir, artifactComparison)
-	if err := results.WriteComparisonFile(out.ComparisonPath, cmp); err != nil {
-		return out, fmt.Errorf("write the comparison: %w", err)
-	}
-	return out, nil
+	return j.keepComparison(out, cmp, err, warnings) // rerun.go
 }
 
 // conclusion maps an outcome to the check's conclusion and the verdict output. A comparison's
