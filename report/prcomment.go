@@ -569,9 +569,9 @@ func (m *model) side(label, sha, branch string, r *results.ComparedRun) string {
 	}
 	if b := strings.TrimSpace(branch); b != "" {
 		if s == "" {
-			s = EscapeText(b, maxTitleRunes)
+			s = inlineText(b, maxTitleRunes)
 		} else {
-			s += " (" + EscapeText(b, maxTitleRunes) + ")"
+			s += " (" + inlineText(b, maxTitleRunes) + ")"
 		}
 	}
 	if s == "" && r != nil && r.RunID != "" {

@@ -670,6 +670,9 @@ func (j *job) compareInput(head, base *results.File, hist []*results.File, cells
 // comparison's.
 func (j *job) compareWithHistory(out outcome, base *results.File, hist []*results.File, warnings []string, cells []string) (outcome, error) {
 	th := j.cfg.Thresholds()
+	// `/bench rerun` measures the head alone against the stored base (rerun.go), a paired
+	// comparison's reruns pair again: the advice is for what is measured again.
+	th.HeadOnlyReruns = out.Head != nil && out.Head.Run.Pairing == nil
 	in, err := j.compareInput(out.Head, base, hist, cells)
 	if err != nil {
 		return out, err
