@@ -710,7 +710,7 @@ func (m *model) warnings() string {
 	fmt.Fprintf(&b, "<details><summary>⚠️ %s</summary>\n\n", textout.Plural(len(m.c.Warnings), "warning", "warnings"))
 	for _, w := range m.c.Warnings {
 		w = m.noPaths(w)
-		fmt.Fprintf(&b, "- %s\n", inlineText(w, 2000))
+		fmt.Fprintf(&b, "- %s\n", m.warningWords(w, 2000))
 	}
 	b.WriteString("\n</details>\n")
 	return b.String()
