@@ -347,7 +347,7 @@ func (m *model) advice() string {
 	for _, g := range p.goals() {
 		switch {
 		case len(g.Rows) == 0:
-			goals = append(goals, fmt.Sprintf("A rerun may decide %s, rarely all at once; post:\n", noun(len(g.Cells), "it", "some of these "+textout.Plural(len(g.Cells), "cell", "cells")))+
+			goals = append(goals, fmt.Sprintf("A rerun may decide %s:\n", noun(len(g.Cells), "it", "some of these "+textout.Plural(len(g.Cells), "cell", "cells")))+
 				m.rerunCommand(g.Cells, g.FurtherTrials))
 		case len(g.Rows) == 1:
 			goals = append(goals, fmt.Sprintf("No single cell of the %s decode row decides it; measured whole, the row may:\n", g.Rows[0])+

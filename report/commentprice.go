@@ -96,8 +96,8 @@ func (p rerunPrice) words() string {
 
 // note says once what every `/bench rerun` of the advice does and what its price leaves out.
 func (p rerunPrice) note() string {
-	s := fmt.Sprintf("`/bench rerun` measures them again on the head alone (%s each, as this run did), pooled with this run at the last look; "+
-		"in calibration it decided 5 in 6 such cells where runs vary little, 1 in 5 where whole runs drift.", textout.Plural(p.trials, "trial", "trials"))
+	s := fmt.Sprintf("`/bench rerun` measures them on the head alone, %s each as this run did, pooled with it for the last look; "+
+		"calibrated, it decides 5 in 6 such cells, 1 in 5 if runs drift.", textout.Plural(p.trials, "trial", "trials"))
 	if p.sides == 2 {
 		s = fmt.Sprintf("`/bench rerun` measures the cells again paired, on base and head (%s each, as this run did), a first look of its own: it may decide them, not will.", textout.Plural(p.trials, "trial", "trials"))
 	}

@@ -247,7 +247,7 @@ func TestCommentContent(t *testing.T) {
 		"noisy": {
 			"**Not judged: 9 cells.**", "/bench rerun ", "of GPU time for the measurement (", "The statistics ask for ",
 			"No single cell of the 8K and 128K decode rows decides them; measured whole, the rows may:\n```\n/bench rerun decode/8K/1,decode/8K/2,decode/128K/1,decode/128K/2\n```",
-			"`/bench rerun` measures them again on the head alone (1 trial each), pooled with this run at the last look", "so they are not priced.",
+			"`/bench rerun` measures them on the head alone, 1 trial each as this run did, pooled with it for the last look", "so they are not priced.",
 		},
 		"accepted": {
 			"> Accepted by [maintainer-1](https://github.com/maintainer-1) on 2026-12-01 09:30 UTC at `0123456`: The 32K slowdown is the price of the new sampler\\; tracked in \\#\u200b99",
