@@ -633,11 +633,13 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 			return out, err
 		}
 	}
-	if cfg.Budget > 0 {
-		out, err = j.budgeted(ctx, cfg, out, base, hist, warnings, p.Cells) // budget.go
-	} else if earlier != nil {
+	switch {
+	case earlier != nil:
+		// The second look, the last: a budgeted job buys no reruns beyond it.
 		out, err = j.compareRerun(out, earlier, base, hist, warnings) // rerun.go
-	} else {
+	case cfg.Budget > 0:
+		out, err = j.budgeted(ctx, cfg, out, base, hist, warnings, p.Cells) // budget.go
+	default:
 		out, err = j.compareWithHistory(out, base, hist, warnings, p.Cells)
 	}
 	if err != nil {

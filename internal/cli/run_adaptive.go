@@ -59,7 +59,7 @@ func checkAdaptive(o runOptions) error {
 func recordGPUTime(f *results.File, o runOptions) {
 	g := f.Run.GPUTime
 	if g == nil {
-		g = &results.GPUTime{BudgetSeconds: f.WallTime(o.Budget).Seconds()}
+		g = &results.GPUTime{BudgetSeconds: o.Budget.Seconds()}
 		f.Run.GPUTime = g
 	}
 	g.BuildSeconds, g.LoadSeconds = o.adaptive.build.Seconds(), o.adaptive.load.Seconds()
@@ -110,7 +110,7 @@ func measureAdaptive(ctx context.Context, env *Env, o runOptions, baseURL string
 		return rf, err
 	}
 	out, err := adaptive.Run(ctx, adaptive.Job{
-		Compare: in, Thresholds: o.Config.Thresholds(), Budget: f.WallTime(o.Budget),
+		Compare: in, Thresholds: o.Config.Thresholds(), Budget: o.Budget,
 		GPU: *f.Run.GPUTime, Measure: measure, Log: env.Log,
 	})
 	if err != nil {
