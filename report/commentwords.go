@@ -397,6 +397,9 @@ func sameMetric(vs []cellView) bool {
 // qValueRE matches a q-value or a test level given in passing ("q = 2.6e-06", "(q ≤ 0.0062)").
 var qValueRE = regexp.MustCompile(`,? ?\(?\bq [=≤<] ?[0-9.]+(?:e-?[0-9]+)?\)?`)
 
+// oneCellMetricRE matches "1 cell metrics", which compare's warnings write for any count.
+var oneCellMetricRE = regexp.MustCompile(`(^|[^0-9.,])1 cell metrics`)
+
 // warningWords says a comparison's warning in the comment's words: the threshold δ as its
 // percentages ("3 %", or "3 % for throughput, 5 % for latency"), metric names by their titles,
 // no q-value and no procedure name; text between backticks stays code, the rest is escaped as
@@ -406,6 +409,7 @@ func (m *model) warningWords(w string, max int) string {
 	w = qValueRE.ReplaceAllString(w, "")
 	w = strings.ReplaceAll(w, " (empirical null)", "")
 	w = strings.ReplaceAll(w, "cell-metrics", "cell metrics")
+	w = oneCellMetricRE.ReplaceAllString(w, "${1}1 cell metric")
 	ms := append(results.Metrics(results.PhaseDecode), results.MetricPromptTokPerS, results.MetricSpecAcceptance)
 	slices.SortFunc(ms, func(a, b results.Metric) int { return len(b) - len(a) })
 	for _, mt := range ms {

@@ -19,6 +19,7 @@ func TestWarningWords(t *testing.T) {
 		{"decode total_tok_per_s: the changes spread 1.28× more than the assumed noise allows (empirical null)",
 			"decode Total tok/s: the changes spread 1.28× more than the assumed noise allows"},
 		{"decode/8K/1 passed (q = 2.6e-06) at the second look", "decode/8K/1 passed at the second look"},
+		{"shifted in 1 cell-metrics; 11 cell-metrics", "shifted in 1 cell metric; 11 cell metrics"},
 		{"an unclosed `code span", "an unclosed \\`code span"},
 	} {
 		if got := m.warningWords(tc.in, 2000); got != tc.want {
