@@ -107,14 +107,21 @@ func closedVerdict(v results.Verdict, cells []results.CellComparison, head []*re
 		}
 		why = append(why, fmt.Sprintf("%s lacks %d cells its own plan named (its settings list them; it holds no cell for them, not even a status): %s", r, len(lost), strings.Join(lost, ", ")))
 	}
-	var missing []string
+	var missing, stalled []string
 	for _, c := range cells {
-		if c.Verdict == results.VerdictIncomplete && (c.Reason == reasonMissingInHead || strings.HasPrefix(c.Reason, reasonStalled)) {
+		switch {
+		case c.Verdict != results.VerdictIncomplete:
+		case c.Reason == reasonMissingInHead:
 			missing = append(missing, c.Cell)
+		case strings.HasPrefix(c.Reason, reasonStalled):
+			stalled = append(stalled, c.Cell)
 		}
 	}
 	if len(missing) > 0 {
 		why = append(why, fmt.Sprintf("%d cells the base measured are missing in the head: %s", len(missing), strings.Join(missing, ", ")))
+	}
+	if len(stalled) > 0 {
+		why = append(why, fmt.Sprintf("%d cells stalled in the head (the server produced no token for part of the window, so it measured no speed): %s", len(stalled), strings.Join(stalled, ", ")))
 	}
 	if len(why) == 0 {
 		return v, ""
