@@ -27,6 +27,10 @@ type Input struct {
 	// Cells, when not empty, limits the comparison to these cells (the second look compares
 	// only the cells it re-measured).
 	Cells []results.CellID
+	// AcceptPartial compares a partial head (a run that stopped early) on the cells it holds:
+	// the cells it did not reach are not compared, and a warning says so. Without it a partial
+	// head is incomplete, which never passes.
+	AcceptPartial bool
 	// MeasuredNoise is the run-to-run CV of cell-metrics measured on this machine (A/A reruns
 	// of one commit: MeasuredNoise, `speedmatrix calibrate --store`). Where it exceeds the
 	// prior, it replaces the prior (noise source NoiseMeasured, and the floor of within+prior).
@@ -313,7 +317,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	}
 	for i := range c.Cells {
 		cell := &c.Cells[i]
-		cell.Verdict = closedCell(cell, cellVerdict(cell.Phase, cell.Metrics)) // failclosed.go
+		cell.Verdict = closedCell(cell, cellVerdict(cell.Phase, cell.Metrics), acceptedPartial(in)) // failclosed.go
 		c.Summary.CellCounts.Add(cell.Verdict)
 		for _, m := range cell.Metrics {
 			c.Summary.Counts.Add(m.Verdict)
@@ -325,7 +329,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	c.Summary.Tests = len(tests)
 	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
 	c.Verdict = overall(c.Summary.CellCounts, c.Rows, c.Groups)
-	closeVerdict(c, in.Head) // failclosed.go
+	closeVerdict(c, in.Head, in.AcceptPartial) // failclosed.go
 	c.Rerun = advise(deciding, th, plan)
 	pairedAdvice(c.Rerun, pairing) // paired.go
 	return c, nil

@@ -12,22 +12,71 @@ import (
 const reasonMissingInHead = "missing in head"
 
 // closedCell returns a cell's verdict once missing data is counted: a cell the base has and
-// the head lacks is incomplete, not merely not comparable; any other cell keeps v.
-func closedCell(cell *results.CellComparison, v results.Verdict) results.Verdict {
+// the head lacks is incomplete, not merely not comparable, unless a partial head was accepted
+// (Input.AcceptPartial); any other cell keeps v.
+func closedCell(cell *results.CellComparison, v results.Verdict, acceptMissing bool) results.Verdict {
+	if cell.Reason == reasonMissingInHead && acceptMissing {
+		return v
+	}
 	if cell.Reason == reasonMissingInHead || (strings.HasPrefix(cell.Reason, reasonStalled) && cell.HeadStatus.Measured() && strings.Contains(cell.Reason, "in head")) {
 		return results.VerdictIncomplete
 	}
 	return v
 }
 
+// acceptedPartial reports whether in accepts a partial head and one of its head files is
+// partial: then the cells the head lacks are not compared rather than incomplete.
+func acceptedPartial(in Input) bool {
+	if !in.AcceptPartial {
+		return false
+	}
+	for _, f := range in.Head {
+		if f != nil && f.Run.Partial {
+			return true
+		}
+	}
+	return false
+}
+
 // closeVerdict sets the matrix's verdict and VerdictReason by closedVerdict and, when the head
-// is incomplete, warns with the reason so that every report names it.
-func closeVerdict(c *results.Comparison, head []*results.File) {
+// is incomplete, warns with the reason so that every report names it; a partial head accepted
+// (accept) is a warning alone.
+func closeVerdict(c *results.Comparison, head []*results.File, accept bool) {
+	if accept {
+		var kept []*results.File
+		for i, f := range head {
+			if f == nil || !f.Run.Partial {
+				kept = append(kept, f)
+				continue
+			}
+			c.Warnings = append(c.Warnings, partialWords(f, i, len(head), len(c.Cells))+"; accepted as partial: the cells it did not reach are not compared")
+		}
+		head = kept
+	}
 	c.Verdict, c.VerdictReason = closedVerdict(c.Verdict, c.Cells, head)
 	if c.VerdictReason != "" {
 		c.Warnings = append(c.Warnings, "the head is incomplete: "+c.VerdictReason)
 	}
 }
+
+// partialWords says how far the partial head file i of n got: "the head was interrupted after 3
+// of 8 cells (its run is partial)", or with the reason it stopped. Of how many is the cells its
+// plan named (results.File.PlannedCells), else the cells compared.
+func partialWords(f *results.File, i, n, compared int) string {
+	got := len(f.Prefill) + len(f.Decode)
+	of := max(got+len(f.NotMeasured()), compared)
+	who := "the head"
+	if n > 1 {
+		who = fmt.Sprintf("head file %d", i+1)
+	}
+	if r := f.Run.PartialReason; r != "" && r != interruptedReason {
+		return fmt.Sprintf("%s run is partial: it stopped after %d of %d cells: %s", who, got, of, r)
+	}
+	return fmt.Sprintf("%s was interrupted after %d of %d cells (its run is partial)", who, got, of)
+}
+
+// interruptedReason is the runner's reason for a run stopped by a signal (bench.ErrInterrupted).
+const interruptedReason = "interrupted before every cell was measured"
 
 // closedVerdict returns the matrix's verdict and its reason once missing data is counted: a
 // regression stays a regression; otherwise a head whose run ended early (Run.Partial), that
@@ -39,14 +88,7 @@ func closedVerdict(v results.Verdict, cells []results.CellComparison, head []*re
 		if f == nil || !f.Run.Partial {
 			continue
 		}
-		r := "the head run is partial (it ended before every planned cell was measured)"
-		if len(head) > 1 {
-			r = fmt.Sprintf("head file %d is partial (it ended before every planned cell was measured)", i+1)
-		}
-		if f.Run.PartialReason != "" {
-			r += ": " + f.Run.PartialReason
-		}
-		why = append(why, r)
+		why = append(why, partialWords(f, i, len(head), len(cells)))
 	}
 	for i, f := range head {
 		if f == nil || f.Run.Partial {
@@ -65,14 +107,21 @@ func closedVerdict(v results.Verdict, cells []results.CellComparison, head []*re
 		}
 		why = append(why, fmt.Sprintf("%s lacks %d cells its own plan named (its settings list them; it holds no cell for them, not even a status): %s", r, len(lost), strings.Join(lost, ", ")))
 	}
-	var missing []string
+	var missing, stalled []string
 	for _, c := range cells {
-		if c.Verdict == results.VerdictIncomplete && (c.Reason == reasonMissingInHead || strings.HasPrefix(c.Reason, reasonStalled)) {
+		switch {
+		case c.Verdict != results.VerdictIncomplete:
+		case c.Reason == reasonMissingInHead:
 			missing = append(missing, c.Cell)
+		case strings.HasPrefix(c.Reason, reasonStalled):
+			stalled = append(stalled, c.Cell)
 		}
 	}
 	if len(missing) > 0 {
 		why = append(why, fmt.Sprintf("%d cells the base measured are missing in the head: %s", len(missing), strings.Join(missing, ", ")))
+	}
+	if len(stalled) > 0 {
+		why = append(why, fmt.Sprintf("%d cells stalled in the head (the server produced no token for part of the window, so it measured no speed): %s", len(stalled), strings.Join(stalled, ", ")))
 	}
 	if len(why) == 0 {
 		return v, ""

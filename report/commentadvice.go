@@ -292,6 +292,48 @@ func (v cellView) metric() results.Metric {
 	return results.MetricTotalTokPerS
 }
 
+// AdvisedRerun is one `/bench rerun` the PR comment advises: the cells it names, the further
+// trials a side the statistics ask for to decide them, and, for a goal of decode rows measured
+// whole for the row test, the rows' contexts.
+type AdvisedRerun struct {
+	Cells         []string
+	FurtherTrials int
+	Rows          []string
+}
+
+// AdvisedReruns returns the `/bench rerun` commands the PR comment advises for c, in its order:
+// the undecided cells a rerun may decide, then the decode rows to measure whole, rows that need
+// as many trials in one command. None after a second look, which allows no third. calibrate
+// follows them to check what they promise.
+func AdvisedReruns(c *results.Comparison) []AdvisedRerun {
+	return newModel(c, CommentContext{}).plan().goals()
+}
+
+// goals groups the plan into its commands.
+func (p rerunPlan) goals() []AdvisedRerun {
+	if p.secondLook {
+		return nil
+	}
+	var out []AdvisedRerun
+	if len(p.cells) > 0 && p.trials > 0 {
+		out = append(out, AdvisedRerun{Cells: p.cells, FurtherTrials: p.trials})
+	}
+	for i := 0; i < len(p.rows); {
+		j := i + 1
+		for j < len(p.rows) && p.rows[j].FurtherTrials == p.rows[i].FurtherTrials {
+			j++
+		}
+		g := AdvisedRerun{FurtherTrials: p.rows[i].FurtherTrials}
+		for _, row := range p.rows[i:j] {
+			g.Rows = append(g.Rows, row.ContextLabel)
+			g.Cells = append(g.Cells, validCells(row.Cells)...)
+		}
+		out = append(out, g)
+		i = j
+	}
+	return out
+}
+
 // advice renders the rerun plan: one command per goal with its price, and the cells no rerun
 // decides. It is the only place the advice is worded.
 func (m *model) advice() string {
@@ -302,29 +344,18 @@ func (m *model) advice() string {
 		return b.String()
 	}
 	var goals []string
-	if len(p.cells) > 0 && p.trials > 0 {
-		goals = append(goals, fmt.Sprintf("To try to decide %s, post:\n", noun(len(p.cells), "it", "these "+textout.Plural(len(p.cells), "cell", "cells")))+
-			m.rerunCommand(p.cells, p.trials))
-	}
-	// Rows that need as many trials are one goal, one command.
-	for i := 0; i < len(p.rows); {
-		j := i + 1
-		for j < len(p.rows) && p.rows[j].FurtherTrials == p.rows[i].FurtherTrials {
-			j++
+	for _, g := range p.goals() {
+		switch {
+		case len(g.Rows) == 0:
+			goals = append(goals, fmt.Sprintf("A rerun may decide %s:\n", noun(len(g.Cells), "it", "some of these "+textout.Plural(len(g.Cells), "cell", "cells")))+
+				m.rerunCommand(g.Cells, g.FurtherTrials))
+		case len(g.Rows) == 1:
+			goals = append(goals, fmt.Sprintf("No single cell of the %s decode row decides it; measured whole, the row may:\n", g.Rows[0])+
+				m.rerunCommand(g.Cells, g.FurtherTrials))
+		default:
+			goals = append(goals, fmt.Sprintf("No single cell of the %s decode rows decides them; measured whole, the rows may:\n", andList(g.Rows))+
+				m.rerunCommand(g.Cells, g.FurtherTrials))
 		}
-		var ctxs, cells []string
-		for _, row := range p.rows[i:j] {
-			ctxs = append(ctxs, row.ContextLabel)
-			cells = append(cells, validCells(row.Cells)...)
-		}
-		if len(ctxs) == 1 {
-			goals = append(goals, fmt.Sprintf("No single cell of the %s decode row decides it; measured whole, the row may:\n", ctxs[0])+
-				m.rerunCommand(cells, p.rows[i].FurtherTrials))
-		} else {
-			goals = append(goals, fmt.Sprintf("No single cell of the %s decode rows decides them; measured whole, the rows may:\n", andList(ctxs))+
-				m.rerunCommand(cells, p.rows[i].FurtherTrials))
-		}
-		i = j
 	}
 	if len(goals) > 0 {
 		goals = append(goals, m.priceRerun(nil).note())

@@ -11,10 +11,12 @@ import (
 // What a `/bench rerun CELLS` costs is what the bot does for it: a job that builds the head's
 // engine (reused when the runner's cache still holds this commit's build), starts the server
 // (the model load) and measures the named cells with the configured trials on the head alone,
-// compared with the stored base as a first look of its own; a comparison that was paired reruns
+// pooled with the first pass stored at this head at the second look; a comparison that was paired reruns
 // paired, both sides built, loaded and measured. The measurement is priced by the first pass's
 // own time budget (results.MeasurePrice, the price the budgeted bot's reruns use), the build and
-// the load by this job's GPU time; all in the profile's time. What the results files do not
+// the load by this job's GPU time; all in the profile's time. The head-alone rerun pools with the
+// first pass at the second look (internal/action's compareRerun); what it decides is measured by
+// `calibrate --advice` (docs/calibration.md) and said so. What the results files do not
 // hold (the simulator builds and loads nothing) is said, not guessed.
 
 // rerunPrice is one `/bench rerun`'s GPU time, in the profile's seconds.
@@ -94,11 +96,11 @@ func (p rerunPrice) words() string {
 
 // note says once what every `/bench rerun` of the advice does and what its price leaves out.
 func (p rerunPrice) note() string {
-	s := fmt.Sprintf("`/bench rerun` measures the cells again on the head alone (%s each, as this run did) against the stored base", textout.Plural(p.trials, "trial", "trials"))
+	s := fmt.Sprintf("`/bench rerun` measures them on the head alone, %s each as this run did, pooled with it for the last look; "+
+		"calibrated, it decides 5 in 6 such cells, 1 in 5 if runs drift.", textout.Plural(p.trials, "trial", "trials"))
 	if p.sides == 2 {
-		s = fmt.Sprintf("`/bench rerun` measures the cells again paired, on base and head (%s each, as this run did)", textout.Plural(p.trials, "trial", "trials"))
+		s = fmt.Sprintf("`/bench rerun` measures the cells again paired, on base and head (%s each, as this run did), a first look of its own: it may decide them, not will.", textout.Plural(p.trials, "trial", "trials"))
 	}
-	s += ", a first look of its own: it may decide them, not will."
 	if p.budget > 0 {
 		s += " With the job's budget (" + gpuTime(p.budget) + ") it may rerun them further, up to the budget."
 	}

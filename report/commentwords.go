@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -391,4 +392,73 @@ func sameMetric(vs []cellView) bool {
 		}
 	}
 	return true
+}
+
+// qValueRE matches a q-value or a test level given in passing ("q = 2.6e-06", "(q ≤ 0.0062)").
+var qValueRE = regexp.MustCompile(`,? ?\(?\bq [=≤<] ?[0-9.]+(?:e-?[0-9]+)?\)?`)
+
+// oneCellMetricRE matches "1 cell metrics", which compare's warnings write for any count.
+var oneCellMetricRE = regexp.MustCompile(`(^|[^0-9.,])1 cell metrics`)
+
+// warningWords says a comparison's warning in the comment's words: the threshold δ as its
+// percentages ("3 %", or "3 % for throughput, 5 % for latency"), metric names by their titles,
+// no q-value and no procedure name; text between backticks stays code, the rest is escaped as
+// inline text.
+func (m *model) warningWords(w string, max int) string {
+	w = strings.ReplaceAll(w, "δ", m.thresholdWords())
+	w = qValueRE.ReplaceAllString(w, "")
+	w = strings.ReplaceAll(w, " (empirical null)", "")
+	w = strings.ReplaceAll(w, "cell-metrics", "cell metrics")
+	w = oneCellMetricRE.ReplaceAllString(w, "${1}1 cell metric")
+	ms := append(results.Metrics(results.PhaseDecode), results.MetricPromptTokPerS, results.MetricSpecAcceptance)
+	slices.SortFunc(ms, func(a, b results.Metric) int { return len(b) - len(a) })
+	for _, mt := range ms {
+		w = strings.ReplaceAll(w, string(mt), mt.Title())
+	}
+	parts := strings.Split(w, "`")
+	var b strings.Builder
+	// text escapes a fragment, keeping the spaces that join it to the code beside it.
+	text := func(p string) {
+		if strings.HasPrefix(p, " ") {
+			b.WriteString(" ")
+		}
+		b.WriteString(inlineText(p, max))
+		if strings.HasSuffix(p, " ") && strings.TrimSpace(p) != "" {
+			b.WriteString(" ")
+		}
+	}
+	for i, p := range parts {
+		switch {
+		case i%2 == 1 && i < len(parts)-1 && p != "" && !strings.ContainsAny(p, "\n\r"):
+			b.WriteString("`" + p + "`")
+		case i%2 == 1:
+			text("`" + p)
+		default:
+			text(p)
+		}
+	}
+	return b.String()
+}
+
+// thresholdWords is the comparison's threshold in words: "3 %" when every metric's is the same,
+// else "3 % for throughput, 5 % for latency" (each group's largest).
+func (m *model) thresholdWords() string {
+	if m.c == nil || len(m.c.Settings.Metrics) == 0 {
+		return "the threshold"
+	}
+	var thr, lat float64
+	for _, s := range m.c.Settings.Metrics {
+		if s.HigherIsBetter {
+			thr = max(thr, s.Delta)
+		} else {
+			lat = max(lat, s.Delta)
+		}
+	}
+	switch {
+	case thr == lat || lat == 0:
+		return pctPlainWords(thr)
+	case thr == 0:
+		return pctPlainWords(lat)
+	}
+	return pctPlainWords(thr) + " for throughput, " + pctPlainWords(lat) + " for latency"
 }

@@ -93,11 +93,14 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 			}
 			lines = append(lines, fmt.Sprintf("`%s` (%s): %d more trials", it.Cell, strings.Join(ms, ", "), it.FurtherTrials))
 		}
-		if r.Cells != "" {
-			lines = append(lines, fmt.Sprintf("`speedmatrix run --cells %s --trials %d` on base and on head", r.Cells, r.Trials))
-		}
 		for _, row := range r.Rows {
-			lines = append(lines, fmt.Sprintf("decode row %s, no cell of which decides it alone: `speedmatrix run --cells %s --trials %d` on base and on head (row test)", row.ContextLabel, row.Cells, row.FurtherTrials))
+			lines = append(lines, fmt.Sprintf("decode row %s, no cell of which decides it alone: measure the whole row %d more times (row test)", row.ContextLabel, row.FurtherTrials))
+		}
+		if cmds := rerunCommands(c); len(cmds) > 0 {
+			lines = append(lines, "measure them again (replace the <…> with your server and configuration), then compare at the second look:")
+			for _, cmd := range cmds {
+				lines = append(lines, "`"+cmd+"`")
+			}
 		}
 		if len(r.Undecidable) > 0 {
 			lines = append(lines, "not decidable within the trial limit (noise too large for δ): "+undecidableText(r.Undecidable))

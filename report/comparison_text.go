@@ -290,6 +290,9 @@ func headline(c *results.Comparison) string {
 	case results.VerdictUnproven:
 		return "Unproven: a change worse than δ that only the prior bounds, neither shown nor ruled out; a prior alone never blocks, and it does not pass either: store history or a paired run (speedmatrix run --paired, /bench paired) decides it."
 	case results.VerdictIncomplete:
+		if r := c.VerdictReason; r != "" {
+			return "Incomplete: " + r + ". Missing data never passes."
+		}
 		return "Incomplete: the head lacks data it should hold (a cell the plan or the base has, a partial run, a window that stalled; see the warnings). Missing data never passes."
 	}
 	return "Nothing could be compared: no cell was measured in both files."
@@ -665,8 +668,8 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 		}
 		table(ew, "    ", decode)
 	}
-	if r := c.Rerun; r != nil {
-		writeRerunText(ew, r)
+	if c.Rerun != nil {
+		writeRerunText(ew, c)
 	}
 	if len(c.Warnings) > 0 {
 		fmt.Fprintln(ew, "\nWarnings:")
@@ -677,8 +680,10 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 	return ew.Err
 }
 
-// writeRerunText writes the rerun advice.
-func writeRerunText(w io.Writer, r *results.RerunAdvice) {
+// writeRerunText writes the rerun advice: the cells, and the complete commands that measure them
+// again and compare the pooled trials at the second look (rerunCommands).
+func writeRerunText(w io.Writer, c *results.Comparison) {
+	r := c.Rerun
 	fmt.Fprintln(w, "\nRerun advice:")
 	if len(r.Items) > 0 {
 		fmt.Fprintf(w, "  %d inconclusive cells can be decided with at most %d more trials each:\n", len(r.Items), r.Trials)
@@ -691,16 +696,89 @@ func writeRerunText(w io.Writer, r *results.RerunAdvice) {
 			tab = append(tab, []string{it.Cell, strings.Join(ms, ", "), fmt.Sprintf("%d more", it.FurtherTrials)})
 		}
 		table(w, "    ", tab)
-		fmt.Fprintf(w, "  Measure them on base and on head:\n    speedmatrix run --cells %s --trials %d\n", r.Cells, r.Trials)
 	}
 	for _, row := range r.Rows {
-		fmt.Fprintf(w, "  Decode row %s: no cell of the row decides it alone; measure the whole row %d more times for the row test, on base and on head:\n    speedmatrix run --cells %s --trials %d\n",
-			row.ContextLabel, row.FurtherTrials, row.Cells, row.FurtherTrials)
+		fmt.Fprintf(w, "  Decode row %s: no cell of the row decides it alone; measure the whole row %d more times for the row test.\n", row.ContextLabel, row.FurtherTrials)
+	}
+	if cmds := rerunCommands(c); len(cmds) > 0 {
+		fmt.Fprintln(w, "  Measure them again (replace the <…> with your server and configuration), then compare at the second look:")
+		for _, l := range cmds {
+			fmt.Fprintln(w, "    "+l)
+		}
 	}
 	if len(r.Undecidable) > 0 {
 		fmt.Fprintf(w, "  Not decidable within the trial limit (noise too large for δ; raise δ or lower the noise): %s\n", undecidableText(r.Undecidable))
 	}
 	fmt.Fprintln(w, "  Rule: "+r.Rule.Text)
+}
+
+// rerunCommands are the complete commands that follow c's rerun advice: for each rerun, a
+// `speedmatrix run` of its cells with its trials against the server and configuration (angle-
+// bracket placeholders, which a shell refuses rather than measuring the built-in simulator),
+// written to a new file (never results.json), on the head alone or on base and head; then the
+// `compare --look 2` that pools each side's files and tests the cells measured again. None when
+// the advice measures nothing.
+func rerunCommands(c *results.Comparison) []string {
+	r := c.Rerun
+	if r == nil {
+		return nil
+	}
+	type rerun struct {
+		cells  string
+		trials int
+		name   string
+	}
+	var runs []rerun
+	if r.Cells != "" && r.Trials > 0 {
+		runs = append(runs, rerun{r.Cells, r.Trials, "rerun"})
+	}
+	for _, row := range r.Rows {
+		if row.Cells != "" && row.FurtherTrials > 0 {
+			runs = append(runs, rerun{row.Cells, row.FurtherTrials, "rerun-row-" + row.ContextLabel})
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	sides := []string{"head", "base"}
+	if r.HeadOnly {
+		sides = sides[:1]
+	}
+	var out, all []string
+	files := map[string][]string{"base": {shellArg(orPlaceholder(c.Base.Path, "<base results>.json"))}, "head": {shellArg(orPlaceholder(c.Head.Path, "<head results>.json"))}}
+	for _, run := range runs {
+		all = append(all, run.cells)
+		for _, side := range sides {
+			file := side + "-" + run.name + ".json"
+			out = append(out, fmt.Sprintf("speedmatrix run --url <%s server URL> --config <speedmatrix.yaml> --cells %s --trials %d -o %s", side, run.cells, run.trials, file))
+			files[side] = append(files[side], file)
+		}
+	}
+	out = append(out, fmt.Sprintf("speedmatrix compare %s %s --look 2 --cells %s", strings.Join(files["base"], ","), strings.Join(files["head"], ","), strings.Join(all, ",")))
+	return out
+}
+
+// orPlaceholder is p, or the placeholder where the comparison names no file.
+func orPlaceholder(p, placeholder string) string {
+	if strings.TrimSpace(p) == "" {
+		return placeholder
+	}
+	return p
+}
+
+// shellArg quotes s for a POSIX shell where it holds more than letters, digits and ._-/,+<>=:
+// (a placeholder's angle brackets stay bare, so that a shell refuses the line unedited).
+func shellArg(s string) string {
+	safe := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/,+<>=:", r)) {
+			safe = false
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // qText formats an adjusted p-value, "q < 1e-10" below what doubles resolve reliably.

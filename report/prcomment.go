@@ -569,9 +569,9 @@ func (m *model) side(label, sha, branch string, r *results.ComparedRun) string {
 	}
 	if b := strings.TrimSpace(branch); b != "" {
 		if s == "" {
-			s = EscapeText(b, maxTitleRunes)
+			s = inlineText(b, maxTitleRunes)
 		} else {
-			s += " (" + EscapeText(b, maxTitleRunes) + ")"
+			s += " (" + inlineText(b, maxTitleRunes) + ")"
 		}
 	}
 	if s == "" && r != nil && r.RunID != "" {
@@ -710,7 +710,7 @@ func (m *model) warnings() string {
 	fmt.Fprintf(&b, "<details><summary>⚠️ %s</summary>\n\n", textout.Plural(len(m.c.Warnings), "warning", "warnings"))
 	for _, w := range m.c.Warnings {
 		w = m.noPaths(w)
-		fmt.Fprintf(&b, "- %s\n", inlineText(w, 2000))
+		fmt.Fprintf(&b, "- %s\n", m.warningWords(w, 2000))
 	}
 	b.WriteString("\n</details>\n")
 	return b.String()

@@ -232,7 +232,7 @@ func TestCommentContent(t *testing.T) {
 	}
 	want := map[string][]string{
 		"regression": {
-			"[`0123456`](https://github.com/octo/vllm/commit/" + testHeadSHA + ") (faster\\-sampler) vs [`fedcba9`](https://github.com/octo/vllm/commit/" + testBaseSHA + ") (main)",
+			"[`0123456`](https://github.com/octo/vllm/commit/" + testHeadSHA + ") (faster-sampler) vs [`fedcba9`](https://github.com/octo/vllm/commit/" + testBaseSHA + ") (main)",
 			"[PR \\#\u200b1234](https://github.com/octo/vllm/pull/1234)",
 			"· H200 NVL ×2 · vllm synthetic · synthetic/model\n",
 			"**Decode total tok/s**, base → head (rows: context; columns: requests at once)\n\n| Context ╲ requests | 1 | 2 | 4 | 8 | 16 | 32 |",
@@ -247,7 +247,7 @@ func TestCommentContent(t *testing.T) {
 		"noisy": {
 			"**Not judged: 9 cells.**", "/bench rerun ", "of GPU time for the measurement (", "The statistics ask for ",
 			"No single cell of the 8K and 128K decode rows decides them; measured whole, the rows may:\n```\n/bench rerun decode/8K/1,decode/8K/2,decode/128K/1,decode/128K/2\n```",
-			"`/bench rerun` measures the cells again on the head alone (1 trial each", "so they are not priced.",
+			"`/bench rerun` measures them on the head alone, 1 trial each as this run did, pooled with it for the last look", "so they are not priced.",
 		},
 		"accepted": {
 			"> Accepted by [maintainer-1](https://github.com/maintainer-1) on 2026-12-01 09:30 UTC at `0123456`: The 32K slowdown is the price of the new sampler\\; tracked in \\#\u200b99",

@@ -1,6 +1,9 @@
 package results
 
-import "math"
+import (
+	"math"
+	"time"
+)
 
 // TimeScale returns how many times faster than the model it stands for the measured server ran:
 // the built-in simulator's speedup (run.settings.simulator.speedup), 1 for a real server. The
@@ -11,6 +14,17 @@ func (f *File) TimeScale() float64 {
 		return s.Simulator.Speedup
 	}
 	return 1
+}
+
+// WallTime returns d, a duration in the profile's time (a configured GPU budget), as f's wall
+// time: d ÷ TimeScale, so that a simulator run faster than its profile spends a budget as the
+// profile's GPU would, and reports, which show GPU time in the profile's time, show the budget
+// given beside what of it was spent. A nil f is a real server's: d itself.
+func (f *File) WallTime(d time.Duration) time.Duration {
+	if f == nil {
+		return d
+	}
+	return time.Duration(float64(d) / f.TimeScale())
 }
 
 // Scale returns the side's time scale: TimeScale, or 1 when the comparison file does not say.

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -49,5 +50,20 @@ func TestValidateRejectsBadSpeedup(t *testing.T) {
 		Settings: results.ComparisonSettings{FDR: 0.05, Look: 1}, Head: results.ComparedRun{TimeScale: -2}}
 	if err := results.ValidateComparison(c); err == nil || !strings.Contains(err.Error(), "head.time_scale") {
 		t.Errorf("comparison with head time_scale -2: %v, want a problem naming head.time_scale", err)
+	}
+}
+
+// TestWallTime: a budget given in the GPU's time is spent by a simulator run ×20 in a
+// twentieth of the wall time, by a real server (or no file) in the time itself.
+func TestWallTime(t *testing.T) {
+	sim := &results.File{Run: results.Run{Settings: &results.Settings{Simulator: &results.SimulatorSettings{Profile: "p", Speedup: 20}}}}
+	for _, tc := range []struct {
+		name string
+		f    *results.File
+		want time.Duration
+	}{{"simulator ×20", sim, time.Minute}, {"real server", &results.File{}, 20 * time.Minute}, {"no file", nil, 20 * time.Minute}} {
+		if got := tc.f.WallTime(20 * time.Minute); got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -62,6 +62,17 @@ func (rep *WorldReport) legend() string {
 // WriteText writes the table as aligned text.
 func (rep *WorldReport) WriteText(w io.Writer) error {
 	header, rows := rep.table()
+	return writeTextTable(w, "World calibration of speedmatrix compare (synthetic full matrices)", header, rows, rep.legend())
+}
+
+// WriteMarkdown writes the table as a Markdown table.
+func (rep *WorldReport) WriteMarkdown(w io.Writer) error {
+	header, rows := rep.table()
+	return writeMarkdownTable(w, header, rows, rep.legend())
+}
+
+// writeTextTable writes a title, the header and rows as aligned text, and the legend.
+func writeTextTable(w io.Writer, title string, header []string, rows [][]string, legend string) error {
 	width := make([]int, len(header))
 	for _, r := range append([][]string{header}, rows...) {
 		for i, c := range r {
@@ -69,7 +80,7 @@ func (rep *WorldReport) WriteText(w io.Writer) error {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("World calibration of speedmatrix compare (synthetic full matrices)\n\n")
+	b.WriteString(title + "\n\n")
 	line := func(r []string) {
 		for i, c := range r {
 			if i == len(r)-1 {
@@ -84,14 +95,13 @@ func (rep *WorldReport) WriteText(w io.Writer) error {
 	for _, r := range rows {
 		line(r)
 	}
-	b.WriteString("\n" + rep.legend() + "\n")
+	b.WriteString("\n" + legend + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// WriteMarkdown writes the table as a Markdown table.
-func (rep *WorldReport) WriteMarkdown(w io.Writer) error {
-	header, rows := rep.table()
+// writeMarkdownTable writes the header and rows as a Markdown table, and the legend.
+func writeMarkdownTable(w io.Writer, header []string, rows [][]string, legend string) error {
 	var b strings.Builder
 	b.WriteString("| " + strings.Join(header, " | ") + " |\n|")
 	for range header {
@@ -101,14 +111,17 @@ func (rep *WorldReport) WriteMarkdown(w io.Writer) error {
 	for _, r := range rows {
 		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
 	}
-	b.WriteString("\n" + rep.legend() + "\n")
+	b.WriteString("\n" + legend + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
 // WriteJSON writes the report as indented JSON.
-func (rep *WorldReport) WriteJSON(w io.Writer) error {
+func (rep *WorldReport) WriteJSON(w io.Writer) error { return writeJSON(w, rep) }
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(rep)
+	return enc.Encode(v)
 }

@@ -578,14 +578,27 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 	var base *results.File
 	var hist []*results.File
 	baseCommit := "" // the stored result's commit, which the PR's stored result cites
+	var earlier *results.File
+	if p.rerun() {
+		// The first pass at this head, which the rerun pools with (rerun.go); the store keeps it
+		// as the pull request's result, the rerun's cells go to the artifacts.
+		if earlier = j.earlierHead(ctx, rs, p, head); earlier == nil {
+			warnings = append(warnings, noEarlierWarning)
+		}
+	}
+	putPR := func(base string) {
+		if earlier == nil {
+			j.putPR(ctx, rs, p, base, head)
+		}
+	}
 	if j.in.Baseline == "" {
-		sb, ok, err := j.storeBaseline(ctx, rs, p, head)
+		sb, ok, err := j.storeBaseline(ctx, rs, p, j.seriesFile(p, head))
 		var be *baselineError
 		switch {
 		case errors.As(err, &be):
 			// Fail closed: the local directory is not asked either, it would say "no baseline".
 			out.Unresolved = be.why()
-			j.putPR(ctx, rs, p, "", head)
+			putPR("")
 			return out, nil
 		case ok:
 			base, hist, baseCommit = sb.base, sb.hist, sb.commit
@@ -597,7 +610,7 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 			out.NoBaseline = "No baseline in the store: " + sb.why + "."
 		}
 	}
-	j.putPR(ctx, rs, p, baseCommit, head)
+	putPR(baseCommit)
 	if base == nil {
 		basePath := j.in.Baseline
 		if basePath == "" {
@@ -620,9 +633,13 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 			return out, err
 		}
 	}
-	if cfg.Budget > 0 {
+	switch {
+	case earlier != nil:
+		// The second look, the last: a budgeted job buys no reruns beyond it.
+		out, err = j.compareRerun(out, earlier, base, hist, warnings) // rerun.go
+	case cfg.Budget > 0:
 		out, err = j.budgeted(ctx, cfg, out, base, hist, warnings, p.Cells) // budget.go
-	} else {
+	default:
 		out, err = j.compareWithHistory(out, base, hist, warnings, p.Cells)
 	}
 	if err != nil {
@@ -655,26 +672,15 @@ func (j *job) compareInput(head, base *results.File, hist []*results.File, cells
 // comparison's.
 func (j *job) compareWithHistory(out outcome, base *results.File, hist []*results.File, warnings []string, cells []string) (outcome, error) {
 	th := j.cfg.Thresholds()
+	// `/bench rerun` measures the head alone against the stored base (rerun.go), a paired
+	// comparison's reruns pair again: the advice is for what is measured again.
+	th.HeadOnlyReruns = out.Head != nil && out.Head.Run.Pairing == nil
 	in, err := j.compareInput(out.Head, base, hist, cells)
 	if err != nil {
 		return out, err
 	}
 	cmp, err := compare.Compare(in, th)
-	var mm *compare.MismatchError
-	if errors.As(err, &mm) {
-		out.NoBaseline = "The baseline measured a different setup, so nothing was compared: " + code(strings.Join(mm.Differences, "; ")) + "."
-		return out, nil
-	}
-	if err != nil {
-		return out, fmt.Errorf("compare: %w", err)
-	}
-	cmp.Warnings = append(cmp.Warnings, warnings...)
-	out.Comparison = cmp
-	out.ComparisonPath = filepath.Join(j.in.ArtifactDir, artifactComparison)
-	if err := results.WriteComparisonFile(out.ComparisonPath, cmp); err != nil {
-		return out, fmt.Errorf("write the comparison: %w", err)
-	}
-	return out, nil
+	return j.keepComparison(out, cmp, err, warnings) // rerun.go
 }
 
 // conclusion maps an outcome to the check's conclusion and the verdict output. A comparison's

@@ -248,6 +248,7 @@ func (j *job) reportMode(ctx context.Context) error {
 	// default branch's, a PR's apart; and a PR's baseline comes from the store alone.
 	rs := j.openStore(c)
 	var stored storedBase
+	var earlier *results.File // a rerun's first pass at this head (rerun.go)
 	found := false
 	switch {
 	case p.Kind == ghbot.RunBaseline:
@@ -257,13 +258,25 @@ func (j *job) reportMode(ctx context.Context) error {
 			j.prune(ctx, rs, p.HeadSHA)
 		}
 	default:
+		if p.rerun() && !fileExists(filepath.Join(j.in.ArtifactDir, artifactPairedHead)) {
+			// The first pass at this head, which the rerun pools with (rerun.go); a paired
+			// measurement (reportPaired) is compared as one of its own.
+			if earlier = j.earlierHead(ctx, rs, p, head); earlier == nil {
+				stored.warnings = append(stored.warnings, noEarlierWarning)
+			}
+		}
 		var err error
-		stored, found, err = j.storeBaseline(ctx, rs, p, head)
+		var sb storedBase
+		sb, found, err = j.storeBaseline(ctx, rs, p, j.seriesFile(p, head))
+		sb.warnings = append(sb.warnings, stored.warnings...)
+		stored = sb
 		var be *baselineError
 		if errors.As(err, &be) {
 			out.Unresolved = be.why()
 		}
-		j.putPR(ctx, rs, p, stored.commit, head)
+		if earlier == nil {
+			j.putPR(ctx, rs, p, stored.commit, head)
+		}
 	}
 	paired, err := j.reportPaired(p, out) // paired.go
 	if err != nil {
@@ -279,6 +292,10 @@ func (j *job) reportMode(ctx context.Context) error {
 		out = *paired
 	case out.Unresolved != "":
 		// Fail closed: nothing compared, the check fails with the reason (conclusion).
+	case found && earlier != nil:
+		if out, err = j.compareRerun(out, earlier, stored.base, stored.hist, stored.warnings); err != nil {
+			return err
+		}
 	case found:
 		if out, err = j.compareWithHistory(out, stored.base, stored.hist, stored.warnings, p.Cells); err != nil {
 			return err

@@ -30,7 +30,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 		thresholds                     []string
 		fdr                            float64
 		falseAlarm                     float64
-		force, minEffect               bool
+		force, minEffect, partial      bool
 		look                           int
 	)
 	def := compare.DefaultThresholds()
@@ -105,7 +105,7 @@ no cell measured on both sides). 1 error, 2 usage.`,
 			th.Look = look
 			th.MinimumEffect = minEffect
 			headPath := args[len(args)-1]
-			in := compare.Input{Force: force, HeadPath: headPath}
+			in := compare.Input{Force: force, HeadPath: headPath, AcceptPartial: partial}
 			if cells != "" {
 				for _, s := range strings.Split(cells, ",") {
 					id, err := results.ParseCellID(s)
@@ -196,6 +196,9 @@ no cell measured on both sides). 1 error, 2 usage.`,
 			if err != nil {
 				return err
 			}
+			if !partial && c.Verdict == results.VerdictIncomplete && anyPartial(in.Head) {
+				env.Log.Warn("the head run stopped early (partial); --accept-partial compares the cells it holds and leaves the others out")
+			}
 			if headOnly {
 				env.Log.Info("to keep the head as pull request N's result, citing this baseline (so that store prune keeps it as long): " + storePutHint(&sf, headPath, hb))
 			}
@@ -216,6 +219,7 @@ no cell measured on both sides). 1 error, 2 usage.`,
 	f.BoolVar(&force, "force", false, "compare files of different models, hardware or simulator speedups (the output warns)")
 	f.StringVarP(&out, "output", "o", "", "also write the comparison file (speedmatrix/comparison/v1 JSON) to this path")
 	f.StringVar(&format, "format", "text", "output on stdout: text (benchstat-like), markdown (the comparison as a markdown page; the bot's pull-request comment is another page, which demo and action write) or json (the comparison file)")
+	f.BoolVar(&partial, "accept-partial", false, "compare a head run that stopped early (partial) on the cells it holds, the others left out with a warning; without it a partial head is incomplete (exit 4)")
 	f.IntVar(&look, "look", 1, "1 for a first comparison; 2 for the comparison of pooled trials after the advised rerun (stricter level, no third look)")
 	f.BoolVar(&minEffect, "minimum-effect", false, "test whether a change lies beyond ±δ (H0: |change| ≤ δ) instead of whether it is zero: fewer false alarms when the noise is measured (history, trials), much less power in a first comparison")
 	f.StringVar(&configPath, "config", "", "speedmatrix.yaml: compare with its compare section (fdr, false_alarm, thresholds) and store.min_history, as the bot does; --fdr, --false-alarm and --threshold given on the command line win")
@@ -263,6 +267,16 @@ func compareExit(env *Env, c *results.Comparison) error {
 	}
 	env.Log.Warn(fmt.Sprintf("the verdict is %s, which cannot pass: %s (exit status %d; see docs/verdicts.md)", o.Verdict, o.Why, ExitUndecided))
 	return ErrUndecided
+}
+
+// anyPartial reports whether a file of the side is a partial run.
+func anyPartial(side []*results.File) bool {
+	for _, f := range side {
+		if f != nil && f.Run.Partial {
+			return true
+		}
+	}
+	return false
 }
 
 // historyAlong is the commit graph a store's history is read along (none: by measurement time).

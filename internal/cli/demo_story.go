@@ -33,8 +33,10 @@ type demoPages struct {
 // pages the bot would post. It does no I/O and gives the same pages for the same files (the
 // example in docs/example is checked with it).
 func renderDemo(base, head *results.File, hist []*results.File, basePath, headPath string) (demoPages, error) {
+	th := compare.DefaultThresholds()
+	th.HeadOnlyReruns = true // as the bot's: `/bench rerun` measures the head alone against the stored base
 	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}, History: hist,
-		BasePath: basePath, HeadPath: headPath}, compare.DefaultThresholds())
+		BasePath: basePath, HeadPath: headPath}, th)
 	if err != nil {
 		return demoPages{}, err
 	}
