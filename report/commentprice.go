@@ -152,7 +152,7 @@ func (m *model) reproduce() string {
 			args = append(args, fmt.Sprintf("--max-tokens %d", s.MaxTokens))
 		}
 		if sim := s.Simulator; sim != nil && sim.Profile != "" && safeArg(sim.Profile) {
-			server = fmt.Sprintf("Start the simulator the run measured (`speedmatrix sim --profile %s --speedup %s`, with the head's slowdown if it had one)", sim.Profile, factor(f.TimeScale()))
+			server = fmt.Sprintf("Start the simulator the run measured (`speedmatrix sim --profile %s --sim-speedup %s`, with the head's slowdown if it had one)", sim.Profile, factor(f.TimeScale()))
 		}
 	}
 	args = append(args, "-o <new file>.json")
