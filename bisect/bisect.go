@@ -109,9 +109,11 @@ type Regression struct {
 	// Range holds the commits that may hold it (oldest first).
 	Culprit string   `json:"culprit,omitempty"`
 	Range   []string `json:"range,omitempty"`
-	// After is the last good commit before it (the base it was measured against at first).
+	// After is the last good commit before it; Base the commit every step of its search was
+	// compared with (the good commit, or the previous regression's culprit).
 	After string `json:"after"`
-	// Change is the culprit's measured change against After's base; nil when no culprit.
+	Base  string `json:"base"`
+	// Change is the culprit's measured change against Base; nil when no culprit.
 	Change *Change `json:"change,omitempty"`
 	// Skipped are the commits of Range that did not build or serve; Unmeasurable those that
 	// stayed undecided after every retry.
@@ -133,13 +135,15 @@ type Result struct {
 	Regressions []Regression `json:"regressions"`
 	// SecondRemains is set when a regression's culprit explains clearly less than the total
 	// and the budget ran out before the rest was bisected; Rest is the unexplained change.
-	SecondRemains bool          `json:"second_remains,omitempty"`
-	Rest          *Change       `json:"rest,omitempty"`
-	NotReproduced bool          `json:"not_reproduced,omitempty"`
-	Rounds        []Round       `json:"rounds"`
-	Steps         int           `json:"steps"`
-	GPUTime       time.Duration `json:"gpu_time_ns"`
-	Notes         []string      `json:"notes,omitempty"`
+	SecondRemains bool    `json:"second_remains,omitempty"`
+	Rest          *Change `json:"rest,omitempty"`
+	NotReproduced bool    `json:"not_reproduced,omitempty"`
+	// BadVerdict is the bad commit's verdict when it was not bad (NotReproduced).
+	BadVerdict Verdict       `json:"bad_verdict,omitempty"`
+	Rounds     []Round       `json:"rounds"`
+	Steps      int           `json:"steps"`
+	GPUTime    time.Duration `json:"gpu_time_ns"`
+	Notes      []string      `json:"notes,omitempty"`
 	// Statement is what was found, in one or more sentences.
 	Statement string `json:"statement"`
 }
@@ -358,7 +362,7 @@ func (b *run) search(ctx context.Context, base string, rng []string) error {
 		m, ok := s.meas[bad]
 		if s.closed[bad] != Bad {
 			if base == b.cfg.Good {
-				b.res.NotReproduced = true
+				b.res.NotReproduced, b.res.BadVerdict = true, s.closed[bad]
 				if ok {
 					b.note(fmt.Sprintf("the bad commit %s measured %s against %s: %s", short(rng[bad-1]), m.Verdict, short(base), m.Reason))
 				}
@@ -382,7 +386,7 @@ func (b *run) search(ctx context.Context, base string, rng []string) error {
 			return err
 		}
 	}
-	reg := Regression{After: s.commits[s.lo]}
+	reg := Regression{After: s.commits[s.lo], Base: base}
 	for i := s.lo + 1; i <= s.hi; i++ {
 		reg.Range = append(reg.Range, s.commits[i])
 		switch s.closed[i] {

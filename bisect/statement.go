@@ -9,7 +9,14 @@ import (
 func statement(r *Result) string {
 	var out []string
 	if r.NotReproduced {
-		out = append(out, fmt.Sprintf("The bad commit %s did not measure slower than the good commit %s on the named cells, so there is nothing to bisect: no regression was reproduced.", short(r.Bad), short(r.Good)))
+		switch r.BadVerdict {
+		case Skip:
+			out = append(out, fmt.Sprintf("The bad commit %s did not build or serve, so its slowdown could not be measured: nothing was bisected.", short(r.Bad)))
+		case Undecided:
+			out = append(out, fmt.Sprintf("The bad commit %s could not be shown slower or not slower than the good commit %s on the named cells after every rerun: nothing was bisected.", short(r.Bad), short(r.Good)))
+		default:
+			out = append(out, fmt.Sprintf("The bad commit %s did not measure slower than the good commit %s on the named cells, so there is nothing to bisect: no regression was reproduced.", short(r.Bad), short(r.Good)))
+		}
 	}
 	for k, g := range r.Regressions {
 		which := "The"
@@ -20,7 +27,7 @@ func statement(r *Result) string {
 		case g.Culprit != "":
 			s := fmt.Sprintf("%s regression's culprit is %s, the first bad commit after %s", which, short(g.Culprit), short(g.After))
 			if g.Change != nil {
-				s += fmt.Sprintf(" (%s, 95 %% interval %s to %s, against %s)", pct(g.Change.Change), pct(g.Change.Low), pct(g.Change.High), short(g.After))
+				s += fmt.Sprintf(" (%s, 95 %% interval %s to %s, against %s)", pct(g.Change.Change), pct(g.Change.Low), pct(g.Change.High), short(g.Base))
 			}
 			out = append(out, s+".")
 		default:

@@ -27,7 +27,8 @@ type History struct {
 	Skip map[int]bool
 
 	n       int
-	history []*results.File
+	nHist   int
+	history map[string][]*results.File // by base commit
 	// runs holds every run measured of a commit (the good commit's: its stored run); pooled
 	// holds a commit's runs measured against one base, pooled by a rerun.
 	runs   map[string][]*results.File
@@ -38,19 +39,31 @@ type History struct {
 // Init makes the range of n commits, the good commit's stored run (the whole matrix) and
 // history runs of its era.
 func (h *History) Init(n, history int) {
-	h.n = n
-	h.runs, h.pooled, h.index = map[string][]*results.File{}, map[[2]string][]*results.File{}, map[string]int{}
+	h.n, h.nHist = n, history
+	h.runs, h.pooled, h.index, h.history = map[string][]*results.File{}, map[[2]string][]*results.File{}, map[string]int{}, map[string][]*results.File{}
 	for i := 0; i <= n; i++ {
 		h.index[h.Name(i)] = i
 	}
 	h.runs[h.Name(0)] = []*results.File{h.Matrix.SlowedRun(h.Rand, h.Model, "good", nil, h.slow(0))}
-	for k := range history {
-		h.history = append(h.history, h.Matrix.SlowedRun(h.Rand, h.Model, fmt.Sprintf("hist-%d", k+1), nil, h.slow(0)))
+}
+
+// historyOf returns the stored history a step against base takes its noise from: h.nHist
+// runs at base's speed (the default-branch results around it, the bisection's stored steps
+// among them), drawn the first time they are asked for.
+func (h *History) historyOf(base string) []*results.File {
+	if hist, ok := h.history[base]; ok {
+		return hist
 	}
+	var hist []*results.File
+	for k := range h.nHist {
+		hist = append(hist, h.Matrix.SlowedRun(h.Rand, h.Model, fmt.Sprintf("hist-%s-%d", base, k+1), nil, h.slow(h.index[base])))
+	}
+	h.history[base] = hist
+	return hist
 }
 
 // Name returns commit i's name.
-func (h *History) Name(i int) string { return fmt.Sprintf("commit-%02d", i) }
+func (h *History) Name(i int) string { return fmt.Sprintf("c%06d", i) }
 
 // Range returns the names of commits 1..n.
 func (h *History) Range() []string {
@@ -107,7 +120,7 @@ func (h *History) Step(_ context.Context, req bisect.Request) ([]bisect.Measurem
 		h.pooled[key] = append(h.pooled[key], f)
 		th := h.Thresholds
 		th.Look = min(2, len(h.pooled[key]))
-		cmp, err := compare.Compare(compare.Input{Base: base, Head: h.pooled[key], History: h.history, Cells: h.Cells}, th)
+		cmp, err := compare.Compare(compare.Input{Base: base, Head: h.pooled[key], History: h.historyOf(req.Base), Cells: h.Cells}, th)
 		if err != nil {
 			return nil, fmt.Errorf("synthetic history: comparing %s with %s: %w", c, req.Base, err)
 		}

@@ -180,6 +180,7 @@ matrix with regression verdicts.`,
 		newActionCmd(env),
 		newPlanCmd(env),
 		newMergeCmd(env),
+		newBisectCmd(env), // bisect.go
 	)
 	return root
 }
