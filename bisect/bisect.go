@@ -51,11 +51,14 @@ type Measurement struct {
 	Attempt int `json:"attempt"`
 }
 
-// Request is what one step measures: Commits, each compared with Base; Attempt gives each
-// commit's attempt number (1 the first time, higher when an undecided commit is measured
-// again, so that the step pools the earlier measurements as a second look does).
+// Request is what one step measures: Commits, each compared with Base (the good commit);
+// Attempt gives each commit's attempt number in this search (1 the first time, higher when an
+// undecided commit is measured again, so that the step pools the earlier measurements as a
+// second look does); Search counts the searches before this one (a later search looks for a
+// further regression after a culprit: a step pools a commit's runs within one search only).
 type Request struct {
 	Base    string
+	Search  int
 	Commits []string
 	Attempt map[string]int
 }
@@ -98,8 +101,11 @@ type Config struct {
 
 // Round is one step: the commits measured at once and what they gave.
 type Round struct {
-	Number       int           `json:"number"`
-	Base         string        `json:"base"`
+	Number int    `json:"number"`
+	Base   string `json:"base"`
+	// After is the commit the search started after: the good commit, or the previous
+	// regression's culprit whose level the verdicts are relative to.
+	After        string        `json:"after"`
 	Measurements []Measurement `json:"measurements"`
 }
 
@@ -109,12 +115,15 @@ type Regression struct {
 	// Range holds the commits that may hold it (oldest first).
 	Culprit string   `json:"culprit,omitempty"`
 	Range   []string `json:"range,omitempty"`
-	// After is the last good commit before it; Base the commit every step of its search was
-	// compared with (the good commit, or the previous regression's culprit).
+	// After is the last good commit before it (for a later regression: the last commit at the
+	// previous culprit's level); Base the good commit every step was compared with.
 	After string `json:"after"`
 	Base  string `json:"base"`
-	// Change is the culprit's measured change against Base; nil when no culprit.
+	// Change is the culprit's measured change against Base; Step its own share (for the first
+	// regression the same; for a later one the change beyond the previous culprit's); nil when
+	// no culprit.
 	Change *Change `json:"change,omitempty"`
+	Step   *Change `json:"step,omitempty"`
 	// Skipped are the commits of Range that did not build or serve; Unmeasurable those that
 	// stayed undecided after every retry.
 	Skipped      []string `json:"skipped,omitempty"`
@@ -148,21 +157,23 @@ type Result struct {
 	Statement string `json:"statement"`
 }
 
-// ErrBudget is never returned: a spent budget ends the bisection with a range (Regression.Budget).
-
-// state is one search over a range against one base.
+// state is one search over a range.
 type state struct {
-	base     string
-	commits  []string // index 0 is the base; the rest the range oldest first
+	after    string
+	commits  []string // index 0 is after; the rest the range oldest first
 	lo, hi   int      // newest good, oldest bad
 	attempts map[int]int
 	pending  map[int]bool // undecided, to measure again
 	closed   map[int]Verdict
 	meas     map[int]Measurement // the newest measurement of each index
+	// level is the previous culprit's change in a later search (nil in the first); search
+	// counts the searches before this one.
+	level  *Change
+	search int
 }
 
-func newState(base string, rng []string) *state {
-	return &state{base: base, commits: append([]string{base}, rng...), lo: 0, hi: len(rng),
+func newState(after string, rng []string) *state {
+	return &state{after: after, commits: append([]string{after}, rng...), lo: 0, hi: len(rng),
 		attempts: map[int]int{}, pending: map[int]bool{}, closed: map[int]Verdict{}, meas: map[int]Measurement{}}
 }
 
@@ -216,7 +227,7 @@ func Run(ctx context.Context, cfg Config, step StepFunc) (*Result, error) {
 		cfg.Delta = 0.03
 	}
 	b := &run{cfg: cfg, step: step, res: &Result{Good: cfg.Good, Bad: cfg.Commits[len(cfg.Commits)-1], Cells: cfg.Cells, Runners: cfg.Runners, Total: cfg.Total}}
-	if err := b.search(ctx, cfg.Good, cfg.Commits); err != nil {
+	if err := b.search(ctx, cfg.Good, nil, cfg.Commits); err != nil {
 		return nil, err
 	}
 	b.res.Statement = statement(b.res)
@@ -258,7 +269,7 @@ func (b *run) spent() bool {
 
 // measure runs one round on indices idx of s.
 func (b *run) measure(ctx context.Context, s *state, idx []int) error {
-	req := Request{Base: s.base, Attempt: map[string]int{}}
+	req := Request{Base: b.cfg.Good, Search: s.search, Attempt: map[string]int{}}
 	byCommit := map[string]int{}
 	for _, i := range idx {
 		s.attempts[i]++
@@ -275,7 +286,7 @@ func (b *run) measure(ctx context.Context, s *state, idx []int) error {
 		return err
 	}
 	b.res.Steps++
-	round := Round{Number: b.res.Steps, Base: s.base}
+	round := Round{Number: b.res.Steps, Base: b.cfg.Good, After: s.after}
 	got := map[string]bool{}
 	for _, m := range ms {
 		i, ok := byCommit[m.Commit]
@@ -284,6 +295,9 @@ func (b *run) measure(ctx context.Context, s *state, idx []int) error {
 		}
 		got[m.Commit] = true
 		m.Attempt = s.attempts[i]
+		if s.level != nil {
+			m = relative(m, s.level, b.cfg.Delta)
+		}
 		if b.cfg.Plain && m.Verdict == Undecided {
 			m.Verdict = Good
 			m.Reason = strings.TrimSpace("plain bisection reads it as good: " + m.Reason)
@@ -345,13 +359,17 @@ func (b *run) note(n string) {
 	}
 }
 
-// search bisects rng against base, and again after a culprit that leaves a second regression.
-func (b *run) search(ctx context.Context, base string, rng []string) error {
-	s := newState(base, rng)
+// search bisects rng, the commits after after (the good commit, or the previous regression's
+// culprit), every step compared with the good commit: level is nil in the first search; in a
+// later one it is the previous culprit's change, and a commit is bad when it is clearly worse
+// than that level (relative).
+func (b *run) search(ctx context.Context, after string, level *Change, rng []string) error {
+	s := newState(after, rng)
+	s.level, s.search = level, len(b.res.Regressions)
 	bad := len(rng)
 	total := b.cfg.Total
-	if base != b.cfg.Good {
-		total = b.res.Rest
+	if level != nil {
+		total = b.res.Total
 	}
 	if total == nil {
 		// The first round measures the bad commit too: the whole range's change.
@@ -361,21 +379,14 @@ func (b *run) search(ctx context.Context, base string, rng []string) error {
 		}
 		m, ok := s.meas[bad]
 		if s.closed[bad] != Bad {
-			if base == b.cfg.Good {
-				b.res.NotReproduced, b.res.BadVerdict = true, s.closed[bad]
-				if ok {
-					b.note(fmt.Sprintf("the bad commit %s measured %s against %s: %s", short(rng[bad-1]), m.Verdict, short(base), m.Reason))
-				}
-				return nil
+			b.res.NotReproduced, b.res.BadVerdict = true, s.closed[bad]
+			if ok {
+				b.note(fmt.Sprintf("the bad commit %s measured %s against %s: %s", short(rng[bad-1]), m.Verdict, short(b.cfg.Good), m.Reason))
 			}
-			// The rest measured not bad against the first culprit: no second regression.
-			b.res.SecondRemains = false
 			return nil
 		}
 		total = m.Change
-		if base == b.cfg.Good {
-			b.res.Total = total
-		}
+		b.res.Total = total
 	}
 	for s.hi-s.lo > 1 && len(s.open()) > 0 && !b.spent() {
 		idx := s.pick(b.cfg.Runners - 1)
@@ -386,7 +397,7 @@ func (b *run) search(ctx context.Context, base string, rng []string) error {
 			return err
 		}
 	}
-	reg := Regression{After: s.commits[s.lo], Base: base}
+	reg := Regression{After: s.commits[s.lo], Base: b.cfg.Good}
 	for i := s.lo + 1; i <= s.hi; i++ {
 		reg.Range = append(reg.Range, s.commits[i])
 		switch s.closed[i] {
@@ -400,6 +411,13 @@ func (b *run) search(ctx context.Context, base string, rng []string) error {
 		reg.Culprit, reg.Range = reg.Range[0], nil
 		if m, ok := s.meas[s.hi]; ok {
 			reg.Change = m.Change
+			reg.Step = m.Change
+			if level != nil {
+				reg.Step, _ = secondRegression(m.Change, level, b.cfg.Delta)
+			}
+		}
+		if level != nil {
+			b.res.SecondRemains = false // the rest has its culprit
 		}
 	} else if len(s.open()) > 0 {
 		reg.Budget = true
@@ -413,18 +431,32 @@ func (b *run) search(ctx context.Context, base string, rng []string) error {
 		return nil
 	}
 	b.res.Rest, b.res.SecondRemains = rest, true
-	b.note(fmt.Sprintf("culprit %s explains %s of the range's %s; the rest, %s, is a second regression after it", short(reg.Culprit), pct(reg.Change.Change), pct(total.Change), pct(rest.Change)))
+	b.note(fmt.Sprintf("culprit %s explains %s of the range's %s; the rest, %s, is a further regression after it", short(reg.Culprit), pct(reg.Change.Change), pct(total.Change), pct(rest.Change)))
 	if b.spent() {
 		return nil
 	}
-	n := len(b.res.Regressions)
-	if err := b.search(ctx, reg.Culprit, rng[s.hi:]); err != nil {
-		return err
+	return b.search(ctx, reg.Culprit, reg.Change, rng[s.hi:])
+}
+
+// relative reads m, a commit's comparison with the good commit, against level, the previous
+// culprit's change: bad when the commit is worse than level by more than δ and clearly
+// (secondRegression), good when it is shown not worse than level by δ (the 95 % interval of the
+// difference above −δ), else undecided.
+func relative(m Measurement, level *Change, delta float64) Measurement {
+	if m.Verdict == Skip || m.Change == nil {
+		return m
 	}
-	if len(b.res.Regressions) > n && b.res.Regressions[n].Culprit != "" {
-		b.res.SecondRemains = false
+	d, worse := secondRegression(m.Change, level, delta)
+	switch {
+	case worse:
+		m.Verdict = Bad
+	case d.Low > -delta:
+		m.Verdict = Good
+	default:
+		m.Verdict = Undecided
 	}
-	return nil
+	m.Reason = fmt.Sprintf("%s against the previous culprit's level (%s; the comparison with the good commit: %s)", pct(d.Change), m.Verdict, m.Reason)
+	return m
 }
 
 // measureUntilDecided measures idx, then measures the bad commit (idx[0]) again while it is

@@ -29,12 +29,15 @@
 //
 // # Two regressions
 //
-// When the culprit is found, its measured change against the base (the geometric mean of
-// the deciding metric over the named cells) is set against the whole range's change (the
+// When the culprit is found, its measured change against the good commit (the geometric mean
+// of the deciding metric over the named cells) is set against the whole range's change (the
 // bad commit's, measured in the first round unless Config.Total gives it). When the culprit
 // explains clearly less than the total — the rest, log(total) − log(culprit), is worse than
 // δ and more than z = 2.33 standard errors from zero (a one-sided 1 % test, the standard
 // errors taken from the two intervals) — a second regression remains after the culprit, and
-// the bisection goes on over culprit..bad with the culprit as the base. The result lists each
-// regression found, or the range left open when the budget ran out.
+// the bisection goes on over culprit..bad. Its steps are still compared with the good commit
+// (whose stored results and history decide best), and each is read against the culprit's
+// level by the same test: bad when clearly worse than it by more than δ, good when shown not
+// worse than it by δ, else undecided. The result lists each regression found, or the range
+// left open when the budget ran out.
 package bisect

@@ -27,7 +27,11 @@ func statement(r *Result) string {
 		case g.Culprit != "":
 			s := fmt.Sprintf("%s regression's culprit is %s, the first bad commit after %s", which, short(g.Culprit), short(g.After))
 			if g.Change != nil {
-				s += fmt.Sprintf(" (%s, 95 %% interval %s to %s, against %s)", pct(g.Change.Change), pct(g.Change.Low), pct(g.Change.High), short(g.Base))
+				s += fmt.Sprintf(" (%s, 95 %% interval %s to %s, against %s", pct(g.Change.Change), pct(g.Change.Low), pct(g.Change.High), short(g.Base))
+				if k > 0 && g.Step != nil {
+					s += fmt.Sprintf("; %s of it after the previous culprit", pct(g.Step.Change))
+				}
+				s += ")"
 			}
 			out = append(out, s+".")
 		default:

@@ -27,39 +27,26 @@ type History struct {
 	Skip map[int]bool
 
 	n       int
-	nHist   int
-	history map[string][]*results.File // by base commit
+	history []*results.File
 	// runs holds every run measured of a commit (the good commit's: its stored run); pooled
-	// holds a commit's runs measured against one base, pooled by a rerun.
+	// holds a commit's runs measured in one search, pooled by a rerun.
 	runs   map[string][]*results.File
-	pooled map[[2]string][]*results.File
+	pooled map[string][]*results.File // by search and commit
 	index  map[string]int
 }
 
 // Init makes the range of n commits, the good commit's stored run (the whole matrix) and
 // history runs of its era.
 func (h *History) Init(n, history int) {
-	h.n, h.nHist = n, history
-	h.runs, h.pooled, h.index, h.history = map[string][]*results.File{}, map[[2]string][]*results.File{}, map[string]int{}, map[string][]*results.File{}
+	h.n = n
+	h.runs, h.pooled, h.index = map[string][]*results.File{}, map[string][]*results.File{}, map[string]int{}
 	for i := 0; i <= n; i++ {
 		h.index[h.Name(i)] = i
 	}
 	h.runs[h.Name(0)] = []*results.File{h.Matrix.SlowedRun(h.Rand, h.Model, "good", nil, h.slow(0))}
-}
-
-// historyOf returns the stored history a step against base takes its noise from: h.nHist
-// runs at base's speed (the default-branch results around it, the bisection's stored steps
-// among them), drawn the first time they are asked for.
-func (h *History) historyOf(base string) []*results.File {
-	if hist, ok := h.history[base]; ok {
-		return hist
+	for k := range history {
+		h.history = append(h.history, h.Matrix.SlowedRun(h.Rand, h.Model, fmt.Sprintf("hist-%d", k+1), nil, h.slow(0)))
 	}
-	var hist []*results.File
-	for k := range h.nHist {
-		hist = append(hist, h.Matrix.SlowedRun(h.Rand, h.Model, fmt.Sprintf("hist-%s-%d", base, k+1), nil, h.slow(h.index[base])))
-	}
-	h.history[base] = hist
-	return hist
 }
 
 // Name returns commit i's name.
@@ -95,8 +82,8 @@ func (h *History) slow(i int) func(results.CellID) float64 {
 }
 
 // Step measures each commit of req once more (one run of the cells) and compares its runs
-// against req.Base with compare.Compare: the base's runs and the history, the commit's runs
-// measured against this base pooled, at look min(attempt, 2).
+// against req.Base with compare.Compare: the base's stored run and the history, the commit's
+// runs of this search pooled, at look min(runs, 2).
 func (h *History) Step(_ context.Context, req bisect.Request) ([]bisect.Measurement, error) {
 	base := h.runs[req.Base]
 	if len(base) == 0 {
@@ -116,11 +103,11 @@ func (h *History) Step(_ context.Context, req bisect.Request) ([]bisect.Measurem
 		}
 		f := h.Matrix.SlowedRun(h.Rand, h.Model, fmt.Sprintf("%s-%d", c, len(h.runs[c])+1), h.Cells, h.slow(i))
 		h.runs[c] = append(h.runs[c], f)
-		key := [2]string{req.Base, c}
+		key := fmt.Sprintf("%s|%d|%s", req.Base, req.Search, c)
 		h.pooled[key] = append(h.pooled[key], f)
 		th := h.Thresholds
 		th.Look = min(2, len(h.pooled[key]))
-		cmp, err := compare.Compare(compare.Input{Base: base, Head: h.pooled[key], History: h.historyOf(req.Base), Cells: h.Cells}, th)
+		cmp, err := compare.Compare(compare.Input{Base: base, Head: h.pooled[key], History: h.history, Cells: h.Cells}, th)
 		if err != nil {
 			return nil, fmt.Errorf("synthetic history: comparing %s with %s: %w", c, req.Base, err)
 		}

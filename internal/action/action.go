@@ -85,6 +85,8 @@ type job struct {
 	measured map[compare.NoiseKey]float64
 	// histByCommit is set when the history handed to compare is in commit order (history).
 	histByCommit bool
+	// regressed is what the push's change-point issue reports, set by changePoint (bisect.go).
+	regressed cpState
 }
 
 // plan is what a run measures and where it reports.
@@ -557,6 +559,7 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		}
 		if stored {
 			j.changePoint(ctx, c, rs, p.HeadSHA, head)
+			j.autoBisect(ctx, c, rs, cfg, head, j.regressed) // bisect.go
 		}
 		// A/A: the full mode decides with the push's result stored; the measure mode, which
 		// cannot read the store, was told by the decide job (input aa).

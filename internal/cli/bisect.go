@@ -177,7 +177,7 @@ func runBisect(ctx context.Context, env *Env, o bisectOptions) error {
 	if err := os.MkdirAll(o.work, 0o755); err != nil {
 		return err
 	}
-	ps := &pairedSteps{env: env, git: g, o: o, base: base, cells: cells, checkouts: map[string]string{}, files: map[[2]string][2][]*results.File{}}
+	ps := &pairedSteps{env: env, git: g, o: o, base: base, cells: cells, checkouts: map[string]string{}, files: map[string][2][]*results.File{}}
 	defer ps.cleanup(context.WithoutCancel(ctx))
 	env.Log.Info("bisect", "good", shortID(good), "bad", shortID(bad), "commits", len(commits), "cells", strings.Join(cells, ","), "runners", o.runners)
 	res, err := bisect.Run(ctx, bisect.Config{Good: good, Commits: commits, Cells: cells, Runners: o.runners, Plain: o.plain,
@@ -295,8 +295,8 @@ type pairedSteps struct {
 
 	mu        sync.Mutex
 	checkouts map[string]string
-	// files are each (base, commit)'s paired runs: the base's files and the commit's.
-	files map[[2]string][2][]*results.File
+	// files are each search's paired runs of a commit: the base's files and the commit's.
+	files map[string][2][]*results.File
 }
 
 // checkout returns a worktree of the engine's clone at commit c, made once.
@@ -332,14 +332,14 @@ func (p *pairedSteps) step(ctx context.Context, req bisect.Request) ([]bisect.Me
 	errs := make([]error, len(req.Commits))
 	var wg sync.WaitGroup
 	for i, c := range req.Commits {
-		wg.Go(func() { out[i], errs[i] = p.measure(ctx, req.Base, c, req.Attempt[c]) })
+		wg.Go(func() { out[i], errs[i] = p.measure(ctx, req.Base, c, req.Search, req.Attempt[c]) })
 	}
 	wg.Wait()
 	return out, errors.Join(errs...)
 }
 
 // measure runs one paired run of commit c against base on the named cells and decides it.
-func (p *pairedSteps) measure(ctx context.Context, base, c string, attempt int) (bisect.Measurement, error) {
+func (p *pairedSteps) measure(ctx context.Context, base, c string, search, attempt int) (bisect.Measurement, error) {
 	m := bisect.Measurement{Commit: c}
 	baseDir, err := p.checkout(ctx, base)
 	if err != nil {
@@ -357,7 +357,7 @@ func (p *pairedSteps) measure(ctx context.Context, base, c string, attempt int) 
 	if o.Paired.Scheme == "" {
 		o.Paired.Scheme = config.PairedABBA
 	}
-	o.Output = filepath.Join(p.o.work, fmt.Sprintf("%s-%s-%d.json", shortID(base), shortID(c), attempt))
+	o.Output = filepath.Join(p.o.work, fmt.Sprintf("%s-%s-%d-%d.json", shortID(base), shortID(c), search, attempt))
 	o.Paired.BaseOutput = ""
 	start := time.Now()
 	err = runCommand(ctx, p.env, o)
@@ -383,7 +383,7 @@ func (p *pairedSteps) measure(ctx context.Context, base, c string, attempt int) 
 		return m, err
 	}
 	p.mu.Lock()
-	key := [2]string{base, c}
+	key := fmt.Sprintf("%s|%d|%s", base, search, c)
 	sides := p.files[key]
 	sides[0], sides[1] = append(sides[0], bf), append(sides[1], hf)
 	p.files[key] = sides
