@@ -80,6 +80,10 @@ type Config struct {
 	// good..bad oldest first, not holding Good, its last element the bad commit.
 	Good    string
 	Commits []string
+	// Base is the commit whose results every step is compared with: Good (the default), or an
+	// earlier measured commit when Good itself has no results (every commit between them
+	// taken as good).
+	Base string
 	// Cells are the cells measured, for the record (the StepFunc measures them).
 	Cells []string
 	// Runners is how many commits can be measured at once plus one (k-ary bisection measures
@@ -226,6 +230,9 @@ func Run(ctx context.Context, cfg Config, step StepFunc) (*Result, error) {
 	if cfg.Delta == 0 {
 		cfg.Delta = 0.03
 	}
+	if cfg.Base == "" {
+		cfg.Base = cfg.Good
+	}
 	b := &run{cfg: cfg, step: step, res: &Result{Good: cfg.Good, Bad: cfg.Commits[len(cfg.Commits)-1], Cells: cfg.Cells, Runners: cfg.Runners, Total: cfg.Total}}
 	if err := b.search(ctx, cfg.Good, nil, cfg.Commits); err != nil {
 		return nil, err
@@ -269,7 +276,7 @@ func (b *run) spent() bool {
 
 // measure runs one round on indices idx of s.
 func (b *run) measure(ctx context.Context, s *state, idx []int) error {
-	req := Request{Base: b.cfg.Good, Search: s.search, Attempt: map[string]int{}}
+	req := Request{Base: b.cfg.Base, Search: s.search, Attempt: map[string]int{}}
 	byCommit := map[string]int{}
 	for _, i := range idx {
 		s.attempts[i]++
@@ -286,7 +293,7 @@ func (b *run) measure(ctx context.Context, s *state, idx []int) error {
 		return err
 	}
 	b.res.Steps++
-	round := Round{Number: b.res.Steps, Base: b.cfg.Good, After: s.after}
+	round := Round{Number: b.res.Steps, Base: b.cfg.Base, After: s.after}
 	got := map[string]bool{}
 	for _, m := range ms {
 		i, ok := byCommit[m.Commit]
@@ -381,7 +388,7 @@ func (b *run) search(ctx context.Context, after string, level *Change, rng []str
 		if s.closed[bad] != Bad {
 			b.res.NotReproduced, b.res.BadVerdict = true, s.closed[bad]
 			if ok {
-				b.note(fmt.Sprintf("the bad commit %s measured %s against %s: %s", short(rng[bad-1]), m.Verdict, short(b.cfg.Good), m.Reason))
+				b.note(fmt.Sprintf("the bad commit %s measured %s against %s: %s", short(rng[bad-1]), m.Verdict, short(b.cfg.Base), m.Reason))
 			}
 			return nil
 		}
@@ -397,7 +404,7 @@ func (b *run) search(ctx context.Context, after string, level *Change, rng []str
 			return err
 		}
 	}
-	reg := Regression{After: s.commits[s.lo], Base: b.cfg.Good}
+	reg := Regression{After: s.commits[s.lo], Base: b.cfg.Base}
 	for i := s.lo + 1; i <= s.hi; i++ {
 		reg.Range = append(reg.Range, s.commits[i])
 		switch s.closed[i] {

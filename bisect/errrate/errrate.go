@@ -65,8 +65,9 @@ type Row struct {
 	Range     int       `json:"range"`
 	Procedure Procedure `json:"procedure"`
 	// Right named the true culprit alone; Wrong named another commit (or two); Open ended with
-	// a range or with no regression reproduced, which is a true statement but no culprit.
-	Right, Wrong, Open calibrate.Rate
+	// a range or with no regression reproduced, which is a true statement but no culprit;
+	// NotReproduced is the part of Open whose bad commit did not measure bad.
+	Right, Wrong, Open, NotReproduced calibrate.Rate
 	MeanSteps          float64       `json:"mean_steps"`
 	MaxSteps           int           `json:"max_steps"`
 	MeanGPU            time.Duration `json:"mean_gpu_ns"`
@@ -80,7 +81,7 @@ type Report struct {
 
 // outcome of one bisection.
 type outcome struct {
-	right, wrong bool
+	right, wrong, notRepro bool
 	steps        int
 	gpu          time.Duration
 }
@@ -141,7 +142,7 @@ feed:
 		return nil, err
 	}
 	type acc struct {
-		right, wrong, n, steps, max int
+		right, wrong, notRepro, n, steps, max int
 		gpu                         time.Duration
 	}
 	accs := make([]acc, len(rep.Rows))
@@ -160,11 +161,15 @@ feed:
 		if out[i].wrong {
 			a.wrong++
 		}
+		if out[i].notRepro {
+			a.notRepro++
+		}
 	}
 	for k := range rep.Rows {
 		a := accs[k]
 		r := &rep.Rows[k]
 		r.Right, r.Wrong, r.Open = calibrate.NewRate(a.right, a.n), calibrate.NewRate(a.wrong, a.n), calibrate.NewRate(a.n-a.right-a.wrong, a.n)
+		r.NotReproduced = calibrate.NewRate(a.notRepro, a.n)
 		r.MeanSteps, r.MaxSteps, r.MeanGPU = float64(a.steps)/float64(a.n), a.max, a.gpu/time.Duration(a.n)
 	}
 	return rep, nil
@@ -193,7 +198,7 @@ func (s Settings) bisectOne(ctx context.Context, j job) (outcome, error) {
 	if err != nil {
 		return outcome{}, err
 	}
-	o := outcome{steps: res.Steps, gpu: res.GPUTime}
+	o := outcome{steps: res.Steps, gpu: res.GPUTime, notRepro: res.NotReproduced}
 	var named []string
 	for _, g := range res.Regressions {
 		if g.Culprit != "" {

@@ -254,6 +254,9 @@ func (j *job) routed(ctx context.Context, full bool) error {
 		// pull request's merge commit, which can replace it (docs/security.md).
 		j.log.Warn("this workflow starts the GPU job from the pull_request trigger, which runs the workflow as the pull request itself defines it: a pull request can add its own job on the GPU runner and skip decide and the commit pin. Route pull requests with pull_request_target instead, as example-gpu.yml does (docs/security.md)")
 	}
+	if done, err := j.bisectCommand(ctx, c, full); done { // /bench bisect on the change-point issue (bisect.go)
+		return err
+	}
 	d, err := c.Decide(ctx, j.ev, j.policy())
 	if err != nil {
 		return err

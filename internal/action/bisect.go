@@ -2,6 +2,7 @@ package action
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -60,7 +61,7 @@ func (j *job) autoBisect(ctx context.Context, c *ghbot.Client, rs resultStore, c
 		return
 	}
 	for _, r := range rangesOf(st) {
-		if err := j.bisectRange(ctx, c, rs, cfg, head, r); err != nil {
+		if err := j.bisectRange(ctx, c, rs, cfg, store.ConfigID(head), r); err != nil {
 			j.log.Warn("bisect", "good", ghbot.ShortSHA(r.good), "bad", ghbot.ShortSHA(r.bad), "err", err)
 		}
 	}
@@ -82,7 +83,7 @@ func firstParentsBetween(ctx context.Context, commits store.Commits, good, bad s
 }
 
 // bisectRange bisects one range and posts what it found.
-func (j *job) bisectRange(ctx context.Context, c *ghbot.Client, rs resultStore, cfg config.Config, head *results.File, r bisectRange) error {
+func (j *job) bisectRange(ctx context.Context, c *ghbot.Client, rs resultStore, cfg config.Config, id string, r bisectRange) error {
 	commits, err := firstParentsBetween(ctx, rs.commits, r.good, r.bad)
 	if err != nil {
 		return err
@@ -91,17 +92,16 @@ func (j *job) bisectRange(ctx context.Context, c *ghbot.Client, rs resultStore, 
 		j.log.Info("bisect: nothing to bisect, the first bad commit follows the last good one", "good", ghbot.ShortSHA(r.good), "bad", ghbot.ShortSHA(r.bad))
 		return nil
 	}
-	id := store.ConfigID(head)
-	good, _, err := rs.s.Get(ctx, r.good, id)
+	against, good, err := storedAtOrBefore(ctx, rs, r.good, id)
 	if err != nil {
-		return fmt.Errorf("the last good commit's results: %w", err)
+		return err
 	}
-	s := &botSteps{j: j, rs: rs, cfg: cfg, cells: r.cells, good: r.good, goodFile: good,
-		hist: j.history(ctx, rs, good, r.good), pooled: map[string][]*results.File{}}
+	s := &botSteps{j: j, rs: rs, cfg: cfg, cells: r.cells, good: against, goodFile: good,
+		hist: j.history(ctx, rs, good, against), pooled: map[string][]*results.File{}}
 	if err := s.prepare(); err != nil {
 		return err
 	}
-	bc := bisect.Config{Good: r.good, Commits: commits, Cells: r.cells, Runners: 2,
+	bc := bisect.Config{Good: r.good, Base: against, Commits: commits, Cells: r.cells, Runners: 2,
 		Budget: bisect.Budget{Steps: j.cfg.Bisect.Steps, GPUTime: j.cfg.Bisect.Budget}}
 	if bad, _, err := rs.s.Get(ctx, r.bad, id); err == nil {
 		// The stored results of the first bad commit give the range's whole change.
@@ -115,8 +115,28 @@ func (j *job) bisectRange(ctx context.Context, c *ghbot.Client, rs resultStore, 
 		return err
 	}
 	j.log.Info("bisect: " + res.Statement)
-	j.postBisect(ctx, c, id, res)
+	j.postBisect(ctx, c, id, res, against)
 	return nil
+}
+
+// storedAtOrBefore returns the newest commit at or before good along its first parents that has
+// stored default-branch results of config id, and those results: the base every step is
+// compared with (a range named by /bench bisect may start at a commit never measured).
+func storedAtOrBefore(ctx context.Context, rs resultStore, good, id string) (string, *results.File, error) {
+	chain, err := rs.commits.Ancestors(ctx, good, bisectWalk)
+	if err != nil {
+		return "", nil, err
+	}
+	for _, c := range chain {
+		f, _, err := rs.s.Get(ctx, c, id)
+		if err == nil {
+			return c, f, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return "", nil, fmt.Errorf("the results of %s: %w", ghbot.ShortSHA(c), err)
+		}
+	}
+	return "", nil, fmt.Errorf("no stored default-branch results of config %s at or within %d first parents before the good commit %s: measure it first (speedmatrix baseline --commit)", id, bisectWalk, ghbot.ShortSHA(good))
 }
 
 // botSteps measures a bisection's commits in the push's job: each commit checked out, built and
@@ -276,8 +296,8 @@ func (s *botSteps) compare(heads []*results.File, look int) (bisect.Measurement,
 }
 
 // postBisect posts res on the change-point issue of config id and on each culprit's pull request.
-func (j *job) postBisect(ctx context.Context, c *ghbot.Client, id string, res *bisect.Result) {
-	body := bisectComment(res, j.runURL)
+func (j *job) postBisect(ctx context.Context, c *ghbot.Client, id string, res *bisect.Result, against string) {
+	body := bisectComment(res, against, j.runURL)
 	issue, _, open, err := c.FindOpenIssue(ctx, j.repo, changePointLabel, changePointConfigMarker(id))
 	if err != nil {
 		j.log.Warn("bisect: the change-point issue", "err", err)
@@ -304,11 +324,15 @@ func (j *job) postBisect(ctx context.Context, c *ghbot.Client, id string, res *b
 	}
 }
 
-// bisectComment is the change-point issue's comment: what was found, then each step's evidence.
-func bisectComment(res *bisect.Result, runURL string) string {
+// bisectComment is the change-point issue's comment: what was found, then each step's evidence;
+// against is the commit whose stored results the steps were compared with.
+func bisectComment(res *bisect.Result, against, runURL string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\n**Bisect** of %s..%s on %s: %s\n\n", bisectMarker, code(ghbot.ShortSHA(res.Good)), code(ghbot.ShortSHA(res.Bad)),
 		code(strings.Join(res.Cells, ",")), res.Statement)
+	if against != res.Good {
+		fmt.Fprintf(&b, "The good commit has no stored results: every step was compared with those of %s, the newest measured commit before it.\n\n", code(ghbot.ShortSHA(against)))
+	}
 	b.WriteString("| Step | Commit | Against | Verdict | Change of the cells (95 % interval) | GPU time |\n|---|---|---|---|---|---|\n")
 	for _, rd := range res.Rounds {
 		for _, m := range rd.Measurements {
@@ -351,4 +375,124 @@ func changeCell(c *bisect.Change) string {
 		return "–"
 	}
 	return fmt.Sprintf("%+.1f %% (%+.1f to %+.1f %%)", 100*c.Change, 100*c.Low, 100*c.High)
+}
+
+// VerdictBisected is the verdict output of a /bench bisect the job ran.
+const VerdictBisected = "bisected"
+
+// bisectCommand answers /bench bisect on the change-point issue; done is false for every other
+// event and comment (Decide routes them). A writer's command bisects the issue's range (or the
+// range it names) in this job, which must measure (mode full): the culprit is posted on the
+// issue and its pull request as the automatic bisection's is. Anyone else's gets a -1 reaction.
+func (j *job) bisectCommand(ctx context.Context, c *ghbot.Client, full bool) (done bool, err error) {
+	ev := j.ev
+	if !ev.OnIssue || ev.Comment == nil || ev.Action != "created" || ev.Comment.IsBot || strings.EqualFold(ev.Comment.Author, c.Identity().Login) {
+		return false, nil
+	}
+	cmd, perr := ghbot.ParseCommand(ev.Comment.Body)
+	if perr != nil || cmd.Kind != ghbot.CommandBisect {
+		return false, nil
+	}
+	j.setOutput("run", "false")
+	author := ev.Comment.Author
+	refuse := func(why string) (bool, error) {
+		j.setOutput("verdict", VerdictRefused)
+		j.summary("speedmatrix: /bench bisect was not run. " + why + "\n")
+		if _, err := c.Reply(ctx, j.repo, ev.Issue, fmt.Sprintf("@%s %s", author, why)); err != nil {
+			j.log.Warn("bisect: replying", "issue", ev.Issue, "err", err)
+		}
+		return true, nil
+	}
+	level, err := c.Permission(ctx, j.repo, author)
+	if err != nil {
+		return true, err
+	}
+	if level != ghbot.PermAdmin && level != ghbot.PermWrite {
+		j.setOutput("verdict", VerdictRefused)
+		j.log.Info("bisect: a command by a user without write permission; reacted, not answered", "user", author, "permission", level)
+		return true, c.React(ctx, j.repo, ev.Comment.ID, "-1")
+	}
+	if !full {
+		return refuse("`/bench bisect` measures in the job that reads the comment, so it runs in a workflow of `mode: full` on the GPU runner; this job cannot measure (mode " + string(j.in.Mode) + "). Run `speedmatrix bisect` on the machine instead (docs/bisect.md).")
+	}
+	rs := j.openStore(c)
+	if rs.s == nil || rs.commits == nil {
+		return refuse("`/bench bisect` needs the results store and the repository's commits, and this job has neither.")
+	}
+	n, body, open, err := c.FindOpenIssue(ctx, j.repo, changePointLabel, changePointMarker)
+	if err != nil {
+		return true, err
+	}
+	st, ok := parseCPState(body)
+	if !open || n != ev.Issue || !ok {
+		return refuse("`/bench bisect` bisects what the open change-point issue reports: post it there.")
+	}
+	ranges := rangesOf(st)
+	if cmd.Good != "" {
+		r, why := j.namedRange(ctx, rs, cmd, st)
+		if why != "" {
+			return refuse(why)
+		}
+		ranges = []bisectRange{r}
+	}
+	if len(ranges) == 0 {
+		return refuse("the change-point issue names no range of a last good and a first bad commit to bisect; name one: `/bench bisect <good>..<bad>`.")
+	}
+	if err := c.React(ctx, j.repo, ev.Comment.ID, "eyes"); err != nil {
+		j.log.Warn("bisect: reacting", "err", err)
+	}
+	for _, r := range ranges {
+		if err := j.bisectRange(ctx, c, rs, j.cfg, st.Config, r); err != nil {
+			return refuse(fmt.Sprintf("the bisection of %s..%s failed: %s", code(ghbot.ShortSHA(r.good)), code(ghbot.ShortSHA(r.bad)), code(firstLine(err.Error()))))
+		}
+	}
+	j.setOutput("verdict", VerdictBisected)
+	j.summary("speedmatrix: /bench bisect ran; the change-point issue has what it found.\n")
+	return true, nil
+}
+
+// namedRange resolves /bench bisect good..bad to commits of the default branch's first-parent
+// line (good before bad); the cells are every cell the issue reports. why says what is wrong.
+func (j *job) namedRange(ctx context.Context, rs resultStore, cmd ghbot.Command, st cpState) (bisectRange, string) {
+	branch := j.repo.DefaultBranch
+	if branch == "" {
+		branch = "HEAD"
+	}
+	chain, err := rs.commits.Ancestors(ctx, branch, bisectWalk)
+	if err != nil {
+		return bisectRange{}, "the default branch's commits could not be read: " + code(firstLine(err.Error()))
+	}
+	find := func(prefix string) (int, string) {
+		at := -1
+		for i, c := range chain {
+			if strings.HasPrefix(c, prefix) {
+				if at >= 0 {
+					return -1, fmt.Sprintf("%s names more than one commit of the default branch: give more digits", code(prefix))
+				}
+				at = i
+			}
+		}
+		if at < 0 {
+			return -1, fmt.Sprintf("%s is not among the default branch's last %d first-parent commits", code(prefix), bisectWalk)
+		}
+		return at, ""
+	}
+	g, why := find(cmd.Good)
+	if why != "" {
+		return bisectRange{}, why
+	}
+	b, why := find(cmd.Bad)
+	if why != "" {
+		return bisectRange{}, why
+	}
+	if g <= b { // newest first: good must come after bad in the chain
+		return bisectRange{}, fmt.Sprintf("%s is not before %s on the default branch: give `/bench bisect <good>..<bad>`, the older commit first", code(cmd.Good), code(cmd.Bad))
+	}
+	r := bisectRange{good: chain[g], bad: chain[b]}
+	for _, s := range st.Series {
+		if !slices.Contains(r.cells, s.Cell) {
+			r.cells = append(r.cells, s.Cell)
+		}
+	}
+	return r, ""
 }

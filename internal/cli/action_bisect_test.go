@@ -25,7 +25,7 @@ type bisectRepo struct {
 // newBisectRepo makes the history h1…h10 → g → c1 … c18 on master, each commit's config
 // slowed from each commit of slowFrom on (decode at 8+ requests, by the factor), registers it
 // in e's fake, and makes e's config the repository's.
-func newBisectRepo(t *testing.T, e *storeEnv, storeDir string, slowFrom map[int]string, skip map[int]bool) *bisectRepo {
+func newBisectRepo(t *testing.T, e *storeEnv, storeDir string, slowFrom map[int]string, skip map[int]bool, auto bool) *bisectRepo {
 	t.Helper()
 	r := &bisectRepo{dir: filepath.Join(e.dir, "engine"), sha: map[string]string{}}
 	git := func(n int, args ...string) string {
@@ -64,7 +64,7 @@ func newBisectRepo(t *testing.T, e *storeEnv, storeDir string, slowFrom map[int]
 		if slow != "" {
 			extra = fmt.Sprintf(", slowdown: %q", slow)
 		}
-		cfg := actionConfig(extra) + "store: {dir: " + storeDir + ", min_history: 3}\nbisect: {auto: true, steps: 12}\n"
+		cfg := actionConfig(extra) + "store: {dir: " + storeDir + ", min_history: 3}\n" + fmt.Sprintf("bisect: {auto: %v, steps: 12}\n", auto)
 		if skip[i] && name[0] == 'c' {
 			cfg = "matrix: nosuch\n" // a commit whose configuration does not load: it cannot be measured
 		}
@@ -91,9 +91,14 @@ func newBisectRepo(t *testing.T, e *storeEnv, storeDir string, slowFrom map[int]
 // bisectEnv stores the history at level 1 through g, and c16 and c17 at level slow, the
 // first bad measured results; the push of c18 then reports the change point.
 func bisectEnv(t *testing.T, slowFrom map[int]string, skip map[int]bool, level float64) (*storeEnv, *bisectRepo) {
+	return bisectEnvAuto(t, slowFrom, skip, level, true)
+}
+
+// bisectEnvAuto is bisectEnv with bisect.auto as given.
+func bisectEnvAuto(t *testing.T, slowFrom map[int]string, skip map[int]bool, level float64, auto bool) (*storeEnv, *bisectRepo) {
 	e := newStoreEnv(t, 0)
 	e.simTime = true
-	r := newBisectRepo(t, e, filepath.Join(e.dir, "store"), slowFrom, skip)
+	r := newBisectRepo(t, e, filepath.Join(e.dir, "store"), slowFrom, skip, auto)
 	for i := 1; i <= 10; i++ {
 		e.putScaled(r.sha[fmt.Sprintf("h%d", i)], 1)
 	}
@@ -206,5 +211,65 @@ func TestActionBisectTrueStatements(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// bisectCommand posts body as user's comment on issue n and runs the action on it.
+func (e *storeEnv) bisectCommand(n int, user, body string) (map[string]string, string) {
+	e.t.Helper()
+	const id = 492700777
+	e.srv.PutComment(ghtest.Comment{ID: id, Repo: actRepo, Issue: n, User: user, Body: body, CreatedAt: time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC)})
+	e.event("issue_comment", derived(e.t, "issue_comment/created.payload.json",
+		map[string]any{"comment.body": body, "issue.number": n, "comment.id": id, "comment.user.login": user}))
+	out, stderr, err := e.run(context.Background())
+	if err != nil {
+		e.t.Fatalf("the comment %q: %v\n%s", body, err, stderr)
+	}
+	return out, stderr
+}
+
+// TestActionBisectCommand: without bisect.auto the push only reports the change point; a
+// maintainer's /bench bisect on the issue bisects its range (or the range named) and names c11;
+// a reader's command gets a -1 reaction and nothing is measured; on a pull request it is refused.
+func TestActionBisectCommand(t *testing.T) {
+	e, r := bisectEnvAuto(t, map[int]string{11: "decode=1.111@batch>=8"}, nil, 0.9, false)
+	e.srv.SetPermission(actRepo, "reader", "read")
+	stderr := e.pushOf(r.sha["c18"])
+	issues := changeIssues(e)
+	if len(issues) != 1 {
+		t.Fatalf("%d change-point issues, want 1\n%s", len(issues), stderr)
+	}
+	n := issues[0].Number
+	if cs := bisectComments(e, n); len(cs) != 0 {
+		t.Fatalf("bisected without bisect.auto: %q", cs)
+	}
+	c11 := r.sha["c11"][:7]
+
+	out, stderr := e.bisectCommand(n, "reader", "/bench bisect")
+	if out["verdict"] != "refused" || len(bisectComments(e, n)) != 0 {
+		t.Errorf("a reader's /bench bisect: verdict %q, %d bisect comments\n%s", out["verdict"], len(bisectComments(e, n)), stderr)
+	}
+
+	out, stderr = e.bisectCommand(n, "Codertocat", "/bench bisect")
+	if cs := bisectComments(e, n); out["verdict"] != "bisected" || len(cs) != 1 || !strings.Contains(cs[0], "culprit is "+c11) {
+		t.Fatalf("/bench bisect: verdict %q, comments %q, want one naming %s\n%s", out["verdict"], cs, c11, stderr)
+	}
+
+	named := fmt.Sprintf("/bench bisect %s..%s", r.sha["c8"][:7], r.sha["c12"][:7])
+	out, stderr = e.bisectCommand(n, "Codertocat", named)
+	cs := bisectComments(e, n)
+	if out["verdict"] != "bisected" || len(cs) != 2 || !strings.Contains(cs[1], "culprit is "+c11) || !strings.Contains(cs[1], "Bisect** of `"+r.sha["c8"][:7]+"`..`"+r.sha["c12"][:7]+"`") {
+		t.Errorf("%s: verdict %q, comments %q\n%s", named, out["verdict"], cs, stderr)
+	}
+
+	out, _ = e.bisectCommand(n, "Codertocat", fmt.Sprintf("/bench bisect %s..%s", r.sha["c12"][:7], r.sha["c8"][:7]))
+	if last := e.srv.State().CommentsOn(actRepo, n); out["verdict"] != "refused" || !strings.Contains(last[len(last)-1].Body, "is not before") {
+		t.Errorf("a reversed range: verdict %q, last comment %q", out["verdict"], last[len(last)-1].Body)
+	}
+
+	e.benchComment("/bench bisect")
+	out, stderr, err := e.run(context.Background())
+	if err != nil || out["verdict"] != "refused" {
+		t.Errorf("/bench bisect on a pull request: verdict %q, %v\n%s", out["verdict"], err, stderr)
 	}
 }
