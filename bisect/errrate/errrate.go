@@ -68,9 +68,9 @@ type Row struct {
 	// a range or with no regression reproduced, which is a true statement but no culprit;
 	// NotReproduced is the part of Open whose bad commit did not measure bad.
 	Right, Wrong, Open, NotReproduced calibrate.Rate
-	MeanSteps          float64       `json:"mean_steps"`
-	MaxSteps           int           `json:"max_steps"`
-	MeanGPU            time.Duration `json:"mean_gpu_ns"`
+	MeanSteps                         float64       `json:"mean_steps"`
+	MaxSteps                          int           `json:"max_steps"`
+	MeanGPU                           time.Duration `json:"mean_gpu_ns"`
 }
 
 // Report is the table.
@@ -82,8 +82,8 @@ type Report struct {
 // outcome of one bisection.
 type outcome struct {
 	right, wrong, notRepro bool
-	steps        int
-	gpu          time.Duration
+	steps                  int
+	gpu                    time.Duration
 }
 
 type job struct {
@@ -143,7 +143,7 @@ feed:
 	}
 	type acc struct {
 		right, wrong, notRepro, n, steps, max int
-		gpu                         time.Duration
+		gpu                                   time.Duration
 	}
 	accs := make([]acc, len(rep.Rows))
 	for i, j := range jobs {
