@@ -42,6 +42,9 @@ type Measurement struct {
 	Verdict Verdict `json:"verdict"`
 	// Reason says why (the comparison's verdict and reason, or why it did not build or serve).
 	Reason string `json:"reason,omitempty"`
+	// Passed is set when the comparison passed (exit status 0: no regression shown or
+	// suspected), whatever its interval.
+	Passed bool `json:"passed,omitempty"`
 	// Change is the deciding metric's geometric-mean change over the named cells against the
 	// base; nil when nothing was compared.
 	Change  *Change       `json:"change,omitempty"`
@@ -304,6 +307,8 @@ func (b *run) measure(ctx context.Context, s *state, idx []int) error {
 		m.Attempt = s.attempts[i]
 		if s.level != nil {
 			m = relative(m, s.level, b.cfg.Delta)
+		} else {
+			m = nearerGood(m, b.res.Total, b.cfg.Delta)
 		}
 		if b.cfg.Plain && m.Verdict == Undecided {
 			m.Verdict = Good
@@ -443,6 +448,23 @@ func (b *run) search(ctx context.Context, after string, level *Change, rng []str
 		return nil
 	}
 	return b.search(ctx, reg.Culprit, reg.Change, rng[s.hi:])
+}
+
+// nearerGood reads an undecided m whose comparison passed as good when its change is shown
+// nearer the good level than the bad one: the 95 % interval's low end above half the range's
+// whole change total (on the log scale), or above −δ where that is lower. A commit the
+// comparison passes but whose interval is wider than δ (a noisy run) is so still placed on the
+// good side of a large slowdown.
+func nearerGood(m Measurement, total *Change, delta float64) Measurement {
+	if m.Verdict != Undecided || !m.Passed || m.Change == nil || total == nil {
+		return m
+	}
+	half := math.Min(math.Log1p(-delta), math.Log1p(total.Change)/2)
+	if math.Log1p(m.Change.Low) > half {
+		m.Verdict = Good
+		m.Reason = fmt.Sprintf("the comparison passes and the cells' change %s (95 %% interval %s to %s) is shown nearer the good level than the range's %s", pct(m.Change.Change), pct(m.Change.Low), pct(m.Change.High), pct(total.Change))
+	}
+	return m
 }
 
 // relative reads m, a commit's comparison with the good commit, against level, the previous

@@ -284,3 +284,24 @@ func TestSecondRegression(t *testing.T) {
 		})
 	}
 }
+
+func TestNearerGood(t *testing.T) {
+	total := &Change{-0.20, -0.21, -0.19}
+	for _, tt := range []struct {
+		name  string
+		m     Measurement
+		total *Change
+		want  Verdict
+	}{
+		{"passes, interval above half of -20 %", Measurement{Verdict: Undecided, Passed: true, Change: &Change{0.01, -0.06, 0.08}}, total, Good},
+		{"passes, interval reaching the bad half", Measurement{Verdict: Undecided, Passed: true, Change: &Change{-0.05, -0.12, 0.02}}, total, Undecided},
+		{"unproven is never good", Measurement{Verdict: Undecided, Passed: false, Change: &Change{0.01, -0.06, 0.08}}, total, Undecided},
+		{"a small total keeps -δ", Measurement{Verdict: Undecided, Passed: true, Change: &Change{0.0, -0.035, 0.035}}, &Change{-0.05, -0.06, -0.04}, Undecided},
+		{"no total yet", Measurement{Verdict: Undecided, Passed: true, Change: &Change{0.01, -0.06, 0.08}}, nil, Undecided},
+		{"bad stays bad", Measurement{Verdict: Bad, Passed: false, Change: &Change{-0.2, -0.21, -0.19}}, total, Bad},
+	} {
+		if got := nearerGood(tt.m, tt.total, 0.03); got.Verdict != tt.want {
+			t.Errorf("%s: %s (%s), want %s", tt.name, got.Verdict, got.Reason, tt.want)
+		}
+	}
+}

@@ -15,7 +15,11 @@
 // verdict per commit is one of:
 //
 //   - bad: the comparison found a regression (a cell, row, column or the phase's shift);
-//   - good: the matrix is unchanged or improved (every decided cell shown within ±δ);
+//   - good: the comparison passes (exit status 0) and the named cells' mean change is shown
+//     better than −δ, or, once the range's whole change T is known, nearer the good level than
+//     the bad one (the 95 % interval's low end above T/2 on the log scale, where that is below
+//     −δ): a passing commit whose noisy run widens its interval is still placed on the good
+//     side of a large slowdown;
 //   - undecided: anything else (inconclusive, unproven, incomplete): the commit is measured
 //     again in the next round, up to Config.Retries times (each a step), before the
 //     bisection treats it as unmeasurable;

@@ -24,6 +24,7 @@ func StepVerdict(c *results.Comparison, cells []string) Measurement {
 		m.Reason += ": " + c.VerdictReason
 	}
 	exit := results.OutcomeOf(c.Verdict).Exit
+	m.Passed = exit == results.ExitPass
 	switch exit {
 	case results.ExitRegression:
 		m.Verdict = Bad
