@@ -13,7 +13,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bisect"
@@ -118,27 +117,12 @@ func Run(ctx context.Context, s Settings) (*Report, error) {
 		}
 	}
 	out := make([]outcome, len(jobs))
-	errs := make([]error, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range max(1, s.Workers) {
-		wg.Go(func() {
-			for i := range next {
-				out[i], errs[i] = s.bisectOne(ctx, jobs[i])
-			}
-		})
-	}
-feed:
-	for i := range jobs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
+	err := calibrate.Parallel(ctx, s.Workers, len(jobs), func(i int) error {
+		var err error
+		out[i], err = s.bisectOne(ctx, jobs[i])
+		return err
+	}, nil)
+	if err != nil {
 		return nil, err
 	}
 	type acc struct {
@@ -147,9 +131,6 @@ feed:
 	}
 	accs := make([]acc, len(rep.Rows))
 	for i, j := range jobs {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
 		a := &accs[j.row]
 		a.n++
 		a.steps += out[i].steps

@@ -206,15 +206,8 @@ func (s *botSteps) measure(ctx context.Context, search int, sha string) (bisect.
 		j.log.Warn("bisect: skipping a commit", "sha", ghbot.ShortSHA(sha), "why", why)
 		return bisect.Measurement{Commit: sha, Verdict: bisect.Skip, Reason: why}, nil
 	}
-	dir := filepath.Join(os.TempDir(), "speedmatrix-bisect-"+sha[:12])
-	if t := j.a.Getenv("RUNNER_TEMP"); t != "" {
-		dir = filepath.Join(t, "speedmatrix-bisect-"+sha[:12])
-	}
-	checkout := j.d.CheckoutBase
-	if checkout == nil {
-		checkout = GitWorktree
-	}
-	remove, err := checkout(ctx, s.src, sha, dir)
+	dir := j.checkoutDir("bisect", sha)
+	remove, err := j.checkout()(ctx, s.src, sha, dir)
 	if err != nil {
 		return skip("it could not be checked out: " + firstLine(err.Error()))
 	}
@@ -495,4 +488,22 @@ func (j *job) namedRange(ctx context.Context, rs resultStore, cmd ghbot.Command,
 		}
 	}
 	return r, ""
+}
+
+// checkoutDir returns where commit sha is checked out for what ("base": a paired run's base,
+// "bisect": a bisection's step): under RUNNER_TEMP, else the temporary directory.
+func (j *job) checkoutDir(what, sha string) string {
+	name := "speedmatrix-" + what + "-" + sha[:12]
+	if t := j.a.Getenv("RUNNER_TEMP"); t != "" {
+		return filepath.Join(t, name)
+	}
+	return filepath.Join(os.TempDir(), name)
+}
+
+// checkout returns how a commit is checked out: Deps.CheckoutBase, else GitWorktree.
+func (j *job) checkout() func(ctx context.Context, src, sha, dir string) (func() error, error) {
+	if j.d.CheckoutBase != nil {
+		return j.d.CheckoutBase
+	}
+	return GitWorktree
 }

@@ -108,7 +108,23 @@ func bisectEnvAuto(t *testing.T, slowFrom map[int]string, skip map[int]bool, lev
 	return e, r
 }
 
-// issueComments returns the bot's bisect comments on issue or PR n.
+// pushBisected runs the push of c18 and returns the change-point issue's number and the bot's
+// one bisect comment on it.
+func pushBisected(t *testing.T, e *storeEnv, r *bisectRepo) (int, string) {
+	t.Helper()
+	stderr := e.pushOf(r.sha["c18"])
+	issues := changeIssues(e)
+	if len(issues) != 1 {
+		t.Fatalf("%d change-point issues, want 1\n%s", len(issues), stderr)
+	}
+	cs := bisectComments(e, issues[0].Number)
+	if len(cs) != 1 {
+		t.Fatalf("%d bisect comments on the issue, want 1\n%s", len(cs), stderr)
+	}
+	return issues[0].Number, cs[0]
+}
+
+// bisectComments returns the bot's bisect comments on issue or PR n.
 func bisectComments(e *storeEnv, n int) []string {
 	var out []string
 	for _, c := range e.srv.State().CommentsOn(actRepo, n) {
@@ -128,16 +144,7 @@ func TestActionBisectNamesCulprit(t *testing.T) {
 	e, r := bisectEnv(t, map[int]string{11: "decode=1.111@batch>=8"}, nil, 0.9)
 	e.srv.AddPull(ghtest.Pull{Repo: actRepo, Number: 11, State: "closed", Author: "Codertocat", HeadSHA: strings.Repeat("b", 40), HeadRef: "slow-kernel", BaseRef: "master", MergeCommitSHA: r.sha["c11"]})
 	e.srv.AddPull(ghtest.Pull{Repo: actRepo, Number: 12, State: "closed", Author: "Codertocat", HeadSHA: strings.Repeat("c", 40), HeadRef: "docs", BaseRef: "master", MergeCommitSHA: r.sha["c12"]})
-	stderr := e.pushOf(r.sha["c18"])
-	issues := changeIssues(e)
-	if len(issues) != 1 {
-		t.Fatalf("%d change-point issues, want 1\n%s", len(issues), stderr)
-	}
-	cs := bisectComments(e, issues[0].Number)
-	if len(cs) != 1 {
-		t.Fatalf("%d bisect comments on the issue, want 1\n%s", len(cs), stderr)
-	}
-	body := cs[0]
+	n, body := pushBisected(t, e, r)
 	c11 := r.sha["c11"][:7]
 	if !strings.Contains(body, "culprit is "+c11) {
 		t.Errorf("the issue does not name c11 (%s) as the culprit:\n%s", c11, body)
@@ -149,7 +156,7 @@ func TestActionBisectNamesCulprit(t *testing.T) {
 	if !strings.Contains(body, "on `decode/8K/8`") {
 		t.Errorf("the comment does not name the cells measured:\n%s", body)
 	}
-	if pr := bisectComments(e, 11); len(pr) != 1 || !strings.Contains(pr[0], c11) || !strings.Contains(pr[0], fmt.Sprintf("#%d", issues[0].Number)) {
+	if pr := bisectComments(e, 11); len(pr) != 1 || !strings.Contains(pr[0], c11) || !strings.Contains(pr[0], fmt.Sprintf("#%d", n)) {
 		t.Errorf("the culprit's pull request #11 comments %q, want one naming %s and the issue", pr, c11)
 	}
 	if pr := bisectComments(e, 12); len(pr) != 0 {
@@ -196,18 +203,10 @@ func TestActionBisectTrueStatements(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e, r := bisectEnv(t, tt.slowFrom, tt.skip, tt.level)
-			stderr := e.pushOf(r.sha["c18"])
-			issues := changeIssues(e)
-			if len(issues) != 1 {
-				t.Fatalf("%d change-point issues, want 1\n%s", len(issues), stderr)
-			}
-			cs := bisectComments(e, issues[0].Number)
-			if len(cs) != 1 {
-				t.Fatalf("%d bisect comments, want 1\n%s", len(cs), stderr)
-			}
+			_, body := pushBisected(t, e, r)
 			for _, w := range tt.want(r) {
-				if !strings.Contains(cs[0], w) {
-					t.Errorf("the comment does not say %q:\n%s", w, cs[0])
+				if !strings.Contains(body, w) {
+					t.Errorf("the comment does not say %q:\n%s", w, body)
 				}
 			}
 		})
