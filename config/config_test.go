@@ -86,7 +86,7 @@ func TestParseErrors(t *testing.T) {
 		{"nested unknown key", "engine:\n  name: vllm\n  serve:\n    command: [a]\n    comand: [b]\n",
 			`speedmatrix.yaml:5:5: engine.serve: unknown key "comand" (known: command, env, port, ready_timeout, stop_grace)`},
 		{"top unknown key", "max_tokenz: 5\n",
-			`speedmatrix.yaml:1:1: unknown key "max_tokenz" (known: url, api_key_env, model, endpoint, matrix, contexts, concurrency, prefill_contexts, cells, duration, max_tokens, trials, warmup, context_warmup, readiness_timeout, drain_timeout, health_timeout, output, quiet, launch_command, revision, budget, engine, hardware, sim, spec_decode, paired, gpu, github, compare, store)`},
+			`speedmatrix.yaml:1:1: unknown key "max_tokenz" (known: url, api_key_env, model, endpoint, matrix, contexts, concurrency, prefill_contexts, cells, duration, max_tokens, trials, warmup, context_warmup, readiness_timeout, drain_timeout, health_timeout, output, quiet, launch_command, revision, budget, engine, hardware, sim, spec_decode, paired, gpu, github, compare, store, bisect)`},
 		{"hardware unknown key", "hardware:\n  gpus: 2\n",
 			`speedmatrix.yaml:2:3: hardware: unknown key "gpus" (known: type, gpu, gpu_count, vram_per_gpu_gb, driver, clocks, os)`},
 		{"port not a number", "engine:\n  serve:\n    command: [a]\n    port: abc\n",
@@ -254,4 +254,23 @@ func TestAliasBomb(t *testing.T) {
 func indent(s, by string) string {
 	lines := strings.Split(strings.TrimSuffix(s, "\n"), "\n")
 	return by + strings.Join(lines, "\n"+by) + "\n"
+}
+
+func TestBisectSection(t *testing.T) {
+	c := Default()
+	if err := Parse("speedmatrix.yaml", []byte("bisect: {auto: true, steps: 6, budget: 2h}\n"), &c); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(); err != nil || !c.Bisect.Auto || c.Bisect.Steps != 6 || c.Bisect.Budget != 2*time.Hour {
+		t.Errorf("bisect %+v, %v", c.Bisect, err)
+	}
+	for _, doc := range []string{"bisect: {steps: 0}\n", "bisect: {budget: -1h}\n"} {
+		c := Default()
+		if err := Parse("speedmatrix.yaml", []byte(doc), &c); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "bisect.") {
+			t.Errorf("%q: error %v, want one naming bisect.steps or bisect.budget", doc, err)
+		}
+	}
 }

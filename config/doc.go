@@ -1,7 +1,7 @@
 // Package config reads speedmatrix.yaml, the one configuration file of speedmatrix: the
 // settings of run (the matrix, the server, the engine's provenance), the engine's lifecycle
 // (engine.source, engine.build, engine.serve), and the sections of later stages (gpu, github,
-// compare, store).
+// compare, store, bisect).
 //
 // The file is strict: an unknown key or a value of the wrong type is an error that names the
 // file, line and column and the key's dotted path (engine.serve.port), never a Go type. Load

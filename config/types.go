@@ -18,6 +18,8 @@ type Config struct {
 	Compare Compare `yaml:"compare"`
 	// Store holds where results are kept between runs.
 	Store Store `yaml:"store"`
+	// Bisect holds the bot's bisection of a default-branch regression (bisect.go).
+	Bisect Bisect `yaml:"bisect"`
 
 	// file and where are the file Parse read and the position of each setting it gave, so
 	// that Validate can point at the line of a bad value.

@@ -133,6 +133,7 @@ func (c Config) Validate() error {
 			v.fail(n.path, "%d: want 0 or more (0: no bound)", n.v)
 		}
 	}
+	c.Bisect.validate(v) // bisect.go
 	if c.Store.MinHistory < 2 {
 		v.fail("store.min_history", "%d: want 2 or more (a variance needs two runs; 10 is the default)", c.Store.MinHistory)
 	}

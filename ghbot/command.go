@@ -21,6 +21,7 @@ const (
 	CommandAccept CommandKind = "accept" // /bench accept [sha] <reason>
 	CommandHelp   CommandKind = "help"   // /bench help
 	CommandPaired CommandKind = "paired" // /bench paired [cells]
+	CommandBisect CommandKind = "bisect" // /bench bisect [good..bad], on the change-point issue
 )
 
 // MaxReasonLen is the longest reason /bench accept takes, in characters; the reason is quoted in
@@ -43,6 +44,9 @@ type Command struct {
 	// MinSHALen hex digits, lower-cased, a prefix of the commit the commenter read; empty for
 	// the bare form, which pins the head only if no push came after the comment.
 	SHA string
+	// Good and Bad are the range /bench bisect names (commit prefixes of at least MinSHALen hex
+	// digits, lower-cased); both empty for the change point's own range.
+	Good, Bad string
 }
 
 // MinSHALen is the fewest hex digits a commit named in a command may have.
@@ -74,6 +78,7 @@ const HelpText = "speedmatrix commands (post one as a comment on the pull reques
 	"- `/bench rerun` measures again the cells the last comparison could not decide; `/bench rerun decode/8K/32,prefill/16K` measures the cells named.\n" +
 	"- `/bench paired` builds the base (the merge-base) on the GPU runner too and measures base and head alternately in blocks (ABBA), for changes the stored baseline cannot decide; `/bench paired decode/8K/32` measures the cells named.\n" +
 	"- `/bench accept <commit> <reason>` accepts the regression measured at that commit, if it is still the head (`/bench accept <reason>` for the head if nothing was pushed after your comment): the check turns green and the comment records who, when and why; a new push voids it.\n" +
+	"- `/bench bisect` (on the change-point issue, not a pull request) measures the commits between the issue's last good and first bad results until it names the first bad one; `/bench bisect <good>..<bad>` bisects that range of the default branch.\n" +
 	"- `/bench help` shows this list."
 
 // ParseCommand reads the /bench command of a comment body. Only a line whose first word is
@@ -179,6 +184,15 @@ func parseLine(line string) (Command, error) {
 			return bad("`/bench rerun`: %v.", err)
 		}
 		return Command{Kind: CommandRerun, Cells: cells}, nil
+	case "bisect":
+		if args == "" {
+			return Command{Kind: CommandBisect}, nil
+		}
+		g, b, ok := strings.Cut(args, "..")
+		if !ok || !commandSHA(g) || !commandSHA(b) || strings.ContainsAny(args, " \t") {
+			return bad("`/bench bisect`: %q is not a range <good>..<bad> of two commits of at least %d hex digits, e.g. `/bench bisect 1a2b3c4..5d6e7f8`.", args, MinSHALen)
+		}
+		return Command{Kind: CommandBisect, Good: strings.ToLower(g), Bad: strings.ToLower(b)}, nil
 	case "paired":
 		cells, err := parseCells(args)
 		if err != nil {

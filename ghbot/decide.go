@@ -307,6 +307,9 @@ func (c *Client) decideComment(ctx context.Context, ev *Event) (Decision, error)
 		base.Do, base.Reason, base.Reply = DoRefuse, why, fmt.Sprintf("@%s %s", cm.Author, why)
 		return base, nil
 	}
+	if cmd.Kind == CommandBisect {
+		return refuse("`/bench bisect` bisects the default branch: post it on the change-point issue, not on a pull request.")
+	}
 	pr, err := c.GetPullRequest(ctx, ev.Repo, number)
 	if err != nil {
 		return Decision{}, err

@@ -89,6 +89,7 @@ type Event struct {
 	Label       string         // pull_request labeled/unlabeled: the label's name
 	Comment     *Comment       // issue_comment
 	OnIssue     bool           // issue_comment whose issue is not a pull request
+	Issue       int            // issue_comment on an issue (OnIssue): the issue's number
 	CheckRun    *CheckRunEvent // check_run
 	Push        *Push          // push
 	MergeGroup  *MergeGroup    // merge_group
@@ -170,7 +171,7 @@ func ParseEvent(name string, payload []byte) (*Event, error) {
 		if e.Issue.IsPullRequest() {
 			ev.PullRequest = &PullRequest{Number: e.Issue.GetNumber(), State: e.Issue.GetState(), Author: e.Issue.GetUser().GetLogin()}
 		} else {
-			ev.OnIssue = true
+			ev.OnIssue, ev.Issue = true, e.Issue.GetNumber()
 		}
 	case *github.CheckRunEvent:
 		ev.Action = e.GetAction()

@@ -45,7 +45,7 @@ func (d *Dir) readIndex() (*Index, error) {
 	if errors.Is(err, fs.ErrNotExist) {
 		// A new store has neither; stored files without an index are a store that lost it,
 		// not an empty one.
-		for _, top := range []string{"results", "pr", "aa"} {
+		for _, top := range []string{"results", "pr", "aa", "bisect"} {
 			if es, _ := os.ReadDir(filepath.Join(d.root, top)); len(es) > 0 {
 				return nil, fmt.Errorf("store %s: index.json is missing but %s/ holds stored results; %s", d.root, top, d.reindexHint())
 			}

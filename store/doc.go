@@ -19,6 +19,8 @@
 //	results/<engine-commit>/<config-id>.json      default-branch results: baselines and history
 //	pr/<number>/<engine-commit>/<config-id>.json  a pull request's results, kept apart, never a baseline
 //	aa/<engine-commit>/<config-id>/<run-id>.json  A/A reruns of a default-branch commit
+//	bisect/<engine-commit>/<config-id>/<run-id>.json  a bisection's steps (real measurements of
+//	                                              default-branch commits; not history, see KindBisect)
 //
 // The engine commit is a full SHA. The config id (ConfigID) is a short SHA-256 of what makes
 // two results comparable (model, GPU model and count, the matrix, the launch command without

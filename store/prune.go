@@ -124,7 +124,7 @@ func Plan(entries []Entry, p Policy) (keep, remove []Entry) {
 	})
 	order := append(defaults, others...)
 	drop := make([]bool, len(ix.Entries))
-	seen := map[Kind]map[string]int{KindDefault: {}, KindAA: {}}
+	seen := map[Kind]map[string]int{KindDefault: {}, KindAA: {}, KindBisect: {}}
 	for _, i := range order {
 		e := ix.Entries[i]
 		switch e.Kind {
@@ -135,6 +135,9 @@ func Plan(entries []Entry, p Policy) (keep, remove []Entry) {
 		case KindAA:
 			seen[KindAA][e.ConfigID]++
 			drop[i] = p.KeepAA > 0 && seen[KindAA][e.ConfigID] > p.KeepAA
+		case KindBisect: // kept as many as A/A reruns: measurements of default-branch commits
+			seen[KindBisect][e.ConfigID]++
+			drop[i] = p.KeepAA > 0 && seen[KindBisect][e.ConfigID] > p.KeepAA
 		case KindPR:
 			drop[i] = p.prExpired(e)
 		}

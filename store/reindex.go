@@ -13,7 +13,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// Reindex rebuilds d's index.json from the files under results/, pr/ and aa/, for a folder
+// Reindex rebuilds d's index.json from the files under results/, pr/, aa/ and bisect/, for a folder
 // whose index is damaged or lost. Each file's commit, config id, kind, pull request (and an A/A
 // rerun's run id) come from its path, as the layout puts them; its run id and time from the
 // file, as Put records them (the run's end, else its start, else the file's modification time).
@@ -40,7 +40,7 @@ func (d *Dir) Reindex(ctx context.Context) ([]Entry, []error, error) {
 	}
 	ix := &Index{Schema: IndexSchema}
 	var skipped []error
-	for _, top := range []string{"results", "pr", "aa"} {
+	for _, top := range []string{"results", "pr", "aa", "bisect"} {
 		err := filepath.WalkDir(filepath.Join(d.root, top), func(p string, de fs.DirEntry, err error) error {
 			if errors.Is(err, fs.ErrNotExist) && p == filepath.Join(d.root, top) {
 				return fs.SkipDir // no results of this kind
@@ -69,7 +69,7 @@ func (d *Dir) Reindex(ctx context.Context) ([]Entry, []error, error) {
 			}
 			if o, ok := old[rel]; ok { // what Put recorded (an A/A rerun's run id is its path's)
 				e.Time, e.Base = o.Time, o.Base
-				if e.Kind != KindAA {
+				if e.Kind != KindAA && e.Kind != KindBisect {
 					e.RunID = o.RunID
 				}
 			}
@@ -110,6 +110,8 @@ func (d *Dir) reindexEntry(rel, p string, de fs.DirEntry) (Entry, error) {
 		e = Entry{Kind: KindPR, PR: n, Commit: parts[2], ConfigID: parts[3]}
 	case parts[0] == "aa" && len(parts) == 4:
 		e = Entry{Kind: KindAA, Commit: parts[1], ConfigID: parts[2], RunID: parts[3]}
+	case parts[0] == "bisect" && len(parts) == 4:
+		e = Entry{Kind: KindBisect, Commit: parts[1], ConfigID: parts[2], RunID: parts[3]}
 	default:
 		return skip("not where the layout puts a result (%s)", layoutSummary)
 	}
@@ -125,7 +127,7 @@ func (d *Dir) reindexEntry(rel, p string, de fs.DirEntry) (Entry, error) {
 	if err != nil {
 		return skip("%v (restore it from a copy, or delete it)", err)
 	}
-	if e.Kind != KindAA {
+	if e.Kind != KindAA && e.Kind != KindBisect {
 		e.RunID = f.Run.ID
 	}
 	e.Time = runTime(f) // as Put records it
@@ -149,4 +151,4 @@ func (e *SkippedError) Error() string {
 }
 
 // layoutSummary names the paths a store's results lie at.
-const layoutSummary = "results/COMMIT/CONFIG_ID.json, pr/N/COMMIT/CONFIG_ID.json, aa/COMMIT/CONFIG_ID/RUN_ID.json"
+const layoutSummary = "results/COMMIT/CONFIG_ID.json, pr/N/COMMIT/CONFIG_ID.json, aa/COMMIT/CONFIG_ID/RUN_ID.json, bisect/COMMIT/CONFIG_ID/RUN_ID.json"

@@ -45,6 +45,11 @@ const (
 	KindDefault Kind = "default-branch" // a push to the default branch, or `speedmatrix baseline`
 	KindPR      Kind = "pr"             // a pull request's head
 	KindAA      Kind = "aa"             // an A/A rerun of a default-branch commit
+	// KindBisect is one step of a bisection (speedmatrix bisect, the bot's): a real measurement
+	// of a default-branch commit, kept apart from KindDefault so that change points, history
+	// noise and baselines, which read KindDefault, do not count it a second time beside the
+	// pushes' own results.
+	KindBisect Kind = "bisect"
 )
 
 // Entry is one stored result as the index records it.
@@ -224,7 +229,7 @@ func prepare(e Entry, f *results.File, now func() time.Time) (Entry, error) {
 		if e.Base != "" && !commitRE.MatchString(e.Base) {
 			return Entry{}, fmt.Errorf("store: baseline commit %q of a PR result is not a full commit id", e.Base)
 		}
-	case KindAA:
+	case KindAA, KindBisect:
 		e.PR, e.Base = 0, ""
 		if e.RunID == "" {
 			e.RunID = strconv.FormatInt(e.Time.UnixNano(), 10)
@@ -233,7 +238,7 @@ func prepare(e Entry, f *results.File, now func() time.Time) (Entry, error) {
 			return Entry{}, fmt.Errorf("store: run id %q cannot name a file (letters, digits, '.', '_' and '-' only)", e.RunID)
 		}
 	default:
-		return Entry{}, fmt.Errorf("store: kind %q: want %s, %s or %s", e.Kind, KindDefault, KindPR, KindAA)
+		return Entry{}, fmt.Errorf("store: kind %q: want %s, %s, %s or %s", e.Kind, KindDefault, KindPR, KindAA, KindBisect)
 	}
 	e.Path = e.layoutPath()
 	e.Blob = ""
@@ -245,8 +250,11 @@ func prepare(e Entry, f *results.File, now func() time.Time) (Entry, error) {
 //	results/<engine-commit>/<config-id>.json           default-branch results (baselines, history)
 //	pr/<number>/<engine-commit>/<config-id>.json       a pull request's results
 //	aa/<engine-commit>/<config-id>/<run-id>.json       A/A reruns of a default-branch commit
+//	bisect/<engine-commit>/<config-id>/<run-id>.json   a bisection's steps
 func (e Entry) layoutPath() string {
 	switch e.Kind {
+	case KindBisect:
+		return path.Join("bisect", e.Commit, e.ConfigID, e.RunID+".json")
 	case KindPR:
 		return path.Join("pr", strconv.Itoa(e.PR), e.Commit, e.ConfigID+".json")
 	case KindAA:
@@ -269,7 +277,7 @@ func checkLookup(commit, configID string) error {
 // checkEntryPath refuses an index entry whose path is not where the layout puts it (a damaged
 // or hand-edited index must not make Open read outside the store).
 func checkEntryPath(e Entry) error {
-	if !commitRE.MatchString(e.Commit) || !idRE.MatchString(e.ConfigID) || (e.Kind == KindAA && !runIDRE.MatchString(e.RunID)) ||
+	if !commitRE.MatchString(e.Commit) || !idRE.MatchString(e.ConfigID) || ((e.Kind == KindAA || e.Kind == KindBisect) && !runIDRE.MatchString(e.RunID)) ||
 		e.RunID == "." || e.RunID == ".." {
 		return fmt.Errorf("store: index entry %q names no valid commit, config id or run id (the index is damaged)", e.Path)
 	}

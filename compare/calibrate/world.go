@@ -275,11 +275,17 @@ func (m *Matrix) WorldRun(r *rand.Rand, w WorldModel, runID string, trials int, 
 }
 
 func (m *Matrix) worldRunWith(r *rand.Rand, w WorldModel, runID string, trials int, shape Shape, f float64) *results.File {
+	return m.worldRunFactor(r, w, runID, trials, shape.Factor, f)
+}
+
+// worldRunFactor is worldRunWith with the decode rates multiplied by slow(cell, context) in
+// place of a shape's factor.
+func (m *Matrix) worldRunFactor(r *rand.Rand, w WorldModel, runID string, trials int, slow func(results.CellID, int) float64, f float64) *results.File {
 	trials = max(1, trials)
 	windows := make([]*results.File, trials)
 	nums := make([]int, trials)
 	for t := range trials {
-		windows[t] = m.worldWindow(r, w, runID, shape, f)
+		windows[t] = m.worldWindow(r, w, runID, slow, f)
 		nums[t] = t + 1
 	}
 	if trials == 1 {
@@ -333,7 +339,7 @@ func (m *Matrix) WorldPaired(r *rand.Rand, w WorldModel, id string, shape Shape)
 }
 
 // worldWindow draws one window of every cell of the matrix: one trial, run factor f.
-func (m *Matrix) worldWindow(r *rand.Rand, w WorldModel, runID string, shape Shape, f float64) *results.File {
+func (m *Matrix) worldWindow(r *rand.Rand, w WorldModel, runID string, slow func(results.CellID, int) float64, f float64) *results.File {
 	file := &results.File{
 		Schema:   results.SchemaV1,
 		Hardware: results.Hardware{Type: "Discrete GPU", GPU: "H200 NVL", GPUCount: 2},
@@ -354,7 +360,7 @@ func (m *Matrix) worldWindow(r *rand.Rand, w WorldModel, runID string, shape Sha
 			})
 			continue
 		}
-		file.Decode = append(file.Decode, m.worldDecode(r, w, tc, shape, f))
+		file.Decode = append(file.Decode, m.worldDecode(r, w, tc, slow, f))
 	}
 	return file
 }
@@ -364,14 +370,14 @@ func (m *Matrix) worldWindow(r *rand.Rand, w WorldModel, runID string, shape Sha
 // series and requests' times between tokens around its per-request pace, both sized so that
 // the window's mean shows withinShare of the cell's own SD and its level the rest; TTFT gets
 // its own draw (÷ f).
-func (m *Matrix) worldDecode(r *rand.Rand, w WorldModel, tc TrueCell, shape Shape, f float64) results.DecodeCell {
+func (m *Matrix) worldDecode(r *rand.Rand, w WorldModel, tc TrueCell, slow func(results.CellID, int) float64, f float64) results.DecodeCell {
 	cell := results.DecodeCell{Context: tc.Context, ContextLabel: tc.ID.ContextLabel, Concurrency: tc.ID.Concurrency, Status: tc.Status}
 	if !tc.Status.Measured() {
 		return cell
 	}
 	c := tc.ID.Concurrency
 	accept := math.Pow(w.cellFactor(r, c, true), levelShare)
-	speed := f * accept * shape.Factor(tc.ID, tc.Context)
+	speed := f * accept * slow(tc.ID, tc.Context)
 	ttft := tc.TTFT / f * math.Pow(w.cellFactor(r, c, false), levelShare)
 	sw := withinShare * w.cellSD(c, true)
 	n := m.Windows

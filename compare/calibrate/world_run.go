@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
-	"runtime"
-	"sync"
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/adaptive"
@@ -271,53 +269,12 @@ func RunWorld(ctx context.Context, s WorldSettings) (*WorldReport, error) {
 		}
 	}
 	out := make([]worldOutcome, len(jobs))
-	workers := s.Workers
-	if workers < 1 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	next := make(chan int)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		done     int
-	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				o, err := s.run(jobs[i])
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-					cancel()
-				}
-				out[i] = o
-				done++
-				if s.Progress != nil && err == nil {
-					s.Progress(done, len(jobs))
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for i := range jobs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+	err := Parallel(ctx, s.Workers, len(jobs), func(i int) error {
+		o, err := s.run(jobs[i])
+		out[i] = o
+		return err
+	}, s.Progress)
+	if err != nil {
 		return nil, err
 	}
 	tallyWorld(rep, s, jobs, out)

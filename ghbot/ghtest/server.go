@@ -76,6 +76,9 @@ type Pull struct {
 	HeadRepo string // owner/name; default Repo
 	BaseSHA  string
 	BaseRef  string
+	// MergeCommitSHA is the commit the pull request's merge made on the base branch (its
+	// squash or merge commit), which GET /repos/{o}/{r}/commits/{sha}/pulls finds it by.
+	MergeCommitSHA string
 }
 
 // Comment is an issue or PR comment.
@@ -614,6 +617,8 @@ func (h *handler) route(path string) {
 		h.withCheck(seg[1]+"/"+seg[2], seg[4], func(c *CheckRun) { h.json(200, h.checkJSON(c)) })
 	case match("PATCH", "repos", "*", "*", "check-runs", "*"):
 		h.withCheck(seg[1]+"/"+seg[2], seg[4], h.updateCheck)
+	case match("GET", "repos", "*", "*", "commits", "*", "pulls"):
+		h.commitPulls(seg[1]+"/"+seg[2], seg[4])
 	case h.routeIssues(m, seg):
 	case h.routeGit(seg):
 	default:
@@ -695,6 +700,34 @@ func (h *handler) getPull(repo, num string) {
 		Head:    &github.PullRequestBranch{SHA: github.String(p.HeadSHA), Ref: github.String(p.HeadRef), Repo: h.repoJSON(headRepo)},
 		Base:    &github.PullRequestBranch{SHA: github.String(p.BaseSHA), Ref: github.String(p.BaseRef), Repo: h.repoJSON(baseRepo)},
 	})
+}
+
+// commitPulls answers GET /repos/{o}/{r}/commits/{sha}/pulls: the repository's pull requests
+// whose merge commit or head is sha, by number.
+func (h *handler) commitPulls(repo, sha string) {
+	if _, ok := h.s.repos[repo]; !ok {
+		writeError(h.w, http.StatusNotFound, "Not Found")
+		return
+	}
+	var out []*github.PullRequest
+	for _, p := range h.s.pulls {
+		if p.Repo != repo || (p.MergeCommitSHA != sha && p.HeadSHA != sha) {
+			continue
+		}
+		pr := &github.PullRequest{Number: github.Int(p.Number), State: github.String(p.State), User: &github.User{Login: github.String(p.Author)},
+			HTMLURL: github.String(fmt.Sprintf("https://github.com/%s/pull/%d", p.Repo, p.Number)),
+			Head:    &github.PullRequestBranch{SHA: github.String(p.HeadSHA), Ref: github.String(p.HeadRef)},
+			Base:    &github.PullRequestBranch{SHA: github.String(p.BaseSHA), Ref: github.String(p.BaseRef)}}
+		if p.MergeCommitSHA != "" {
+			pr.MergeCommitSHA = github.String(p.MergeCommitSHA)
+		}
+		out = append(out, pr)
+	}
+	slices.SortFunc(out, func(a, b *github.PullRequest) int { return a.GetNumber() - b.GetNumber() })
+	if out == nil {
+		out = []*github.PullRequest{}
+	}
+	h.json(200, out)
 }
 
 func (h *handler) getPermission(repo, user string) {

@@ -85,6 +85,8 @@ type job struct {
 	measured map[compare.NoiseKey]float64
 	// histByCommit is set when the history handed to compare is in commit order (history).
 	histByCommit bool
+	// regressed is what the push's change-point issue reports, set by changePoint (bisect.go).
+	regressed cpState
 }
 
 // plan is what a run measures and where it reports.
@@ -251,6 +253,9 @@ func (j *job) routed(ctx context.Context, full bool) error {
 		// The decide mode routes for a GPU job; under pull_request that job is defined by the
 		// pull request's merge commit, which can replace it (docs/security.md).
 		j.log.Warn("this workflow starts the GPU job from the pull_request trigger, which runs the workflow as the pull request itself defines it: a pull request can add its own job on the GPU runner and skip decide and the commit pin. Route pull requests with pull_request_target instead, as example-gpu.yml does (docs/security.md)")
+	}
+	if done, err := j.bisectCommand(ctx, c, full); done { // /bench bisect on the change-point issue (bisect.go)
+		return err
 	}
 	d, err := c.Decide(ctx, j.ev, j.policy())
 	if err != nil {
@@ -557,6 +562,7 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		}
 		if stored {
 			j.changePoint(ctx, c, rs, p.HeadSHA, head)
+			j.autoBisect(ctx, c, rs, cfg, head, j.regressed) // bisect.go
 		}
 		// A/A: the full mode decides with the push's result stored; the measure mode, which
 		// cannot read the store, was told by the decide job (input aa).

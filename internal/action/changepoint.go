@@ -238,6 +238,7 @@ func (j *job) changePoint(ctx context.Context, c *ghbot.Client, rs resultStore, 
 		return
 	}
 	j.upsertChangePoint(ctx, c, now, len(files), newest, minSize)
+	j.regressed = now // bisect.go
 }
 
 // series returns the stored default-branch results of config id along sha's first parents,

@@ -337,16 +337,9 @@ func (j *job) baseSource(ctx context.Context, cfg config.Config, sha string) (st
 	if src == "" {
 		src = "."
 	}
-	dir := filepath.Join(os.TempDir(), "speedmatrix-base-"+sha[:12])
-	if t := j.a.Getenv("RUNNER_TEMP"); t != "" {
-		dir = filepath.Join(t, "speedmatrix-base-"+sha[:12])
-	}
-	checkout := j.d.CheckoutBase
-	if checkout == nil {
-		checkout = GitWorktree
-	}
+	dir := j.checkoutDir("base", sha)
 	j.log.Info("paired: checking out the base commit", "sha", sha, "source", src, "dir", dir)
-	remove, err := checkout(ctx, src, sha, dir)
+	remove, err := j.checkout()(ctx, src, sha, dir)
 	if err != nil {
 		return "", none, fmt.Errorf("check out the base commit %s for the paired run: %w", ghbot.ShortSHA(sha), err)
 	}

@@ -291,6 +291,7 @@ matrix with regression verdicts.`,
 		newPlanCmd(env),
 		newMergeCmd(env),
 		newValidateCmd(env),
+		newBisectCmd(env), // bisect.go
 	)
 	return root
 }

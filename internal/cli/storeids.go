@@ -84,7 +84,7 @@ func describeHeld(es []store.Entry) string {
 		}
 	}
 	var byKind []string
-	for _, k := range []store.Kind{store.KindDefault, store.KindPR, store.KindAA} {
+	for _, k := range []store.Kind{store.KindDefault, store.KindPR, store.KindAA, store.KindBisect} {
 		if kinds[k] > 0 {
 			byKind = append(byKind, fmt.Sprintf("%d %s", kinds[k], k))
 		}

@@ -6,12 +6,12 @@ import "github.com/speedmatrix/speedmatrix/store"
 // empty is allowed, as store list's no filter): a mistyped --kind must not list nothing.
 func checkStoreKind(kind string, emptyOK bool) error {
 	switch store.Kind(kind) {
-	case store.KindDefault, store.KindPR, store.KindAA:
+	case store.KindDefault, store.KindPR, store.KindAA, store.KindBisect:
 		return nil
 	case "":
 		if emptyOK {
 			return nil
 		}
 	}
-	return usagef("--kind %q: want default-branch, pr or aa", kind)
+	return usagef("--kind %q: want default-branch, pr, aa or bisect", kind)
 }

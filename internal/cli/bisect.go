@@ -1,0 +1,449 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/speedmatrix/speedmatrix/bisect"
+	"github.com/speedmatrix/speedmatrix/bisect/errrate"
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// bisectOptions are the flags of `speedmatrix bisect`.
+type bisectOptions struct {
+	good, bad, cells, comparison string
+	source, configPath, work     string
+	output                       string
+	runners, steps, blocks       int
+	gpuBudget                    time.Duration
+	plain                        bool
+	// --calibrate: the error-rate table.
+	calibrate  bool
+	bisections int
+	model      string
+	format     string
+	seed       uint64
+}
+
+// newBisectCmd builds `speedmatrix bisect`.
+func newBisectCmd(env *Env) *cobra.Command {
+	var o bisectOptions
+	cmd := &cobra.Command{
+		Use:   "bisect --good REV --bad REV (--cells LIST | --comparison FILE) --config speedmatrix.yaml",
+		Short: "Find the commit of the default branch that slowed the named cells (k-ary bisection, paired steps)",
+		Long: `Bisect finds the first commit along the first-parent line good..bad of the engine's clone
+(--source) that slowed the named cells: --cells, or the cells a comparison file found
+regressed (--comparison). Each step builds the engine at the commits it measures and serves
+each of them paired with the good commit (run --paired: ABBA blocks on one machine, --blocks a
+side, the engine section of --config), measures only the named cells, and decides the commit
+with the comparison's own rules: bad (a regression), good (the comparison passes and the
+cells' mean change is shown better than -δ), undecided (measured again once, pooled with the
+first at the second look), or skipped when it does not build or serve (then a neighbour is
+measured, and the culprit may end as a range). With --runners N, N-1 commits are measured
+at once (k-ary bisection); a round is one step. The first round measures the bad commit too,
+for the range's whole change: when the culprit explains clearly less of it, a second
+regression is reported and bisected after it. stdout says what was found, with each step's
+evidence and the GPU time spent; --output writes it as JSON.
+
+The budget is --steps rounds and --gpu-budget of measurement; a spent budget ends with the
+narrowest range.
+
+--calibrate prints the culprit error table of docs/bisect.md instead: many bisections of a
+synthetic step model (the calibrated noise of speedmatrix calibrate, compare against the good
+commit's stored run and history) at 5/10/20 % slowdowns over 4, 16 and 64 commits, against
+plain one-point-per-step bisection without reruns.
+
+Exit status: 0 a culprit was named for every regression found, 4 the result is a range, a
+second regression remains or the bad commit did not measure slower, 1 error, 2 usage.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.calibrate {
+				return bisectCalibrate(cmd.Context(), env, o)
+			}
+			return runBisect(cmd.Context(), env, o)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.good, "good", "", "the last good commit (any revision the engine's clone resolves)")
+	f.StringVar(&o.bad, "bad", "", "the first bad commit")
+	f.StringVar(&o.cells, "cells", "", "the cells to measure, e.g. decode/1K/8,decode/1K/16")
+	f.StringVar(&o.comparison, "comparison", "", "take the cells from this comparison file: those it found regressed")
+	f.StringVar(&o.source, "source", ".", "the engine's git clone")
+	f.StringVar(&o.configPath, "config", "", "the speedmatrix.yaml whose engine section builds and serves a commit (default: SOURCE/speedmatrix.yaml)")
+	f.StringVar(&o.work, "work", "", "directory for the commits' checkouts and results files (default: a new temporary directory)")
+	f.StringVarP(&o.output, "output", "o", "", "write the result as JSON to this file")
+	f.IntVar(&o.runners, "runners", 2, "runners: N-1 commits are measured at once")
+	f.IntVar(&o.steps, "steps", 12, "the budget's rounds (a rerun counts; 0: no bound)")
+	f.DurationVar(&o.gpuBudget, "gpu-budget", 0, "the budget's measurement time, every runner's together (0: no bound)")
+	f.IntVar(&o.blocks, "blocks", 4, "paired blocks a side in each step")
+	f.BoolVar(&o.plain, "plain", false, "plain bisection: every verdict but bad is good, no reruns (what git bisect run on compare's exit status does)")
+	f.BoolVar(&o.calibrate, "calibrate", false, "print the culprit error table of a synthetic step model instead")
+	f.IntVar(&o.bisections, "bisections", 200, "with --calibrate: bisections per row")
+	f.StringVar(&o.model, "model", string(calibrate.WorldGaussian), "with --calibrate: the noise model (speedmatrix calibrate --world's)")
+	f.StringVar(&o.format, "format", "markdown", "with --calibrate: markdown or json")
+	f.Uint64Var(&o.seed, "seed", 1, "with --calibrate: the seed")
+	return cmd
+}
+
+// bisectCalibrate prints the culprit error table.
+func bisectCalibrate(ctx context.Context, env *Env, o bisectOptions) error {
+	models, err := calibrate.ParseWorldModels(o.model)
+	if err != nil || len(models) != 1 {
+		return usagef("--model %q: want one of %v", o.model, calibrate.WorldModels())
+	}
+	if o.format != "markdown" && o.format != "json" {
+		return usagef("--format %q: want markdown or json", o.format)
+	}
+	if o.bisections < 1 {
+		return usagef("--bisections %d: want at least 1", o.bisections)
+	}
+	s := errrate.DefaultSettings()
+	s.Bisections, s.Model, s.Seed, s.Budget.Steps = o.bisections, models[0], o.seed, o.steps
+	env.Log.Info("bisect error rate: synthetic bisections", "rows", len(s.Slowdowns)*len(s.Ranges)*len(s.Procedures), "per_row", s.Bisections, "model", s.Model)
+	rep, err := errrate.Run(ctx, s)
+	if err != nil {
+		return err
+	}
+	if o.format == "json" {
+		return rep.WriteJSON(env.Stdout)
+	}
+	return rep.WriteMarkdown(env.Stdout)
+}
+
+// runBisect is `speedmatrix bisect` on the engine's clone.
+func runBisect(ctx context.Context, env *Env, o bisectOptions) error {
+	switch {
+	case o.good == "" || o.bad == "":
+		return usagef("give --good and --bad: the last good and the first bad commit of the default branch")
+	case (o.cells == "") == (o.comparison == ""):
+		return usagef("give the cells to measure: --cells LIST or --comparison FILE (its regressed cells), one of them")
+	case o.runners < 2:
+		return usagef("--runners %d: want at least 2", o.runners)
+	case o.blocks < 2:
+		return usagef("--blocks %d: want at least 2 paired blocks a side", o.blocks)
+	case o.steps < 0 || o.gpuBudget < 0:
+		return usagef("--steps and --gpu-budget must not be negative")
+	}
+	cells, err := bisectCells(o)
+	if err != nil {
+		return err
+	}
+	if o.configPath == "" {
+		o.configPath = filepath.Join(o.source, "speedmatrix.yaml")
+	}
+	base := defaultRunOptions()
+	if err := readRunConfig(o.configPath, &base); err != nil {
+		return usagef("--config %v", err)
+	}
+	if base.Engine.Serve == nil {
+		return usagef("--config %s: bisect builds and serves each commit: give the config an engine section with serve", o.configPath)
+	}
+	g := gitDir(o.source)
+	good, err := g.revParse(ctx, o.good)
+	if err != nil {
+		return usagef("--good: %v", err)
+	}
+	bad, err := g.revParse(ctx, o.bad)
+	if err != nil {
+		return usagef("--bad: %v", err)
+	}
+	commits, err := g.firstParent(ctx, good, bad)
+	if err != nil {
+		return err
+	}
+	if len(commits) == 0 || commits[len(commits)-1] != bad {
+		return usagef("--good %s --bad %s: the bad commit is not a first-parent descendant of the good one", o.good, o.bad)
+	}
+	if o.work == "" {
+		if o.work, err = os.MkdirTemp("", "speedmatrix-bisect-"); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(o.work, 0o755); err != nil {
+		return err
+	}
+	ps := &pairedSteps{env: env, git: g, o: o, base: base, cells: cells, checkouts: map[string]string{}, files: map[string][2][]*results.File{}}
+	defer ps.cleanup(context.WithoutCancel(ctx))
+	env.Log.Info("bisect", "good", shortID(good), "bad", shortID(bad), "commits", len(commits), "cells", strings.Join(cells, ","), "runners", o.runners)
+	res, err := bisect.Run(ctx, bisect.Config{Good: good, Commits: commits, Cells: cells, Runners: o.runners, Plain: o.plain,
+		Budget: bisect.Budget{Steps: o.steps, GPUTime: o.gpuBudget}}, ps.step)
+	if err != nil {
+		return err
+	}
+	if o.output != "" {
+		data, err := json.MarshalIndent(res, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(o.output, append(data, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := writeBisect(env.Stdout, res); err != nil {
+		return err
+	}
+	if !bisectNamed(res) {
+		return ErrUndecided
+	}
+	return nil
+}
+
+// bisectNamed reports whether res named a culprit for every regression it found and left
+// none open.
+func bisectNamed(res *bisect.Result) bool {
+	if res.NotReproduced || res.SecondRemains || len(res.Regressions) == 0 {
+		return false
+	}
+	for _, g := range res.Regressions {
+		if g.Culprit == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// bisectCells returns the cells of --cells, or the regressed cells of --comparison.
+func bisectCells(o bisectOptions) ([]string, error) {
+	var out []string
+	if o.cells != "" {
+		for _, s := range config.SplitList(o.cells) {
+			id, err := results.ParseCellID(s)
+			if err != nil {
+				return nil, usagef("--cells: %v", err)
+			}
+			out = append(out, id.String())
+		}
+		return out, nil
+	}
+	c, err := results.ReadComparisonFile(o.comparison)
+	if err != nil {
+		return nil, usagef("--comparison: %v", err)
+	}
+	for _, cell := range c.Cells {
+		if cell.Verdict == results.VerdictRegression {
+			out = append(out, cell.Cell)
+		}
+	}
+	for _, gr := range c.Groups {
+		if gr.Verdict == results.VerdictRegression {
+			out = append(out, gr.Cells...)
+		}
+	}
+	for _, r := range c.Rows {
+		if r.Verdict == results.VerdictRegression {
+			out = append(out, r.Cells...)
+		}
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if len(out) == 0 {
+		return nil, usagef("--comparison %s found no regression: nothing to bisect (give --cells to bisect other cells)", o.comparison)
+	}
+	return out, nil
+}
+
+// gitDir runs git in an engine's clone.
+type gitDir string
+
+func (g gitDir) run(ctx context.Context, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", args...)
+	cmd.Dir = string(g)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("git %s in %s: %s (%w)", strings.Join(args, " "), string(g), strings.TrimSpace(stderr.String()), err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func (g gitDir) revParse(ctx context.Context, rev string) (string, error) {
+	return g.run(ctx, "rev-parse", "--verify", "--end-of-options", rev+"^{commit}")
+}
+
+// firstParent returns good..bad along bad's first parents, oldest first.
+func (g gitDir) firstParent(ctx context.Context, good, bad string) ([]string, error) {
+	out, err := g.run(ctx, "rev-list", "--first-parent", "--reverse", good+".."+bad, "--")
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(out), nil
+}
+
+// pairedSteps measures a bisection's commits, each paired with its base on one machine.
+type pairedSteps struct {
+	env   *Env
+	git   gitDir
+	o     bisectOptions
+	base  runOptions
+	cells []string
+
+	mu        sync.Mutex
+	checkouts map[string]string
+	// files are each search's paired runs of a commit: the base's files and the commit's.
+	files map[string][2][]*results.File
+}
+
+// checkout returns a worktree of the engine's clone at commit c, made once.
+func (p *pairedSteps) checkout(ctx context.Context, c string) (string, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if dir, ok := p.checkouts[c]; ok {
+		return dir, nil
+	}
+	dir, err := filepath.Abs(filepath.Join(p.o.work, "src", shortID(c)))
+	if err != nil {
+		return "", err
+	}
+	if _, err := p.git.run(ctx, "worktree", "add", "--force", "--detach", dir, c); err != nil {
+		return "", err
+	}
+	p.checkouts[c] = dir
+	return dir, nil
+}
+
+// cleanup removes the worktrees.
+func (p *pairedSteps) cleanup(ctx context.Context) {
+	for _, dir := range p.checkouts {
+		if _, err := p.git.run(ctx, "worktree", "remove", "--force", dir); err != nil {
+			p.env.Log.Warn("bisect: could not remove a checkout", "dir", dir, "err", err)
+		}
+	}
+}
+
+// step is the bisect.StepFunc: every commit of req measured at once, one goroutine each.
+func (p *pairedSteps) step(ctx context.Context, req bisect.Request) ([]bisect.Measurement, error) {
+	out := make([]bisect.Measurement, len(req.Commits))
+	errs := make([]error, len(req.Commits))
+	var wg sync.WaitGroup
+	for i, c := range req.Commits {
+		wg.Go(func() { out[i], errs[i] = p.measure(ctx, req.Base, c, req.Search, req.Attempt[c]) })
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// measure runs one paired run of commit c against base on the named cells and decides it.
+func (p *pairedSteps) measure(ctx context.Context, base, c string, search, attempt int) (bisect.Measurement, error) {
+	m := bisect.Measurement{Commit: c}
+	baseDir, err := p.checkout(ctx, base)
+	if err != nil {
+		return m, err
+	}
+	headDir, err := p.checkout(ctx, c)
+	if err != nil {
+		return m, err
+	}
+	o := p.base
+	o.Cells = p.cells
+	o.Quiet = true
+	o.Engine.Source, o.Engine.Commit = headDir, c
+	o.Paired.Enabled, o.Paired.Blocks, o.Paired.BaseSource, o.Paired.BaseURL = true, p.o.blocks, baseDir, ""
+	if o.Paired.Scheme == "" {
+		o.Paired.Scheme = config.PairedABBA
+	}
+	o.Output = filepath.Join(p.o.work, fmt.Sprintf("%s-%s-%d-%d.json", shortID(base), shortID(c), search, attempt))
+	o.Paired.BaseOutput = ""
+	start := time.Now()
+	err = runCommand(ctx, p.env, o)
+	m.GPUTime = time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil {
+			return m, ctx.Err()
+		}
+		msg := err.Error()
+		if strings.Contains(msg, "engine.build") || strings.Contains(msg, "engine.serve") {
+			m.Verdict, m.Reason = bisect.Skip, firstLine(msg)
+			p.env.Log.Warn("bisect: skipping a commit that did not build or serve", "commit", shortID(c), "err", firstLine(msg))
+			return m, nil
+		}
+		return m, fmt.Errorf("bisect: measuring %s against %s: %w", shortID(c), shortID(base), err)
+	}
+	bf, err := results.ReadFile(baseOutputPath(o))
+	if err != nil {
+		return m, err
+	}
+	hf, err := results.ReadFile(o.Output)
+	if err != nil {
+		return m, err
+	}
+	p.mu.Lock()
+	key := fmt.Sprintf("%s|%d|%s", base, search, c)
+	sides := p.files[key]
+	sides[0], sides[1] = append(sides[0], bf), append(sides[1], hf)
+	p.files[key] = sides
+	p.mu.Unlock()
+	var ids []results.CellID
+	for _, s := range p.cells {
+		id, _ := results.ParseCellID(s) // parsed by bisectCells
+		ids = append(ids, id)
+	}
+	th := compare.DefaultThresholds()
+	th.Look = min(2, len(sides[1]))
+	cmp, err := compare.Compare(compare.Input{Base: sides[0], Head: sides[1], Cells: ids}, th)
+	if err != nil {
+		return m, fmt.Errorf("bisect: comparing %s with %s: %w", shortID(c), shortID(base), err)
+	}
+	v := bisect.StepVerdict(cmp, p.cells)
+	v.Commit, v.GPUTime = c, m.GPUTime
+	p.env.Log.Info("bisect step", "commit", shortID(c), "base", shortID(base), "attempt", attempt, "verdict", v.Verdict, "change", changeText(v.Change))
+	return v, nil
+}
+
+// firstLine returns s up to its first newline.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// shortID returns a commit's first 7 characters.
+func shortID(c string) string {
+	if len(c) > 7 {
+		return c[:7]
+	}
+	return c
+}
+
+// changeText formats a change with its interval; "-" for none.
+func changeText(c *bisect.Change) string {
+	if c == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%+.1f %% [%+.1f, %+.1f]", 100*c.Change, 100*c.Low, 100*c.High)
+}
+
+// writeBisect writes the result as text: each round's evidence, then the statement.
+func writeBisect(w io.Writer, r *bisect.Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Bisect %s..%s (%d runners) on %s\n", shortID(r.Good), shortID(r.Bad), r.Runners, strings.Join(r.Cells, ", "))
+	for _, rd := range r.Rounds {
+		for _, m := range rd.Measurements {
+			fmt.Fprintf(&b, "step %d: %s %-9s against %s: %s (attempt %d, %s)", rd.Number, shortID(m.Commit), m.Verdict, shortID(rd.Base), changeText(m.Change), m.Attempt, m.GPUTime.Round(time.Second))
+			if m.Verdict == bisect.Skip || m.Verdict == bisect.Undecided {
+				fmt.Fprintf(&b, ": %s", m.Reason)
+			}
+			b.WriteString("\n")
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	fmt.Fprintf(&b, "%s\n", r.Statement)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
