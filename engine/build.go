@@ -99,7 +99,7 @@ type Build struct {
 	// (BuildSpec.PrecompiledEnv); empty for the networked build.
 	PrecompiledEnv string `json:"precompiled_env,omitempty"`
 	Dirty          bool   `json:"dirty,omitempty"` // built from a checkout with uncommitted changes
-	Trust     Trust  `json:"trust,omitempty"`
+	Trust          Trust  `json:"trust,omitempty"`
 	// TreeSHA256 is, for a trusted build, the hash of its environment's tree (treeHash).
 	TreeSHA256 string        `json:"tree_sha256,omitempty"`
 	BuiltAt    time.Time     `json:"built_at"`

@@ -36,7 +36,9 @@ print(json.dumps({
 
 
 def base_facts(python, package):
-    out = subprocess.run([python, "-c", BASE_FACTS, package], check=True, capture_output=True, text=True).stdout
+    # From "/": python -c puts its working directory first on sys.path, and the build runs in
+    # the checkout, whose package would shadow the installed one.
+    out = subprocess.run([python, "-c", BASE_FACTS, package], check=True, capture_output=True, text=True, cwd="/").stdout
     return json.loads(out)
 
 
