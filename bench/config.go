@@ -150,6 +150,10 @@ type Config struct {
 
 	// Shard, when set, restricts the run to one shard's context rows (shard.go).
 	Shard *Shard
+
+	// Notes are recorded in the results file's notes, before the run's own (e.g. why the
+	// client's repetition check is off).
+	Notes []string
 }
 
 // DefaultConfig returns a full-matrix configuration with the contract's defaults.

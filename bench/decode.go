@@ -266,6 +266,14 @@ func (c *Config) samplePeriod() time.Duration {
 // without their first token, and ended (the client has read the end of their stream).
 type clientCounts struct{ inflight, awaiting, ended *atomic.Int64 }
 
+// clientReading is one reading of clientCounts.
+type clientReading struct{ inflight, awaiting, ended float64 }
+
+// read reads the counts.
+func (cc clientCounts) read() clientReading {
+	return clientReading{float64(cc.inflight.Load()), float64(cc.awaiting.Load()), float64(cc.ended.Load())}
+}
+
 // sampleWindow samples the server's running and waiting counts (and the client's count of
 // requests in flight, of those awaiting their first token, and of those the server has ended
 // but whose end the client has not read yet: window.Unseen) every samplePeriod from the
@@ -286,26 +294,38 @@ func (s *session) sampleWindow(ctx context.Context, w *window, end time.Time, cc
 		if !useServer {
 			w.Client = append(w.Client, float64(cc.inflight.Load()))
 			w.At = append(w.At, at.Sub(w.Start))
-		} else if sm, err := s.scrape(ctx); err == nil && sm.HasQueue {
-			// The client's counts are read with the scrape they are compared with.
-			inflight, awaiting, ended := float64(cc.inflight.Load()), float64(cc.awaiting.Load()), float64(cc.ended.Load())
-			w.Client = append(w.Client, inflight)
-			w.Awaiting = append(w.Awaiting, awaiting)
-			w.At = append(w.At, at.Sub(w.Start))
-			if w.First == nil {
-				w.First = &sm
-				finished0, ended0 = sm.Counters.Finished.V, ended
+		} else {
+			// The client's counts are read on both sides of the scrape they are compared with:
+			// the server took its snapshot at some instant in between, which on a loaded
+			// machine can be tens of milliseconds before the answer arrives (the Python server
+			// renders /metrics, the client waits for a CPU). A request between two requests
+			// (no first token yet, or ended by the server and not yet read) at either side
+			// may have been so at the server's instant; one already running on both sides was
+			// running then too, and the server's waiting count still shows a real queue.
+			before := cc.read()
+			sm, err := s.scrape(ctx)
+			after := cc.read()
+			switch {
+			case err == nil && sm.HasQueue:
+				w.Client = append(w.Client, after.inflight)
+				w.Awaiting = append(w.Awaiting, max(before.awaiting, after.awaiting))
+				w.At = append(w.At, at.Sub(w.Start))
+				if w.First == nil {
+					w.First = &sm
+					finished0, ended0 = sm.Counters.Finished.V, before.ended
+				}
+				if f := sm.Counters.Finished; f.OK {
+					producing := max(before.inflight-before.awaiting, after.inflight-after.awaiting)
+					w.Unseen = append(w.Unseen, unseen(f.V-finished0, before.ended-ended0, producing))
+				}
+				w.Running = append(w.Running, sm.Running)
+				w.Waiting = append(w.Waiting, sm.Waiting)
+				if sm.HasKVUsage {
+					w.KVUsage = append(w.KVUsage, sm.KVUsage)
+				}
+			case ctx.Err() == nil:
+				s.log.Debug("metrics scrape failed inside a window", "err", err)
 			}
-			if f := sm.Counters.Finished; f.OK {
-				w.Unseen = append(w.Unseen, unseen(f.V-finished0, ended-ended0, inflight-awaiting))
-			}
-			w.Running = append(w.Running, sm.Running)
-			w.Waiting = append(w.Waiting, sm.Waiting)
-			if sm.HasKVUsage {
-				w.KVUsage = append(w.KVUsage, sm.KVUsage)
-			}
-		} else if ctx.Err() == nil {
-			s.log.Debug("metrics scrape failed inside a window", "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -105,6 +105,9 @@ func (s *session) run(ctx context.Context) (*results.File, error) {
 		Prefill: []results.PrefillCell{},
 		Decode:  []results.DecodeCell{},
 	}
+	for _, n := range cfg.Notes {
+		s.note("%s", n)
+	}
 	began := s.now()
 	plan, err := s.setup(ctx)
 	s.since(&s.budget.setup, began)
@@ -608,6 +611,8 @@ func (s *session) scout(ctx context.Context, p Prompt) (results.PrefillTrial, er
 	defer s.since(&s.budget.scouts, s.now())
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Scout)
 	defer cancel()
+	var before prefixReading
+	before.queries, before.hits, before.ok = s.prefixCounters(sctx)
 	wctx, watched := s.watchRequest(sctx, "a scout request")
 	res, err := s.r.Stream.Stream(wctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: p.Text, MaxTokens: 1}, nil)
 	if dead := watched(); dead != nil {
@@ -628,11 +633,58 @@ func (s *session) scout(ctx context.Context, p Prompt) (results.PrefillTrial, er
 		pt = p.Tokens
 	}
 	return results.PrefillTrial{
-		TTFTMs:        ms(ttft),
-		PromptTokens:  pt,
-		PromptTokPerS: float64(pt) / ttft.Seconds(),
-		ClientQueueMs: ms(res.Queued),
+		TTFTMs:               ms(ttft),
+		PromptTokens:         pt,
+		PromptTokPerS:        float64(pt) / ttft.Seconds(),
+		ClientQueueMs:        ms(res.Queued),
+		PrefixCacheHitTokens: s.scoutHits(ctx, before, pt),
 	}, nil
+}
+
+// prefixCounters reads the server's prefix-cache counters (vllm:prefix_cache_queries_total and
+// _hits_total, in tokens); ok is false without them.
+func (s *session) prefixCounters(ctx context.Context) (queries, hits float64, ok bool) {
+	if s.r.Metrics == nil {
+		return 0, 0, false
+	}
+	sm, err := s.r.Metrics.Scrape(ctx)
+	if err != nil || !sm.Counters.PrefixQueries.OK || !sm.Counters.PrefixHits.OK {
+		return 0, 0, false
+	}
+	return sm.Counters.PrefixQueries.V, sm.Counters.PrefixHits.V, true
+}
+
+// scoutHits returns how many of a scout's prompt tokens the prefix cache served: the growth of
+// the hit counter since before (the counters read just before the scout was sent, nothing else
+// running), once the query counter has counted the scout's prompt (vLLM publishes its counters
+// a moment after the response; read for up to 20 polls). Nil when the server has no such
+// counters or they never counted the scout: nothing is then proven either way.
+func (s *session) scoutHits(ctx context.Context, before prefixReading, promptTokens int) *int {
+	if !before.ok {
+		return nil
+	}
+	for i := 0; i < 20; i++ {
+		q, h, ok := s.prefixCounters(ctx)
+		if !ok {
+			return nil
+		}
+		if q-before.queries >= float64(promptTokens) {
+			n := int(h - before.hits)
+			return &n
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(s.cfg.Timeouts.Poll):
+		}
+	}
+	return nil
+}
+
+// prefixReading is the prefix-cache counters read before a scout.
+type prefixReading struct {
+	queries, hits float64
+	ok            bool
 }
 
 // prefillCell summarizes the trials of a prefill cell: medians of TTFT and prompt tok/s.
@@ -641,6 +693,13 @@ func prefillCell(p *ctxPlan, trials []results.PrefillTrial, cellErr string) resu
 	if cellErr != "" {
 		c.Status, c.Error = results.StatusError, cellErr
 		return c
+	}
+	for i, t := range trials {
+		if t.PrefixCacheHitTokens != nil && *t.PrefixCacheHitTokens > 0 {
+			c.Status = results.StatusError
+			c.Error = fmt.Sprintf("trial %d: the prefix cache served %d of its %d prompt tokens, so its TTFT is not a prefill; the server kept a prompt of this run (its unique prefix) or ignores it", i+1, *t.PrefixCacheHitTokens, t.PromptTokens)
+			return c
+		}
 	}
 	var ttfts, rates []float64
 	for _, t := range trials {

@@ -194,6 +194,8 @@ func TestValidate(t *testing.T) {
 			`f:1:21: github.undecided: "maybe": want failure, neutral or success`,
 			`f:1:41: github.merge_queue: "always": want reuse or run`,
 		}},
+		{"precompiled env of a full build", "engine:\n  source: .\n  build: full\n  precompiled_env: /opt/vllm-wheel\n", []string{`f:4:20: engine.precompiled_env: set, but engine.build is "full"`}},
+		{"precompiled env of an auto build", "engine:\n  source: .\n  precompiled_env: /opt/vllm-wheel\n", nil},
 		{"build command empty", "engine:\n  source: .\n  build: {command: \" \"}\n", []string{`f:3:20: engine.build.command: want a command`}},
 		{"later sections", "github: {comment: sometimes}\ncompare: {fdr: 1.5, false_alarm: -0.1, thresholds: {speed: 0.1, ttft_ms: 2}}\nsim: {speedup: -1, noise: 2}\n", []string{
 			`f:1:19: github.comment: "sometimes": want always, regression or never`,

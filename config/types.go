@@ -127,6 +127,10 @@ type Engine struct {
 	Keep int `yaml:"keep"`
 	// CacheDir is where built environments are kept (empty: the user's cache directory).
 	CacheDir string `yaml:"cache_dir"`
+	// PrecompiledEnv is a Python environment with the engine's wheel of the merge-base
+	// installed: precompiled builds then take its compiled files and dependencies, offline
+	// (engine.BuildSpec.PrecompiledEnv). Empty: vLLM's networked VLLM_USE_PRECOMPILED=1 build.
+	PrecompiledEnv string `yaml:"precompiled_env"`
 	// Trust is the trust level of the job measuring ("trusted" for a push to the default
 	// branch, "untrusted" for any run of a pull request's code; empty outside the action):
 	// builds are cached per level (engine.BuildSpec.Trust). The action sets it; no file can.

@@ -169,6 +169,9 @@ func (v *validator) engine(e Engine) {
 	if e.Build.Mode != "" && e.Build.Mode != BuildNone && e.Source == "" {
 		v.fail("engine.build", "%q needs engine.source, the checkout to build", e.Build.String())
 	}
+	if m := e.BuildMode(); e.PrecompiledEnv != "" && m != BuildPrecompiled && m != BuildAuto {
+		v.fail("engine.precompiled_env", "set, but engine.build is %q: it gives the compiled files of precompiled builds (engine.build: precompiled or auto); remove it or change the build", e.Build.String())
+	}
 	s := e.Serve
 	if s == nil {
 		return

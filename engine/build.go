@@ -66,6 +66,12 @@ type BuildSpec struct {
 	MaxJobs      int
 	// Python is the interpreter version of the venv (default 3.12).
 	Python string
+	// PrecompiledEnv, when set, is a Python environment (its directory) in which the engine's
+	// wheel is installed, built at the merge-base: a precompiled build then runs offline, with
+	// neither uv nor a download (precompiled_local.go): the commit's checkout provides the
+	// Python sources and that environment the compiled files and the dependencies. Empty: vLLM's
+	// networked recipe, VLLM_USE_PRECOMPILED=1 with the merge-base's wheel, through uv.
+	PrecompiledEnv string
 	// Env is added last to the build commands' environment.
 	Env map[string]string
 	// Secrets are the secret values a build may print: they are redacted from its output, in
@@ -89,8 +95,11 @@ type Build struct {
 	Venv      string `json:"venv,omitempty"`
 	Image     string `json:"image,omitempty"`
 	Command   string `json:"command,omitempty"`
-	Dirty     bool   `json:"dirty,omitempty"` // built from a checkout with uncommitted changes
-	Trust     Trust  `json:"trust,omitempty"`
+	// PrecompiledEnv is the environment a precompiled build took its compiled files from
+	// (BuildSpec.PrecompiledEnv); empty for the networked build.
+	PrecompiledEnv string `json:"precompiled_env,omitempty"`
+	Dirty          bool   `json:"dirty,omitempty"` // built from a checkout with uncommitted changes
+	Trust          Trust  `json:"trust,omitempty"`
 	// TreeSHA256 is, for a trusted build, the hash of its environment's tree (treeHash).
 	TreeSHA256 string        `json:"tree_sha256,omitempty"`
 	BuiltAt    time.Time     `json:"built_at"`
@@ -231,6 +240,11 @@ func (b *Builder) Build(ctx context.Context, spec BuildSpec) (*Build, error) {
 	if bd.Mode == ModeCommand {
 		bd.Command = spec.Command
 	}
+	if bd.Mode == ModePrecompiled && spec.PrecompiledEnv != "" {
+		if bd.PrecompiledEnv, err = checkPrecompiledEnv(spec.PrecompiledEnv); err != nil {
+			return nil, err
+		}
+	}
 
 	if err := os.MkdirAll(spec.CacheDir, 0o755); err != nil {
 		return nil, fmt.Errorf("build: cache directory: %w", err)
@@ -339,7 +353,7 @@ func (b *Builder) reusable(ctx context.Context, spec BuildSpec, bd *Build) (*Bui
 		return nil, false
 	}
 	var prev Build
-	if json.Unmarshal(data, &prev) != nil || prev.Dirty || prev.Mode != bd.Mode || prev.Commit != bd.Commit || prev.Command != bd.Command || prev.Trust != spec.Trust {
+	if json.Unmarshal(data, &prev) != nil || prev.Dirty || prev.Mode != bd.Mode || prev.Commit != bd.Commit || prev.Command != bd.Command || prev.Trust != spec.Trust || prev.PrecompiledEnv != bd.PrecompiledEnv {
 		return nil, false
 	}
 	if spec.Trust == TrustTrusted {
@@ -362,9 +376,10 @@ func (b *Builder) reusable(ctx context.Context, spec BuildSpec, bd *Build) (*Bui
 
 // step is one command of a build.
 type step struct {
-	argv []string
-	dir  string
-	env  []string
+	argv  []string
+	dir   string
+	env   []string
+	stdin string // the command's standard input (a script for "python -"); empty: none
 }
 
 // build runs the build of bd into a fresh environment directory and writes the marker last.
@@ -458,6 +473,9 @@ func (b *Builder) steps(spec BuildSpec, bd *Build) []step {
 			"--tag", bd.Image, "--build-arg", "max_jobs=" + jobs, "--build-arg", "torch_cuda_arch_list=" + spec.CUDAArchList, "."},
 			dir: bd.Source, env: extra("DOCKER_BUILDKIT=1")}}
 	}
+	if bd.Mode == ModePrecompiled && bd.PrecompiledEnv != "" {
+		return localPrecompiledSteps(bd, extra()) // precompiled_local.go
+	}
 	python := filepath.Join(bd.Venv, "bin", "python")
 	venv := step{argv: []string{b.UV, "venv", "--python", spec.Python, "--seed", bd.Venv}, dir: bd.Source, env: extra()}
 	install := []string{b.UV, "pip", "install", "--python", python, "--editable", ".", "--torch-backend=auto"}
@@ -481,6 +499,9 @@ func runStep(ctx context.Context, st step, out io.Writer, reaper []string) error
 	cmd := exec.Command(st.argv[0], st.argv[1:]...)
 	cmd.Dir, cmd.Env = st.dir, st.env
 	cmd.Stdout, cmd.Stderr = out, out
+	if st.stdin != "" {
+		cmd.Stdin = strings.NewReader(st.stdin)
+	}
 	g, err := startGroup(cmd, reaper)
 	if err != nil {
 		return &ProcessError{What: "build", ExitCode: -1, Reason: fmt.Sprintf("could not start %s: %v", st.argv[0], err)}

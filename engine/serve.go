@@ -594,6 +594,17 @@ func ModelFromCommand(argv []string) string {
 	return ""
 }
 
+// RandomWeights reports whether a vLLM launch command serves random weights (--load-format
+// dummy, also inside a bash -c line): a model without trained weights loops by nature, so its
+// output says nothing about the engine.
+func RandomWeights(argv []string) bool {
+	var words []string
+	for _, a := range argv {
+		words = append(words, strings.Fields(a)...)
+	}
+	return strings.Trim(FlagValue(words, "--load-format"), `"'`) == "dummy"
+}
+
 // FlagValue returns the value of --name VALUE or --name=VALUE in argv, or "".
 func FlagValue(argv []string, name string) string {
 	for i, a := range argv {

@@ -54,8 +54,11 @@ func (v *validator) prefillAgrees(where string, c *PrefillCell) {
 	for i, t := range c.Trials {
 		ttfts = append(ttfts, t.TTFTMs)
 		rates = append(rates, t.PromptTokPerS)
+		tw := fmt.Sprintf("%s trial %d", where, i+1)
+		if t.PrefixCacheHitTokens != nil && *t.PrefixCacheHitTokens > 0 {
+			v.addf("%s: status %s, yet the prefix cache served %d of its prompt tokens: a cached prompt is not a prefill measurement", tw, c.Status, *t.PrefixCacheHitTokens)
+		}
 		if t.TTFTMs > 0 && t.PromptTokens > 0 {
-			tw := fmt.Sprintf("%s trial %d", where, i+1)
 			v.agreeF(tw, "prompt_tok_per_s", &c.Trials[i].PromptTokPerS, float64(t.PromptTokens)/(t.TTFTMs/1000), "prompt_tokens ÷ ttft_ms")
 		}
 	}

@@ -288,6 +288,10 @@ type PrefillTrial struct {
 	PromptTokPerS float64 `json:"prompt_tok_per_s"`
 	// ClientQueueMs is how long the request waited inside the client before it was sent.
 	ClientQueueMs float64 `json:"client_queue_ms,omitempty"`
+	// PrefixCacheHitTokens is how many of the prompt's tokens the server's prefix cache served
+	// (its hit counter's growth over the request, nothing else running); null when the server
+	// has no such counter. A prefill measurement needs 0.
+	PrefixCacheHitTokens *int `json:"prefix_cache_hit_tokens,omitempty"`
 }
 
 // DecodeMetrics are the summary numbers of a decode cell or of one of its trials (medians over

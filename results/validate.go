@@ -228,6 +228,9 @@ func (v *validator) prefill(where string, c *PrefillCell) {
 		if t.PromptTokens < 0 {
 			v.addf("%s: prompt_tokens is negative (%d)", tw, t.PromptTokens)
 		}
+		if t.PrefixCacheHitTokens != nil && *t.PrefixCacheHitTokens < 0 {
+			v.addf("%s: prefix_cache_hit_tokens is negative (%d)", tw, *t.PrefixCacheHitTokens)
+		}
 	}
 	v.prefillAgrees(where, c)
 }

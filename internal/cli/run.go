@@ -48,6 +48,8 @@ type runOptions struct {
 	// serverVersion, when set, is what the server's /version said ("" for none), read before
 	// measuring (simulatorAtURL): the runner does not ask again (runner.go).
 	serverVersion *string
+	// servedArgv is the launch command of the server engine.serve started (runengine_serve.go).
+	servedArgv []string
 }
 
 // defaultRunOptions returns the defaults of `speedmatrix run`.

@@ -146,7 +146,7 @@ func checkPinnedSource(ctx context.Context, o runOptions, spec engine.BuildSpec)
 // engineBuildSpec turns engine.{source, build, keep, cache_dir} into the build's spec.
 func engineBuildSpec(o runOptions) (engine.BuildSpec, error) {
 	e := o.Engine
-	spec := engine.BuildSpec{Engine: e.Name, Source: e.Source, CacheDir: e.CacheDir, Keep: e.Keep, Trust: engine.Trust(e.Trust)}
+	spec := engine.BuildSpec{Engine: e.Name, Source: e.Source, CacheDir: e.CacheDir, Keep: e.Keep, Trust: engine.Trust(e.Trust), PrecompiledEnv: e.PrecompiledEnv}
 	if e.Build.Mode == config.BuildCommand {
 		spec.Mode, spec.Command = engine.ModeCommand, e.Build.Command
 		return spec, nil

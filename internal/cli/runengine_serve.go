@@ -87,5 +87,6 @@ func servedRun(ctx context.Context, env *Env, o runOptions, srv *engine.Server, 
 	}
 	o.URL = srv.URL()
 	o.LaunchCommand = ""
+	o.servedArgv = srv.Argv()
 	return o, rec
 }

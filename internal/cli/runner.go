@@ -4,12 +4,14 @@ import (
 	"context"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/bench/server"
 	"github.com/speedmatrix/speedmatrix/bench/stream"
 	"github.com/speedmatrix/speedmatrix/bench/telemetry"
+	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/internal/redact"
 )
 
@@ -43,6 +45,10 @@ func newRunner(env *Env, o runOptions, baseURL, key, runID string) (bench.Config
 		streamOpts = append(streamOpts, stream.WithDialer(env.Net.DialContext))
 		infoOpts = append(infoOpts, server.WithHTTPClient(infoHC))
 	}
+	if note := randomWeightsNote(o); note != "" {
+		streamOpts = append(streamOpts, stream.WithRepetition(stream.RepetitionConfig{}))
+		cfg.Notes = append(cfg.Notes, note)
+	}
 	sc := stream.New(baseURL, streamOpts...)
 	info := server.New(baseURL, infoOpts...)
 	streamer := bench.StreamClient{C: sc}
@@ -67,6 +73,21 @@ func newRunner(env *Env, o runOptions, baseURL, key, runID string) (bench.Config
 		}
 	}
 	return cfg, r, closeAll, nil
+}
+
+// randomWeightsNote returns, when the server serves random weights (engine.RandomWeights of the
+// command engine.serve started, or of --launch-command), the note saying that the client's
+// repetition check is off for the run; "" otherwise, and the check stays on. A model with
+// random weights repeats one token or a short loop, which the check would fail as bad output.
+func randomWeightsNote(o runOptions) string {
+	argv := o.servedArgv
+	if argv == nil {
+		argv = strings.Fields(o.LaunchCommand)
+	}
+	if !engine.RandomWeights(argv) {
+		return ""
+	}
+	return "the server serves random weights (--load-format dummy): its output loops by nature, so the repeating-output check was off and no cell failed as bad output"
 }
 
 // httpClient returns an HTTP client with the timeout over env.Net (which must be set): the
