@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"runtime"
 	"slices"
-	"sync"
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -104,53 +102,12 @@ func RunAdvice(ctx context.Context, s AdviceSettings) (*AdviceReport, error) {
 		}
 	}
 	out := make([]adviceOutcome, len(jobs))
-	workers := ws.Workers
-	if workers < 1 {
-		workers = runtime.GOMAXPROCS(0)
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	next := make(chan int)
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error
-		done     int
-	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				o, err := s.follow(jobs[i])
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-					cancel()
-				}
-				out[i] = o
-				done++
-				if ws.Progress != nil && err == nil {
-					ws.Progress(done, len(jobs))
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for i := range jobs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
-		}
-	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+	err := Parallel(ctx, ws.Workers, len(jobs), func(i int) error {
+		o, err := s.follow(jobs[i])
+		out[i] = o
+		return err
+	}, ws.Progress)
+	if err != nil {
 		return nil, err
 	}
 	type counts struct{ n, advised, reruns, rerunsDecided, promised, cellsDecided, blocked int }
