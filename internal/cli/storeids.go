@@ -43,15 +43,8 @@ func storedCommit(ctx context.Context, s store.Store, rev, what string) (string,
 	if !store.IsCommitPrefix(p) {
 		return fullCommit(ctx, rev, what)
 	}
-	sha, err := store.ExpandCommit(ctx, s, p)
-	var amb *store.AmbiguousCommitError
-	switch {
-	case err == nil:
-		return sha, nil
-	case errors.As(err, &amb):
-		return "", usagef("%s %s abbreviates %d stored commits (%s); give more digits", what, rev, len(amb.Commits), strings.Join(amb.Commits, ", "))
-	case !errors.Is(err, store.ErrNotFound):
-		return "", err
+	if sha, found, err := expandStored(ctx, s, p, rev, what); found || err != nil {
+		return sha, err
 	}
 	if sha, err := (store.GitCommits{}).RevParse(ctx, rev); err == nil {
 		return sha, nil
@@ -61,6 +54,23 @@ func storedCommit(ctx context.Context, s store.Store, rev, what string) (string,
 		held = "; " + describeHeld(all)
 	}
 	return "", usagef("%s %s: %w: no stored result is of a commit starting with it, and the local clone does not know it%s", what, rev, store.ErrNotFound, held)
+}
+
+// expandStored returns the one commit of s's index that the abbreviation p (rev as the user
+// wrote it, for flag what) starts, with found true; found false and no error when none does; an
+// abbreviation of several stored commits is a usage error naming them.
+func expandStored(ctx context.Context, s store.Store, p, rev, what string) (sha string, found bool, err error) {
+	sha, err = store.ExpandCommit(ctx, s, p)
+	var amb *store.AmbiguousCommitError
+	switch {
+	case err == nil:
+		return sha, true, nil
+	case errors.As(err, &amb):
+		return "", false, usagef("%s %s abbreviates %d stored commits (%s); give more digits", what, rev, len(amb.Commits), strings.Join(amb.Commits, ", "))
+	case errors.Is(err, store.ErrNotFound):
+		return "", false, nil
+	}
+	return "", false, err
 }
 
 // describeHeld says in one line what a store holds (es: all its entries, newest first), for a

@@ -121,15 +121,8 @@ func putCommit(ctx context.Context, s store.Store, clone store.GitCommits, what,
 		if fc := strings.ToLower(strings.TrimSpace(fileCommit)); store.IsCommit(fc) && strings.HasPrefix(fc, p) {
 			return fc, nil
 		}
-		sha, err := store.ExpandCommit(ctx, s, p)
-		var amb *store.AmbiguousCommitError
-		switch {
-		case err == nil:
-			return sha, nil
-		case errors.As(err, &amb):
-			return "", usagef("%s %s abbreviates %d stored commits (%s); give more digits", what, rev, len(amb.Commits), strings.Join(amb.Commits, ", "))
-		case !errors.Is(err, store.ErrNotFound):
-			return "", err
+		if sha, found, err := expandStored(ctx, s, p, rev, what); found || err != nil {
+			return sha, err
 		}
 	}
 	sha, err := clone.RevParse(ctx, rev)
