@@ -7,11 +7,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -113,28 +115,19 @@ func yamlList(argv []string) string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
+// serveYAML is the engine.serve block of a configuration that serves argv with serveEnv.
+func serveYAML(argv []string) string {
+	return "  serve:\n    command: " + yamlList(argv) + "\n    env: " + yamlMap(serveEnv()) +
+		"\n    ready_timeout: 5m\n    stop_grace: 20s\n"
+}
+
 // yamlMap renders env as a YAML flow mapping of quoted strings.
 func yamlMap(env map[string]string) string {
 	var kv []string
-	for _, k := range sortedKeys(env) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		kv = append(kv, strconv.Quote(k)+": "+strconv.Quote(env[k]))
 	}
 	return "{" + strings.Join(kv, ", ") + "}"
-}
-
-func sortedKeys(m map[string]string) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	for i := range ks {
-		for j := i + 1; j < len(ks); j++ {
-			if ks[j] < ks[i] {
-				ks[i], ks[j] = ks[j], ks[i]
-			}
-		}
-	}
-	return ks
 }
 
 // run runs speedmatrix with args in dir and returns its exit code and output; the output goes

@@ -65,13 +65,8 @@ quiet: true
 engine:
   name: vllm
   build: none
-  serve:
-    command: %s
-    env: %s
-    ready_timeout: 5m
-    stop_grace: 20s
-`, join(matrixContexts), join(matrixConcurrency), join(prefillContexts), matrixMaxTokens,
-		yamlList(h.serveCommand()), yamlMap(serveEnv()))
+%s`, join(matrixContexts), join(matrixConcurrency), join(prefillContexts), matrixMaxTokens,
+		serveYAML(h.serveCommand()))
 	writeFile(t, filepath.Join(dir, "speedmatrix.yaml"), cfg)
 	predicted := map[string]results.Status{}
 	for _, ctx := range matrixContexts {

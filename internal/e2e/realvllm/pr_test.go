@@ -142,12 +142,7 @@ engine:
   build: precompiled
   precompiled_env: %s
   cache_dir: %s
-  serve:
-    command: %s
-    env: %s
-    ready_timeout: 5m
-    stop_grace: 20s
-`, prContext, join(prConcurrency), prPrefill, repo, env, filepath.Join(h.logs, "engines"), yamlList(argv), yamlMap(serveEnv()))
+%s`, prContext, join(prConcurrency), prPrefill, repo, env, filepath.Join(h.logs, "engines"), serveYAML(argv))
 }
 
 // measureCommit checks out branch, runs the configuration there and returns the results.

@@ -43,12 +43,7 @@ spec_decode:
 engine:
   name: vllm
   build: none
-  serve:
-    command: %s
-    env: %s
-    ready_timeout: 5m
-    stop_grace: 20s
-`, pinnedLength, yamlList(h.serveCommand("--speculative-config", ngramSpec)), yamlMap(serveEnv()))
+%s`, pinnedLength, serveYAML(h.serveCommand("--speculative-config", ngramSpec)))
 	writeFile(t, filepath.Join(dir, "speedmatrix.yaml"), cfg)
 	code, _, stderr := h.run(t, dir, "run", "--config", "speedmatrix.yaml", "-o", out)
 
