@@ -611,8 +611,7 @@ func (s *session) scout(ctx context.Context, p Prompt) (results.PrefillTrial, er
 	defer s.since(&s.budget.scouts, s.now())
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Scout)
 	defer cancel()
-	var before prefixReading
-	before.queries, before.hits, before.ok = s.prefixCounters(sctx)
+	before := s.prefixCounters(sctx)
 	wctx, watched := s.watchRequest(sctx, "a scout request")
 	res, err := s.r.Stream.Stream(wctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: p.Text, MaxTokens: 1}, nil)
 	if dead := watched(); dead != nil {
@@ -643,15 +642,15 @@ func (s *session) scout(ctx context.Context, p Prompt) (results.PrefillTrial, er
 
 // prefixCounters reads the server's prefix-cache counters (vllm:prefix_cache_queries_total and
 // _hits_total, in tokens); ok is false without them.
-func (s *session) prefixCounters(ctx context.Context) (queries, hits float64, ok bool) {
+func (s *session) prefixCounters(ctx context.Context) prefixReading {
 	if s.r.Metrics == nil {
-		return 0, 0, false
+		return prefixReading{}
 	}
 	sm, err := s.r.Metrics.Scrape(ctx)
 	if err != nil || !sm.Counters.PrefixQueries.OK || !sm.Counters.PrefixHits.OK {
-		return 0, 0, false
+		return prefixReading{}
 	}
-	return sm.Counters.PrefixQueries.V, sm.Counters.PrefixHits.V, true
+	return prefixReading{queries: sm.Counters.PrefixQueries.V, hits: sm.Counters.PrefixHits.V, ok: true}
 }
 
 // scoutHits returns how many of a scout's prompt tokens the prefix cache served: the growth of
@@ -664,12 +663,12 @@ func (s *session) scoutHits(ctx context.Context, before prefixReading, promptTok
 		return nil
 	}
 	for i := 0; i < 20; i++ {
-		q, h, ok := s.prefixCounters(ctx)
-		if !ok {
+		now := s.prefixCounters(ctx)
+		if !now.ok {
 			return nil
 		}
-		if q-before.queries >= float64(promptTokens) {
-			n := int(h - before.hits)
+		if now.queries-before.queries >= float64(promptTokens) {
+			n := int(now.hits - before.hits)
 			return &n
 		}
 		select {
@@ -681,7 +680,7 @@ func (s *session) scoutHits(ctx context.Context, before prefixReading, promptTok
 	return nil
 }
 
-// prefixReading is the prefix-cache counters read before a scout.
+// prefixReading is one reading of the prefix-cache counters (ok false without them).
 type prefixReading struct {
 	queries, hits float64
 	ok            bool
