@@ -21,6 +21,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -179,7 +180,7 @@ func runBisect(ctx context.Context, env *Env, o bisectOptions) error {
 	}
 	ps := &pairedSteps{env: env, git: g, o: o, base: base, cells: cells, checkouts: map[string]string{}, files: map[string][2][]*results.File{}}
 	defer ps.cleanup(context.WithoutCancel(ctx))
-	env.Log.Info("bisect", "good", shortID(good), "bad", shortID(bad), "commits", len(commits), "cells", strings.Join(cells, ","), "runners", o.runners)
+	env.Log.Info("bisect", "good", ghbot.ShortSHA(good), "bad", ghbot.ShortSHA(bad), "commits", len(commits), "cells", strings.Join(cells, ","), "runners", o.runners)
 	res, err := bisect.Run(ctx, bisect.Config{Good: good, Commits: commits, Cells: cells, Runners: o.runners, Plain: o.plain,
 		Budget: bisect.Budget{Steps: o.steps, GPUTime: o.gpuBudget}}, ps.step)
 	if err != nil {
@@ -306,7 +307,7 @@ func (p *pairedSteps) checkout(ctx context.Context, c string) (string, error) {
 	if dir, ok := p.checkouts[c]; ok {
 		return dir, nil
 	}
-	dir, err := filepath.Abs(filepath.Join(p.o.work, "src", shortID(c)))
+	dir, err := filepath.Abs(filepath.Join(p.o.work, "src", ghbot.ShortSHA(c)))
 	if err != nil {
 		return "", err
 	}
@@ -357,7 +358,7 @@ func (p *pairedSteps) measure(ctx context.Context, base, c string, search, attem
 	if o.Paired.Scheme == "" {
 		o.Paired.Scheme = config.PairedABBA
 	}
-	o.Output = filepath.Join(p.o.work, fmt.Sprintf("%s-%s-%d-%d.json", shortID(base), shortID(c), search, attempt))
+	o.Output = filepath.Join(p.o.work, fmt.Sprintf("%s-%s-%d-%d.json", ghbot.ShortSHA(base), ghbot.ShortSHA(c), search, attempt))
 	o.Paired.BaseOutput = ""
 	start := time.Now()
 	err = runCommand(ctx, p.env, o)
@@ -367,12 +368,12 @@ func (p *pairedSteps) measure(ctx context.Context, base, c string, search, attem
 			return m, ctx.Err()
 		}
 		msg := err.Error()
-		if strings.Contains(msg, "engine.build") || strings.Contains(msg, "engine.serve") {
+		if engineFailed(err) {
 			m.Verdict, m.Reason = bisect.Skip, firstLine(msg)
-			p.env.Log.Warn("bisect: skipping a commit that did not build or serve", "commit", shortID(c), "err", firstLine(msg))
+			p.env.Log.Warn("bisect: skipping a commit that did not build or serve", "commit", ghbot.ShortSHA(c), "err", firstLine(msg))
 			return m, nil
 		}
-		return m, fmt.Errorf("bisect: measuring %s against %s: %w", shortID(c), shortID(base), err)
+		return m, fmt.Errorf("bisect: measuring %s against %s: %w", ghbot.ShortSHA(c), ghbot.ShortSHA(base), err)
 	}
 	bf, err := results.ReadFile(baseOutputPath(o))
 	if err != nil {
@@ -397,11 +398,11 @@ func (p *pairedSteps) measure(ctx context.Context, base, c string, search, attem
 	th.Look = min(2, len(sides[1]))
 	cmp, err := compare.Compare(compare.Input{Base: sides[0], Head: sides[1], Cells: ids}, th)
 	if err != nil {
-		return m, fmt.Errorf("bisect: comparing %s with %s: %w", shortID(c), shortID(base), err)
+		return m, fmt.Errorf("bisect: comparing %s with %s: %w", ghbot.ShortSHA(c), ghbot.ShortSHA(base), err)
 	}
 	v := bisect.StepVerdict(cmp, p.cells)
 	v.Commit, v.GPUTime = c, m.GPUTime
-	p.env.Log.Info("bisect step", "commit", shortID(c), "base", shortID(base), "attempt", attempt, "verdict", v.Verdict, "change", changeText(v.Change))
+	p.env.Log.Info("bisect step", "commit", ghbot.ShortSHA(c), "base", ghbot.ShortSHA(base), "attempt", attempt, "verdict", v.Verdict, "change", changeText(v.Change))
 	return v, nil
 }
 
@@ -409,14 +410,6 @@ func (p *pairedSteps) measure(ctx context.Context, base, c string, search, attem
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-// shortID returns a commit's first 7 characters.
-func shortID(c string) string {
-	if len(c) > 7 {
-		return c[:7]
-	}
-	return c
 }
 
 // changeText formats a change with its interval; "-" for none.
@@ -430,10 +423,10 @@ func changeText(c *bisect.Change) string {
 // writeBisect writes the result as text: each round's evidence, then the statement.
 func writeBisect(w io.Writer, r *bisect.Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Bisect %s..%s (%d runners) on %s\n", shortID(r.Good), shortID(r.Bad), r.Runners, strings.Join(r.Cells, ", "))
+	fmt.Fprintf(&b, "Bisect %s..%s (%d runners) on %s\n", ghbot.ShortSHA(r.Good), ghbot.ShortSHA(r.Bad), r.Runners, strings.Join(r.Cells, ", "))
 	for _, rd := range r.Rounds {
 		for _, m := range rd.Measurements {
-			fmt.Fprintf(&b, "step %d: %s %-9s against %s: %s (attempt %d, %s)", rd.Number, shortID(m.Commit), m.Verdict, shortID(rd.Base), changeText(m.Change), m.Attempt, m.GPUTime.Round(time.Second))
+			fmt.Fprintf(&b, "step %d: %s %-9s against %s: %s (attempt %d, %s)", rd.Number, ghbot.ShortSHA(m.Commit), m.Verdict, ghbot.ShortSHA(rd.Base), changeText(m.Change), m.Attempt, m.GPUTime.Round(time.Second))
 			if m.Verdict == bisect.Skip || m.Verdict == bisect.Undecided {
 				fmt.Fprintf(&b, ": %s", m.Reason)
 			}

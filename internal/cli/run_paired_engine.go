@@ -40,7 +40,7 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 	spec.Secrets = sec.values
 	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}).Build(ctx, spec)
 	if err != nil {
-		return nil, sec.redactError(fmt.Errorf("engine.build of %s: %w", source, err))
+		return nil, sec.redactError(&engineError{phase: "engine.build of " + source, err: err})
 	}
 	if err := os.Remove(logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("server log %s: %w", logPath, err)
@@ -54,7 +54,7 @@ func (p *pairedEngine) serve(ctx context.Context, env *Env) (string, runOptions,
 	srv, err := startServer(ctx, env, p.o, p.bd, p.logPath, p.sec.values) // runengine_serve.go
 	if err != nil {
 		p.sec.redactFile(env, p.logPath)
-		return "", p.o, nil, nil, p.sec.redactError(fmt.Errorf("engine.serve: %w", err))
+		return "", p.o, nil, nil, p.sec.redactError(&engineError{phase: "engine.serve", err: err})
 	}
 	o, rec := servedRun(ctx, env, p.o, srv, p.bd, p.sec, p.logPath, p.hw, p.lock)
 	env.Log.Info("server ready; measuring", "url", srv.URL(), "model", srv.Model(), "source", o.Engine.Source, "log", p.logPath)
@@ -67,7 +67,7 @@ func (p *pairedEngine) serve(ctx context.Context, env *Env) (string, runOptions,
 			err = errors.Join(err, serr) // it exited while it was measured
 		}
 		if err != nil {
-			return p.sec.redactError(fmt.Errorf("engine.serve: %w", err))
+			return p.sec.redactError(&engineError{phase: "engine.serve", err: err})
 		}
 		return nil
 	}

@@ -74,7 +74,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}).Build(ctx, spec)
 	ph.build = time.Since(start)
 	if err != nil {
-		return fmt.Errorf("engine.build: %w", err)
+		return &engineError{phase: "engine.build", err: err}
 	}
 
 	var lock *engine.ClockLock
@@ -96,7 +96,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	ph.load = time.Since(start)
 	if err != nil {
 		sec.redactFile(env, logPath)
-		return fmt.Errorf("engine.serve: %w", err)
+		return &engineError{phase: "engine.serve", err: err}
 	}
 	defer func() {
 		start := time.Now()
@@ -105,7 +105,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 		sec.redactFile(env, logPath)
 		env.Log.Info("server stopped", "log", logPath, "killed_after_grace", srv.Killed())
 		if serr != nil {
-			err = errors.Join(err, fmt.Errorf("engine.serve: stopping the server: %w", serr))
+			err = errors.Join(err, &engineError{phase: "engine.serve: stopping the server", err: serr})
 		}
 	}()
 
@@ -514,6 +514,22 @@ func (s *engineSecrets) redactError(err error) error {
 		return err
 	}
 	return &redactedError{msg: msg, err: err}
+}
+
+// engineError is the engine failing to build or to serve (phase names what, as the
+// configuration's key: "engine.build", "engine.serve"); bisect skips a commit it stops.
+type engineError struct {
+	phase string
+	err   error
+}
+
+func (e *engineError) Error() string { return e.phase + ": " + e.err.Error() }
+func (e *engineError) Unwrap() error { return e.err }
+
+// engineFailed reports whether err is, or wraps, the engine failing to build or to serve.
+func engineFailed(err error) bool {
+	var ee *engineError
+	return errors.As(err, &ee)
 }
 
 // redactedError is an error whose message had secrets redacted.
