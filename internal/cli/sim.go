@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -71,9 +70,9 @@ logged.`,
 			if !cmd.Flags().Changed("api-key") {
 				apiKey = env.Getenv("VLLM_API_KEY")
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
-			defer stop()
-			srv, err := sim.Start(ctx, sim.Config{
+			// Ctrl-C cancels cmd.Context() (main turns it into exit 130): a signal handler
+			// of sim's own would race main's and could stop the simulator as a success.
+			srv, err := sim.Start(cmd.Context(), sim.Config{
 				Profile: p, Addr: listen, Seed: seed, NoiseCV: noise, SpeculativeConfig: specConfig,
 				Slowdown: slowdown, Fault: fault, Speedup: speedup, APIKey: apiKey, Log: env.Log,
 			})
