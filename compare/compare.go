@@ -169,6 +169,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	attachAcceptance(base, in.Base)
 	attachAcceptance(head, in.Head)
 	order := mergeOrder(baseOrder, headOrder)
+	all := order
 	if len(in.Cells) > 0 {
 		want := map[results.CellID]bool{}
 		for _, id := range in.Cells {
@@ -291,15 +292,29 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		}
 	}
 	moderateHistory(deciding, th)  // moderate.go
+	// The history's noise is the history's, whichever cells this comparison tests: a second
+	// look of three cells scores the whole matrix's history, as the first look did.
+	for _, id := range all {
+		if _, ok := hists[id]; ok || base[id] == nil {
+			continue
+		}
+		m := results.DecidingMetric(id.Phase)
+		logs, _ := historyOf(history, id, m, re)
+		if bl := base[id].sample(m).logs; len(logs) > 0 && len(bl) == 1 {
+			logs = append(logs, bl[0])
+		}
+		hists[id] = logs
+	}
 	scores := historyScores(hists) // groups.go
-	if heavyTails(scores) {
+	if heavyTails(scores) { // groups.go
 		for _, t := range deciding {
 			if t.out.Noise != nil && t.out.Noise.Source == results.NoiseHistory && t.est.DF > heavyTailDF {
 				t.est.DF = heavyTailDF
+				t.out.Noise.DF = ptr(t.est.DF)
 				t.finish(th)
 			}
 		}
-		c.Warnings = append(c.Warnings, fmt.Sprintf("the history's own runs scatter with heavier tails than normal noise (scores beyond ±2.5 more than twice as often): each cell is tested with a t distribution of %d degrees of freedom, and the rows and columns carry the detection", heavyTailDF))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the history's own runs scatter with heavier tails than normal noise (their leave-one-out scores fit a Student-t better than a normal, or fall beyond ±2 too often): each cell is tested with a t distribution of %d degrees of freedom, and the rows and columns carry the detection", heavyTailDF))
 	}
 	rows := rowTests(deciding, th)
 	groups := groupTests(deciding, re, scores) // groups.go
