@@ -291,7 +291,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 			notes = append(notes, t)
 		}
 	}
-	moderateHistory(deciding, th)  // moderate.go
+	moderateHistory(deciding, th) // moderate.go
 	// The history's noise is the history's, whichever cells this comparison tests: a second
 	// look of three cells scores the whole matrix's history, as the first look did.
 	for _, id := range all {
@@ -306,7 +306,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		hists[id] = logs
 	}
 	scores := historyScores(hists) // groups.go
-	if heavyTails(scores) { // groups.go
+	if heavyTails(scores) {        // groups.go
 		for _, t := range deciding {
 			if t.out.Noise != nil && t.out.Noise.Source == results.NoiseHistory && t.est.DF > heavyTailDF {
 				t.est.DF = heavyTailDF
