@@ -283,10 +283,16 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 	if measured && df > 0 {
 		tau = math.Max(math.Sqrt(ss/df), 1e-4)
 	}
+	// The head's shift is chosen against at least defaultRunCV, as the shift test is
+	// (groups.go): a history can be quiet by chance (ten runs of which none met the slower
+	// kernel pick that one run in five gets), and a τ measured that small would make every
+	// shift of a whole run dearer than calling all its cells changed, so a slower run read as
+	// a slowdown of every row.
+	choice := math.Max(tau, defaultRunCV)
 	var hw []float64 // the head's whole runs' factors
 	for k, run := range heads {
 		if k == 0 || whole(run) {
-			hs[k] = headShift(run, cells, ref, prior, w, tau)
+			hs[k] = headShift(run, cells, ref, prior, w, choice)
 			hw = append(hw, hs[k])
 		}
 	}

@@ -271,14 +271,16 @@ const levelShare = 0.8660254037844386 // √(1 − withinShare²)
 // trial its own per-cell noise, all sharing the run's factor (drawn here) and, for decode
 // cells, slowed by shape (nil: none). runID names it.
 func (m *Matrix) WorldRun(r *rand.Rand, w WorldModel, runID string, trials int, shape Shape) *results.File {
-	return m.worldRunWith(r, w, runID, trials, shape, w.runFactor(r))
+	return m.WorldRunAt(r, w, runID, trials, shape, w.runFactor(r))
 }
 
-func (m *Matrix) worldRunWith(r *rand.Rand, w WorldModel, runID string, trials int, shape Shape, f float64) *results.File {
+// WorldRunAt is WorldRun with the run's factor f given instead of drawn (1: a usual run;
+// 0.94: the bimodal model's slower kernel pick).
+func (m *Matrix) WorldRunAt(r *rand.Rand, w WorldModel, runID string, trials int, shape Shape, f float64) *results.File {
 	return m.worldRunFactor(r, w, runID, trials, shape.Factor, f)
 }
 
-// worldRunFactor is worldRunWith with the decode rates multiplied by slow(cell, context) in
+// worldRunFactor is WorldRunAt with the decode rates multiplied by slow(cell, context) in
 // place of a shape's factor.
 func (m *Matrix) worldRunFactor(r *rand.Rand, w WorldModel, runID string, trials int, slow func(results.CellID, int) float64, f float64) *results.File {
 	trials = max(1, trials)

@@ -136,7 +136,7 @@ func (s WorldSettings) sides(j job) (in compare.Input, headFactor float64) {
 	default:
 		in.Base = []*results.File{m.WorldRun(r, w, "base", 1, "")}
 		headFactor = w.runFactor(r)
-		in.Head = []*results.File{m.worldRunWith(r, w, "head", 1, shape, headFactor)}
+		in.Head = []*results.File{m.WorldRunAt(r, w, "head", 1, shape, headFactor)}
 		if j.proc == ProcHistory || j.proc == ProcBudget {
 			for k := range historyRuns {
 				in.History = append(in.History, m.WorldRun(r, w, fmt.Sprintf("hist-%d", k+1), 1, ""))
@@ -207,7 +207,7 @@ func (s WorldSettings) budgeted(j job, th compare.Thresholds) (*results.Comparis
 				clock = clock.Add(cost(c, trials))
 			}
 			reruns++
-			return onlyCells(m.worldRunWith(r, j.model, fmt.Sprintf("head-rerun-%d", reruns), trials, j.shape, headFactor), ids), nil
+			return onlyCells(m.WorldRunAt(r, j.model, fmt.Sprintf("head-rerun-%d", reruns), trials, j.shape, headFactor), ids), nil
 		},
 	})
 	if err != nil {

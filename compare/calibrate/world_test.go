@@ -544,11 +544,11 @@ func pairedWith(m *Matrix, r *rand.Rand, factors []float64, shape Shape) (base, 
 	var bn, hn []int
 	for i, side := range order {
 		if side == 'A' {
-			bf = append(bf, m.worldRunWith(r, WorldGaussian, fmt.Sprintf("p-base%d", len(bf)+1), 1, "", 1))
+			bf = append(bf, m.WorldRunAt(r, WorldGaussian, fmt.Sprintf("p-base%d", len(bf)+1), 1, "", 1))
 			bn = append(bn, i+1)
 			continue
 		}
-		hf = append(hf, m.worldRunWith(r, WorldGaussian, fmt.Sprintf("p-head%d", len(hf)+1), 1, shape, factors[len(hf)]))
+		hf = append(hf, m.WorldRunAt(r, WorldGaussian, fmt.Sprintf("p-head%d", len(hf)+1), 1, shape, factors[len(hf)]))
 		hn = append(hn, i+1)
 	}
 	base, head = mergeTrials(bf, bn), mergeTrials(hf, hn)
