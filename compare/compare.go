@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -274,7 +275,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		}
 	}
 	if len(missing) > 0 {
-		c.Warnings = append(c.Warnings, fmt.Sprintf("the matrices differ in shape: %d cells are in only one file: %s", len(missing), strings.Join(missing, ", ")))
+		c.Warnings = append(c.Warnings, fmt.Sprintf("the matrices differ in shape: %s %s in only one file: %s", textout.Plural(len(missing), "cell", "cells"), isAre(len(missing)), strings.Join(missing, ", ")))
 	}
 
 	if w := historyLevelsWarning(tests); w != "" { // histnoise.go

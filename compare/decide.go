@@ -10,6 +10,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/compare/stats"
 	"github.com/speedmatrix/speedmatrix/internal/quantile"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -361,7 +362,7 @@ func empiricalNull(tests []*pending, th Thresholds) []string {
 			t.out.Noise.Scale = ptr(scale)
 			t.finish(th)
 		}
-		warnings = append(warnings, fmt.Sprintf("%s %s: the changes across the matrix spread %.2f× more than the assumed noise allows; the noise of its %d cells with guessed noise was scaled up by %.2f (empirical null)", k.phase, k.metric, scale, len(g), scale))
+		warnings = append(warnings, fmt.Sprintf("%s %s: the changes across the matrix spread %.2f× more than the assumed noise allows; the noise of its %s with guessed noise was scaled up by %.2f (empirical null)", k.phase, k.metric, scale, textout.Plural(len(g), "cell", "cells"), scale))
 	}
 	return warnings
 }

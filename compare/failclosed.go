@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -105,7 +106,7 @@ func closedVerdict(v results.Verdict, cells []results.CellComparison, head []*re
 		if len(head) > 1 {
 			r = fmt.Sprintf("head file %d", i+1)
 		}
-		why = append(why, fmt.Sprintf("%s lacks %d cells its own plan named (its settings list them; it holds no cell for them, not even a status): %s", r, len(lost), strings.Join(lost, ", ")))
+		why = append(why, fmt.Sprintf("%s lacks %s its own plan named (its settings list them; it holds no cell for them, not even a status): %s", r, textout.Plural(len(lost), "cell", "cells"), strings.Join(lost, ", ")))
 	}
 	var missing, stalled []string
 	for _, c := range cells {
@@ -118,10 +119,10 @@ func closedVerdict(v results.Verdict, cells []results.CellComparison, head []*re
 		}
 	}
 	if len(missing) > 0 {
-		why = append(why, fmt.Sprintf("%d cells the base measured are missing in the head: %s", len(missing), strings.Join(missing, ", ")))
+		why = append(why, fmt.Sprintf("%s the base measured %s missing in the head: %s", textout.Plural(len(missing), "cell", "cells"), isAre(len(missing)), strings.Join(missing, ", ")))
 	}
 	if len(stalled) > 0 {
-		why = append(why, fmt.Sprintf("%d cells stalled in the head (the server produced no token for part of the window, so it measured no speed): %s", len(stalled), strings.Join(stalled, ", ")))
+		why = append(why, fmt.Sprintf("%s stalled in the head (the server produced no token for part of the window, so it measured no speed): %s", textout.Plural(len(stalled), "cell", "cells"), strings.Join(stalled, ", ")))
 	}
 	if len(why) == 0 {
 		return v, ""
@@ -238,4 +239,12 @@ func degenerateHistory(history []*results.File) error {
 		return nil
 	}
 	return &DegenerateHistoryError{fmt.Sprintf("its %d files agree exactly in every one of the %d cells they share (no spread at all)", len(history), cells)}
+}
+
+// isAre returns the verb that agrees with n things: "is" for one, "are" for more.
+func isAre(n int) string {
+	if n == 1 {
+		return "is"
+	}
+	return "are"
 }

@@ -34,7 +34,7 @@ func TestFailClosed(t *testing.T) {
 		{name: "complete and unchanged", base: same, head: same, want: results.VerdictInconclusive},
 		{name: "partial head", base: same, head: same, partial: "ctrl-c", want: results.VerdictIncomplete, wantReason: []string{"partial", "ctrl-c", "rerun"}},
 		{name: "partial head without a reason", base: same, head: same, partial: "-", want: results.VerdictIncomplete, wantReason: []string{"partial"}},
-		{name: "one cell missing in head", base: same, head: map[int]float64{1: 150, 8: 600}, want: results.VerdictIncomplete, wantReason: []string{"1 cells", "decode/8K/2"}},
+		{name: "one cell missing in head", base: same, head: map[int]float64{1: 150, 8: 600}, want: results.VerdictIncomplete, wantReason: []string{"1 cell the base measured is missing in the head", "decode/8K/2"}},
 		{name: "a cell its own plan named missing, the base lacking it too", base: map[int]float64{1: 150, 8: 600}, head: map[int]float64{1: 150, 8: 600},
 			plan: []string{"decode/8K/1", "decode/8K/2", "decode/8K/8"}, want: results.VerdictIncomplete, wantReason: []string{"its own plan", "decode/8K/2"}},
 		{name: "its plan measured in full", base: same, head: same, plan: []string{"decode/8K/1", "decode/8K/2", "decode/8K/8"}, want: results.VerdictInconclusive},

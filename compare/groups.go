@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/speedmatrix/speedmatrix/compare/stats"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -304,7 +305,7 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 		worse := out.Change < -dd && g.within < -dd
 		better := out.Change > dd && g.within > dd
 		sig := out.Q <= level
-		desc := fmt.Sprintf("%s: mean change %s over %d cells, z = %+.1f", out.Name(), pct(out.Change), len(out.Cells), out.Z)
+		desc := fmt.Sprintf("%s: mean change %s over %s, z = %+.1f", out.Name(), pct(out.Change), textout.Plural(len(out.Cells), "cell", "cells"), out.Z)
 		switch {
 		case sig && worse && g.measured:
 			out.Verdict = results.VerdictRegression

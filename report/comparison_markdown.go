@@ -106,7 +106,7 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 			lines = append(lines, "not decidable within the trial limit (noise too large for δ): "+undecidableText(r.Undecidable))
 		}
 		lines = append(lines, "Rule: "+r.Rule.Text)
-		details(fmt.Sprintf("Rerun advice (%d cells)", len(r.Items)), lines)
+		details(fmt.Sprintf("Rerun advice (%s)", textout.Plural(len(r.Items), "cell", "cells")), lines)
 	}
 	inc := byVerdict(c, results.VerdictInconclusive)
 	details(fmt.Sprintf("Inconclusive (%d)", len(inc)), inc)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -79,7 +80,7 @@ func renderComment(in renderInput) page {
 			if len(in.Cells) > 0 {
 				line := "Cells measured: " + code(strings.Join(in.Cells, ","))
 				if in.Measuring {
-					line = fmt.Sprintf("Measuring %d cells of %s: %s", len(in.Cells), ghbot.ShortSHA(in.HeadSHA), code(strings.Join(in.Cells, ",")))
+					line = fmt.Sprintf("Measuring %s of %s: %s", textout.Plural(len(in.Cells), "cell", "cells"), ghbot.ShortSHA(in.HeadSHA), code(strings.Join(in.Cells, ",")))
 				}
 				cm.Body, cm.Summary, cm.StepSummary = afterFirstLine(cm.Body, line), afterFirstLine(cm.Summary, line), afterFirstLine(cm.StepSummary, line)
 			}
@@ -155,7 +156,7 @@ func headline(in renderInput) string {
 	switch {
 	case in.Measuring:
 		if len(in.Cells) > 0 {
-			return fmt.Sprintf("Measuring %d cells of %s…", len(in.Cells), sha)
+			return fmt.Sprintf("Measuring %s of %s…", textout.Plural(len(in.Cells), "cell", "cells"), sha)
 		}
 		return fmt.Sprintf("Measuring %s…", sha)
 	case in.Cancelled != "" && in.Head != nil:
