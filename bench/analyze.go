@@ -10,6 +10,12 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
+// minTBTSpan is the shortest time between a request's first and last token in a window from
+// which its time between tokens is taken: tokens that arrive within it came in one burst of
+// reads (a request that ended just after the window opened), and their spacing is the client's
+// read loop, not the server's (a 200× simulator's burst read as 2·10⁷ tok/s for one request).
+const minTBTSpan = time.Millisecond
+
 // record is one request of a decode cell as the runner saw it.
 type record struct {
 	Res StreamResult
@@ -156,7 +162,7 @@ func analyze(recs []record, w window) analysis {
 				ramp = ptr(ms(r.FirstToken.Sub(r.Sent)))
 			}
 		}
-		if n := tokens - firstTokens; n > 0 && tLast.After(tFirst) {
+		if n := tokens - firstTokens; n > 0 && tLast.Sub(tFirst) >= minTBTSpan {
 			tbt := ms(tLast.Sub(tFirst)) / float64(n)
 			s.TBTMs = &tbt
 			tbts = append(tbts, tbt)

@@ -130,3 +130,28 @@ func TestWindowTelemetryCounters(t *testing.T) {
 		t.Errorf("figures without counters: %+v", noCounters)
 	}
 }
+
+// TestAnalyzeBurstHasNoTBT: a request whose in-window tokens all came in one burst (it ended
+// just after the window opened: two chunks 50 µs apart) gives no time between tokens, so it
+// cannot make the cell's per-request rate 10⁷ tok/s (a 200× simulator's run once measured a
+// whole matrix and then could not write it, the rate above the file's plausible maximum); the
+// other request's 10 ms stands alone, and the file passes its own check.
+func TestAnalyzeBurstHasNoTBT(t *testing.T) {
+	w := window{Start: at(1000), End: at(2000), Bin: time.Second, Running: []float64{2}, Waiting: []float64{0}, Client: []float64{2}}
+	recs := []record{
+		synth(0, true, [2]float64{900, 1}, [2]float64{1000.1, 3}, [2]float64{1000.15, 40}),
+		synth(0, false, append([][2]float64{{990, 1}}, every(1000, 2000, 10, 1)...)...),
+	}
+	a := analyze(recs, w)
+	m := a.Trial.DecodeMetrics
+	if r := a.Trial.Requests[0]; r.TBTMs != nil {
+		t.Errorf("burst request: TBT %v ms, want none (its tokens came 50 µs apart)", *r.TBTMs)
+	}
+	if m.TBTMs == nil || !within(*m.TBTMs, 10, 1e-9, 0) || !within(*m.PerRequestTokPerS, 100, 1e-9, 0) {
+		t.Errorf("TBT %v, per request %v; want 10 ms and 100 tok/s from the steady request alone", m.TBTMs, m.PerRequestTokPerS)
+	}
+	if err := results.Validate(&results.File{Schema: results.SchemaV1, Run: results.Run{Source: "measured", Tool: results.Tool{Name: "t"}},
+		Decode: []results.DecodeCell{{Context: 1024, ContextLabel: "1K", Concurrency: 2, Status: results.StatusValid, DecodeMetrics: m, Trials: []results.DecodeTrial{a.Trial}}}}); err != nil {
+		t.Error(err)
+	}
+}

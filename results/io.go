@@ -35,6 +35,12 @@ func Write(w io.Writer, f *File) error { return writeDoc(w, f, Encode) }
 // renamed over path, so a reader never sees half a file and a failure leaves path as it was.
 func WriteFile(path string, f *File) error { return writeDocFile(path, f, Encode) }
 
+// WriteFileUnchecked writes f to path as WriteFile does, without the file's own check: for
+// results that failed it, which a run keeps rather than lose what it measured.
+func WriteFileUnchecked(path string, f *File) error {
+	return writeDocFile(path, f, func(f *File) ([]byte, error) { return encodeDoc(f, func(*File) error { return nil }) })
+}
+
 // WrongFileError says that a document is one of this package's formats, but not the one asked
 // for: a comparison file given where a results file belongs, or the reverse.
 type WrongFileError struct {

@@ -379,6 +379,8 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 		where = fmt.Sprintf("%s (could not write %s: %v)", out.saved, o.Output, out.err)
 	}
 	switch {
+	case out.invalid != nil:
+		return fmt.Errorf("the results are in %s, but they fail the results file's own check, so compare and the store refuse them: %w; this is a bug of speedmatrix's measurement (please report it with the file): remove or fix the cells named to use the rest", where, errors.Join(runErr, out.invalid))
 	case runErr != nil:
 		return fmt.Errorf("%w; the %s measured so far (%d prefill, %d decode) are in %s, marked partial",
 			runErr, textout.Plural(n.prefill+n.decode, "cell", "cells"), n.prefill, n.decode, where)
@@ -493,12 +495,33 @@ type output struct {
 	log            *slog.Logger
 	saved          string // where the last write went
 	err            error  // why the last write to path failed
+	// invalid is why the last results failed the results file's own check (results.Validate):
+	// they are written all the same, so that a measurement is never lost to a bug of ours.
+	invalid error
 }
 
 // write writes f to the output path, or, when that fails, to the fallback path (saying so once);
-// the error is set only when neither could be written.
+// the error is set only when neither could be written. Results that fail the file's own check
+// are written unchecked (o.invalid says why): the run says so when it ends.
 func (o *output) write(f *results.File) error {
 	err := results.WriteFile(o.path, f)
+	if results.IsValidation(err) {
+		if o.invalid == nil {
+			o.log.Error("the results fail the results file's own check; writing them unchecked so that nothing measured is lost", "output", o.path, "err", err)
+		}
+		o.invalid = err
+		err = results.WriteFileUnchecked(o.path, f)
+		if err == nil {
+			o.saved, o.err = o.path, nil
+			return nil
+		}
+		if ferr := results.WriteFileUnchecked(o.fallback, f); ferr != nil {
+			return fmt.Errorf("write %s: %w; the fallback %s failed too: %v", o.path, err, o.fallback, ferr)
+		}
+		o.saved, o.err = o.fallback, err
+		return nil
+	}
+	o.invalid = nil
 	if err == nil {
 		if o.saved == o.fallback {
 			os.Remove(o.fallback) // the chosen path works again: one copy only
