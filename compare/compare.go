@@ -59,18 +59,31 @@ var ErrNoInput = errors.New("compare needs at least one base and one head result
 // Compare compares in.Head with in.Base under th and returns the comparison. Problems that do
 // not stop it are in the result's Warnings.
 func Compare(in Input, th Thresholds) (*results.Comparison, error) {
+	c, re, err := compareWith(in, th, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkAmbiguity(c, in, th, re); err != nil { // ambiguity.go
+		return nil, err
+	}
+	return c, nil
+}
+
+// compareWith is Compare, with override as the head's factor where it holds a phase; it returns
+// the run effects it estimated too (nil for a paired comparison).
+func compareWith(in Input, th Thresholds, override map[results.Phase]float64) (*results.Comparison, *runEffects, error) {
 	if len(in.Base) == 0 || len(in.Head) == 0 {
-		return nil, ErrNoInput
+		return nil, nil, ErrNoInput
 	}
 	if err := th.check(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	th = withAcceptanceDefaults(th)
 	spec := specDecodeOf(in)
 	th = withSpecDecodePrior(th, spec) // specprior.go
 	plan, err := th.plan()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	level := plan.Level1
 	if th.Look == 2 {
@@ -91,7 +104,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	}
 	if diffs := setupDifferences(in.Base[0], in.Head[0]); len(diffs) > 0 {
 		if !in.Force {
-			return nil, &MismatchError{Differences: diffs}
+			return nil, nil, &MismatchError{Differences: diffs}
 		}
 		c.Warnings = append(c.Warnings, "compared with --force although the files measured different setups: "+strings.Join(diffs, "; "))
 	}
@@ -130,7 +143,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 		history = append(history, h)
 	}
 	if err := degenerateHistory(history); err != nil { // failclosed.go
-		return nil, err
+		return nil, nil, err
 	}
 	history = historyOrder(history, in.HistoryByCommit) // oldest first: the series noiseOfHistory splits into levels
 	c.Settings.HistoryFiles = len(history)
@@ -157,7 +170,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	}
 	var re *runEffects
 	if pairs == nil {
-		re = estimateRunEffects(in.Base, in.Head, history, th) // runeffect.go
+		re = estimateRunEffects(in.Base, in.Head, history, th, override) // runeffect.go
 		for _, s := range base {
 			s.fx = re.base
 		}
@@ -331,24 +344,16 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	for _, g := range groups {
 		c.Groups = append(c.Groups, *g.out)
 	}
-	for i := range c.Cells {
-		cell := &c.Cells[i]
-		cell.Verdict = closedCell(cell, cellVerdict(cell.Phase, cell.Metrics), acceptedPartial(in)) // failclosed.go
-		c.Summary.CellCounts.Add(cell.Verdict)
-		for _, m := range cell.Metrics {
-			c.Summary.Counts.Add(m.Verdict)
-		}
-	}
 	if acceptanceTested(c.Cells) {
 		c.Settings.Metrics = append(c.Settings.Metrics, results.MetricSettings{Metric: results.MetricSpecAcceptance, Delta: th.Delta[results.MetricSpecAcceptance], HigherIsBetter: true})
 	}
 	c.Summary.Tests = len(tests)
 	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
-	c.Verdict = overall(c.Summary.CellCounts, c.Rows, c.Groups)
+	tally(c, in)
 	closeVerdict(c, in.Head, in.AcceptPartial) // failclosed.go
 	c.Rerun = advise(deciding, th, plan)
 	pairedAdvice(c.Rerun, pairing) // paired.go
-	return c, nil
+	return c, re, nil
 }
 
 // describe returns the identity of one side.
@@ -586,6 +591,21 @@ func cellVerdict(phase results.Phase, ms []results.MetricComparison) results.Ver
 		}
 	}
 	return best
+}
+
+// tally gives each cell its verdict from its metrics' (missing data counted), counts them, and
+// gives the matrix its verdict from the counts, the rows and the groups.
+func tally(c *results.Comparison, in Input) {
+	c.Summary.CellCounts, c.Summary.Counts = results.VerdictCounts{}, results.VerdictCounts{}
+	for i := range c.Cells {
+		cell := &c.Cells[i]
+		cell.Verdict = closedCell(cell, cellVerdict(cell.Phase, cell.Metrics), acceptedPartial(in)) // failclosed.go
+		c.Summary.CellCounts.Add(cell.Verdict)
+		for _, m := range cell.Metrics {
+			c.Summary.Counts.Add(m.Verdict)
+		}
+	}
+	c.Verdict = overall(c.Summary.CellCounts, c.Rows, c.Groups)
 }
 
 // overall is the whole matrix's verdict from the cell counts and the row tests.

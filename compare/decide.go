@@ -485,6 +485,8 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 				out.Reason = fmt.Sprintf("%s, but the rank test of the trials disagrees (p = %.2g)", ci, *out.RankP)
 			case sig:
 				out.Reason = fmt.Sprintf("%s: a real change, but not shown to be within ±%s", ci, pct0(d))
+			case out.Change.High < -d || out.Change.Low > d:
+				out.Reason = fmt.Sprintf("%s: the whole interval is beyond ±%s, but not significant among every test of the matrix (q = %.2g > %.3g)", ci, pct0(d), qs[i], level)
 			case out.MDC != nil:
 				out.Reason = fmt.Sprintf("%s spans ±%s; this cell detects changes of %s or more", ci, pct0(d), pct0(*out.MDC))
 			default:

@@ -231,7 +231,7 @@ func pairEffects(base, head map[results.CellID]*sideData, runs *pairRuns, nHist 
 			// The pair's common log-ratio, chosen as a head run's factor is (runeffect.go):
 			// a change of most cells alike is read as theirs unless a run-to-run spread of
 			// defaultRunCV makes a shift that large ordinary.
-			c := headShift(byPair[k], cells, ref, prior, w, defaultRunCV)
+			c, _ := headShift(byPair[k], cells, ref, prior, w, defaultRunCV)
 			common[k] = c
 			g, hf = append(g, c), append(hf, hfOf[k])
 		}

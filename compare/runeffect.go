@@ -43,7 +43,17 @@ type runEffects struct {
 	measured                map[results.Phase]bool
 	// tau is the run-to-run SD of the factors by phase.
 	tau map[results.Phase]float64
+	// alt is, by phase, the head's other factor where the matrix is ambiguous: a larger one
+	// (the head's run faster, so more of its cells slower) that explains it about as well as
+	// the one chosen (ambiguityCost). A matrix whose cells split into groups that moved apart
+	// can be read either way from one head run; compare then checks the other reading.
+	alt map[results.Phase]float64
 }
+
+// ambiguityCost is how much dearer (in the choice's squared standard scores, twice a negative
+// log likelihood) another head factor may be and still count as an explanation of the matrix
+// about as good: the 99 % point of χ² with one degree of freedom.
+const ambiguityCost = 6.63
 
 // defaultRunCV is the run-to-run SD of a run's factor assumed where none was measured.
 const defaultRunCV = 0.02
@@ -142,8 +152,11 @@ func weightedMedian(xs, ws []float64) float64 {
 
 // estimateRunEffects estimates the factors of the runs of base, head and history. It returns
 // nil where there is nothing to estimate from (fewer than four cells of a phase in common).
-func estimateRunEffects(base, head, hist []*results.File, th Thresholds) *runEffects {
-	re := &runEffects{
+//
+// override, where it holds a phase, is the head's factor to take for that phase instead of the
+// one chosen (the other reading of an ambiguous matrix).
+func estimateRunEffects(base, head, hist []*results.File, th Thresholds, override map[results.Phase]float64) *runEffects {
+	re := &runEffects{alt: map[results.Phase]float64{},
 		base: make([]map[results.Phase]float64, len(base)), head: make([]map[results.Phase]float64, len(head)),
 		hist: make([]map[results.Phase]float64, len(hist)), shift: map[results.Phase]float64{},
 		shiftSE: map[results.Phase]float64{}, shiftDF: map[results.Phase]float64{}, measured: map[results.Phase]bool{},
@@ -155,13 +168,13 @@ func estimateRunEffects(base, head, hist []*results.File, th Thresholds) *runEff
 		}
 	}
 	for _, p := range []results.Phase{results.PhasePrefill, results.PhaseDecode} {
-		re.phase(p, base, head, hist, th)
+		re.phase(p, base, head, hist, th, override)
 	}
 	return re
 }
 
 // phase estimates the factors of one phase.
-func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, th Thresholds) {
+func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, th Thresholds, override map[results.Phase]float64) {
 	m := results.DecidingMetric(p)
 	var side []map[results.CellID]float64 // the base side: base files, then history
 	for _, f := range base {
@@ -292,7 +305,14 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 	var hw []float64 // the head's whole runs' factors
 	for k, run := range heads {
 		if k == 0 || whole(run) {
-			hs[k] = headShift(run, cells, ref, prior, w, choice)
+			var alt float64
+			hs[k], alt = headShift(run, cells, ref, prior, w, choice)
+			if k == 0 && nWhole == 1 && alt > hs[k] {
+				re.alt[p] = alt
+			}
+			if v, ok := override[p]; ok && k == 0 {
+				hs[k] = v
+			}
 			hw = append(hw, hs[k])
 		}
 	}
@@ -334,8 +354,10 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 	}
 }
 
-// headShift returns the factor of one head run (see runEffects).
-func headShift(run map[results.CellID]float64, cells []results.CellID, ref, prior, w []float64, tau float64) float64 {
+// headShift returns the factor of one head run (see runEffects), and alt: the largest factor
+// that explains the run about as well (within ambiguityCost of the best), which is the best
+// itself when none does.
+func headShift(run map[results.CellID]float64, cells []results.CellID, ref, prior, w []float64, tau float64) (best, alt float64) {
 	var ys, ps, ws []float64
 	for i, id := range cells {
 		if x, ok := run[id]; ok {
@@ -343,7 +365,7 @@ func headShift(run map[results.CellID]float64, cells []results.CellID, ref, prio
 		}
 	}
 	if len(ys) == 0 {
-		return 0
+		return 0, 0
 	}
 	cost := func(s float64) float64 {
 		c := s * s / (tau * tau)
@@ -379,6 +401,7 @@ func headShift(run map[results.CellID]float64, cells []results.CellID, ref, prio
 	wm := weightedMedian(ys, ws)
 	cands := append([]float64{0, wm}, ys...)
 	best, bestCost := wm, math.Inf(1)
+	var fits, costs []float64
 	for _, s := range cands {
 		for range 3 {
 			s = refine(s)
@@ -386,11 +409,19 @@ func headShift(run map[results.CellID]float64, cells []results.CellID, ref, prio
 		if !explains(s) {
 			continue
 		}
-		if c := cost(s); c < bestCost {
+		c := cost(s)
+		fits, costs = append(fits, s), append(costs, c)
+		if c < bestCost {
 			best, bestCost = s, c
 		}
 	}
-	return best
+	alt = best
+	for i, s := range fits {
+		if costs[i] <= bestCost+ambiguityCost && s > alt {
+			alt = s
+		}
+	}
+	return best, alt
 }
 
 // median returns the median of xs (0 for none).

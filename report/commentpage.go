@@ -54,12 +54,17 @@ func (m *model) decide() (State, string, string) {
 		if moves == "" {
 			moves = textout.Plural(n, "cell", "cells")
 		}
-		h := "Not proven, so blocked: " + moves + " likely slower, but only an assumed noise bounds " + noun(n, "it", "them") +
-			"; history or a paired run (`/bench paired`, paired.mode: auto) decides"
+		why, short := ", but only an assumed noise bounds "+noun(n, "it", "them")+
+			"; history or a paired run (`/bench paired`, paired.mode: auto) decides", ", only a prior bounds it"
+		if m.suspected() {
+			why, short = ", but not proven among every test of the matrix"+
+				"; a paired run (`/bench paired`) or a rerun decides", ", not yet proven"
+		}
+		h := "Not proven, so blocked: " + moves + " likely slower" + why
 		if others := m.otherMovesWords(); others != "" {
 			h += "; not judged: " + others
 		}
-		return StateUnproven, h, firstFitting("Not proven, so blocked: "+moves+", only a prior bounds it",
+		return StateUnproven, h, firstFitting("Not proven, so blocked: "+moves+short,
 			"Not proven, so blocked: "+textout.Plural(n, "cell", "cells")+" likely slower")
 	case m.c.Verdict == results.VerdictRegression:
 		moves := m.slowerMoves(l)
@@ -445,4 +450,20 @@ func timesWords(x float64) string {
 		return minus + s
 	}
 	return s
+}
+
+// suspected reports whether the unproven cells' noise was measured (history, separate runs,
+// pairs): then a group of them is slower beyond δ by itself but not significant among every
+// test of the matrix, and no prior is what left them unproven.
+func (m *model) suspected() bool {
+	for _, v := range m.unproven {
+		if v.by == nil || v.by.Noise == nil {
+			continue
+		}
+		switch v.by.Noise.Source {
+		case results.NoiseHistory, results.NoisePaired, results.NoiseMeasured:
+			return true
+		}
+	}
+	return false
 }

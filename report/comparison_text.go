@@ -20,7 +20,7 @@ const (
 	MarkUnchanged     = "="
 	MarkInconclusive  = "?"
 	MarkNotComparable = "·"
-	MarkUnproven      = "~" // possibly worse beyond δ, bounded by the prior alone
+	MarkUnproven      = "~" // possibly worse beyond δ, neither shown nor ruled out
 	MarkIncomplete    = "!" // the head lacks data it should hold
 )
 
@@ -65,7 +65,7 @@ func markLegend(c *results.Comparison) []string {
 	}
 	out := slices.Clone(comparisonLegend)
 	if used[results.VerdictUnproven] {
-		out = append(out, MarkUnproven+" unproven: possibly worse beyond δ, bounded by the prior alone; store history or a paired run decides it")
+		out = append(out, MarkUnproven+" unproven: possibly worse beyond δ, neither shown nor ruled out (a prior alone bounds its noise, or its group is not yet significant); store history, a rerun or a paired run decides it")
 	}
 	if used[results.VerdictIncomplete] {
 		out = append(out, MarkIncomplete+" incomplete: the head lacks data it should hold (missing, partial or stalled)")
@@ -288,7 +288,11 @@ func headline(c *results.Comparison) string {
 		}
 		return fmt.Sprintf("No regression found, but %d of %d compared cell-metrics are inconclusive: they can neither find nor rule out a change beyond δ.", mc.Inconclusive, c.Summary.Tests)
 	case results.VerdictUnproven:
-		return "Unproven: a change worse than δ that only the prior bounds, neither shown nor ruled out; a prior alone never blocks, and it does not pass either: store history or a paired run (speedmatrix run --paired, /bench paired) decides it."
+		why := "only a prior bounds its noise, a group of cells is slower beyond δ by itself but not significant among every test of the matrix, or the head's one run reads two ways"
+		if r := c.VerdictReason; r != "" {
+			why = r
+		}
+		return "Unproven: a change worse than δ, neither shown nor ruled out (" + why + "); it does not block, and it does not pass either: store history, a rerun or a paired run (speedmatrix run --paired, /bench paired) decides it."
 	case results.VerdictIncomplete:
 		if r := c.VerdictReason; r != "" {
 			return "Incomplete: " + r + ". Missing data never passes."

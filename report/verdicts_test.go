@@ -89,7 +89,7 @@ func TestComparisonTextNewVerdicts(t *testing.T) {
 		v          results.Verdict
 		head, mark string
 	}{
-		{results.VerdictUnproven, "Unproven: a change worse than δ that only the prior bounds", MarkUnproven + " unproven"},
+		{results.VerdictUnproven, "Unproven: a change worse than δ, neither shown nor ruled out", MarkUnproven + " unproven"},
 		{results.VerdictIncomplete, "Incomplete: the head lacks data it should hold", MarkIncomplete + " incomplete"},
 	} {
 		t.Run(string(tc.v), func(t *testing.T) {

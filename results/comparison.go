@@ -148,7 +148,8 @@ type Comparison struct {
 	// unchanged (or not_comparable when nothing could be compared).
 	Verdict Verdict `json:"verdict"`
 	// VerdictReason says why the verdict is incomplete (a partial head, cells missing in the
-	// head); empty otherwise.
+	// head) or, where compare can say it in one line, unproven (the head's one run reads two
+	// ways); empty otherwise.
 	VerdictReason string            `json:"verdict_reason,omitempty"`
 	Summary       ComparisonSummary `json:"summary"`
 	Cells         []CellComparison  `json:"cells"`

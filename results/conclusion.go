@@ -22,7 +22,7 @@ type Outcome struct {
 const (
 	ExitPass       = 0 // nothing worse than δ was shown or suspected
 	ExitRegression = 3 // a regression was shown
-	ExitUndecided  = 4 // the data cannot pass: incomplete, or a slowdown only a prior bounds
+	ExitUndecided  = 4 // the data cannot pass: incomplete, or a slowdown neither shown nor ruled out
 )
 
 // Outcomes is the verdict table, worst first.
@@ -32,7 +32,7 @@ var Outcomes = []Outcome{
 	{VerdictIncomplete, ExitUndecided, "failure", "", false,
 		"the head lacks data it should hold (a cell its own plan or the base has, a partial run, a window that stalled): missing data never passes"},
 	{VerdictUnproven, ExitUndecided, "failure", "github.undecided (neutral or success)", false,
-		"a change worse than δ that only a prior bounds: it is neither shown nor ruled out, and a prior alone never blocks; history (store.min_history) or a paired A/B run (paired.mode: auto, /bench paired) decides it"},
+		"a change worse than δ that is neither shown nor ruled out: only a prior bounds its noise (a prior alone never blocks), or a row, column or the whole phase is slower beyond δ by itself but not significant among every test of the matrix (suspected); history (store.min_history), a rerun or a paired A/B run (paired.mode: auto, /bench paired) decides it"},
 	{VerdictImprovement, ExitPass, "success", "", true,
 		"better beyond δ, shown as a regression would be, and nothing worse"},
 	{VerdictInconclusive, ExitPass, "success", "", true,

@@ -196,7 +196,7 @@ func headline(in renderInput) string {
 		return fmt.Sprintf("Not blocked: no slowdown found in %d %s; %d too noisy to tell in one run",
 			checked, plural(checked, "cell", "cells"), cc.Inconclusive)
 	case results.VerdictUnproven:
-		return "Unproven: a slowdown only the prior bounds; a paired run (/bench paired, paired.mode: auto) or store history decides it"
+		return "Unproven: a slowdown neither shown nor ruled out; a paired run (/bench paired, paired.mode: auto), a rerun or store history decides it"
 	case results.VerdictIncomplete:
 		return "Incomplete: the head lacks data it should hold; missing data never passes"
 	}

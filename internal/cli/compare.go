@@ -73,7 +73,7 @@ instead, so that a local verdict is the bot's.
 Exit status, from the verdict table (docs/verdicts.md), after writing the output: 0 the head
 passes (unchanged, improvement, inconclusive), 3 regression, 4 undecided: the head cannot pass
 and no regression was shown (incomplete: data the head should hold is missing; unproven: a
-slowdown only the prior bounds, which store history or a paired run decides; not comparable:
+slowdown neither shown nor ruled out, which store history, a rerun or a paired run decides; not comparable:
 no cell measured on both sides). 1 error, 2 usage.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
