@@ -227,9 +227,17 @@ func (m *model) notJudgedBlock() string {
 	var b strings.Builder
 	th := pctPlainWords(deltaOf(m.c, results.MetricTotalTokPerS))
 	fmt.Fprintf(&b, "**Not judged: %s.**", textout.Plural(len(nj), "cell", "cells"))
-	if len(m.unproven) > 0 {
+	var assumed, suspect []cellView
+	for _, v := range m.unproven {
+		if measuredCell(v) {
+			suspect = append(suspect, v)
+		} else {
+			assumed = append(assumed, v)
+		}
+	}
+	if len(assumed) > 0 {
 		var ws []string
-		for _, v := range m.unproven {
+		for _, v := range assumed {
 			w := moveWords(v)
 			if n := noiseWords(v); n != "" {
 				w += " (" + n + ")"
@@ -237,7 +245,11 @@ func (m *model) notJudgedBlock() string {
 			ws = append(ws, w)
 		}
 		fmt.Fprintf(&b, " Likely slower, but only an assumed noise bounds %s: %s. History (earlier runs of the base in the store) or a paired run (`/bench paired`) decides it; until then the check fails.",
-			noun(len(m.unproven), "it", "them"), strings.Join(ws, "; "))
+			noun(len(assumed), "it", "them"), strings.Join(ws, "; "))
+	}
+	if len(suspect) > 0 {
+		fmt.Fprintf(&b, " Likely slower, but not proven among every test of the matrix: %s (slower beyond %s as a row, a column or a whole phase by itself, or slower if the head's one run was faster than assumed: the statistics say which). A paired run (`/bench paired`) or a rerun decides it; until then the check fails.",
+			newLayout(m.c).movesWords(suspect), th)
 	}
 	var slow, fast, either []string
 	named := 0

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/internal/textout"
@@ -455,15 +456,17 @@ func timesWords(x float64) string {
 // suspected reports whether the unproven cells' noise was measured (history, separate runs,
 // pairs): then a group of them is slower beyond δ by itself but not significant among every
 // test of the matrix, and no prior is what left them unproven.
-func (m *model) suspected() bool {
-	for _, v := range m.unproven {
-		if v.by == nil || v.by.Noise == nil {
-			continue
-		}
-		switch v.by.Noise.Source {
-		case results.NoiseHistory, results.NoisePaired, results.NoiseMeasured:
-			return true
-		}
+func (m *model) suspected() bool { return slices.ContainsFunc(m.unproven, measuredCell) }
+
+// measuredCell reports whether v's deciding metric's noise was measured run to run (history,
+// separate runs' pairs, this machine's A/A runs), not assumed.
+func measuredCell(v cellView) bool {
+	if v.by == nil || v.by.Noise == nil {
+		return false
+	}
+	switch v.by.Noise.Source {
+	case results.NoiseHistory, results.NoisePaired, results.NoiseMeasured:
+		return true
 	}
 	return false
 }
