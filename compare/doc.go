@@ -17,9 +17,10 @@
 // row, column or shift beyond δ whose noise only a prior bounds (no history, no second run, no
 // pairs, no noise measured on this machine: within-run samples and trials of one run are not
 // run-to-run noise) is unproven, not a regression; history or a paired run decides it. A row,
-// column or shift that is worse than δ and significant by itself (one-sided, Bonferroni over the
-// groups at 5 %) but not among every test of the matrix is suspected: unproven too, with its
-// cells that moved beyond δ, because inconclusive passes and means nothing worse was suspected.
+// column or shift that is worse than δ and significant by itself (one-sided: a shift at 2.5 %,
+// rows and columns at 1 % Bonferroni over them) but not among every test of the matrix is
+// suspected: unproven too, with its cells that moved beyond δ, because inconclusive passes and
+// means nothing worse was suspected.
 // With
 // history, the base pools the history's newest level (the pooled baseline: the base's one run
 // is its newest), history variances are moderated within each noise class (moderate.go), and
