@@ -10,9 +10,10 @@ import (
 
 // FoundComment is the bot's comment on a PR as FindComment read it.
 type FoundComment struct {
-	ID   int64
-	URL  string
-	Body string
+	ID     int64
+	URL    string
+	Body   string
+	Author string // the login that wrote it
 }
 
 // FindComment returns the bot's comment on a PR for a check name — the oldest comment written by
@@ -43,7 +44,7 @@ func (c *Client) FindComment(ctx context.Context, repo Repo, pr int, checkName s
 	if found == nil {
 		return FoundComment{}, false, nil
 	}
-	return FoundComment{ID: found.GetID(), URL: found.GetHTMLURL(), Body: found.GetBody()}, true, nil
+	return FoundComment{ID: found.GetID(), URL: found.GetHTMLURL(), Body: found.GetBody(), Author: found.GetUser().GetLogin()}, true, nil
 }
 
 // FindCheck returns the newest check run of ours named name on sha, or ok false when there is
