@@ -633,7 +633,7 @@ func capReason(s string) string {
 func (j *job) stepOf(ctx context.Context, rs resultStore, s *botSteps, lr loadedRecord, req *bisect.Request, round int, sha string, a *bisectArtifact) recordStep {
 	skip := func(why string) recordStep {
 		j.log.Warn("bisect: skipping a commit", "sha", ghbot.ShortSHA(sha), "why", why)
-		return recordStep{Measurement: bisect.Measurement{Commit: sha, Verdict: bisect.Skip, Reason: capReason(why)}}
+		return recordStep{Measurement: bisect.Measurement{Commit: sha, Verdict: bisect.Skip, Reason: capReason(why), Attempt: req.Attempt[sha]}}
 	}
 	switch {
 	case a == nil:
@@ -659,7 +659,7 @@ func (j *job) stepOf(ctx context.Context, rs resultStore, s *botSteps, lr loaded
 	if err != nil {
 		return skip("its results could not be compared with the good commit's: " + ghbot.CodeSpan(firstLine(err.Error()), 200))
 	}
-	m.Commit, m.GPUTime, m.Cells = sha, stepGPUTime(a.f), nil
+	m.Commit, m.GPUTime, m.Cells, m.Attempt = sha, stepGPUTime(a.f), nil, req.Attempt[sha]
 	m.Reason = capReason(m.Reason)
 	j.log.Info("bisect step", "sha", ghbot.ShortSHA(sha), "verdict", m.Verdict, "reason", m.Reason)
 	return recordStep{Measurement: m, Run: run}
