@@ -56,3 +56,26 @@ func (c *Client) FindCheck(ctx context.Context, repo Repo, sha, name string) (Ch
 	}
 	return checkRun(runs[0]), true, nil
 }
+
+// BotComments returns the comments on issue or pull request n written by the bot's own login
+// whose body contains mark, oldest first. As with FindComment, a comment of that login is not
+// proof that the bot wrote it.
+func (c *Client) BotComments(ctx context.Context, repo Repo, n int, mark string) ([]FoundComment, error) {
+	var out []FoundComment
+	opts := &github.IssueListCommentsOptions{ListOptions: github.ListOptions{PerPage: 100}}
+	for {
+		page, resp, err := c.gh.Issues.ListComments(ctx, repo.Owner, repo.Name, n, opts)
+		if err != nil {
+			return nil, fmt.Errorf("list comments of %s#%d: %w", repo.FullName(), n, err)
+		}
+		for _, cm := range page {
+			if strings.EqualFold(cm.GetUser().GetLogin(), c.identity.Login) && strings.Contains(cm.GetBody(), mark) {
+				out = append(out, FoundComment{ID: cm.GetID(), URL: cm.GetHTMLURL(), Body: cm.GetBody(), Author: cm.GetUser().GetLogin()})
+			}
+		}
+		if resp.NextPage == 0 {
+			return out, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}

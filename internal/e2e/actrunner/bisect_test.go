@@ -1,0 +1,335 @@
+//go:build realrunner
+
+package actrunner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-github/v66/github"
+
+	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
+	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
+)
+
+// The bisection of a default-branch regression through the split workflow, under the real
+// runner: the scratch engine repository's main is root, h1…h4, g, c1…c18; from c11 on its
+// speedmatrix.yaml (a file in the tree) serves the simulator 10 % slower in decode at 8 or
+// more requests. The data branch holds real runs of the quick matrix's cells decode/8K/1 and
+// decode/8K/8 (measured by the harness with the same configuration) for h1…h4 and g at the old
+// speed and for c16 and c17 at the new one, as earlier pushes would have stored them.
+//
+//   - bisect-push: the push of c18 (bisect.auto, bisect.runners 4) reports the change point
+//     g → c16 on decode/8K/8 and dispatches the first round; GitHub's part, starting a run for
+//     each dispatch, is played by the harness: every workflow_dispatch the fake records is run
+//     under act until none is left. The issue's bisection comment must name c11 after at most
+//     ⌈log₂ 16⌉ + 2 = 6 rounds, each of at most 3 bisect jobs measuring decode/8K/8 alone, every
+//     step stored as kind bisect, and c11's pull request commented.
+//   - bisect-reader: a reader's /bench bisect on the issue gets a −1 reaction; no job measures.
+//   - bisect-command: a maintainer's /bench bisect c9..c12 bisects that range (its first round
+//     in the comment's own run, then dispatched) and names c11 again.
+const bisectCells = "[decode/8K/1, decode/8K/8]"
+
+// bisectConfig is the bisection repository's speedmatrix.yaml: engineConfig's simulator, two
+// cells of the quick matrix, bisect.auto with 4 runners, slowed by slowdown.
+func bisectConfig(slowdown string) string {
+	cfg := strings.Replace(engineConfig(slowdown, ""), "matrix: quick\n", "matrix: quick\ncells: "+bisectCells+"\n", 1)
+	return cfg + "bisect: {auto: true, steps: 12, runners: 4}\n"
+}
+
+// bisectRepo makes the scratch repository and returns it with its commits in order.
+func (h *harness) bisectRepo(t *testing.T, name, workflow string) (*repo, []string) {
+	wf := readFile(t, filepath.Join(h.root, ".github", "workflows", workflow))
+	names := []string{"h1", "h2", "h3", "h4", "g"}
+	for i := 1; i <= 18; i++ {
+		names = append(names, fmt.Sprintf("c%d", i))
+	}
+	steps := []commitStep{{role: "root", files: map[string]string{"speedmatrix.yaml": bisectConfig(""), ".github/workflows/" + workflow: wf, "README.md": "engine\n"}}}
+	parent := "root"
+	for _, n := range names {
+		files := map[string]string{"CHANGES.md": "up to " + n + "\n"}
+		if n == "c11" {
+			files["speedmatrix.yaml"] = bisectConfig("decode=1.111@batch>=8")
+		}
+		steps = append(steps, commitStep{role: n, parent: parent, files: files})
+		parent = n
+	}
+	steps[len(steps)-1].branch = "main"
+	return h.makeRepo(t, name, "", steps), names
+}
+
+// seedHistory measures the good and the slowed configuration locally, as the push jobs would
+// have on the runner, and stores the runs on the data branch as the default-branch results of
+// the good (h1…h4, g) and the first bad measured commits (c16, c17).
+func (h *harness) seedHistory(t *testing.T, r *repo) {
+	dir := filepath.Join(h.scratch, "seed-"+r.name)
+	mustMkdir(t, dir)
+	gh, err := github.NewClient(nil).WithAuthToken(token).WithEnterpriseURLs(h.api, h.api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.NewBranch(gh, owner, r.name)
+	ctx := context.Background()
+	at := time.Now().Add(-time.Hour)
+	for i, role := range []string{"h1", "h2", "h3", "h4", "g", "c16", "c17"} {
+		slow := ""
+		if role == "c16" || role == "c17" {
+			slow = "decode=1.111@batch>=8"
+		}
+		cfg := filepath.Join(dir, role+".yaml")
+		writeFile(t, cfg, bisectConfig(slow), 0o644)
+		out := filepath.Join(dir, role+".json")
+		cmd := exec.Command(filepath.Join(h.bin, "speedmatrix"), "run", "--config", cfg, "-o", out)
+		cmd.Dir = dir
+		cmd.Env = append(filteredEnv(), "PATH="+h.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("measure the seeded history (%s): %v\n%s", role, err, b)
+		}
+		f, err := results.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Engine.Commit = r.sha[role]
+		if _, err := st.Put(ctx, store.Entry{Commit: r.sha[role], Kind: store.KindDefault, Time: at.Add(time.Duration(i) * time.Minute)}, f); err != nil {
+			t.Fatalf("store the seeded history (%s): %v", role, err)
+		}
+	}
+}
+
+// dispatchEvent is the workflow_dispatch GitHub starts for d on r's main at its tip.
+func (h *harness) dispatchEvent(t *testing.T, r *repo, d ghtest.Dispatch, tip string) event {
+	inputs := map[string]any{}
+	for k, v := range d.Inputs {
+		inputs[k] = v
+	}
+	return event{"workflow_dispatch", h.payload(t, r, "workflow_dispatch/payload.json", map[string]any{
+		"ref": "refs/heads/" + d.Ref, "inputs": inputs, "sender.login": d.Login, "workflow": ".github/workflows/" + d.Workflow,
+	}), r.sha[tip], true}
+}
+
+// issueCommentEvent is user's comment body on issue number (not a pull request), seeded on the
+// fake first.
+func (h *harness) issueCommentEvent(t *testing.T, r *repo, number int, user, body, mainRole string) event {
+	created := time.Now().Add(2 * time.Second).Truncate(time.Second)
+	ids := h.setup(t, ghtest.Setup{Comments: []ghtest.Comment{{Repo: r.full, Issue: number, User: user, Body: body, CreatedAt: created, UpdatedAt: created}}})
+	h.comment = ids[0]
+	assoc := "NONE"
+	if user == maintainer {
+		assoc = "OWNER"
+	}
+	return event{"issue_comment", h.payload(t, r, "issue_comment/created.payload.json", map[string]any{
+		"comment.body": body, "comment.id": ids[0], "comment.user.login": user, "sender.login": user,
+		"comment.created_at": created.Format(time.RFC3339), "comment.updated_at": created.Format(time.RFC3339),
+		"comment.author_association": assoc, "issue.number": number, "issue.state": "open",
+	}), r.sha[mainRole], true}
+}
+
+// bisectRun is what the runs of one bisection did.
+type bisectRun struct {
+	rounds [][]string // each run's bisect jobs (their names: bisect SHORT)
+	runs   int
+}
+
+// followDispatches plays GitHub's part of a workflow_dispatch: each dispatch the fake recorded
+// after seen starts a run of the workflow under act (at most limit), until none is left.
+func (h *harness) followDispatches(t *testing.T, r *repo, file, scenario string, seen, limit int, b *bisectRun) {
+	for {
+		ds := h.state(t).State.Dispatches
+		var mine []ghtest.Dispatch
+		for _, d := range ds {
+			if d.Repo == r.full {
+				mine = append(mine, d)
+			}
+		}
+		if seen >= len(mine) {
+			return
+		}
+		d := mine[seen]
+		seen++
+		if d.Workflow != file || d.Ref != "main" || d.Login != ghtest.ActionsLogin {
+			t.Errorf("dispatch %+v: want %s on main by the workflow's token", d, file)
+		}
+		if b.runs++; b.runs > limit {
+			t.Fatalf("more than %d dispatched runs", limit)
+		}
+		rw := h.runAct(t, r, file, fmt.Sprintf("%s-%d", scenario, b.runs), h.dispatchEvent(t, r, d, "c18"))
+		b.note(rw)
+		h.record(t, rw, fmt.Sprintf("round: %d bisect jobs", len(bisectJobs(rw))))
+	}
+}
+
+// bisectJobs returns the names of a run's bisect jobs.
+func bisectJobs(rw row) []string {
+	var out []string
+	for _, j := range rw.jobs {
+		if strings.HasPrefix(j.name, "bisect ") {
+			out = append(out, j.name)
+		}
+	}
+	return out
+}
+
+func (b *bisectRun) note(rw row) {
+	if js := bisectJobs(rw); len(js) > 0 {
+		b.rounds = append(b.rounds, js)
+	}
+}
+
+// bisectComment returns the bot's bisection comments on issue n.
+func bisectComments(d ghtest.Dump, r *repo, n int) []string {
+	var out []string
+	for _, c := range d.State.CommentsOn(r.full, n) {
+		if c.User == ghtest.ActionsLogin && strings.HasPrefix(c.Body, "<!-- speedmatrix:bisect -->") {
+			out = append(out, c.Body)
+		}
+	}
+	return out
+}
+
+// changeIssue returns the number of r's open change-point issue.
+func changeIssue(t *testing.T, d ghtest.Dump, r *repo) int {
+	t.Helper()
+	var ns []int
+	for _, i := range d.State.Issues {
+		if i.Repo == r.full && i.State == "open" && strings.Contains(i.Body, "<!-- speedmatrix:change-point -->") {
+			ns = append(ns, i.Number)
+		}
+	}
+	if len(ns) != 1 {
+		t.Fatalf("%d open change-point issues, want 1", len(ns))
+	}
+	return ns[0]
+}
+
+// runBisect is the bisection scenarios of a GPU example (see the top of this file).
+func runBisect(t *testing.T, h *harness, file string) {
+	r, names := h.bisectRepo(t, "engine-bisect", file)
+	h.setup(t, ghtest.Setup{Pulls: []ghtest.Pull{
+		{Repo: r.full, Number: 11, State: "closed", Author: maintainer, HeadSHA: strings.Repeat("b", 40), HeadRef: "slow-kernel", BaseRef: "main", MergeCommitSHA: r.sha["c11"]},
+		{Repo: r.full, Number: 12, State: "closed", Author: maintainer, HeadSHA: strings.Repeat("c", 40), HeadRef: "docs", BaseRef: "main", MergeCommitSHA: r.sha["c12"]},
+	}})
+	start := time.Now()
+	h.seedHistory(t, r)
+	t.Logf("seeded the data branch with 7 measured runs in %s", time.Since(start).Round(time.Second))
+	c11 := r.sha["c11"][:7]
+	issue := 0
+
+	t.Run("bisect-push", func(t *testing.T) {
+		b := &bisectRun{}
+		rw := h.runAct(t, r, file, "bisect-push", asRelease(h.pushEvent(t, r, "c18", "c17")))
+		h.record(t, rw, "change point; round 1 dispatched")
+		h.followDispatches(t, r, file, "bisect-round", 0, 8, b)
+		d := h.state(t)
+		issue = changeIssue(t, d, r)
+		cs := bisectComments(d, r, issue)
+		if len(cs) != 1 {
+			t.Fatalf("%d bisection comments on the change-point issue #%d, want 1", len(cs), issue)
+		}
+		t.Logf("%d rounds %v; the issue's bisection comment:\n%s", len(b.rounds), b.rounds, cs[0])
+		if !strings.Contains(cs[0], "culprit is "+c11) {
+			t.Errorf("the bisection does not name c11 (%s):\n%s", c11, cs[0])
+		}
+		if len(b.rounds) == 0 || len(b.rounds) > 6 {
+			t.Errorf("%d rounds, want 1 to ⌈log₂ 16⌉ + 2 = 6", len(b.rounds))
+		}
+		measured := 0
+		for i, rd := range b.rounds {
+			if len(rd) > 3 {
+				t.Errorf("round %d ran %d bisect jobs, want at most bisect.runners − 1 = 3", i+1, len(rd))
+			}
+			measured += len(rd)
+		}
+		if got := len(regexp.MustCompile(`(?m)^\| (\d+) \|`).FindAllString(cs[0], -1)); got != measured {
+			t.Errorf("the comment's table has %d steps, want one per bisect job (%d)", got, measured)
+		}
+		if pr := prComments(d, r, 11); len(pr) != 1 || !strings.Contains(pr[0], c11) || !strings.Contains(pr[0], fmt.Sprintf("#%d", issue)) {
+			t.Errorf("c11's pull request #11 comments %q, want one naming %s and the issue", pr, c11)
+		}
+		if pr := prComments(d, r, 12); len(pr) != 0 {
+			t.Errorf("pull request #12 (not the culprit) got %q", pr)
+		}
+		// Every step on the data branch: kind bisect, of a commit of the range, the shifted
+		// cell alone.
+		var steps []string
+		for p, body := range d.Files[r.full] {
+			if !strings.HasPrefix(p, "bisect/") {
+				continue
+			}
+			steps = append(steps, p)
+			f, err := results.Decode([]byte(body))
+			if err != nil {
+				t.Errorf("%s: %v", p, err)
+				continue
+			}
+			commit := strings.Split(p, "/")[1]
+			in := slices.ContainsFunc(names[5:21], func(n string) bool { return r.sha[n] == commit })
+			if !in || len(f.Decode) != 1 || f.Decode[0].ID().String() != "decode/8K/8" || len(f.Prefill) != 0 {
+				t.Errorf("%s: a step of %s (in c1…c16: %v) with %d decode and %d prefill cells, want decode/8K/8 alone", p, commit[:7], in, len(f.Decode), len(f.Prefill))
+			}
+		}
+		if len(steps) != measured {
+			t.Errorf("%d bisection steps on the data branch, want %d: %v", len(steps), measured, steps)
+		}
+		noneInProgress(t, d, r)
+		h.record(t, rw, fmt.Sprintf("c11 named: %d rounds, %d steps", len(b.rounds), measured))
+	})
+	if issue == 0 {
+		return
+	}
+
+	t.Run("bisect-reader", func(t *testing.T) {
+		before := h.state(t)
+		rw := h.runAct(t, r, file, "bisect-reader", h.issueCommentEvent(t, r, issue, reader, "/bench bisect", "c18"))
+		d := h.state(t)
+		var got []string
+		for _, x := range d.State.Reactions {
+			if x.Repo == r.full && x.CommentID == h.comment && x.User == ghtest.ActionsLogin {
+				got = append(got, x.Content)
+			}
+		}
+		if strings.Join(got, ",") != "-1" {
+			t.Errorf("the bot's reactions to a reader's /bench bisect: %v, want -1 alone", got)
+		}
+		if js := bisectJobs(rw); len(js) != 0 || len(d.State.Dispatches) != len(before.State.Dispatches) {
+			t.Errorf("a reader's /bench bisect ran %v and dispatched %d rounds", js, len(d.State.Dispatches)-len(before.State.Dispatches))
+		}
+		if n, m := len(d.State.CommentsOn(r.full, issue)), len(before.State.CommentsOn(r.full, issue)); n != m+1 {
+			t.Errorf("the issue holds %d comments after a reader's /bench bisect, want its %d and the command alone (no reply)", n, m)
+		}
+		h.record(t, rw, "refused (-1)")
+	})
+
+	t.Run("bisect-command", func(t *testing.T) {
+		seen := 0
+		for _, d := range h.state(t).State.Dispatches {
+			if d.Repo == r.full {
+				seen++
+			}
+		}
+		b := &bisectRun{}
+		body := fmt.Sprintf("/bench bisect %s..%s", r.sha["c9"][:7], r.sha["c12"][:7])
+		rw := h.runAct(t, r, file, "bisect-command", h.issueCommentEvent(t, r, issue, maintainer, body, "c18"))
+		b.note(rw)
+		h.record(t, rw, fmt.Sprintf("round 1: %d bisect jobs", len(bisectJobs(rw))))
+		if len(b.rounds) != 1 {
+			t.Fatalf("the command's run ran no bisect job: its first round runs in the comment's own run")
+		}
+		h.followDispatches(t, r, file, "bisect-command", seen, 4, b)
+		cs := bisectComments(h.state(t), r, issue)
+		if len(cs) != 2 || !strings.Contains(cs[1], "culprit is "+c11) || !strings.Contains(cs[1], "Bisect** of `"+r.sha["c9"][:7]+"`..`"+r.sha["c12"][:7]+"`") {
+			t.Errorf("%s: bisection comments %q", body, cs)
+		}
+	})
+}
+
+// prComments returns the bot's bisection comments on pull request n.
+func prComments(d ghtest.Dump, r *repo, n int) []string { return bisectComments(d, r, n) }
