@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,11 +23,13 @@ import (
 )
 
 // The bisection of a default-branch regression through the split workflow, under the real
-// runner: the scratch engine repository's main is root, h1…h4, g, c1…c18; from c11 on its
+// runner: the scratch engine repository's main is root, h1…h10, g, c1…c18; from c11 on its
 // speedmatrix.yaml (a file in the tree) serves the simulator 10 % slower in decode at 8 or
 // more requests. The data branch holds real runs of the quick matrix's cells decode/8K/1 and
-// decode/8K/8 (measured by the harness with the same configuration) for h1…h4 and g at the old
-// speed and for c16 and c17 at the new one, as earlier pushes would have stored them.
+// decode/8K/8 (measured by the harness with the same configuration, two at a time) for h1…h10
+// and g at the old speed and for c16 and c17 at the new one, as earlier pushes would have
+// stored them (the change-point detector's permutation test needs about ten results before a
+// shift of three).
 //
 //   - bisect-push: the push of c18 (bisect.auto, bisect.runners 4) reports the change point
 //     g → c16 on decode/8K/8 and dispatches the first round; GitHub's part, starting a run for
@@ -39,17 +42,27 @@ import (
 //     in the comment's own run, then dispatched) and names c11 again.
 const bisectCells = "[decode/8K/1, decode/8K/8]"
 
-// bisectConfig is the bisection repository's speedmatrix.yaml: engineConfig's simulator, two
-// cells of the quick matrix, bisect.auto with 4 runners, slowed by slowdown.
+// bisectConfig is the bisection repository's speedmatrix.yaml: engineConfig's simulator at 4×
+// its profile's speed (not 10×: a 10 % step must stand out of the measurements of a loaded
+// 2-core machine on which act runs a round's 3 jobs at once, where GitHub gives each a runner;
+// the simulator's real-time speed falls when its process waits for a CPU, the less so the
+// fewer tokens a second it streams: at 10× a round of 3 under a load of 19 measured good
+// commits 25–55 % slower), two cells of the quick matrix, bisect.auto with 4 runners, slowed
+// by slowdown.
 func bisectConfig(slowdown string) string {
 	cfg := strings.Replace(engineConfig(slowdown, ""), "matrix: quick\n", "matrix: quick\ncells: "+bisectCells+"\n", 1)
+	cfg = strings.Replace(cfg, `--sim-speedup, "10"`, `--sim-speedup, "4"`, 1)
 	return cfg + "bisect: {auto: true, steps: 12, runners: 4}\n"
 }
 
 // bisectRepo makes the scratch repository and returns it with its commits in order.
 func (h *harness) bisectRepo(t *testing.T, name, workflow string) (*repo, []string) {
 	wf := readFile(t, filepath.Join(h.root, ".github", "workflows", workflow))
-	names := []string{"h1", "h2", "h3", "h4", "g"}
+	var names []string
+	for i := 1; i <= 10; i++ {
+		names = append(names, fmt.Sprintf("h%d", i))
+	}
+	names = append(names, "g")
 	for i := 1; i <= 18; i++ {
 		names = append(names, fmt.Sprintf("c%d", i))
 	}
@@ -68,19 +81,22 @@ func (h *harness) bisectRepo(t *testing.T, name, workflow string) (*repo, []stri
 }
 
 // seedHistory measures the good and the slowed configuration locally, as the push jobs would
-// have on the runner, and stores the runs on the data branch as the default-branch results of
-// the good (h1…h4, g) and the first bad measured commits (c16, c17).
-func (h *harness) seedHistory(t *testing.T, r *repo) {
+// have on the runner (two runs at a time), and stores the runs on the data branch as the
+// default-branch results of the good (h1…h10, g) and the first bad measured commits (c16, c17).
+// It returns how many it stored.
+func (h *harness) seedHistory(t *testing.T, r *repo) int {
 	dir := filepath.Join(h.scratch, "seed-"+r.name)
 	mustMkdir(t, dir)
-	gh, err := github.NewClient(nil).WithAuthToken(token).WithEnterpriseURLs(h.api, h.api)
-	if err != nil {
-		t.Fatal(err)
+	var roles []string
+	for i := 1; i <= 10; i++ {
+		roles = append(roles, fmt.Sprintf("h%d", i))
 	}
-	st := store.NewBranch(gh, owner, r.name)
-	ctx := context.Background()
-	at := time.Now().Add(-time.Hour)
-	for i, role := range []string{"h1", "h2", "h3", "h4", "g", "c16", "c17"} {
+	roles = append(roles, "g", "c16", "c17")
+	files := make([]*results.File, len(roles))
+	errs := make([]error, len(roles))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2)
+	for i, role := range roles {
 		slow := ""
 		if role == "c16" || role == "c17" {
 			slow = "decode=1.111@batch>=8"
@@ -88,21 +104,39 @@ func (h *harness) seedHistory(t *testing.T, r *repo) {
 		cfg := filepath.Join(dir, role+".yaml")
 		writeFile(t, cfg, bisectConfig(slow), 0o644)
 		out := filepath.Join(dir, role+".json")
-		cmd := exec.Command(filepath.Join(h.bin, "speedmatrix"), "run", "--config", cfg, "-o", out)
-		cmd.Dir = dir
-		cmd.Env = append(filteredEnv(), "PATH="+h.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("measure the seeded history (%s): %v\n%s", role, err, b)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			cmd := exec.Command(filepath.Join(h.bin, "speedmatrix"), "run", "--config", cfg, "-o", out)
+			cmd.Dir = dir
+			cmd.Env = append(filteredEnv(), "PATH="+h.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+			if b, err := cmd.CombinedOutput(); err != nil {
+				errs[i] = fmt.Errorf("measure the seeded history (%s): %v\n%s", role, err, b)
+				return
+			}
+			files[i], errs[i] = results.ReadFile(out)
+		}()
+	}
+	wg.Wait()
+	gh, err := github.NewClient(nil).WithAuthToken(token).WithEnterpriseURLs(h.api, h.api)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := store.NewBranch(gh, owner, r.name)
+	at := time.Now().Add(-time.Hour)
+	for i, role := range roles {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
 		}
-		f, err := results.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
+		f := files[i]
 		f.Engine.Commit = r.sha[role]
-		if _, err := st.Put(ctx, store.Entry{Commit: r.sha[role], Kind: store.KindDefault, Time: at.Add(time.Duration(i) * time.Minute)}, f); err != nil {
+		if _, err := st.Put(context.Background(), store.Entry{Commit: r.sha[role], Kind: store.KindDefault, Time: at.Add(time.Duration(i) * time.Minute)}, f); err != nil {
 			t.Fatalf("store the seeded history (%s): %v", role, err)
 		}
 	}
+	return len(roles)
 }
 
 // dispatchEvent is the workflow_dispatch GitHub starts for d on r's main at its tip.
@@ -218,8 +252,8 @@ func runBisect(t *testing.T, h *harness, file string) {
 		{Repo: r.full, Number: 12, State: "closed", Author: maintainer, HeadSHA: strings.Repeat("c", 40), HeadRef: "docs", BaseRef: "main", MergeCommitSHA: r.sha["c12"]},
 	}})
 	start := time.Now()
-	h.seedHistory(t, r)
-	t.Logf("seeded the data branch with 7 measured runs in %s", time.Since(start).Round(time.Second))
+	n := h.seedHistory(t, r)
+	t.Logf("seeded the data branch with %d measured runs in %s", n, time.Since(start).Round(time.Second))
 	c11 := r.sha["c11"][:7]
 	issue := 0
 
@@ -271,7 +305,7 @@ func runBisect(t *testing.T, h *harness, file string) {
 				continue
 			}
 			commit := strings.Split(p, "/")[1]
-			in := slices.ContainsFunc(names[5:21], func(n string) bool { return r.sha[n] == commit })
+			in := slices.ContainsFunc(names[11:27], func(n string) bool { return r.sha[n] == commit }) // c1…c16
 			if !in || len(f.Decode) != 1 || f.Decode[0].ID().String() != "decode/8K/8" || len(f.Prefill) != 0 {
 				t.Errorf("%s: a step of %s (in c1…c16: %v) with %d decode and %d prefill cells, want decode/8K/8 alone", p, commit[:7], in, len(f.Decode), len(f.Prefill))
 			}
