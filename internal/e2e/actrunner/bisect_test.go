@@ -37,9 +37,12 @@ import (
 //     under act until none is left. The issue's bisection comment must name c11 after at most
 //     ⌈log₂ 16⌉ + 2 = 6 rounds, each of at most 3 bisect jobs measuring decode/8K/8 alone, every
 //     step stored as kind bisect, and c11's pull request commented.
+//   - issue-comment: a comment on the issue that is no /bench bisect starts no job (the
+//     workflow's if: admits issue comments for /bench bisect alone).
 //   - bisect-reader: a reader's /bench bisect on the issue gets a −1 reaction; no job measures.
 //   - bisect-command: a maintainer's /bench bisect c9..c12 bisects that range (its first round
 //     in the comment's own run, then dispatched) and names c11 again.
+//   - bisect-sharded: the same through example-gpu-sharded.yml, /bench bisect c10..c12.
 const bisectCells = "[decode/8K/1, decode/8K/8]"
 
 // bisectConfig is the bisection repository's speedmatrix.yaml: engineConfig's simulator at 4×
@@ -320,6 +323,17 @@ func runBisect(t *testing.T, h *harness, file string) {
 		return
 	}
 
+	t.Run("issue-comment", func(t *testing.T) {
+		before := h.state(t)
+		rw := h.runAct(t, r, file, "issue-comment", h.issueCommentEvent(t, r, issue, maintainer, "Thanks, looking at /bench results", "c18"))
+		d := h.state(t)
+		if len(rw.jobs) != 0 || len(d.State.Reactions) != len(before.State.Reactions) || len(d.State.Dispatches) != len(before.State.Dispatches) {
+			t.Errorf("a comment on the issue without /bench bisect ran jobs %v, reacted %d times, dispatched %d runs", rw.jobs,
+				len(d.State.Reactions)-len(before.State.Reactions), len(d.State.Dispatches)-len(before.State.Dispatches))
+		}
+		h.record(t, rw, "no job")
+	})
+
 	t.Run("bisect-reader", func(t *testing.T) {
 		before := h.state(t)
 		rw := h.runAct(t, r, file, "bisect-reader", h.issueCommentEvent(t, r, issue, reader, "/bench bisect", "c18"))
@@ -361,6 +375,27 @@ func runBisect(t *testing.T, h *harness, file string) {
 		cs := bisectComments(h.state(t), r, issue)
 		if len(cs) != 2 || !strings.Contains(cs[1], "culprit is "+c11) || !strings.Contains(cs[1], "Bisect** of `"+r.sha["c9"][:7]+"`..`"+r.sha["c12"][:7]+"`") {
 			t.Errorf("%s: bisection comments %q", body, cs)
+		}
+	})
+
+	// The sharded example's bisect jobs are the same: its /bench bisect and dispatched rounds.
+	const sharded = "example-gpu-sharded.yml"
+	t.Run("bisect-sharded", func(t *testing.T) {
+		seen := 0
+		for _, d := range h.state(t).State.Dispatches {
+			if d.Repo == r.full {
+				seen++
+			}
+		}
+		b := &bisectRun{}
+		body := fmt.Sprintf("/bench bisect %s..%s", r.sha["c10"][:7], r.sha["c12"][:7])
+		rw := h.runAct(t, r, sharded, "bisect-sharded", h.issueCommentEvent(t, r, issue, maintainer, body, "c18"))
+		b.note(rw)
+		h.record(t, rw, fmt.Sprintf("round 1: %d bisect jobs", len(bisectJobs(rw))))
+		h.followDispatches(t, r, sharded, "bisect-sharded", seen, 4, b)
+		cs := bisectComments(h.state(t), r, issue)
+		if len(b.rounds) == 0 || len(cs) != 3 || !strings.Contains(cs[2], "culprit is "+c11) {
+			t.Errorf("%s through %s: %d rounds, bisection comments %q", body, sharded, len(b.rounds), cs)
 		}
 	})
 }
