@@ -175,8 +175,8 @@ func TestGPUWorkflowsTrust(t *testing.T) {
 				t.Errorf("%d jobs can reach a GPU runner, want the measure job and the bisection round's", gpuJobs)
 			}
 			br := w.Jobs["bisect-report"]
-			if selfHosted(br.RunsOn) || br.Permissions["actions"] != "write" || !strings.Contains(br.If, "needs.decide.outputs.bisect != ''") {
-				t.Errorf("bisect-report: runs-on %v, permissions %v, if %q: want a GitHub-hosted job that may dispatch the next round, after every round decide planned", br.RunsOn.Value, br.Permissions, br.If)
+			if selfHosted(br.RunsOn) || br.Permissions["actions"] != "write" || !strings.Contains(br.If, "needs.decide.outputs.bisect != ''") || !strings.Contains(br.If, "needs.decide.result == 'success'") {
+				t.Errorf("bisect-report: runs-on %v, permissions %v, if %q: want a GitHub-hosted job that may dispatch the next round, after every round decide planned and never when decide did not run", br.RunsOn.Value, br.Permissions, br.If)
 			}
 			reported := false
 			for _, s := range br.Steps {
