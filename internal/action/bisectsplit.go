@@ -417,7 +417,14 @@ func (j *job) startBisections(ctx context.Context, c *ghbot.Client, rs resultSto
 			continue
 		}
 		lr := loadedRecord{commits: commits, rec: bisectRecord{Issue: issue, Config: id, Good: r.good, Bad: r.bad, Base: s.good, Cells: r.cells,
-			Runners: j.cfg.Bisect.Runners, Steps: j.cfg.Bisect.Steps, Budget: time.Duration(j.cfg.Bisect.Budget), Total: s.total(ctx, r.bad, id), Rounds: []recordRound{}}}
+			Runners: j.cfg.Bisect.Runners, Steps: j.cfg.Bisect.Steps, Budget: time.Duration(j.cfg.Bisect.Budget), Rounds: []recordRound{}}}
+		if lr.rec.Runners == 2 {
+			// One job a round: the bad commit's stored results give the range's change, which
+			// saves a round. With more, the first round measures the bad commit beside the
+			// others, so that the change the culprit is set against (a second regression) is
+			// measured as the steps are, not by a push's job at another time.
+			lr.rec.Total = s.total(ctx, r.bad, id)
+		}
 		next, partial, err := lr.next(ctx)
 		if err != nil || next == nil {
 			why = append(why, where+": the bisection cannot start")

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,8 +234,8 @@ func TestSplitBisectNamesCulprit(t *testing.T) {
 	if got := len(regexp.MustCompile(`(?m)^\| (\d+) \|`).FindAllString(cs[0], -1)); got != measured {
 		t.Errorf("the comment's table has %d rows, want one per measured commit (%d)", got, measured)
 	}
-	if len(s.rounds) > 0 && len(s.rounds[0]) < 2 {
-		t.Errorf("the first round measured %d commits: 4 runners measure 3 at once", len(s.rounds[0]))
+	if len(s.rounds) > 0 && (len(s.rounds[0]) != 3 || !slices.Contains(s.rounds[0], s.r.sha["c16"])) {
+		t.Errorf("the first round measured %d commits %v: 4 runners measure 3 at once, the bad commit c16 among them (the range's change measured as the steps are)", len(s.rounds[0]), s.rounds[0])
 	}
 	if pr := bisectComments(s.storeEnv, 11); len(pr) != 1 || !strings.Contains(pr[0], c11) || !strings.Contains(pr[0], fmt.Sprintf("#%d", n)) {
 		t.Errorf("the culprit's pull request #11 comments %q, want one naming %s and the issue", pr, c11)
@@ -300,6 +301,9 @@ func TestSplitBisectTrueStatements(t *testing.T) {
 				if len(rd) != 1 {
 					t.Errorf("round %d measured %d commits; 2 runners (the default) measure one", i+1, len(rd))
 				}
+			}
+			if len(s.rounds) > 0 && slices.Contains(s.rounds[0], s.r.sha["c16"]) {
+				t.Errorf("the first round measured the bad commit c16: with one job a round its stored results give the range's change")
 			}
 		})
 	}
