@@ -215,17 +215,22 @@ type bisectRun struct {
 	runs   int
 }
 
+// dispatchesOf returns the workflow_dispatch events the fake recorded for r.
+func (h *harness) dispatchesOf(t *testing.T, r *repo) []ghtest.Dispatch {
+	var out []ghtest.Dispatch
+	for _, d := range h.state(t).State.Dispatches {
+		if d.Repo == r.full {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // followDispatches plays GitHub's part of a workflow_dispatch: each dispatch the fake recorded
 // after seen starts a run of the workflow under act (at most limit), until none is left.
 func (h *harness) followDispatches(t *testing.T, r *repo, file, scenario string, seen, limit int, b *bisectRun) {
 	for {
-		ds := h.state(t).State.Dispatches
-		var mine []ghtest.Dispatch
-		for _, d := range ds {
-			if d.Repo == r.full {
-				mine = append(mine, d)
-			}
-		}
+		mine := h.dispatchesOf(t, r)
 		if seen >= len(mine) {
 			return
 		}
@@ -286,9 +291,42 @@ func changeIssue(t *testing.T, d ghtest.Dump, r *repo) int {
 	return ns[0]
 }
 
-// runBisect is the bisection scenarios of a GPU example (see the top of this file).
-func runBisect(t *testing.T, h *harness, file string) {
-	r, names := h.bisectRepo(t, "engine-bisect", file)
+// disturbedBelow is a step's change that the scripted history cannot give (its one slowdown is
+// 10 %): a step measured slower than that was measured while another job held the test
+// machine's CPU (the simulator's speed is the wall clock's; on the loaded 2-core machine a
+// real vLLM's tests beside this one made steps measure 35–69 % slow).
+const disturbedBelow = -0.25
+
+var stepChange = regexp.MustCompile(`(?m)^\| \d+ \| [^|]+\| [^|]+\| [^|]+\| ([+-]\d+\.\d) % \(`)
+
+// disturbed returns the steps of a bisection comment measured slower than disturbedBelow.
+func disturbed(comment string) []string {
+	var out []string
+	for _, m := range stepChange.FindAllStringSubmatch(comment, -1) {
+		var v float64
+		fmt.Sscanf(m[1], "%g", &v)
+		if v/100 < disturbedBelow {
+			out = append(out, m[1]+" %")
+		}
+	}
+	return out
+}
+
+// pushBisection is one try of the push's bisection: its comment, rounds and the runs' rows.
+type pushBisection struct {
+	r       *repo
+	names   []string
+	issue   int
+	comment string
+	b       *bisectRun
+	rw      row
+}
+
+// bisectPush makes a scratch repository (name), seeds its history, pushes c18 and follows the
+// dispatched rounds; it checks what holds whatever the measurements were (the change point, one
+// comment, the rounds' size, each step stored as kind bisect of the shifted cell alone).
+func (h *harness) bisectPush(t *testing.T, name, file string) pushBisection {
+	r, names := h.bisectRepo(t, name, file)
 	h.setup(t, ghtest.Setup{Pulls: []ghtest.Pull{
 		{Repo: r.full, Number: 11, State: "closed", Author: maintainer, HeadSHA: strings.Repeat("b", 40), HeadRef: "slow-kernel", BaseRef: "main", MergeCommitSHA: r.sha["c11"]},
 		{Repo: r.full, Number: 12, State: "closed", Author: maintainer, HeadSHA: strings.Repeat("c", 40), HeadRef: "docs", BaseRef: "main", MergeCommitSHA: r.sha["c12"]},
@@ -296,71 +334,95 @@ func runBisect(t *testing.T, h *harness, file string) {
 	start := time.Now()
 	levels := h.seedHistory(t, r)
 	t.Logf("seeded the data branch's history in %s from 6 runs (total tok/s: %s)", time.Since(start).Round(time.Second), levels)
-	c11 := r.sha["c11"][:7]
-	issue := 0
+	p := pushBisection{r: r, names: names, b: &bisectRun{}}
+	p.rw = h.runAct(t, r, file, "bisect-push", asRelease(h.pushEvent(t, r, "c18", "c17")))
+	h.record(t, p.rw, "change point; round 1 dispatched")
+	h.followDispatches(t, r, file, "bisect-round", 0, 8, p.b)
+	d := h.state(t)
+	p.issue = changeIssue(t, d, r)
+	cs := bisectComments(d, r, p.issue)
+	if len(cs) != 1 {
+		t.Fatalf("%d bisection comments on the change-point issue #%d, want 1", len(cs), p.issue)
+	}
+	p.comment = cs[0]
+	t.Logf("%d rounds %v; the issue's bisection comment:\n%s", len(p.b.rounds), p.b.rounds, p.comment)
+	measured := 0
+	for i, rd := range p.b.rounds {
+		if len(rd) > 3 {
+			t.Errorf("round %d ran %d bisect jobs, want at most bisect.runners − 1 = 3", i+1, len(rd))
+		}
+		measured += len(rd)
+	}
+	if got := len(regexp.MustCompile(`(?m)^\| (\d+) \|`).FindAllString(p.comment, -1)); got != measured {
+		t.Errorf("the comment's table has %d steps, want one per bisect job (%d)", got, measured)
+	}
+	// Every step on the data branch: kind bisect, of a commit of the range, the shifted cell
+	// alone.
+	var steps []string
+	for path, body := range d.Files[r.full] {
+		if !strings.HasPrefix(path, "bisect/") {
+			continue
+		}
+		steps = append(steps, path)
+		f, err := results.Decode([]byte(body))
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		commit := strings.Split(path, "/")[1]
+		in := slices.ContainsFunc(names[11:27], func(n string) bool { return r.sha[n] == commit }) // c1…c16
+		if !in || len(f.Decode) != 1 || f.Decode[0].ID().String() != "decode/8K/8" || len(f.Prefill) != 0 {
+			t.Errorf("%s: a step of %s (in c1…c16: %v) with %d decode and %d prefill cells, want decode/8K/8 alone", path, commit[:7], in, len(f.Decode), len(f.Prefill))
+		}
+	}
+	if len(steps) != measured {
+		t.Errorf("%d bisection steps on the data branch, want %d: %v", len(steps), measured, steps)
+	}
+	noneInProgress(t, d, r)
+	return p
+}
 
+// runBisect is the bisection scenarios of a GPU example (see the top of this file). A
+// bisection whose comment shows a disturbed step (disturbedBelow) and does not name c11 is run
+// once more on a fresh repository (the push) or posted once more (the commands); a second
+// disturbed try fails as any wrong statement does.
+func runBisect(t *testing.T, h *harness, file string) {
+	var p pushBisection
 	t.Run("bisect-push", func(t *testing.T) {
-		b := &bisectRun{}
-		rw := h.runAct(t, r, file, "bisect-push", asRelease(h.pushEvent(t, r, "c18", "c17")))
-		h.record(t, rw, "change point; round 1 dispatched")
-		h.followDispatches(t, r, file, "bisect-round", 0, 8, b)
-		d := h.state(t)
-		issue = changeIssue(t, d, r)
-		cs := bisectComments(d, r, issue)
-		if len(cs) != 1 {
-			t.Fatalf("%d bisection comments on the change-point issue #%d, want 1", len(cs), issue)
-		}
-		t.Logf("%d rounds %v; the issue's bisection comment:\n%s", len(b.rounds), b.rounds, cs[0])
-		if !strings.Contains(cs[0], "The regression's culprit is "+c11) {
-			t.Errorf("the bisection does not name c11 (%s) as the one culprit:\n%s", c11, cs[0])
-		}
-		if len(b.rounds) == 0 || len(b.rounds) > 6 {
-			t.Errorf("%d rounds, want 1 to ⌈log₂ 16⌉ + 2 = 6", len(b.rounds))
-		}
-		measured := 0
-		for i, rd := range b.rounds {
-			if len(rd) > 3 {
-				t.Errorf("round %d ran %d bisect jobs, want at most bisect.runners − 1 = 3", i+1, len(rd))
-			}
-			measured += len(rd)
-		}
-		if got := len(regexp.MustCompile(`(?m)^\| (\d+) \|`).FindAllString(cs[0], -1)); got != measured {
-			t.Errorf("the comment's table has %d steps, want one per bisect job (%d)", got, measured)
-		}
-		if pr := prComments(d, r, 11); len(pr) != 1 || !strings.Contains(pr[0], c11) || !strings.Contains(pr[0], fmt.Sprintf("#%d", issue)) {
-			t.Errorf("c11's pull request #11 comments %q, want one naming %s and the issue", pr, c11)
-		}
-		if pr := prComments(d, r, 12); len(pr) != 0 {
-			t.Errorf("pull request #12 (not the culprit) got %q", pr)
-		}
-		// Every step on the data branch: kind bisect, of a commit of the range, the shifted
-		// cell alone.
-		var steps []string
-		for p, body := range d.Files[r.full] {
-			if !strings.HasPrefix(p, "bisect/") {
+		for try := 1; ; try++ {
+			p = h.bisectPush(t, fmt.Sprintf("engine-bisect-%d", try), file)
+			c11 := p.r.sha["c11"][:7]
+			named := strings.Contains(p.comment, "The regression's culprit is "+c11)
+			if bad := disturbed(p.comment); !named && len(bad) > 0 && try == 1 {
+				t.Logf("try %d: steps measured %v, slower than the scripted history can be: the machine was busy; the scenario runs again", try, bad)
 				continue
 			}
-			steps = append(steps, p)
-			f, err := results.Decode([]byte(body))
-			if err != nil {
-				t.Errorf("%s: %v", p, err)
-				continue
+			if !named {
+				t.Errorf("the bisection does not name c11 (%s) as the one culprit:\n%s", c11, p.comment)
 			}
-			commit := strings.Split(p, "/")[1]
-			in := slices.ContainsFunc(names[11:27], func(n string) bool { return r.sha[n] == commit }) // c1…c16
-			if !in || len(f.Decode) != 1 || f.Decode[0].ID().String() != "decode/8K/8" || len(f.Prefill) != 0 {
-				t.Errorf("%s: a step of %s (in c1…c16: %v) with %d decode and %d prefill cells, want decode/8K/8 alone", p, commit[:7], in, len(f.Decode), len(f.Prefill))
+			if len(p.b.rounds) == 0 || len(p.b.rounds) > 6 {
+				t.Errorf("%d rounds, want 1 to ⌈log₂ 16⌉ + 2 = 6", len(p.b.rounds))
 			}
+			d := h.state(t)
+			if pr := prComments(d, p.r, 11); len(pr) != 1 || !strings.Contains(pr[0], c11) || !strings.Contains(pr[0], fmt.Sprintf("#%d", p.issue)) {
+				t.Errorf("c11's pull request #11 comments %q, want one naming %s and the issue", pr, c11)
+			}
+			if pr := prComments(d, p.r, 12); len(pr) != 0 {
+				t.Errorf("pull request #12 (not the culprit) got %q", pr)
+			}
+			steps := 0
+			for _, rd := range p.b.rounds {
+				steps += len(rd)
+			}
+			h.record(t, p.rw, fmt.Sprintf("c11 named: %d rounds, %d steps (try %d)", len(p.b.rounds), steps, try))
+			return
 		}
-		if len(steps) != measured {
-			t.Errorf("%d bisection steps on the data branch, want %d: %v", len(steps), measured, steps)
-		}
-		noneInProgress(t, d, r)
-		h.record(t, rw, fmt.Sprintf("c11 named: %d rounds, %d steps", len(b.rounds), measured))
 	})
-	if issue == 0 {
+	if p.issue == 0 {
 		return
 	}
+	r, issue := p.r, p.issue
+	c11 := r.sha["c11"][:7]
 
 	t.Run("issue-comment", func(t *testing.T) {
 		before := h.state(t)
@@ -396,48 +458,70 @@ func runBisect(t *testing.T, h *harness, file string) {
 	})
 
 	t.Run("bisect-command", func(t *testing.T) {
-		seen := 0
-		for _, d := range h.state(t).State.Dispatches {
-			if d.Repo == r.full {
-				seen++
-			}
-		}
-		b := &bisectRun{}
+		seen := len(h.dispatchesOf(t, r))
 		body := fmt.Sprintf("/bench bisect %s..%s", r.sha["c9"][:7], r.sha["c12"][:7])
-		rw := h.runAct(t, r, file, "bisect-command", h.issueCommentEvent(t, r, issue, maintainer, body, "c18"))
-		b.note(rw)
-		h.record(t, rw, fmt.Sprintf("round 1: %d bisect jobs", len(bisectJobs(rw))))
-		if len(b.rounds) != 1 {
-			t.Fatalf("the command's run ran no bisect job: its first round runs in the comment's own run")
-		}
-		h.followDispatches(t, r, file, "bisect-command", seen, 4, b)
-		cs := bisectComments(h.state(t), r, issue)
-		if len(cs) != 2 || !strings.Contains(cs[1], "The regression's culprit is "+c11) || !strings.Contains(cs[1], "Bisect** of `"+r.sha["c9"][:7]+"`..`"+r.sha["c12"][:7]+"`") {
-			t.Errorf("%s: bisection comments %q", body, cs)
+		for try := 1; ; try++ {
+			b := &bisectRun{}
+			before := len(bisectComments(h.state(t), r, issue))
+			rw := h.runAct(t, r, file, "bisect-command", h.issueCommentEvent(t, r, issue, maintainer, body, "c18"))
+			b.note(rw)
+			h.record(t, rw, fmt.Sprintf("round 1: %d bisect jobs", len(bisectJobs(rw))))
+			if len(b.rounds) != 1 {
+				t.Fatalf("the command's run ran no bisect job: its first round runs in the comment's own run")
+			}
+			h.followDispatches(t, r, file, "bisect-command", seen, 4, b)
+			seen = len(h.dispatchesOf(t, r))
+			cs := bisectComments(h.state(t), r, issue)
+			ok := len(cs) == before+1 && strings.Contains(cs[before], "The regression's culprit is "+c11) && strings.Contains(cs[before], "Bisect** of `"+r.sha["c9"][:7]+"`..`"+r.sha["c12"][:7]+"`")
+			if !ok && len(cs) == before+1 && len(disturbed(cs[before])) > 0 && try == 1 {
+				t.Logf("try %d: steps measured %v: the machine was busy; the command is posted again", try, disturbed(cs[before]))
+				continue
+			}
+			if !ok {
+				t.Errorf("%s: bisection comments %q", body, cs[before:])
+			}
+			return
 		}
 	})
 
 	// The sharded example's bisect jobs are the same: its /bench bisect and dispatched rounds.
 	const sharded = "example-gpu-sharded.yml"
 	t.Run("bisect-sharded", func(t *testing.T) {
-		seen := 0
-		for _, d := range h.state(t).State.Dispatches {
-			if d.Repo == r.full {
-				seen++
-			}
-		}
-		b := &bisectRun{}
+		seen := len(h.dispatchesOf(t, r))
 		body := fmt.Sprintf("/bench bisect %s..%s", r.sha["c10"][:7], r.sha["c12"][:7])
-		rw := h.runAct(t, r, sharded, "bisect-sharded", h.issueCommentEvent(t, r, issue, maintainer, body, "c18"))
-		b.note(rw)
-		h.record(t, rw, fmt.Sprintf("round 1: %d bisect jobs", len(bisectJobs(rw))))
-		h.followDispatches(t, r, sharded, "bisect-sharded", seen, 4, b)
-		cs := bisectComments(h.state(t), r, issue)
-		if len(b.rounds) == 0 || len(cs) != 3 || !strings.Contains(cs[2], "The regression's culprit is "+c11) {
-			t.Errorf("%s through %s: %d rounds, bisection comments %q", body, sharded, len(b.rounds), cs)
+		for try := 1; ; try++ {
+			b := &bisectRun{}
+			before := len(bisectComments(h.state(t), r, issue))
+			rw := h.runAct(t, r, sharded, "bisect-sharded", h.issueCommentEvent(t, r, issue, maintainer, body, "c18"))
+			b.note(rw)
+			h.record(t, rw, fmt.Sprintf("round 1: %d bisect jobs", len(bisectJobs(rw))))
+			h.followDispatches(t, r, sharded, "bisect-sharded", seen, 4, b)
+			seen = len(h.dispatchesOf(t, r))
+			cs := bisectComments(h.state(t), r, issue)
+			ok := len(b.rounds) > 0 && len(cs) == before+1 && strings.Contains(cs[before], "The regression's culprit is "+c11)
+			if !ok && len(cs) == before+1 && len(disturbed(cs[before])) > 0 && try == 1 {
+				t.Logf("try %d: steps measured %v: the machine was busy; the command is posted again", try, disturbed(cs[before]))
+				continue
+			}
+			if !ok {
+				t.Errorf("%s through %s: %d rounds, bisection comments %q", body, sharded, len(b.rounds), cs[before:])
+			}
+			return
 		}
 	})
 }
 
 // prComments returns the bot's bisection comments on pull request n.
 func prComments(d ghtest.Dump, r *repo, n int) []string { return bisectComments(d, r, n) }
+
+// TestDisturbed: the steps of a bisection comment read back, and only those slower than the
+// scripted history can be are disturbed.
+func TestDisturbed(t *testing.T) {
+	comment := "| Step | Commit | Against | Verdict | Change of the cells (95 % interval) | GPU time |\n|---|---|---|---|---|---|\n" +
+		"| 1 | `dc7273f` | `c613898` | bad | -40.8 % (-42.1 to -39.5 %) | 4s |\n" +
+		"| 1 | `138868f` | `c613898` | undecided: inconclusive: the named cells' change -7.5 % (95 % interval -15.1 % to +0.8 %) is not shown | -9.3 % (-11.2 to -7.4 %) | 4s |\n" +
+		"| 2 | `999c9d7` | `c613898` | good | +1.6 % (-0.5 to +3.8 %) | 5s |\n"
+	if got := disturbed(comment); strings.Join(got, ",") != "-40.8 %" {
+		t.Errorf("disturbed steps %v, want the -40.8 %% one alone", got)
+	}
+}
