@@ -221,6 +221,19 @@ func (s *state) pick(k int) []int {
 // Run bisects cfg's range with step and returns what it found. Errors are the StepFunc's,
 // ctx's, or a bad configuration.
 func Run(ctx context.Context, cfg Config, step StepFunc) (*Result, error) {
+	b, err := start(cfg, step)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.search(ctx, b.cfg.Good, nil, b.cfg.Commits); err != nil {
+		return nil, err
+	}
+	b.res.Statement = statement(b.res)
+	return b.res, nil
+}
+
+// start checks cfg, fills its defaults and returns the bisection before its first round.
+func start(cfg Config, step StepFunc) (*run, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
@@ -236,12 +249,7 @@ func Run(ctx context.Context, cfg Config, step StepFunc) (*Result, error) {
 	if cfg.Base == "" {
 		cfg.Base = cfg.Good
 	}
-	b := &run{cfg: cfg, step: step, res: &Result{Good: cfg.Good, Bad: cfg.Commits[len(cfg.Commits)-1], Cells: cfg.Cells, Runners: cfg.Runners, Total: cfg.Total}}
-	if err := b.search(ctx, cfg.Good, nil, cfg.Commits); err != nil {
-		return nil, err
-	}
-	b.res.Statement = statement(b.res)
-	return b.res, nil
+	return &run{cfg: cfg, step: step, res: &Result{Good: cfg.Good, Bad: cfg.Commits[len(cfg.Commits)-1], Cells: cfg.Cells, Runners: cfg.Runners, Total: cfg.Total}}, nil
 }
 
 func (c Config) check() error {

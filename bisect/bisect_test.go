@@ -75,19 +75,23 @@ func (h *history) step(_ context.Context, req Request) ([]Measurement, error) {
 	return out, nil
 }
 
-func TestRun(t *testing.T) {
-	tests := []struct {
-		name      string
-		h         *history
-		runners   int
-		budget    Budget
-		plain     bool
-		culprits  []string
-		ranges    [][]string
-		maxSteps  int
-		statement []string
-		second    bool
-	}{
+// runCase is a scripted bisection and what it must find.
+type runCase struct {
+	name      string
+	h         *history
+	runners   int
+	budget    Budget
+	plain     bool
+	culprits  []string
+	ranges    [][]string
+	maxSteps  int
+	statement []string
+	second    bool
+}
+
+// runCases returns the scripted bisections of TestRun and TestNext, each with a fresh history.
+func runCases() []runCase {
+	return []runCase{
 		{name: "16 commits, commit 11", h: linear(16, map[int]float64{11: 0.9}), runners: 2,
 			culprits: []string{"c11"}, maxSteps: 5, statement: []string{"culprit is c11", "-10.0 %"}},
 		{name: "k-ary: 4 runners", h: linear(16, map[int]float64{11: 0.9}), runners: 4,
@@ -128,7 +132,10 @@ func TestRun(t *testing.T) {
 			ranges: [][]string{{"c09", "c10", "c11", "c12"}}, statement: []string{"3m0s of GPU time"}},
 		{name: "not reproduced", h: linear(16, nil), runners: 2, statement: []string{"no regression was reproduced"}},
 	}
-	for _, tt := range tests {
+}
+
+func TestRun(t *testing.T) {
+	for _, tt := range runCases() {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := tt.h.config(tt.runners)
 			cfg.Budget, cfg.Plain = tt.budget, tt.plain

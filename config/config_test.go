@@ -260,19 +260,27 @@ func indent(s, by string) string {
 
 func TestBisectSection(t *testing.T) {
 	c := Default()
-	if err := Parse("speedmatrix.yaml", []byte("bisect: {auto: true, steps: 6, budget: 2h}\n"), &c); err != nil {
+	if c.Bisect.Runners != 2 {
+		t.Errorf("default bisect.runners %d, want 2 (one GPU job a round)", c.Bisect.Runners)
+	}
+	if err := Parse("speedmatrix.yaml", []byte("bisect: {auto: true, steps: 6, budget: 2h, runners: 4}\n"), &c); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Validate(); err != nil || !c.Bisect.Auto || c.Bisect.Steps != 6 || c.Bisect.Budget != 2*time.Hour {
+	if err := c.Validate(); err != nil || !c.Bisect.Auto || c.Bisect.Steps != 6 || c.Bisect.Budget != 2*time.Hour || c.Bisect.Runners != 4 {
 		t.Errorf("bisect %+v, %v", c.Bisect, err)
 	}
-	for _, doc := range []string{"bisect: {steps: 0}\n", "bisect: {budget: -1h}\n"} {
+	for doc, key := range map[string]string{
+		"bisect: {steps: 0}\n":     "bisect.steps",
+		"bisect: {budget: -1h}\n":  "bisect.budget",
+		"bisect: {runners: 1}\n":   "bisect.runners",
+		"bisect: {runners: 258}\n": "bisect.runners",
+	} {
 		c := Default()
 		if err := Parse("speedmatrix.yaml", []byte(doc), &c); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "bisect.") {
-			t.Errorf("%q: error %v, want one naming bisect.steps or bisect.budget", doc, err)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), key) {
+			t.Errorf("%q: error %v, want one naming %s", doc, err, key)
 		}
 	}
 }

@@ -28,7 +28,7 @@ func Default() Config {
 			Undecided: UndecidedFailure, MergeQueue: MergeQueueReuse, NoBaseline: NoBaselineNeutral},
 		Store: Store{Branch: "speedmatrix-data", MinHistory: 10,
 			Retention: Retention{Keep: 100, KeepAA: 20, PRDays: 30}},
-		Bisect: Bisect{Steps: 12},
+		Bisect: Bisect{Steps: 12, Runners: 2},
 	}
 }
 

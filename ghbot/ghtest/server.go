@@ -18,6 +18,8 @@
 // (401 otherwise), an installation token minted with "repositories" reaches those only (403
 // elsewhere) and State.Tokens records what each token request asked for. Fail injects errors (a 502, a secondary rate limit) in front of any route.
 //
+// It records the workflow_dispatch events asked for (State.Dispatches; it runs nothing).
+//
 // It also serves the Git Data API (gitdata.go: blobs, trees with base_tree and deletions,
 // commits, refs with GitHub's fast-forward check on update), the compare API's
 // merge_base_commit and the commit listing by sha, over an object store seeded with AddCommit
@@ -31,6 +33,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -138,6 +141,10 @@ type State struct {
 	Calls     []Call
 	// Tokens are the installation tokens minted, in order, with what each request asked for.
 	Tokens []Token
+	// Dispatches are the workflow_dispatch events asked for, in order (actions.go).
+	Dispatches []Dispatch
+	// Issues are the issues (not pull requests), oldest first.
+	Issues []Issue
 }
 
 // CommentsOn returns the comments on one issue or PR, oldest first.
@@ -224,6 +231,8 @@ type Server struct {
 	gitRepos  map[string]*gitRepo
 	gitHook   func(method, path string)
 	issues    []*Issue
+	// dispatches are the workflow_dispatch events asked for (actions.go).
+	dispatches []Dispatch
 }
 
 type principal struct {
@@ -441,6 +450,15 @@ func (s *Server) State() State {
 		t.Repositories = append([]string(nil), t.Repositories...)
 		st.Tokens = append(st.Tokens, t)
 	}
+	for _, d := range s.dispatches {
+		d.Inputs = maps.Clone(d.Inputs)
+		st.Dispatches = append(st.Dispatches, d)
+	}
+	for _, i := range s.issues {
+		ii := *i
+		ii.Labels = slices.Clone(i.Labels)
+		st.Issues = append(st.Issues, ii)
+	}
 	return st
 }
 
@@ -619,6 +637,8 @@ func (h *handler) route(path string) {
 		h.withCheck(seg[1]+"/"+seg[2], seg[4], h.updateCheck)
 	case match("GET", "repos", "*", "*", "commits", "*", "pulls"):
 		h.commitPulls(seg[1]+"/"+seg[2], seg[4])
+	case match("POST", "repos", "*", "*", "actions", "workflows", "*", "dispatches"):
+		h.createDispatch(seg[1]+"/"+seg[2], seg[5]) // actions.go
 	case h.routeIssues(m, seg):
 	case h.routeGit(seg):
 	default:

@@ -214,13 +214,16 @@ func (j *job) client(ctx context.Context) (*ghbot.Client, error) {
 // only, and the permissions the mode's calls need (metadata to read the repository and
 // permissions; pull_requests for the PR, its comments and reactions; checks for the check run;
 // contents to read the store and the commit graph, and in full and report mode to write the data
-// branch; issues for the change-point issues a push opens and closes).
+// branch; issues for the change-point issues a push opens and closes, and for the bisections on
+// them; actions in report mode to dispatch a bisection's next round).
 func tokenScope(mode, repo string) ghbot.TokenScope {
 	var perms map[string]string
 	switch mode {
 	case ModeDecide:
-		perms = map[string]string{"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "read"}
-	case ModeFull, ModeReport:
+		perms = map[string]string{"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "read", "issues": "write"}
+	case ModeReport:
+		perms = map[string]string{"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "write", "issues": "write", "actions": "write"}
+	case ModeFull:
 		perms = map[string]string{"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "write", "issues": "write"}
 	case ModeCleanup:
 		perms = map[string]string{"metadata": "read", "pull_requests": "write", "checks": "write"}
@@ -253,6 +256,11 @@ func (j *job) routed(ctx context.Context, full bool) error {
 		// The decide mode routes for a GPU job; under pull_request that job is defined by the
 		// pull request's merge commit, which can replace it (docs/security.md).
 		j.log.Warn("this workflow starts the GPU job from the pull_request trigger, which runs the workflow as the pull request itself defines it: a pull request can add its own job on the GPU runner and skip decide and the commit pin. Route pull requests with pull_request_target instead, as example-gpu.yml does (docs/security.md)")
+	}
+	if !full {
+		if done, err := j.decideBisectRound(ctx, c); done { // a bisection round (bisectsplit.go)
+			return err
+		}
 	}
 	if done, err := j.bisectCommand(ctx, c, full); done { // /bench bisect on the change-point issue (bisect.go)
 		return err

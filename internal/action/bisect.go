@@ -60,8 +60,13 @@ func (j *job) autoBisect(ctx context.Context, c *ghbot.Client, rs resultStore, c
 	if !j.cfg.Bisect.Auto || c == nil || rs.s == nil || rs.commits == nil {
 		return
 	}
-	for _, r := range rangesOf(st) {
-		if err := j.bisectRange(ctx, c, rs, cfg, store.ConfigID(head), r); err != nil {
+	id := store.ConfigID(head)
+	ranges := rangesOf(st)
+	if issue, _, open, err := c.FindOpenIssue(ctx, j.repo, changePointLabel, changePointConfigMarker(id)); err == nil && open {
+		ranges = j.notBisected(ctx, c, issue, ranges) // a later push does not bisect a range again
+	}
+	for _, r := range ranges {
+		if err := j.bisectRange(ctx, c, rs, cfg, id, r); err != nil {
 			j.log.Warn("bisect", "good", ghbot.ShortSHA(r.good), "bad", ghbot.ShortSHA(r.bad), "err", err)
 		}
 	}
@@ -92,31 +97,48 @@ func (j *job) bisectRange(ctx context.Context, c *ghbot.Client, rs resultStore, 
 		j.log.Info("bisect: nothing to bisect, the first bad commit follows the last good one", "good", ghbot.ShortSHA(r.good), "bad", ghbot.ShortSHA(r.bad))
 		return nil
 	}
-	against, good, err := storedAtOrBefore(ctx, rs, r.good, id)
+	s, err := j.stepsAgainst(ctx, rs, cfg, r.cells, r.good, id)
 	if err != nil {
 		return err
 	}
-	s := &botSteps{j: j, rs: rs, cfg: cfg, cells: r.cells, good: against, goodFile: good,
-		hist: j.history(ctx, rs, good, against), pooled: map[string][]*results.File{}}
 	if err := s.prepare(); err != nil {
 		return err
 	}
-	bc := bisect.Config{Good: r.good, Base: against, Commits: commits, Cells: r.cells, Runners: 2,
-		Budget: bisect.Budget{Steps: j.cfg.Bisect.Steps, GPUTime: j.cfg.Bisect.Budget}}
-	if bad, _, err := rs.s.Get(ctx, r.bad, id); err == nil {
-		// The stored results of the first bad commit give the range's whole change.
-		if m, err := s.compare([]*results.File{bad}, 1); err == nil && m.Change != nil {
-			bc.Total = m.Change
-		}
-	}
+	bc := bisect.Config{Good: r.good, Base: s.good, Commits: commits, Cells: r.cells, Runners: 2,
+		Budget: bisect.Budget{Steps: j.cfg.Bisect.Steps, GPUTime: j.cfg.Bisect.Budget}, Total: s.total(ctx, r.bad, id)}
 	j.log.Info("bisect: measuring the range of the change point", "good", ghbot.ShortSHA(r.good), "bad", ghbot.ShortSHA(r.bad), "commits", len(commits), "cells", strings.Join(r.cells, ","))
 	res, err := bisect.Run(ctx, bc, s.step)
 	if err != nil {
 		return err
 	}
 	j.log.Info("bisect: " + res.Statement)
-	j.postBisect(ctx, c, id, res, against)
+	j.postBisect(ctx, c, id, res, s.good)
 	return nil
+}
+
+// stepsAgainst returns the steps of a bisection of good..: compared with the stored results of
+// good, or of the newest commit before it that has results of config id, and their history.
+func (j *job) stepsAgainst(ctx context.Context, rs resultStore, cfg config.Config, cells []string, good, id string) (*botSteps, error) {
+	against, f, err := storedAtOrBefore(ctx, rs, good, id)
+	if err != nil {
+		return nil, err
+	}
+	return &botSteps{j: j, rs: rs, cfg: cfg, cells: cells, good: against, goodFile: f,
+		hist: j.history(ctx, rs, f, against), pooled: map[string][]*results.File{}}, nil
+}
+
+// total returns the range's whole change: the stored results of the first bad commit bad
+// compared with the good ones; nil when there are none (the bisection then measures bad first).
+func (s *botSteps) total(ctx context.Context, bad, id string) *bisect.Change {
+	f, _, err := s.rs.s.Get(ctx, bad, id)
+	if err != nil {
+		return nil
+	}
+	m, err := s.compare([]*results.File{f}, 1)
+	if err != nil {
+		return nil
+	}
+	return m.Change
 }
 
 // storedAtOrBefore returns the newest commit at or before good along its first parents that has
@@ -300,6 +322,12 @@ func (j *job) postBisect(ctx context.Context, c *ghbot.Client, id string, res *b
 			j.log.Warn("bisect: commenting on the change-point issue", "issue", issue, "err", err)
 		}
 	}
+	j.postCulprits(ctx, c, res, issue)
+}
+
+// postCulprits comments on each pull request GitHub associates with a culprit of res; issue is
+// the change-point issue the comment cites (0 for none).
+func (j *job) postCulprits(ctx context.Context, c *ghbot.Client, res *bisect.Result, issue int) {
 	for _, g := range res.Regressions {
 		if g.Culprit == "" {
 			continue
@@ -320,9 +348,15 @@ func (j *job) postBisect(ctx context.Context, c *ghbot.Client, id string, res *b
 // bisectComment is the change-point issue's comment: what was found, then each step's evidence;
 // against is the commit whose stored results the steps were compared with.
 func bisectComment(res *bisect.Result, against, runURL string) string {
+	return bisectMarker + "\n" + bisectRangeMark(res.Good, res.Bad) + "\n" + bisectBody(res, against, runURL, res.Statement)
+}
+
+// bisectBody is a bisection's comment after its marker: head (what was found, or how far it
+// is), then each step's evidence so far.
+func bisectBody(res *bisect.Result, against, runURL, head string) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\n**Bisect** of %s..%s on %s: %s\n\n", bisectMarker, code(ghbot.ShortSHA(res.Good)), code(ghbot.ShortSHA(res.Bad)),
-		code(strings.Join(res.Cells, ",")), res.Statement)
+	fmt.Fprintf(&b, "**Bisect** of %s..%s on %s: %s\n\n", code(ghbot.ShortSHA(res.Good)), code(ghbot.ShortSHA(res.Bad)),
+		code(strings.Join(res.Cells, ",")), head)
 	if against != res.Good {
 		fmt.Fprintf(&b, "The good commit has no stored results: every step was compared with those of %s, the newest measured commit before it.\n\n", code(ghbot.ShortSHA(against)))
 	}
@@ -375,8 +409,9 @@ const VerdictBisected = "bisected"
 
 // bisectCommand answers /bench bisect on the change-point issue; done is false for every other
 // event and comment (Decide routes them). A writer's command bisects the issue's range (or the
-// range it names) in this job, which must measure (mode full): the culprit is posted on the
-// issue and its pull request as the automatic bisection's is. Anyone else's gets a -1 reaction.
+// range it names): in this job (mode full), or a round per workflow run (mode decide starts it
+// and plans its first round: bisectsplit.go); the culprit is posted on the issue and its pull
+// request as the automatic bisection's is. Anyone else's gets a -1 reaction, before anything else.
 func (j *job) bisectCommand(ctx context.Context, c *ghbot.Client, full bool) (done bool, err error) {
 	ev := j.ev
 	if !ev.OnIssue || ev.Comment == nil || ev.Action != "created" || ev.Comment.IsBot || strings.EqualFold(ev.Comment.Author, c.Identity().Login) {
@@ -405,9 +440,6 @@ func (j *job) bisectCommand(ctx context.Context, c *ghbot.Client, full bool) (do
 		j.log.Info("bisect: a command by a user without write permission; reacted, not answered", "user", author, "permission", level)
 		return true, c.React(ctx, j.repo, ev.Comment.ID, "-1")
 	}
-	if !full {
-		return refuse("`/bench bisect` measures in the job that reads the comment, so it runs in a workflow of `mode: full` on the GPU runner; this job cannot measure (mode " + string(j.in.Mode) + "). Run `speedmatrix bisect` on the machine instead (docs/bisect.md).")
-	}
 	rs := j.openStore(c)
 	if rs.s == nil || rs.commits == nil {
 		return refuse("`/bench bisect` needs the results store and the repository's commits, and this job has neither.")
@@ -433,6 +465,15 @@ func (j *job) bisectCommand(ctx context.Context, c *ghbot.Client, full bool) (do
 	}
 	if err := c.React(ctx, j.repo, ev.Comment.ID, "eyes"); err != nil {
 		j.log.Warn("bisect: reacting", "err", err)
+	}
+	if !full {
+		// The split workflow: the GPU jobs measure a round, the report job records it and
+		// dispatches the next (bisectsplit.go).
+		why, err := j.startFromCommand(ctx, c, rs, n, st.Config, ranges)
+		if why != "" {
+			return refuse(why)
+		}
+		return true, err
 	}
 	for _, r := range ranges {
 		if err := j.bisectRange(ctx, c, rs, j.cfg, st.Config, r); err != nil {

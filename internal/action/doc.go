@@ -32,6 +32,15 @@
 // artifact directories) merges them (package merge) into its artifact directory first, and
 // completes the check as a failure that says why when they do not make one run.
 //
+// Bisection (bisect.go, bisectsplit.go): /bench bisect on the change-point issue, or
+// bisect.auto on a push whose change point is a regression, bisects the range between the last
+// good and the first bad measured commit. Mode full measures every step in its job; the split
+// workflow runs a round per workflow run: a bot comment on the issue keeps the bisection's
+// record, decide replays it (bisect.Next) and outputs the round's GPU job matrix (bisect,
+// bisect-matrix), report with the bisect and bisect-artifacts inputs records the round and
+// dispatches the next (workflow_dispatch, input bisect) or posts the culprit. Only commits of
+// the default branch's first-parent line reach the GPU jobs, whatever the record says.
+//
 // Whatever happens after the check started, a deferred completion leaves nothing in_progress:
 // cancelled (timed_out when the context's deadline passed) with the error as the summary.
 //

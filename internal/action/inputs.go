@@ -31,7 +31,8 @@ var InputNames = []string{
 	"check-name", "comment", "fail-on-regression", "label", "results", "artifact-dir",
 	"baseline", "baseline-dir", "cleanup", "sha", "pr", "base-sha", "cells", "aa", "paired",
 	"shards", "shard", "plan", "shard-artifacts", // shards.go
-	"measure-result", // measurefail.go
+	"measure-result",             // measurefail.go
+	"bisect", "bisect-artifacts", // bisectsplit.go
 }
 
 // OutputNames are the step outputs the action may write, in the order it writes them.
@@ -39,7 +40,8 @@ var OutputNames = []string{
 	"verdict", "conclusion", "regressions", "results", "comparison", "comment-url",
 	"run", "sha", "base-sha", "pr", "kind", "cells", "aa", "paired",
 	"shards", "plan", "matrix", // shards.go
-	"site", // pages.go
+	"site",                    // pages.go
+	"bisect", "bisect-matrix", // bisectsplit.go
 }
 
 // Inputs are the action's inputs (INPUT_* variables), checked.
@@ -77,6 +79,11 @@ type Inputs struct {
 	MeasureResult string
 	// HasCredentials is set when token, app-id or a private key is given.
 	HasCredentials bool
+	// Bisect and BisectArtifacts run a bisection a round per workflow run (bisectsplit.go):
+	// decide takes the bisection (its comment id, the workflow_dispatch input), report the
+	// round the decide job planned (ID/ROUND) and the glob of that round's artifact directories.
+	Bisect          bisectInput
+	BisectArtifacts string
 }
 
 // defaultBaselineDir is the local baseline store when the baseline-dir input is empty: one
@@ -180,6 +187,9 @@ func readInputs(a *githubactions.Action, mode string) (Inputs, error) {
 		in.PR = n
 	}
 	if err := readShardInputs(a, &in); err != nil { // shards.go
+		return in, err
+	}
+	if err := readBisectInputs(a, &in); err != nil { // bisectsplit.go
 		return in, err
 	}
 	if v := a.GetInput("cells"); v != "" {

@@ -179,6 +179,9 @@ func (j *job) measureMode(ctx context.Context) error {
 // never from the artifact; the baseline comes from the store, never from the artifact; every
 // file is size-capped (maxArtifactBytes) before it is parsed.
 func (j *job) reportMode(ctx context.Context) error {
+	if j.in.Bisect.ID != 0 {
+		return j.reportBisect(ctx) // a bisection round (bisectsplit.go)
+	}
 	defer j.flushOutputs()
 	pinned := j.in.SHA
 	if pinned == "" {
@@ -254,6 +257,7 @@ func (j *job) reportMode(ctx context.Context) error {
 	case p.Kind == ghbot.RunBaseline:
 		if j.put(ctx, rs, store.KindDefault, p.HeadSHA, 0, head) {
 			j.changePoint(ctx, c, rs, p.HeadSHA, head)
+			j.autoBisectSplit(ctx, c, rs, head, j.regressed) // bisectsplit.go
 			j.storeArtifactAA(ctx, rs, p.HeadSHA, head)
 			j.prune(ctx, rs, p.HeadSHA)
 		}

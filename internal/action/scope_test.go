@@ -10,11 +10,11 @@ import (
 
 // TestTokenScope (issue 20, item 12): each mode asks an App for this repository only and for the
 // permissions its calls need; only the modes that write the data branch get contents: write,
-// and pages writes nothing.
+// only report (a bisection's next round) gets actions: write, and pages writes nothing.
 func TestTokenScope(t *testing.T) {
 	for mode, want := range map[string]map[string]string{
-		ModeDecide:  {"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "read"},
-		ModeReport:  {"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "write", "issues": "write"},
+		ModeDecide:  {"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "read", "issues": "write"},
+		ModeReport:  {"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "write", "issues": "write", "actions": "write"},
 		ModeFull:    {"metadata": "read", "pull_requests": "write", "checks": "write", "contents": "write", "issues": "write"},
 		ModeCleanup: {"metadata": "read", "pull_requests": "write", "checks": "write"},
 		ModePages:   {"metadata": "read", "contents": "read"},

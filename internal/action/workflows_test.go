@@ -24,6 +24,9 @@ type workflow struct {
 			Group            string `yaml:"group"`
 			CancelInProgress string `yaml:"cancel-in-progress"`
 		} `yaml:"concurrency"`
+		Strategy struct {
+			Matrix string `yaml:"matrix"`
+		} `yaml:"strategy"`
 		Steps []struct {
 			Uses string            `yaml:"uses"`
 			Run  string            `yaml:"run"`
@@ -60,10 +63,12 @@ var pinnedUses = regexp.MustCompile(`^[\w.-]+/[\w.-]+(/[\w./-]+)?@[0-9a-f]{40}$`
 
 // TestGPUWorkflowsTrust checks the trust model of the shipped GPU workflows, which are
 // properties of the files (a runner runs whatever it is given): no trigger whose workflow a pull
-// request defines can start them; the one job on a GPU runner is the measure job, gated by
-// decide, with a read-only token, no secret, the pinned commit and no persisted credentials; no
-// group a reader's comment joins can cancel a measurement, and a push's never is; every action
-// of GitHub's is pinned to a commit; setup-go caches nothing.
+// request defines can start them; the jobs on a GPU runner are the measure job and a bisection
+// round's jobs, gated by decide (the commit it pinned, or the round's commits of the default
+// branch it chose), with a read-only token, no secret and no persisted credentials; no group a
+// reader's comment joins can cancel a measurement, and a push's or a bisection's never is; the
+// bisection's report job (no GPU) records the round and dispatches the next; every action of
+// GitHub's is pinned to a commit; setup-go caches nothing.
 func TestGPUWorkflowsTrust(t *testing.T) {
 	for _, name := range []string{"example-gpu.yml", "example-gpu-sharded.yml"} {
 		t.Run(name, func(t *testing.T) {
@@ -107,7 +112,16 @@ func TestGPUWorkflowsTrust(t *testing.T) {
 					j.Needs.Decode(&one)
 					needs = []string{one}
 				}
-				if len(needs) != 1 || needs[0] != "decide" || !strings.Contains(j.If, "needs.decide.outputs.run == 'true'") {
+				// The commit each GPU job checks out: the one decide pinned, or (a bisection round)
+				// its matrix entry's, which decide chose on the default branch.
+				gate, ref := "needs.decide.outputs.run == 'true'", "${{ needs.decide.outputs.sha }}"
+				if id == "bisect" {
+					gate, ref = "needs.decide.outputs.bisect-matrix != ''", "${{ matrix.commit }}"
+					if j.Strategy.Matrix != "${{ fromJSON(needs.decide.outputs.bisect-matrix) }}" {
+						t.Errorf("GPU job %s: matrix %q, want decide's bisect-matrix", id, j.Strategy.Matrix)
+					}
+				}
+				if len(needs) != 1 || needs[0] != "decide" || !strings.Contains(j.If, gate) {
 					t.Errorf("GPU job %s: needs %v, if %q: it must run only when decide says so", id, needs, j.If)
 				}
 				if len(j.Permissions) != 1 || j.Permissions["contents"] != "read" {
@@ -125,8 +139,8 @@ func TestGPUWorkflowsTrust(t *testing.T) {
 							t.Errorf("GPU job %s passes a secret as %s", id, k)
 						}
 					}
-					if strings.Contains(s.Uses, "actions/checkout") && s.With["ref"] != "${{ needs.decide.outputs.sha }}" {
-						t.Errorf("GPU job %s checks out %q, not the pinned commit", id, s.With["ref"])
+					if strings.Contains(s.Uses, "actions/checkout") && s.With["ref"] != ref {
+						t.Errorf("GPU job %s checks out %q, not %s", id, s.With["ref"], ref)
 					}
 					if strings.HasPrefix(s.Uses, "speedmatrix/speedmatrix@") {
 						measured = s.With["mode"] == "measure"
@@ -141,6 +155,12 @@ func TestGPUWorkflowsTrust(t *testing.T) {
 					t.Errorf("GPU job %s does not use the action in mode measure", id)
 				}
 				g := j.Concurrency.Group
+				if id == "bisect" {
+					if !strings.Contains(g, "needs.decide.outputs.bisect") || !strings.Contains(g, "matrix.index") || j.Concurrency.CancelInProgress != "false" {
+						t.Errorf("GPU job %s: concurrency group %q, cancel-in-progress %q: want a group of its round and commit that nothing cancels", id, g, j.Concurrency.CancelInProgress)
+					}
+					continue
+				}
 				if g == "" || strings.Contains(g, "comment") || !strings.Contains(g, "needs.decide.outputs.pr") || !strings.Contains(g, "needs.decide.outputs.sha") {
 					t.Errorf("GPU job %s: concurrency group %q, want one keyed by the decided pull request, else the commit", id, g)
 				}
@@ -151,8 +171,19 @@ func TestGPUWorkflowsTrust(t *testing.T) {
 					t.Errorf("GPU job %s: shards share the group %q and would cancel each other", id, g)
 				}
 			}
-			if gpuJobs != 1 {
-				t.Errorf("%d jobs can reach a GPU runner, want the measure job alone", gpuJobs)
+			if gpuJobs != 2 {
+				t.Errorf("%d jobs can reach a GPU runner, want the measure job and the bisection round's", gpuJobs)
+			}
+			br := w.Jobs["bisect-report"]
+			if selfHosted(br.RunsOn) || br.Permissions["actions"] != "write" || !strings.Contains(br.If, "needs.decide.outputs.bisect != ''") || !strings.Contains(br.If, "needs.decide.result == 'success'") {
+				t.Errorf("bisect-report: runs-on %v, permissions %v, if %q: want a GitHub-hosted job that may dispatch the next round, after every round decide planned and never when decide did not run", br.RunsOn.Value, br.Permissions, br.If)
+			}
+			reported := false
+			for _, s := range br.Steps {
+				reported = reported || strings.HasPrefix(s.Uses, "speedmatrix/speedmatrix@") && s.With["mode"] == "report" && s.With["bisect"] == "${{ needs.decide.outputs.bisect }}"
+			}
+			if !reported {
+				t.Errorf("bisect-report does not report the round decide planned (mode report, bisect: needs.decide.outputs.bisect)")
 			}
 		})
 	}

@@ -25,7 +25,7 @@ type bisectRepo struct {
 // newBisectRepo makes the history h1…h10 → g → c1 … c18 on master, each commit's config
 // slowed from each commit of slowFrom on (decode at 8+ requests, by the factor), registers it
 // in e's fake, and makes e's config the repository's.
-func newBisectRepo(t *testing.T, e *storeEnv, storeDir string, slowFrom map[int]string, skip map[int]bool, auto bool) *bisectRepo {
+func newBisectRepo(t *testing.T, e *storeEnv, storeDir string, slowFrom map[int]string, skip map[int]bool, bisectYAML string) *bisectRepo {
 	t.Helper()
 	r := &bisectRepo{dir: filepath.Join(e.dir, "engine"), sha: map[string]string{}}
 	git := func(n int, args ...string) string {
@@ -64,7 +64,7 @@ func newBisectRepo(t *testing.T, e *storeEnv, storeDir string, slowFrom map[int]
 		if slow != "" {
 			extra = fmt.Sprintf(", slowdown: %q", slow)
 		}
-		cfg := actionConfig(extra) + "store: {dir: " + storeDir + ", min_history: 3}\n" + fmt.Sprintf("bisect: {auto: %v, steps: 12}\n", auto)
+		cfg := actionConfig(extra) + "store: {dir: " + storeDir + ", min_history: 3}\n" + bisectYAML
 		if skip[i] && name[0] == 'c' {
 			cfg = "matrix: nosuch\n" // a commit whose configuration does not load: it cannot be measured
 		}
@@ -96,9 +96,14 @@ func bisectEnv(t *testing.T, slowFrom map[int]string, skip map[int]bool, level f
 
 // bisectEnvAuto is bisectEnv with bisect.auto as given.
 func bisectEnvAuto(t *testing.T, slowFrom map[int]string, skip map[int]bool, level float64, auto bool) (*storeEnv, *bisectRepo) {
+	return bisectEnvWith(t, slowFrom, skip, level, fmt.Sprintf("bisect: {auto: %v, steps: 12}\n", auto))
+}
+
+// bisectEnvWith is bisectEnv with the configuration's bisect section bisectYAML.
+func bisectEnvWith(t *testing.T, slowFrom map[int]string, skip map[int]bool, level float64, bisectYAML string) (*storeEnv, *bisectRepo) {
 	e := newStoreEnv(t, 0)
 	e.simTime = true
-	r := newBisectRepo(t, e, filepath.Join(e.dir, "store"), slowFrom, skip, auto)
+	r := newBisectRepo(t, e, filepath.Join(e.dir, "store"), slowFrom, skip, bisectYAML)
 	for i := 1; i <= 10; i++ {
 		e.putScaled(r.sha[fmt.Sprintf("h%d", i)], 1)
 	}

@@ -18,6 +18,11 @@
 // what the fake holds afterwards: the comments, the check runs with their status and
 // conclusion, the data branch. It ends with a workflow × scenario table and each job's wall time.
 //
+// The bisection scenarios (bisect_test.go) run a default-branch regression's bisection through
+// the split workflow: a push's change point on a seeded history, then each workflow_dispatch the
+// report job asks the fake for is run under act as GitHub would start it, round after round,
+// until the culprit is posted; and /bench bisect on the change-point issue.
+//
 // GitHub's own actions (checkout, setup-go, upload- and download-artifact) cannot be downloaded
 // in CI: where a git-ignored folder tmp/actions/NAME of the repository holds the real one, it
 // is used; otherwise the stand-in of testdata/actions/NAME (small composite actions that do to

@@ -89,14 +89,15 @@ func TestWorkflows(t *testing.T) {
 	h := newHarness(t)
 	t.Run("setup-go-cache", h.checkSetupGoCache)
 	for _, wf := range []struct {
-		file string
-		run  func(*testing.T, *harness, string)
+		name, file string
+		run        func(*testing.T, *harness, string)
 	}{
-		{"example-gpu.yml", runExample},
-		{"example-gpu-sharded.yml", runSharded},
-		{"selftest.yml", runSelftest},
+		{"example-gpu", "example-gpu.yml", runExample},
+		{"example-gpu-bisect", "example-gpu.yml", runBisect}, // bisect_test.go
+		{"example-gpu-sharded", "example-gpu-sharded.yml", runSharded},
+		{"selftest", "selftest.yml", runSelftest},
 	} {
-		t.Run(strings.TrimSuffix(wf.file, ".yml"), func(t *testing.T) { wf.run(t, h, wf.file) })
+		t.Run(wf.name, func(t *testing.T) { wf.run(t, h, wf.file) })
 	}
 	h.printTable()
 }
@@ -633,6 +634,9 @@ func (h *harness) runAct(t *testing.T, r *repo, file, scenario string, ev event)
 		"--env", "GITHUB_API_URL=" + h.api + "/api/v3",
 		"--env", "GITHUB_REPOSITORY=" + r.full,
 		"--env", "GITHUB_REPOSITORY_OWNER=" + owner,
+		// act sets no GITHUB_WORKFLOW_REF; GitHub's names the file at the run's ref (a
+		// bisection's next round is dispatched to it).
+		"--env", "GITHUB_WORKFLOW_REF=" + r.full + "/.github/workflows/" + file + "@refs/heads/main",
 		"--env", "GITHUB_RUN_ID=" + strconv.Itoa(h.runID),
 		"--env", "GITHUB_RUN_NUMBER=" + strconv.Itoa(h.runID),
 		"--env", "SHA_REF=" + ev.sha,
