@@ -110,6 +110,12 @@ def world(task):
             f, _ = run(truth, f"{name}-{shape}", hrs, slow, draws[name])
             _write(os.path.join(d, f"{name}-{shape}.json"), f)
 
+    if args.regen:
+        keep = os.path.join(args.regen, model_name, f"{i:04d}")
+        if not os.path.exists(keep):
+            shutil.copytree(d, keep)
+        shutil.rmtree(d)
+        return []
     out = []
     b3 = ",".join(os.path.join(d, x) for x in ("base.json", "hist/h08.json", "hist/h09.json"))
     for shape in args.shapes:
@@ -168,6 +174,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--keep", default="")
     ap.add_argument("--tmp", default="/tmp")
+    ap.add_argument("--regen", default="", help="only write the worlds' files under this folder (same draws as a full run with the same --procs/--shapes/--matrix-procs)")
     args = ap.parse_args()
     args.procs = args.procs.split(",")
     args.matrix_procs = args.matrix_procs.split(",")
