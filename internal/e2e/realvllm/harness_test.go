@@ -93,10 +93,15 @@ func (h *tier) setup() error {
 // shared cores and is cached per source path, so every engine build would pay it again; the
 // server, scheduler and metrics under test are the same either way.
 func (h *tier) serveCommand(extra ...string) []string {
+	return h.serveCommandWith(maxModelLen, kvCacheBytes, extra...)
+}
+
+// serveCommandWith is serveCommand with another --max-model-len and KV cache.
+func (h *tier) serveCommandWith(modelLen, kvBytes int, extra ...string) []string {
 	argv := []string{h.python, "-m", "vllm.entrypoints.openai.api_server",
 		"--model", h.model, "--served-model-name", servedModel, "--load-format", "dummy",
-		"--max-model-len", strconv.Itoa(maxModelLen), "--max-num-seqs", strconv.Itoa(maxNumSeqs),
-		"--kv-cache-memory-bytes", strconv.Itoa(kvCacheBytes), "--enforce-eager",
+		"--max-model-len", strconv.Itoa(modelLen), "--max-num-seqs", strconv.Itoa(maxNumSeqs),
+		"--kv-cache-memory-bytes", strconv.Itoa(kvBytes), "--enforce-eager",
 		"--host", "127.0.0.1", "--port", "${PORT}"}
 	return append(argv, extra...)
 }
