@@ -35,17 +35,21 @@ import (
 // by 2× from one half-minute to the next, is mostly shared by the two.
 //
 // The extra work is CPU, not a sleep: on a box whose other jobs fill both cores, a process
-// that sleeps gives its share away and takes it back after, so a 2 ms time.sleep per step read
-// anywhere from −3 % to −36 % (load average 20); a busy loop on the thread's CPU clock costs
-// the same share of a step however loaded the box is.
+// that sleeps gives its share away and takes it back after, so a 2 ms time.sleep per step moved
+// decode tok/s by anything from +4 % to −56 % from one pair to the next (load average 20); a busy
+// loop on the thread's CPU clock costs the same share of a step however loaded the box is. And
+// it exceeds the step's slack: main's step is ≈ 1.5 ms of CPU in 2.5–4 ms of wall time, and
+// at 1 ms per step the rate moved −15 % in one pair and −66 % in the next, as the API server or
+// the engine was the slower stage; at stepCPU the engine is the slower stage in every pair, the
+// prediction below is a bound, and the pull request measured −71 % to −75 %.
 const (
 	stepCPU    = 0.005    // CPU seconds per engine step
 	prModelLen = 8192     // --max-model-len, and --max-num-batched-tokens: a prefill of prPrefill tokens is one step
 	prKVBytes  = 16 << 20 // 16384 tokens: prPrefill fits
 	prContext  = 512
 	prPrefill  = 6144
-	prBlocks   = 10 // blocks per side of the slowed pull request's paired run
-	aaBlocks   = 6  // blocks per side of the A/A branch's paired run
+	prBlocks   = 8 // blocks per side of the slowed pull request's paired run
+	aaBlocks   = 6 // blocks per side of the A/A branch's paired run
 )
 
 var prConcurrency = []int{1, 4}
