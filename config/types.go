@@ -95,6 +95,13 @@ type Paired struct {
 	// BaseSource is, with engine.serve, a checkout of the base commit: built like
 	// engine.source, and served in turn with it, one engine at a time (--base-source).
 	BaseSource string `yaml:"base_source"`
+	// KeepServing, with engine.serve, starts each side's engine once and keeps both up for the
+	// whole paired run, measured one at a time, instead of starting each before every block of
+	// its side and stopping it after (--keep-serving). Only where both engines fit the machine
+	// at once (a CPU server, a small model); the pairs then share each side's server lifetime,
+	// so a difference between two starts of the same code is not sampled (measure it with an
+	// A/A run).
+	KeepServing bool `yaml:"keep_serving"`
 	// Mode is when the GitHub Action measures paired instead of against the stored baseline:
 	// off (only on a maintainer's /bench paired), auto (also when the stored baseline cannot
 	// decide: none at the merge-base, fewer than store.min_history results, or regressions or

@@ -6,8 +6,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -272,20 +274,14 @@ func checkDocCommands(t *testing.T, d userDoc) (n int, demoTook time.Duration) {
 // it (the shared folder of the machine it was written on): users have only the repository.
 func TestNoReferenceOutsideRepository(t *testing.T) {
 	bad := []string{"../" + "shared", "/work/" + "shared"}
-	root := "../.."
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if d.Name() == ".git" {
-				return filepath.SkipDir
-			}
-			return nil
-		}
+	files, err := repositoryFiles("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		for _, s := range bad {
 			if i := bytes.Index(b, []byte(s)); i >= 0 {
@@ -293,9 +289,79 @@ func TestNoReferenceOutsideRepository(t *testing.T) {
 				t.Errorf("%s:%d names %q, outside the repository; copy what it needs into testdata/ or cite a file of the repository", path, line, s)
 			}
 		}
+	}
+}
+
+// repositoryFiles returns the regular files of the repository at root: those git tracks and the
+// untracked ones it does not ignore (not the ignored outputs of the tiers, such as tmp/realvllm's
+// engine builds and virtual environments), or, where root is no git checkout, every regular file
+// outside .git and tmp.
+func repositoryFiles(root string) ([]string, error) {
+	cmd := exec.Command("git", "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+	cmd.Dir = root
+	if out, err := cmd.Output(); err == nil {
+		var files []string
+		for _, name := range strings.Split(strings.TrimRight(string(out), "\x00"), "\x00") {
+			path := filepath.Join(root, name)
+			if fi, err := os.Lstat(path); name != "" && err == nil && fi.Mode().IsRegular() {
+				files = append(files, path)
+			}
+		}
+		return files, nil
+	}
+	var files []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && (d.Name() == ".git" || d.Name() == "tmp") {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			files = append(files, path)
+		}
 		return nil
 	})
+	return files, err
+}
+
+// TestRepositoryFiles checks that the files TestNoReferenceOutsideRepository reads leave out what
+// git ignores: after the real-vLLM tier, tmp/realvllm holds virtual environments whose lib64 is
+// a link to a directory, and reading it failed the test.
+func TestRepositoryFiles(t *testing.T) {
+	root := t.TempDir()
+	git := func(args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git("init", "--quiet")
+	for name, data := range map[string]string{".gitignore": "/tmp/\n", "a.go": "package a\n", "docs/b.md": "b\n", "tmp/venv/lib/x.py": "x\n"} {
+		if err := os.MkdirAll(filepath.Join(root, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("lib", filepath.Join(root, "tmp", "venv", "lib64")); err != nil {
+		t.Fatal(err)
+	}
+	git("add", ".gitignore", "a.go")
+	files, err := repositoryFiles(root)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range files {
+		rel, _ := filepath.Rel(root, f)
+		got = append(got, rel)
+	}
+	slices.Sort(got)
+	if want := []string{".gitignore", "a.go", "docs/b.md"}; !slices.Equal(got, want) {
+		t.Errorf("repositoryFiles = %q, want %q (tracked and untracked, not ignored)", got, want)
 	}
 }

