@@ -1,7 +1,9 @@
 package compare_test
 
 import (
+	"compress/gzip"
 	"fmt"
+	"os"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -95,5 +97,52 @@ func TestAmbiguousRunDoesNotPass(t *testing.T) {
 	}
 	if passed > 0 {
 		t.Errorf("%d of %d heads with the long rows 10 %% slower in a 4.5 %% faster run passed, want none", passed, n)
+	}
+}
+
+// readGz reads a gzipped results file of testdata.
+func readGz(t *testing.T, path string) *results.File {
+	t.Helper()
+	fh, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	zr, err := gzip.NewReader(fh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := results.Read(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return f
+}
+
+// TestUnmeasuredRowsSlowdownDoesNotPass: files of the independent generator
+// (internal/e2e/worldcheck: `worldrun.py --models t3 --procs trials3 --shapes rows --first N
+// --pairs 1 --regen DIR`, seed 21), one file a side holding three trials of one server run,
+// Student-t noise (3 d.o.f., SD 2 %), the head's rows at 32K and longer 10 % slower. Nothing
+// measured the runs' spread, so nothing can block; the long rows, 8–10 % slower at one-sided
+// p = 0.0009 (world 15) and 0.0034 (world 167) by themselves, must leave the matrix unproven
+// (exit 4), not pass as inconclusive: both passed before (14 % of such comparisons did).
+func TestUnmeasuredRowsSlowdownDoesNotPass(t *testing.T) {
+	for _, world := range []string{"0015", "0167"} {
+		base := readGz(t, "testdata/worldcheck/t3-trials3-"+world+"-base.json.gz")
+		head := readGz(t, "testdata/worldcheck/t3-trials3-"+world+"-head-rows.json.gz")
+		c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, compare.DefaultThresholds())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSpans(t, c)
+		if passes(c.Verdict) {
+			t.Errorf("world %s: %s, want unproven: the long rows moved 8-10 %% slower", world, c.Verdict)
+			for _, g := range c.Groups {
+				t.Logf("%s: %s", g.Verdict, g.Reason)
+			}
+		}
+		if c.Verdict == results.VerdictRegression {
+			t.Errorf("world %s: regression, but no run-to-run noise was measured", world)
+		}
 	}
 }
