@@ -3,8 +3,8 @@ package compare_test
 import (
 	"compress/gzip"
 	"fmt"
-	"os"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
