@@ -57,7 +57,7 @@ func checkAmbiguity(c *results.Comparison, in Input, th Thresholds, re *runEffec
 	reading := "if the head's run was " + strings.Join(moved, ", and ") + " (its one run explains the matrix about as well either way)"
 	var slower []string
 	for i := range c.Cells {
-		cell, alt := &c.Cells[i], cellOf(other, c.Cells[i].Cell)
+		cell, alt := &c.Cells[i], other.Cell(c.Cells[i].Cell)
 		if alt == nil {
 			continue
 		}
@@ -66,7 +66,7 @@ func checkAmbiguity(c *results.Comparison, in Input, th Thresholds, re *runEffec
 			if !decides(m.Metric, cell.Phase) {
 				continue
 			}
-			am := metricOf(alt, m.Metric)
+			am := alt.Metric(m.Metric)
 			if am == nil {
 				continue
 			}
@@ -106,25 +106,5 @@ func checkAmbiguity(c *results.Comparison, in Input, th Thresholds, re *runEffec
 	}
 	c.Warnings = append(c.Warnings, fmt.Sprintf("the matrix can be read two ways: %s, %s are slower; one head run cannot tell its own speed from a change of those cells, so they are unproven: a paired run (/bench paired) or a rerun decides it",
 		reading, textout.Plural(len(slower), "cell", "cells")))
-	return nil
-}
-
-// cellOf returns c's comparison of the cell named id, nil when c has none.
-func cellOf(c *results.Comparison, id string) *results.CellComparison {
-	for i := range c.Cells {
-		if c.Cells[i].Cell == id {
-			return &c.Cells[i]
-		}
-	}
-	return nil
-}
-
-// metricOf returns cell's comparison of metric m, nil when it has none.
-func metricOf(cell *results.CellComparison, m results.Metric) *results.MetricComparison {
-	for i := range cell.Metrics {
-		if cell.Metrics[i].Metric == m {
-			return &cell.Metrics[i]
-		}
-	}
 	return nil
 }

@@ -101,13 +101,10 @@ func (t *pending) measuredNoise() bool {
 	if t.out.Noise == nil {
 		return false
 	}
-	switch t.out.Noise.Source {
-	case results.NoiseHistory, results.NoisePaired, results.NoiseMeasured:
-		return true
-	case results.NoiseTrials:
+	if t.out.Noise.Source == results.NoiseTrials {
 		return t.b.runs() >= 2 || t.h.runs() >= 2
 	}
-	return false
+	return results.MeasuredRunToRun(t.out.Noise.Source)
 }
 
 // worseZ returns t's within-run change as a normal score, positive when worse.
@@ -346,7 +343,7 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 		worse := out.Change < -dd && g.within < -dd
 		better := out.Change > dd && g.within > dd
 		sig := out.Q <= level
-		suspected := false
+		suspected, at := false, suspectAt(g, groups)
 		desc := fmt.Sprintf("%s: mean change %s over %s, z = %+.1f", out.Name(), pct(out.Change), textout.Plural(len(out.Cells), "cell", "cells"), out.Z)
 		switch {
 		case sig && worse && g.measured:
@@ -358,11 +355,11 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 		case sig && better && g.measured:
 			out.Verdict = results.VerdictImprovement
 			out.Reason = fmt.Sprintf("%s, q = %.2g ≤ %.3g", desc, out.Q, level)
-		case worse && out.Z > 0 && g.p/2 <= suspectAt(g, groups):
+		case worse && out.Z > 0 && g.p/2 <= at:
 			out.Verdict = results.VerdictUnproven
 			suspected = true
 			out.Reason = fmt.Sprintf("%s: slower beyond δ by itself (one-sided p = %.2g ≤ %.2g), but not significant among every test of the matrix (q = %.2g > %.3g); a paired run or a rerun decides it",
-				desc, g.p/2, suspectAt(g, groups), out.Q, level)
+				desc, g.p/2, at, out.Q, level)
 		default:
 			out.Verdict = results.VerdictInconclusive
 			out.Reason = desc

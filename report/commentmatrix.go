@@ -61,7 +61,7 @@ func (m *model) matrixCellText(cell *results.CellComparison, metric results.Metr
 		return commentOverCap
 	}
 	var s string
-	mc := metricOf(cell, metric)
+	mc := cell.Metric(metric)
 	switch {
 	case statusChanged(cell):
 		s = statusShort(cell.BaseStatus) + " → " + statusShort(cell.HeadStatus)

@@ -461,12 +461,5 @@ func (m *model) suspected() bool { return slices.ContainsFunc(m.unproven, measur
 // measuredCell reports whether v's deciding metric's noise was measured run to run (history,
 // separate runs' pairs, this machine's A/A runs), not assumed.
 func measuredCell(v cellView) bool {
-	if v.by == nil || v.by.Noise == nil {
-		return false
-	}
-	switch v.by.Noise.Source {
-	case results.NoiseHistory, results.NoisePaired, results.NoiseMeasured:
-		return true
-	}
-	return false
+	return v.by != nil && v.by.Noise != nil && results.MeasuredRunToRun(v.by.Noise.Source)
 }

@@ -145,7 +145,7 @@ func writeMatrixTables(ew *textout.ErrWriter, c *results.Comparison, heading str
 		for _, cell := range rows {
 			fmt.Fprintf(ew, "| %s", cell.ContextLabel)
 			for _, m := range results.Metrics(results.PhasePrefill) {
-				if mc := metricOf(cell, m); mc != nil {
+				if mc := cell.Metric(m); mc != nil {
 					fmt.Fprintf(ew, " | %s", mdCell(cell, mc))
 				} else {
 					fmt.Fprint(ew, " | ")

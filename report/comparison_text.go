@@ -201,16 +201,6 @@ func prefillRows(c *results.Comparison) []*results.CellComparison {
 	return out
 }
 
-// metricOf returns cell's comparison of m, or nil.
-func metricOf(cell *results.CellComparison, m results.Metric) *results.MetricComparison {
-	for i := range cell.Metrics {
-		if cell.Metrics[i].Metric == m {
-			return &cell.Metrics[i]
-		}
-	}
-	return nil
-}
-
 // deltaOf returns the δ the comparison used for m.
 func deltaOf(c *results.Comparison, m results.Metric) float64 {
 	for _, s := range c.Settings.Metrics {
@@ -603,7 +593,7 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 		for _, cell := range rows {
 			r := []string{cell.ContextLabel}
 			for _, m := range results.Metrics(results.PhasePrefill) {
-				if mc := metricOf(cell, m); mc != nil {
+				if mc := cell.Metric(m); mc != nil {
 					r = append(r, cellMetricText(cell, mc))
 				} else {
 					r = append(r, "")
@@ -851,7 +841,7 @@ func noiseGrid(c *results.Comparison) (string, [][]string) {
 	letters := func(cell *results.CellComparison) string {
 		var b strings.Builder
 		for _, m := range results.Metrics(cell.Phase) {
-			if mc := metricOf(cell, m); mc != nil {
+			if mc := cell.Metric(m); mc != nil {
 				b.WriteString(noiseLetter(mc))
 			} else {
 				b.WriteString("·")

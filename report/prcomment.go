@@ -301,7 +301,7 @@ func viewOf(cell *results.CellComparison) cellView {
 		return v
 	}
 	for _, m := range decidingOrder(cell.Phase) {
-		mc := metricOf(cell, m)
+		mc := cell.Metric(m)
 		if mc == nil || mc.Verdict != cell.Verdict {
 			continue
 		}
@@ -317,7 +317,7 @@ func viewOf(cell *results.CellComparison) cellView {
 	// The other metrics are notes that never get a verdict of their own: name those that moved
 	// beyond their δ (where one is set) the same way as the deciding metric.
 	for _, m := range decidingOrder(cell.Phase) {
-		mc := metricOf(cell, m)
+		mc := cell.Metric(m)
 		if mc == nil || mc == v.by || mc.Verdict == cell.Verdict || mc.Change == nil || mc.Delta <= 0 || math.Abs(mc.Change.Change) <= mc.Delta {
 			continue
 		}
@@ -777,7 +777,7 @@ func (m *model) chart() string {
 		if cell.Phase != results.PhaseDecode {
 			continue
 		}
-		mc := metricOf(cell, results.MetricTotalTokPerS)
+		mc := cell.Metric(results.MetricTotalTokPerS)
 		if mc == nil || (mc.Base == nil && mc.Head == nil) {
 			continue
 		}

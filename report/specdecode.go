@@ -36,7 +36,7 @@ func (m *model) specAcceptance() string {
 	oneSided := 0
 	for i := range m.c.Cells {
 		cell := &m.c.Cells[i]
-		mc := metricOf(cell, results.MetricSpecAcceptance)
+		mc := cell.Metric(results.MetricSpecAcceptance)
 		if mc == nil {
 			continue
 		}

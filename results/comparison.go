@@ -117,6 +117,16 @@ const (
 	NoisePaired = "paired"
 )
 
+// MeasuredRunToRun reports whether a noise source is run-to-run noise that was measured
+// (history, a paired run's pairs, this machine's A/A runs), not within one run or assumed.
+func MeasuredRunToRun(source string) bool {
+	switch source {
+	case NoiseHistory, NoisePaired, NoiseMeasured:
+		return true
+	}
+	return false
+}
+
 // Why the configured prior alone set the noise (Noise.PriorReason).
 const (
 	// PriorSummaryOnly: a side kept no raw samples (an imported report, summary numbers only).
@@ -168,6 +178,16 @@ type Comparison struct {
 	// Warnings are problems that did not stop the comparison (different models compared with
 	// --force, cells missing from one file, history files that did not match).
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Cell returns c's comparison of the cell named id (CellID.String()), nil when it has none.
+func (c *Comparison) Cell(id string) *CellComparison {
+	for i := range c.Cells {
+		if c.Cells[i].Cell == id {
+			return &c.Cells[i]
+		}
+	}
+	return nil
 }
 
 // ComparedRun identifies one side of a comparison.
@@ -315,6 +335,16 @@ type CellComparison struct {
 	Verdict Verdict            `json:"verdict"`
 	Reason  string             `json:"reason,omitempty"`
 	Metrics []MetricComparison `json:"metrics"`
+}
+
+// Metric returns c's comparison of metric m, nil when it has none.
+func (c *CellComparison) Metric(m Metric) *MetricComparison {
+	for i := range c.Metrics {
+		if c.Metrics[i].Metric == m {
+			return &c.Metrics[i]
+		}
+	}
+	return nil
 }
 
 // MetricComparison is the comparison of one metric of one cell.

@@ -504,24 +504,17 @@ type output struct {
 // the error is set only when neither could be written. Results that fail the file's own check
 // are written unchecked (o.invalid says why): the run says so when it ends.
 func (o *output) write(f *results.File) error {
-	err := results.WriteFile(o.path, f)
+	write := results.WriteFile
+	err := write(o.path, f)
+	wasInvalid := o.invalid != nil
+	o.invalid = nil
 	if results.IsValidation(err) {
-		if o.invalid == nil {
+		if !wasInvalid {
 			o.log.Error("the results fail the results file's own check; writing them unchecked so that nothing measured is lost", "output", o.path, "err", err)
 		}
-		o.invalid = err
-		err = results.WriteFileUnchecked(o.path, f)
-		if err == nil {
-			o.saved, o.err = o.path, nil
-			return nil
-		}
-		if ferr := results.WriteFileUnchecked(o.fallback, f); ferr != nil {
-			return fmt.Errorf("write %s: %w; the fallback %s failed too: %v", o.path, err, o.fallback, ferr)
-		}
-		o.saved, o.err = o.fallback, err
-		return nil
+		o.invalid, write = err, results.WriteFileUnchecked
+		err = write(o.path, f)
 	}
-	o.invalid = nil
 	if err == nil {
 		if o.saved == o.fallback {
 			os.Remove(o.fallback) // the chosen path works again: one copy only
@@ -529,7 +522,7 @@ func (o *output) write(f *results.File) error {
 		o.saved, o.err = o.path, nil
 		return nil
 	}
-	if ferr := results.WriteFile(o.fallback, f); ferr != nil {
+	if ferr := write(o.fallback, f); ferr != nil {
 		return fmt.Errorf("write %s: %w; the fallback %s failed too: %v", o.path, err, o.fallback, ferr)
 	}
 	if o.saved != o.fallback {

@@ -337,6 +337,17 @@ const disturbedBelow = -0.13
 
 var stepChange = regexp.MustCompile(`(?m)^\| \d+ \| [^|]+\| [^|]+\| [^|]+\| ([+-]\d+\.\d) % \(`)
 
+// again reports whether a bisection's first try, which did not end as wanted (ok false), is tried
+// once more because its comment shows disturbed steps (disturbedBelow), and logs why.
+func again(t *testing.T, try int, ok bool, comment, how string) bool {
+	bad := disturbed(comment)
+	if ok || try != 1 || len(bad) == 0 {
+		return false
+	}
+	t.Logf("try %d: steps measured %v, slower than the scripted history can be: the machine was busy; %s", try, bad, how)
+	return true
+}
+
 // disturbed returns the steps of a bisection comment measured slower than disturbedBelow.
 func disturbed(comment string) []string {
 	var out []string
@@ -431,8 +442,7 @@ func runBisect(t *testing.T, h *harness, file string) {
 			p = h.bisectPush(t, fmt.Sprintf("engine-bisect-%d", try), file)
 			c11 := p.r.sha["c11"][:7]
 			named := strings.Contains(p.comment, "The regression's culprit is "+c11)
-			if bad := disturbed(p.comment); !named && len(bad) > 0 && try == 1 {
-				t.Logf("try %d: steps measured %v, slower than the scripted history can be: the machine was busy; the scenario runs again", try, bad)
+			if again(t, try, named, p.comment, "the scenario runs again") {
 				continue
 			}
 			if !named {
@@ -511,8 +521,7 @@ func runBisect(t *testing.T, h *harness, file string) {
 			seen = len(h.dispatchesOf(t, r))
 			cs := bisectComments(h.state(t), r, issue)
 			ok := len(cs) == before+1 && strings.Contains(cs[before], "The regression's culprit is "+c11) && strings.Contains(cs[before], "Bisect** of `"+r.sha["c9"][:7]+"`..`"+r.sha["c12"][:7]+"`")
-			if !ok && len(cs) == before+1 && len(disturbed(cs[before])) > 0 && try == 1 {
-				t.Logf("try %d: steps measured %v: the machine was busy; the command is posted again", try, disturbed(cs[before]))
+			if len(cs) == before+1 && again(t, try, ok, cs[before], "the command is posted again") {
 				continue
 			}
 			if !ok {
@@ -538,8 +547,7 @@ func runBisect(t *testing.T, h *harness, file string) {
 			seen = len(h.dispatchesOf(t, r))
 			cs := bisectComments(h.state(t), r, issue)
 			ok := len(b.rounds) > 0 && len(b.rounds[0]) == 3 && len(cs) == before+1 && strings.Contains(cs[before], "The regression's culprit is "+c11)
-			if !ok && len(cs) == before+1 && len(disturbed(cs[before])) > 0 && try == 1 {
-				t.Logf("try %d: steps measured %v: the machine was busy; the command is posted again", try, disturbed(cs[before]))
+			if len(cs) == before+1 && again(t, try, ok, cs[before], "the command is posted again") {
 				continue
 			}
 			if !ok {
