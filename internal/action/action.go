@@ -699,8 +699,8 @@ func (j *job) compareWithHistory(out outcome, base *results.File, hist []*result
 
 // conclusion maps an outcome to the check's conclusion and the verdict output. A comparison's
 // conclusion is its row of results.Outcomes (docs/verdicts.md), changed only by the setting the
-// row names: github.fail_on_regression and an acceptance for a regression, github.undecided for
-// an unproven matrix; github.no_baseline is publish's (it applies to pull requests only).
+// row names: github.fail_on_regression and an acceptance for a regression, github.undecided and
+// an acceptance for an unproven matrix; github.no_baseline is publish's (it applies to pull requests only).
 func (j *job) conclusion(out outcome, accepted *Acceptance) (ghbot.Conclusion, string) {
 	switch {
 	case out.Baseline:
@@ -722,6 +722,9 @@ func (j *job) conclusion(out outcome, accepted *Acceptance) (ghbot.Conclusion, s
 			return ghbot.ConclusionNeutral, string(o.Verdict)
 		}
 	case results.VerdictUnproven:
+		if accepted != nil {
+			return ghbot.ConclusionSuccess, VerdictAccepted
+		}
 		switch j.cfg.GitHub.Undecided {
 		case config.UndecidedNeutral:
 			return ghbot.ConclusionNeutral, string(o.Verdict)
@@ -767,7 +770,7 @@ func (j *job) state(p plan, phase string, out outcome, conclusion ghbot.Conclusi
 // publish posts the results: the comment, the completed check, the job summary, the outputs.
 func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome) error {
 	accepted := p.Accepted
-	if out.Comparison == nil || out.Comparison.Verdict != results.VerdictRegression {
+	if out.Comparison == nil || !acceptable(string(out.Comparison.Verdict)) {
 		accepted = nil
 	}
 	conclusion, verdict := j.conclusion(out, accepted)
@@ -807,7 +810,7 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 	var buttons []ghbot.CheckAction
 	if out.Comparison != nil {
 		buttons = append(buttons, ghbot.ButtonRerun)
-		if conclusion == ghbot.ConclusionFailure && out.Comparison.Verdict == results.VerdictRegression {
+		if conclusion == ghbot.ConclusionFailure && acceptable(string(out.Comparison.Verdict)) {
 			buttons = append(buttons, ghbot.ButtonAccept)
 		}
 	}
