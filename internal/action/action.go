@@ -464,7 +464,7 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 
 // headMoved reports a run that did not start because the PR's head moved.
 func (j *job) headMoved(ctx context.Context, c *ghbot.Client, p plan, cause error) {
-	why := "The pull request's head moved after the run was approved; nothing was measured. A maintainer who has read the new commits posts `/bench` again."
+	why := "The pull request's head moved after the run was approved; nothing was measured. A maintainer who has read the new commits posts `/bench <commit>` again, naming the commit they read by its full id."
 	r := j.render(p, outcome{}, renderInput{Cancelled: why})
 	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
 		Conclusion: ghbot.ConclusionCancelled, DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: r.title, Summary: j.acceptancePrefix(p) + r.summary},
@@ -473,7 +473,7 @@ func (j *job) headMoved(ctx context.Context, c *ghbot.Client, p plan, cause erro
 	}
 	j.upsertState(ctx, c, p, r.body, j.state(p, phaseCancelled, outcome{}, ""))
 	if p.Kind == ghbot.RunCommand {
-		j.reply(ctx, c, p.PR, fmt.Sprintf("@%s the benchmark was not run: the head of #%d moved from %s after your command. Read the new commits and post the command again.", p.By, p.PR, code(ghbot.ShortSHA(p.HeadSHA))))
+		j.reply(ctx, c, p.PR, fmt.Sprintf("@%s the benchmark was not run: the head of #%d moved from %s after your command. Read the new commits and post the command again, naming the commit you read by its full id: `/bench <commit>`.", p.By, p.PR, code(p.HeadSHA)))
 	}
 	j.log.Warn("not measured: the head moved", "err", cause)
 	j.setOutput("verdict", VerdictHeadMoved)
