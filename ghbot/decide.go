@@ -190,7 +190,7 @@ func (c *Client) pinLabel(ctx context.Context, ev *Event, label string) (string,
 			pr.Number, pr.HeadSHA, cur.HeadSHA, label, cur.HeadSHA), nil
 	}
 	if cur.HeadRepo == "" {
-		return fmt.Sprintf("The head repository of #%d is gone, so its head cannot be pinned.", pr.Number), nil
+		return fmt.Sprintf("The head repository of #%d is gone, so its head cannot be pinned and nothing of it can be measured: the author opens a new pull request from a repository that exists.", pr.Number), nil
 	}
 	pushed, err := c.pushedAt(ctx, cur.HeadRepo)
 	if err != nil {
@@ -393,7 +393,7 @@ func (c *Client) decideComment(ctx context.Context, ev *Event) (Decision, error)
 		return Decision{}, err
 	}
 	if pr.State != "open" {
-		return refuse(fmt.Sprintf("`/bench %s` was not run: pull request #%d is %s.", cmd.Kind, number, pr.State))
+		return refuse(fmt.Sprintf("`/bench %s` was not run: pull request #%d is %s. Reopen it and post the command again.", cmd.Kind, number, pr.State))
 	}
 	if !ValidSHA(pr.HeadSHA) {
 		return Decision{}, fmt.Errorf("pull request #%d: head sha %q is not a commit id", number, pr.HeadSHA)
@@ -420,7 +420,7 @@ func (c *Client) decideComment(ctx context.Context, ev *Event) (Decision, error)
 			what = fmt.Sprintf("`%s %s`", name, cmd.SHA)
 		}
 		if pr.HeadRepo == "" {
-			return refuse(fmt.Sprintf("%s was not run: the head repository of #%d is gone, so its head cannot be pinned.", what, number))
+			return refuse(fmt.Sprintf("%s was not run: the head repository of #%d is gone, so its head cannot be pinned and nothing of it can be measured: the author opens a new pull request from a repository that exists.", what, number))
 		}
 		pushed, ok, err := c.pinComment(ctx, pr.HeadRepo, cm.CreatedAt)
 		if err != nil {

@@ -461,7 +461,7 @@ func (j *job) bisectCommand(ctx context.Context, c *ghbot.Client, full bool) (do
 	}
 	rs := j.openStore(c)
 	if rs.s == nil || rs.commits == nil {
-		return refuse("`/bench bisect` needs the results store and the repository's commits, and this job has neither.")
+		return refuse("`/bench bisect` needs the results store and the repository's commits, and this job has neither: set `store` in the default branch's speedmatrix.yaml (docs/store.md) and post the command again.")
 	}
 	n, body, open, err := c.FindOpenIssue(ctx, j.repo, changePointLabel, changePointMarker)
 	if err != nil {
@@ -496,7 +496,7 @@ func (j *job) bisectCommand(ctx context.Context, c *ghbot.Client, full bool) (do
 	}
 	for _, r := range ranges {
 		if err := j.bisectRange(ctx, c, rs, j.cfg, st.Config, r); err != nil {
-			return refuse(fmt.Sprintf("the bisection of %s..%s failed: %s", code(ghbot.ShortSHA(r.good)), code(ghbot.ShortSHA(r.bad)), code(firstLine(err.Error()))))
+			return refuse(fmt.Sprintf("the bisection of %s..%s failed: %s. Name a range of the default branch's first-parent commits instead: `/bench bisect <good>..<bad>`.", code(r.good), code(r.bad), code(firstLine(err.Error()))))
 		}
 	}
 	j.setOutput("verdict", VerdictBisected)
@@ -522,7 +522,7 @@ func (j *job) namedRange(ctx context.Context, rs resultStore, cmd ghbot.Command,
 			}
 		}
 		if at < 0 {
-			return -1, fmt.Sprintf("%s is not among the default branch's last %d first-parent commits", code(prefix), bisectWalk)
+			return -1, fmt.Sprintf("%s is not among the default branch's last %d first-parent commits: name commits of the default branch, `/bench bisect <good>..<bad>`", code(prefix), bisectWalk)
 		}
 		return at, ""
 	}
