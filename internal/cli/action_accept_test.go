@@ -100,6 +100,16 @@ func TestActionAcceptRefusals(t *testing.T) {
 			},
 			want: []string{"the last results are for `" + prHead + "`, but the head is now `" + movedSHA + "`", "Post `/bench " + movedSHA + "`"},
 		},
+		{
+			// A fork can force-push another commit with the same 7-digit prefix after the
+			// comment (issue 34.2): a prefix is pinned only with no push after the comment.
+			name: "a prefix after a push",
+			setup: func(t *testing.T, e *actEnv) {
+				e.srv.MovePullHead(actRepo, 2, movedSHA)
+				e.benchComment("/bench accept " + movedSHA[:7] + " known cost")
+			},
+			want: []string{"the prefix `" + movedSHA[:7] + "` could name another commit", "by its full id: `/bench accept " + movedSHA + " <reason>`"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newActEnv(t)
