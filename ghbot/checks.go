@@ -68,7 +68,8 @@ type CheckRun struct {
 	Status     string
 	Conclusion string
 	URL        string
-	// Summary is the run's output summary, as the bot wrote it.
+	// Title is the run's output title; Summary its output summary, as the bot wrote them.
+	Title   string
 	Summary string
 }
 
@@ -275,5 +276,5 @@ func (c *Client) fitOutput(o CheckOutput) *github.CheckRunOutput {
 }
 
 func checkRun(cr *github.CheckRun) CheckRun {
-	return CheckRun{ID: cr.GetID(), Name: cr.GetName(), HeadSHA: cr.GetHeadSHA(), Status: cr.GetStatus(), Conclusion: cr.GetConclusion(), URL: cr.GetHTMLURL(), Summary: cr.GetOutput().GetSummary()}
+	return CheckRun{ID: cr.GetID(), Name: cr.GetName(), HeadSHA: cr.GetHeadSHA(), Status: cr.GetStatus(), Conclusion: cr.GetConclusion(), URL: cr.GetHTMLURL(), Title: cr.GetOutput().GetTitle(), Summary: cr.GetOutput().GetSummary()}
 }

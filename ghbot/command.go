@@ -41,8 +41,9 @@ type Command struct {
 	// Reason is the text of /bench accept, without surrounding quotes.
 	Reason string
 	// SHA is the commit the command names (/bench <sha>, /bench accept <sha> <reason>): at least
-	// MinSHALen hex digits, lower-cased, a prefix of the commit the commenter read; empty for
-	// the bare form, which pins the head only if no push came after the comment.
+	// MinSHALen hex digits, lower-cased, the commit the commenter read or a prefix of it; empty
+	// for the bare form. The bare form and a prefix pin the head only if no push came after the
+	// comment (Decide); the full id pins it whenever it is still the head.
 	SHA string
 	// Good and Bad are the range /bench bisect names (commit prefixes of at least MinSHALen hex
 	// digits, lower-cased); both empty for the change point's own range.
@@ -74,10 +75,10 @@ func (e *CommandError) Error() string {
 
 // HelpText lists the commands; it is the reply to /bench help and to any malformed command.
 const HelpText = "speedmatrix commands (post one as a comment on the pull request; only users with write or admin permission may run them):\n" +
-	"- `/bench <commit>` (at least 7 hex digits, e.g. `/bench 1a2b3c4`) measures that commit against its base, if it is still the pull request's head; name the commit you read. `/bench` alone measures the head if nothing was pushed after your comment.\n" +
+	"- `/bench <commit>` measures that commit against its base, if it is still the pull request's head: name the commit you read by its full 40-digit id (e.g. `/bench 1a2b3c4d5e6f70819a2b3c4d5e6f70819a2b3c4d`). A shorter prefix (at least 7 hex digits), or `/bench` alone, is taken only if nothing was pushed to the head's repository after your comment.\n" +
 	"- `/bench rerun` measures again the cells the last comparison could not decide; `/bench rerun decode/8K/32,prefill/16K` measures the cells named.\n" +
 	"- `/bench paired` builds the base (the merge-base) on the GPU runner too and measures base and head alternately in blocks (ABBA), for changes the stored baseline cannot decide; `/bench paired decode/8K/32` measures the cells named.\n" +
-	"- `/bench accept <commit> <reason>` accepts the regression measured at that commit, if it is still the head (`/bench accept <reason>` for the head if nothing was pushed after your comment): the check turns green and the comment records who, when and why; a new push voids it.\n" +
+	"- `/bench accept <commit> <reason>` accepts the slowdown that blocks at that commit (❌ a regression, or ❓ not proven), if it is still the head, named by its full id as for `/bench <commit>` (`/bench accept <reason>` for the head if nothing was pushed after your comment): the check turns green and the comment records who, when and why; a new push voids it.\n" +
 	"- `/bench bisect` (on the change-point issue, not a pull request) measures the commits between the issue's last good and first bad results until it names the first bad one; `/bench bisect <good>..<bad>` bisects that range of the default branch.\n" +
 	"- `/bench help` shows this list."
 

@@ -123,8 +123,8 @@ func (c *Client) VerifyHead(ctx context.Context, repo Repo, number int, sha stri
 		return err
 	}
 	if pr.HeadSHA != sha {
-		return fmt.Errorf("%w: %s#%d was approved at %s and is now at %s; a maintainer must approve the new commits (comment /bench)",
-			ErrHeadMoved, repo.FullName(), number, ShortSHA(sha), ShortSHA(pr.HeadSHA))
+		return fmt.Errorf("%w: %s#%d was approved at %s and is now at %s; a maintainer must read the new commits and approve them (comment /bench %s)",
+			ErrHeadMoved, repo.FullName(), number, sha, pr.HeadSHA, pr.HeadSHA)
 	}
 	return nil
 }
@@ -143,6 +143,76 @@ func (c *Client) pushedAt(ctx context.Context, fullName string) (time.Time, erro
 		return time.Time{}, fmt.Errorf("repository %s: no pushed_at", fullName)
 	}
 	return r.GetPushedAt().Time, nil
+}
+
+// labeledAt returns when user last added label to issue or pull request n, as the issue events
+// API lists it; ok is false when it lists no such event.
+func (c *Client) labeledAt(ctx context.Context, repo Repo, n int, label, user string) (at time.Time, ok bool, err error) {
+	opts := &github.ListOptions{PerPage: 100}
+	for {
+		page, resp, err := c.gh.Issues.ListIssueEvents(ctx, repo.Owner, repo.Name, n, opts)
+		if err != nil {
+			return time.Time{}, false, fmt.Errorf("list the events of %s#%d: %w", repo.FullName(), n, err)
+		}
+		for _, e := range page {
+			if e.GetEvent() == "labeled" && e.GetLabel().GetName() == label && strings.EqualFold(e.GetActor().GetLogin(), user) && e.CreatedAt != nil &&
+				(!ok || e.GetCreatedAt().After(at)) {
+				at, ok = e.GetCreatedAt().Time, true
+			}
+		}
+		if resp == nil || resp.NextPage == 0 {
+			return at, ok, nil
+		}
+		opts.Page = resp.NextPage
+	}
+}
+
+// pinLabel pins the head a writer labelled, as a /bench comment's is pinned: the head GitHub
+// has now must be the payload's, and its repository must have received no push since the label
+// was added (pushed_at strictly before the label's time), so that it is the commit the labeller
+// saw. It returns why not ("" when pinned), with what to do instead.
+func (c *Client) pinLabel(ctx context.Context, ev *Event, label string) (string, error) {
+	pr := ev.PullRequest
+	again := fmt.Sprintf("read the latest commits and comment `/bench %s` on the pull request, naming the commit you read, or remove the label `%s` and add it again", pr.HeadSHA, label)
+	at, ok, err := c.labeledAt(ctx, ev.Repo, pr.Number, label, ev.Sender)
+	if err != nil {
+		return "", err
+	}
+	if !ok {
+		return fmt.Sprintf("The label `%s` by %s is not among the pull request's events, so the commit it approved cannot be pinned: %s.", label, ev.Sender, again), nil
+	}
+	cur, err := c.GetPullRequest(ctx, ev.Repo, pr.Number)
+	if err != nil {
+		return "", err
+	}
+	if cur.HeadSHA != pr.HeadSHA {
+		return fmt.Sprintf("The head of #%d moved from %s to %s after the label `%s` was added: read the new commits and comment `/bench %s` on the pull request.",
+			pr.Number, pr.HeadSHA, cur.HeadSHA, label, cur.HeadSHA), nil
+	}
+	if cur.HeadRepo == "" {
+		return fmt.Sprintf("The head repository of #%d is gone, so its head cannot be pinned and nothing of it can be measured: the author opens a new pull request from a repository that exists.", pr.Number), nil
+	}
+	pushed, err := c.pushedAt(ctx, cur.HeadRepo)
+	if err != nil {
+		return "", err
+	}
+	if !pushed.Before(at) {
+		return fmt.Sprintf("The head of #%d may have moved after the label `%s` was added (%s received a push at %s, the label is from %s), so it is not certain that %s saw %s: %s.",
+			pr.Number, label, cur.HeadRepo, pushed.UTC().Format(time.RFC3339), at.UTC().Format(time.RFC3339), ev.Sender, pr.HeadSHA, again), nil
+	}
+	return "", nil
+}
+
+// pinComment pins the head of a pull request for a command posted at created: its repository
+// (headRepo) must have received no push since (pushed_at strictly before the comment), so that
+// the head is the commit the commenter saw. It returns the time of the last push and whether
+// the head is pinned.
+func (c *Client) pinComment(ctx context.Context, headRepo string, created time.Time) (time.Time, bool, error) {
+	pushed, err := c.pushedAt(ctx, headRepo)
+	if err != nil {
+		return time.Time{}, false, err
+	}
+	return pushed, pushed.Before(created), nil
 }
 
 // Decide applies the routing and trust rules of the package doc to an event. It asks GitHub for
@@ -219,13 +289,21 @@ func (c *Client) decidePullRequest(ctx context.Context, ev *Event, p Policy) (De
 		d.BaseSHA = pr.BaseSHA
 	}
 	if labeled {
-		// The payload is a snapshot at labelling time: its head is the commit the writer approved.
 		level, err := c.Permission(ctx, ev.Repo, ev.Sender)
 		if err != nil {
 			return Decision{}, err
 		}
 		if !canWrite(level) {
 			return nothing("label %q was added by %s, whose permission is %s; only write or admin starts a run", p.TrustLabel, ev.Sender, level)
+		}
+		// The writer approved the head they saw when they labelled: pinned as a comment's is.
+		why, err := c.pinLabel(ctx, ev, p.TrustLabel)
+		if err != nil {
+			return Decision{}, err
+		}
+		if why != "" {
+			return Decision{Do: DoActionRequired, Kind: RunPullRequest, PR: pr.Number, HeadSHA: pr.HeadSHA, HeadRef: pr.HeadRef,
+				BaseSHA: d.BaseSHA, BaseRef: pr.BaseRef, Reason: why}, nil
 		}
 		d.By = ev.Sender
 		return d, nil
@@ -246,7 +324,7 @@ func (c *Client) decidePullRequest(ctx context.Context, ev *Event, p Policy) (De
 	if sameRepo {
 		why = fmt.Sprintf("its author %s has %s permission", pr.Author, level)
 	}
-	start := "comment `/bench` on the pull request"
+	start := fmt.Sprintf("comment `/bench %s` on the pull request", pr.HeadSHA)
 	if p.TrustLabel != "" {
 		start += fmt.Sprintf(" or add the label `%s`", p.TrustLabel)
 	}
@@ -254,7 +332,7 @@ func (c *Client) decidePullRequest(ctx context.Context, ev *Event, p Policy) (De
 		Do: DoActionRequired, Kind: RunPullRequest, PR: pr.Number, HeadSHA: pr.HeadSHA, HeadRef: pr.HeadRef,
 		BaseSHA: d.BaseSHA, BaseRef: pr.BaseRef,
 		Reason: fmt.Sprintf("Benchmarks run code of the pull request on a GPU machine, so they start on their own only for pull requests from this repository by users with write access; %s. "+
-			"A maintainer with write access who has read the changes at %s starts the run: %s. A later push needs a new approval.", why, ShortSHA(pr.HeadSHA), start),
+			"A maintainer with write access who has read the changes at %s starts the run: %s. A later push needs a new approval.", why, pr.HeadSHA, start),
 	}, nil
 }
 
@@ -315,7 +393,7 @@ func (c *Client) decideComment(ctx context.Context, ev *Event) (Decision, error)
 		return Decision{}, err
 	}
 	if pr.State != "open" {
-		return refuse(fmt.Sprintf("`/bench %s` was not run: pull request #%d is %s.", cmd.Kind, number, pr.State))
+		return refuse(fmt.Sprintf("`/bench %s` was not run: pull request #%d is %s. Reopen it and post the command again.", cmd.Kind, number, pr.State))
 	}
 	if !ValidSHA(pr.HeadSHA) {
 		return Decision{}, fmt.Errorf("pull request #%d: head sha %q is not a commit id", number, pr.HeadSHA)
@@ -324,31 +402,38 @@ func (c *Client) decideComment(ctx context.Context, ev *Event) (Decision, error)
 	if cmd.Kind == CommandRun {
 		name = "/bench"
 	}
-	// again is the command naming the current head, which the replies suggest.
-	again := name + " " + ShortSHA(pr.HeadSHA)
+	// again is the command naming the current head by its full id, which the replies suggest.
+	again := CodeSpan(name+" "+pr.HeadSHA, 0)
 	if cmd.Kind == CommandAccept {
-		again += " <reason>"
+		again = CodeSpan(name+" "+pr.HeadSHA+" <reason>", 0)
 	}
-	if cmd.SHA != "" {
-		// The commenter named the commit they read: it is pinned if it is still the head.
-		if !strings.HasPrefix(strings.ToLower(pr.HeadSHA), cmd.SHA) {
-			return refuse(fmt.Sprintf("`%s %s` was not run: %s is not the head of #%d, which is now %s. Read the commits up to %s and post `%s`.",
-				name, ShortSHA(cmd.SHA), CodeSpan(ShortSHA(cmd.SHA), 0), number, CodeSpan(ShortSHA(pr.HeadSHA), 0), CodeSpan(ShortSHA(pr.HeadSHA), 0), again))
+	if cmd.SHA != "" && !strings.HasPrefix(strings.ToLower(pr.HeadSHA), cmd.SHA) {
+		// The commenter named the commit they read, and it is not the head.
+		return refuse(fmt.Sprintf("`%s %s` was not run: %s is not the head of #%d, which is now %s. Read the commits up to %s and post %s.",
+			name, cmd.SHA, CodeSpan(cmd.SHA, 0), number, CodeSpan(pr.HeadSHA, 0), CodeSpan(pr.HeadSHA, 0), again))
+	}
+	if len(cmd.SHA) != len(pr.HeadSHA) {
+		// The bare form, or a prefix, which a fork can match with another commit it pushes
+		// after the comment: the head is pinned only if its repository received no push since.
+		what := fmt.Sprintf("`%s`", name)
+		if cmd.SHA != "" {
+			what = fmt.Sprintf("`%s %s`", name, cmd.SHA)
 		}
-	} else {
-		// Pin the head: it is the commit the commenter saw only if its repository received no
-		// push after the comment was written.
 		if pr.HeadRepo == "" {
-			return refuse(fmt.Sprintf("`%s` was not run: the head repository of #%d is gone, so its head cannot be pinned.", name, number))
+			return refuse(fmt.Sprintf("%s was not run: the head repository of #%d is gone, so its head cannot be pinned and nothing of it can be measured: the author opens a new pull request from a repository that exists.", what, number))
 		}
-		pushed, err := c.pushedAt(ctx, pr.HeadRepo)
+		pushed, ok, err := c.pinComment(ctx, pr.HeadRepo, cm.CreatedAt)
 		if err != nil {
 			return Decision{}, err
 		}
-		if !pushed.Before(cm.CreatedAt) {
-			return refuse(fmt.Sprintf("`%s` was not run: the head of #%d may have moved after your comment (%s received a push at %s, your comment is from %s), so it is not certain you saw %s. "+
-				"Read the latest commits and post the command again, naming the commit you read: `%s`.", name, number, pr.HeadRepo,
-				pushed.UTC().Format(time.RFC3339), cm.CreatedAt.UTC().Format(time.RFC3339), CodeSpan(ShortSHA(pr.HeadSHA), 0), again))
+		if !ok {
+			named := "it is not certain you saw " + CodeSpan(pr.HeadSHA, 0)
+			if cmd.SHA != "" {
+				named = fmt.Sprintf("the prefix %s could name another commit than the one you read (the head is now %s)", CodeSpan(cmd.SHA, 0), CodeSpan(pr.HeadSHA, 0))
+			}
+			return refuse(fmt.Sprintf("%s was not run: the head of #%d may have moved after your comment (%s received a push at %s, your comment is from %s), so %s. "+
+				"Read the latest commits and post the command again, naming the commit you read by its full id: %s.", what, number, pr.HeadRepo,
+				pushed.UTC().Format(time.RFC3339), cm.CreatedAt.UTC().Format(time.RFC3339), named, again))
 		}
 	}
 	base.HeadSHA, base.HeadRef, base.BaseRef = pr.HeadSHA, pr.HeadRef, pr.BaseRef

@@ -46,7 +46,8 @@
 //     DoActionRequired: the check completes as action_required and says how a maintainer starts
 //     it. A label on the PR does not make later pushes trusted.
 //   - pull_request labeled with Policy.TrustLabel by a user with write or admin: run at the
-//     payload's head, which is the commit at labelling time.
+//     payload's head, the commit at labelling time, pinned as a comment's (see Pinning);
+//     otherwise DoActionRequired, naming the /bench <full id> to post.
 //   - issue_comment created on a PR with a /bench command (ParseCommand; comments on issues,
 //     edits, bot comments and comments without a /bench line are ignored). The commenter's
 //     permission is asked first: a user without write or admin gets a -1 reaction and no reply,
@@ -64,16 +65,19 @@
 // # Pinning (the /bench rule)
 //
 // An issue_comment payload does not say at which commit the commenter read the PR. A command
-// can name it — /bench <sha>, /bench accept <sha> <reason>, at least 7 hex digits — and Decide
-// then pins the head it fetches if the named commit is a prefix of it, and refuses otherwise
-// with a reply naming the current head. For the bare form, Decide pins the head it fetches
-// and takes the command only if that head is provably the one present when the comment was
-// written: the head repository's pushed_at (GitHub's time of the last push to
+// can name it — /bench <sha>, /bench accept <sha> <reason> — and Decide then pins the head it
+// fetches if the named commit is the head, and refuses otherwise with a reply naming the
+// current head by its full id. A full id pins the head whenever it is the head. A prefix (at
+// least 7 hex digits) is not a pin on its own — a fork can make another commit with the same
+// 7-digit prefix in about a minute and force-push it after the comment — so a prefix, like the
+// bare form, is taken only if the head Decide fetches is provably the one present when the
+// comment was written: the head repository's pushed_at (GitHub's time of the last push to
 // any of its refs) must be strictly before the comment's created_at. A push after the comment
 // — to the PR or, conservatively, to any branch of the head repository — refuses the command
 // with a reply asking to read the new commits and comment again. Commit dates are not used:
-// whoever pushes sets them. Labels and PR events pin the head in their payload, which is a
-// snapshot at event time. In every case the caller calls VerifyHead right before the build
+// whoever pushes sets them. PR events pin the head in their payload, which is a snapshot at
+// event time; a trust label pins it as a comment does, against the label's time from the issue
+// events API, and the head GitHub has now must be the payload's. In every case the caller calls VerifyHead right before the build
 // starts and refuses with ErrHeadMoved if the head changed since the decision, and it builds the
 // pinned SHA, never a branch.
 //

@@ -243,6 +243,17 @@ func TestDecideVariants(t *testing.T) {
 		return Decision{Do: do, Kind: RunCommand, PR: 2, HeadSHA: shaA, HeadRef: "changes", BaseSHA: shaB, BaseRef: "master",
 			By: "Codertocat", Command: &cmd, CommentID: 492700400}
 	}
+	pushTime := time.Date(2019, 5, 15, 15, 0, 0, 0, time.UTC) // the head repository's pushed_at (newEnv)
+	labelTime := pushTime.Add(20 * time.Minute)
+	labelPayload := derive(t, prLabeled, map[string]any{"label.name": "benchmark", "sender.login": "maintainer",
+		"pull_request.head.repo.full_name": "evil/Hello-World"})
+	// labelledBy seeds a writer "maintainer" and the label event of user at at.
+	labelledBy := func(user string, at time.Time) func(*env) {
+		return func(e *env) {
+			writer("maintainer")(e)
+			e.srv.AddLabelEvent(ghtest.LabelEvent{Repo: testRepo, Number: 2, Label: "benchmark", Actor: user, At: at})
+		}
+	}
 	runDecideCases(t, []decideCase{
 		{
 			name: "fork PR by a writer needs approval", event: "pull_request", seed: writer("Codertocat"),
@@ -254,7 +265,7 @@ func TestDecideVariants(t *testing.T) {
 			name: "same-repo PR by a read-only author needs approval", event: "pull_request",
 			payload: readPayload(t, prOpened),
 			want:    Decision{Do: DoActionRequired, Kind: RunPullRequest, PR: 2, HeadSHA: shaA, HeadRef: "changes", BaseSHA: shaB, BaseRef: "master"},
-			reason:  "its author Codertocat has read permission. A maintainer with write access who has read the changes at ec26c3e starts the run: comment `/bench` on the pull request or add the label `benchmark`",
+			reason:  "its author Codertocat has read permission. A maintainer with write access who has read the changes at " + shaA + " starts the run: comment `/bench " + shaA + "` on the pull request or add the label `benchmark`",
 		},
 		{
 			name: "admin author runs", event: "pull_request",
@@ -268,10 +279,37 @@ func TestDecideVariants(t *testing.T) {
 			want:    Decision{Do: DoNothing, PR: 2}, reason: "pull_request closed",
 		},
 		{
-			name: "trust label by a writer runs the labelled head", event: "pull_request", seed: writer("maintainer"),
-			payload: derive(t, prLabeled, map[string]any{"label.name": "benchmark", "sender.login": "maintainer",
-				"pull_request.head.repo.full_name": "evil/Hello-World"}),
-			want: withBy(trusted, "maintainer"),
+			name: "trust label by a writer runs the labelled head", event: "pull_request", seed: labelledBy("maintainer", labelTime),
+			payload: labelPayload,
+			want:    withBy(trusted, "maintainer"),
+		},
+		{
+			// A push after the label: the payload's head may not be the commit the writer saw.
+			name: "trust label with a push after it needs approval", event: "pull_request", seed: labelledBy("maintainer", pushTime.Add(-time.Second)),
+			payload: labelPayload,
+			want:    Decision{Do: DoActionRequired, Kind: RunPullRequest, PR: 2, HeadSHA: shaA, HeadRef: "changes", BaseSHA: shaB, BaseRef: "master"},
+			reason:  "may have moved after the label `benchmark` was added",
+		},
+		{
+			name: "trust label in the same second as a push needs approval", event: "pull_request", seed: labelledBy("maintainer", pushTime),
+			payload: labelPayload,
+			want:    Decision{Do: DoActionRequired, Kind: RunPullRequest, PR: 2, HeadSHA: shaA, HeadRef: "changes", BaseSHA: shaB, BaseRef: "master"},
+			reason:  "comment `/bench " + shaA + "` on the pull request",
+		},
+		{
+			name: "trust label whose event is not listed needs approval", event: "pull_request", seed: labelledBy("someone-else", labelTime),
+			payload: labelPayload,
+			want:    Decision{Do: DoActionRequired, Kind: RunPullRequest, PR: 2, HeadSHA: shaA, HeadRef: "changes", BaseSHA: shaB, BaseRef: "master"},
+			reason:  "is not among the pull request's events",
+		},
+		{
+			name: "trust label after which the head moved needs approval", event: "pull_request", seed: func(e *env) {
+				labelledBy("maintainer", labelTime)(e)
+				e.srv.AddPull(ghtest.Pull{Repo: testRepo, Number: 2, Author: "Codertocat", HeadSHA: shaC, HeadRef: "changes", BaseSHA: shaB, BaseRef: "master"})
+			},
+			payload: labelPayload,
+			want:    Decision{Do: DoActionRequired, Kind: RunPullRequest, PR: 2, HeadSHA: shaA, HeadRef: "changes", BaseSHA: shaB, BaseRef: "master"},
+			reason:  "moved from " + shaA + " to " + shaC,
 		},
 		{
 			name: "trust label by a triager does nothing", event: "pull_request",
@@ -307,20 +345,48 @@ func TestDecideVariants(t *testing.T) {
 			reactions: 1,
 		},
 		{
-			name: "/bench <sha> of the head pins it though a push came after the comment", event: "issue_comment", seed: func(e *env) {
+			name: "/bench <full sha> of the head pins it though a push came after the comment", event: "issue_comment", seed: func(e *env) {
 				writer("Codertocat")(e)
 				e.srv.AddRepo(ghtest.Repo{Owner: "Codertocat", Name: "Hello-World", DefaultBranch: "master", PushedAt: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)})
 				withComment(func(*env) {})(e)
 			},
-			payload:   comment("/bench "+strings.ToUpper(shaA[:9]), nil),
-			want:      cmdRun(Command{Kind: CommandRun, SHA: shaA[:9]}, DoRun),
+			payload:   comment("/bench "+strings.ToUpper(shaA), nil),
+			want:      cmdRun(Command{Kind: CommandRun, SHA: shaA}, DoRun),
 			reactions: 1,
+		},
+		{
+			// A fork can push another commit with the same prefix after the comment (issue 34.2).
+			name: "/bench <prefix> of the head with a push after the comment is refused, naming the full id", event: "issue_comment", seed: func(e *env) {
+				writer("Codertocat")(e)
+				e.srv.AddRepo(ghtest.Repo{Owner: "Codertocat", Name: "Hello-World", DefaultBranch: "master", PushedAt: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)})
+			},
+			payload: comment("/bench "+shaA[:9], nil),
+			want:    Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Command: &Command{Kind: CommandRun, SHA: shaA[:9]}},
+			reason:  "the prefix `" + shaA[:9] + "` could name another commit", reply: "by its full id: `/bench " + shaA + "`", replies: 1,
+		},
+		{
+			name: "/bench accept <prefix> with a push after the comment is refused, naming the full id", event: "issue_comment", seed: func(e *env) {
+				writer("Codertocat")(e)
+				e.srv.AddRepo(ghtest.Repo{Owner: "Codertocat", Name: "Hello-World", DefaultBranch: "master", PushedAt: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)})
+			},
+			payload: comment("/bench accept "+shaA[:7]+" known cost", nil),
+			want:    Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Command: &Command{Kind: CommandAccept, SHA: shaA[:7], Reason: "known cost"}},
+			reason:  "could name another commit", reply: "`/bench accept " + shaA + " <reason>`", replies: 1,
+		},
+		{
+			name: "/bench accept <full sha> of the head with a push after the comment", event: "issue_comment", seed: func(e *env) {
+				writer("Codertocat")(e)
+				e.srv.AddRepo(ghtest.Repo{Owner: "Codertocat", Name: "Hello-World", DefaultBranch: "master", PushedAt: time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)})
+				withComment(func(*env) {})(e)
+			},
+			payload: comment("/bench accept "+shaA+" known cost", nil),
+			want:    cmdRun(Command{Kind: CommandAccept, SHA: shaA, Reason: "known cost"}, DoAccept), reason: "known cost", reactions: 1,
 		},
 		{
 			name: "/bench <sha> that is not the head is refused, naming the head", event: "issue_comment", seed: writer("Codertocat"),
 			payload: comment("/bench "+shaC[:7], nil),
 			want:    Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Command: &Command{Kind: CommandRun, SHA: shaC[:7]}},
-			reason:  "`" + shaC[:7] + "` is not the head of #2, which is now `" + shaA[:7] + "`", reply: "post `/bench " + shaA[:7] + "`", replies: 1,
+			reason:  "`" + shaC[:7] + "` is not the head of #2, which is now `" + shaA + "`", reply: "post `/bench " + shaA + "`", replies: 1,
 		},
 		{
 			name: "/bench accept <sha> <reason> of the head", event: "issue_comment", seed: withComment(writer("Codertocat")),
@@ -331,7 +397,7 @@ func TestDecideVariants(t *testing.T) {
 			name: "/bench accept <sha> of an older commit is refused", event: "issue_comment", seed: writer("Codertocat"),
 			payload: comment("/bench accept "+shaC[:8]+" known cost", nil),
 			want:    Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Command: &Command{Kind: CommandAccept, SHA: shaC[:8], Reason: "known cost"}},
-			reason:  "is not the head of #2", reply: "post `/bench accept " + shaA[:7] + " <reason>`", replies: 1,
+			reason:  "is not the head of #2", reply: "post `/bench accept " + shaA + " <reason>`", replies: 1,
 		},
 		{
 			name: "/bench after which the head moved is refused", event: "issue_comment", seed: func(e *env) {
@@ -340,7 +406,7 @@ func TestDecideVariants(t *testing.T) {
 			},
 			payload: comment("/bench", nil),
 			want:    Decision{Do: DoRefuse, PR: 2, By: "Codertocat", CommentID: 492700400, Command: &Command{Kind: CommandRun}},
-			reason:  "may have moved after your comment", reply: "post the command again, naming the commit you read: `/bench " + shaC[:7] + "`", replies: 1,
+			reason:  "may have moved after your comment", reply: "post the command again, naming the commit you read by its full id: `/bench " + shaC + "`", replies: 1,
 		},
 		{
 			name: "/bench in the same second as a push is refused", event: "issue_comment", seed: writer("Codertocat"),
@@ -472,7 +538,7 @@ func TestVerifyHead(t *testing.T) {
 	e.clock.Sleep(ctx, time.Minute)
 	e.srv.MovePullHead(testRepo, 2, shaC)
 	err := e.c.VerifyHead(ctx, helloRepo, 2, shaA)
-	if !errors.Is(err, ErrHeadMoved) || !strings.Contains(err.Error(), "approved at ec26c3e and is now at 0123456") {
+	if !errors.Is(err, ErrHeadMoved) || !strings.Contains(err.Error(), "approved at "+shaA+" and is now at "+shaC) || !strings.Contains(err.Error(), "/bench "+shaC) {
 		t.Errorf("VerifyHead after a push: %v; want ErrHeadMoved naming both commits", err)
 	}
 }

@@ -8,8 +8,9 @@ import (
 	"github.com/google/go-github/v66/github"
 )
 
-// findOpenIssue returns the open issue labelled label whose body holds marker; ok is false when
-// there is none.
+// findOpenIssue returns the open issue labelled label whose body holds marker and whose author
+// is the bot's own login; ok is false when there is none. Anyone who can open an issue can copy
+// the label and the marker, so an issue by another author is never read, edited or closed.
 func (c *Client) findOpenIssue(ctx context.Context, repo Repo, label, marker string) (*github.Issue, bool, error) {
 	opts := &github.IssueListByRepoOptions{State: "open", Labels: []string{label}, ListOptions: github.ListOptions{PerPage: 100}}
 	for page := 0; page < 10; page++ {
@@ -18,7 +19,7 @@ func (c *Client) findOpenIssue(ctx context.Context, repo Repo, label, marker str
 			return nil, false, fmt.Errorf("list the %s issues of %s: %w", label, repo.FullName(), err)
 		}
 		for _, i := range issues {
-			if i.PullRequestLinks == nil && strings.Contains(i.GetBody(), marker) {
+			if i.PullRequestLinks == nil && strings.Contains(i.GetBody(), marker) && strings.EqualFold(i.GetUser().GetLogin(), c.identity.Login) {
 				return i, true, nil
 			}
 		}
@@ -31,7 +32,7 @@ func (c *Client) findOpenIssue(ctx context.Context, repo Repo, label, marker str
 }
 
 // FindOpenIssue returns the number and body of the open issue labelled label whose body holds
-// marker; ok is false when there is none.
+// marker and that the bot's login wrote; ok is false when there is none.
 func (c *Client) FindOpenIssue(ctx context.Context, repo Repo, label, marker string) (number int, body string, ok bool, err error) {
 	i, ok, err := c.findOpenIssue(ctx, repo, label, marker)
 	if err != nil || !ok {

@@ -3,6 +3,8 @@ package ghbot
 import (
 	"context"
 	"testing"
+
+	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
 )
 
 // TestCloseIssue: CloseIssue comments on and closes the open issue with its marker only, leaves
@@ -42,5 +44,33 @@ func TestCloseIssue(t *testing.T) {
 	}
 	if n, err := e.c.CloseIssue(ctx, helloRepo, "speedmatrix", marker, "again"); err != nil || n != 0 {
 		t.Errorf("closing again: %d, %v; want nothing done", n, err)
+	}
+}
+
+// TestFindOpenIssueAuthor: an issue with the label and the marker that another user opened (a
+// copy of the bot's change-point issue, say) is neither found, edited nor closed: the bot
+// opens its own.
+func TestFindOpenIssueAuthor(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const marker = "<!-- test:author -->"
+	forged := e.srv.AddIssue(ghtest.Issue{Repo: testRepo, Title: "forged", Body: marker + "\nforged", User: "mallory", Labels: []string{"speedmatrix"}})
+	if n, _, ok, err := e.c.FindOpenIssue(ctx, helloRepo, "speedmatrix", marker); err != nil || ok {
+		t.Fatalf("FindOpenIssue found issue %d by another author (err %v)", n, err)
+	}
+	if n, err := e.c.CloseIssue(ctx, helloRepo, "speedmatrix", marker, "closing"); err != nil || n != 0 {
+		t.Fatalf("CloseIssue closed issue %d by another author (err %v)", n, err)
+	}
+	mine, created, err := e.c.UpsertIssue(ctx, helloRepo, "speedmatrix", marker, "mine", marker+"\nmine")
+	if err != nil || !created || mine == forged {
+		t.Fatalf("UpsertIssue: %d, created %v, %v; want a new issue of the bot's", mine, created, err)
+	}
+	if n, body, ok, err := e.c.FindOpenIssue(ctx, helloRepo, "speedmatrix", marker); err != nil || !ok || n != mine || body != marker+"\nmine" {
+		t.Errorf("FindOpenIssue: %d %q %v %v; want the bot's issue %d", n, body, ok, err, mine)
+	}
+	for _, i := range e.srv.Issues(testRepo) {
+		if i.Number == forged && (i.State != "open" || i.Body != marker+"\nforged") {
+			t.Errorf("the other author's issue was changed: %+v", i)
+		}
 	}
 }

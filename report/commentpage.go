@@ -61,6 +61,11 @@ func (m *model) decide() (State, string, string) {
 			why, short = ", but not proven among every test of the matrix"+
 				"; a paired run (`/bench paired`) or a rerun decides", ", not yet proven"
 		}
+		if m.accepted() {
+			by := " — accepted by " + m.acceptedBy()
+			return StateAccepted, "Accepted: " + moves + " likely slower" + by, firstFitting("Accepted: "+moves+" likely slower"+by, "Accepted"+by+": "+moves, "Accepted"+by)
+		}
+		m.acceptVoid = m.x.Accepted != nil
 		h := "Not proven, so blocked: " + moves + " likely slower" + why
 		if others := m.otherMovesWords(); others != "" {
 			h += "; not judged: " + others

@@ -735,7 +735,7 @@ func (m *model) commands() string {
 	if m.c != nil {
 		cmds = append(cmds, "`/bench rerun [cells]`", "`/bench paired [cells]`")
 	}
-	if m.state == StateBlocked && m.c != nil {
+	if (m.state == StateBlocked || m.state == StateUnproven) && m.c != nil {
 		cmds = append(cmds, "`/bench accept <reason>`")
 	}
 	cmds = append(cmds, "`/bench help`")

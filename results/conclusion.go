@@ -31,7 +31,7 @@ var Outcomes = []Outcome{
 		"a cell, row, column or the whole matrix is worse beyond δ by a test whose noise was measured (history, separate runs, pairs), after Benjamini–Hochberg over the whole family"},
 	{VerdictIncomplete, ExitUndecided, "failure", "", false,
 		"the head lacks data it should hold (a cell its own plan or the base has, a partial run, a window that stalled): missing data never passes"},
-	{VerdictUnproven, ExitUndecided, "failure", "github.undecided (neutral or success)", false,
+	{VerdictUnproven, ExitUndecided, "failure", "github.undecided (neutral or success); /bench accept at the commit: success", false,
 		"a change worse than δ that is neither shown nor ruled out: only a prior bounds its noise (a prior alone never blocks), or a row, column or the whole phase is slower beyond δ by itself but not significant among every test of the matrix (suspected); history (store.min_history), a rerun or a paired A/B run (paired.mode: auto, /bench paired) decides it"},
 	{VerdictImprovement, ExitPass, "success", "", true,
 		"better beyond δ, shown as a regression would be, and nothing worse"},

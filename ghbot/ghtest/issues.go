@@ -39,6 +39,54 @@ func (s *Server) Issues(repo string) []Issue {
 	return out
 }
 
+// AddIssue adds an issue as user wrote it (a user, or another workflow's bot, rather than
+// the client under test), numbered after the repository's issues and pull requests; it returns
+// the number.
+func (s *Server) AddIssue(i Issue) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 1
+	for _, o := range s.issues {
+		if o.Repo == i.Repo && o.Number >= n {
+			n = o.Number + 1
+		}
+	}
+	for _, p := range s.pulls {
+		if p.Repo == i.Repo && p.Number >= n {
+			n = p.Number + 1
+		}
+	}
+	if i.State == "" {
+		i.State = "open"
+	}
+	if i.CreatedAt.IsZero() {
+		i.CreatedAt = s.now()
+	}
+	if i.UpdatedAt.IsZero() {
+		i.UpdatedAt = i.CreatedAt
+	}
+	i.Number = n
+	i.Labels = slices.Clone(i.Labels)
+	s.issues = append(s.issues, &i)
+	return n
+}
+
+// LabelEvent is a label added to an issue or pull request, as the issue events API lists it.
+type LabelEvent struct {
+	Repo   string
+	Number int
+	Label  string
+	Actor  string
+	At     time.Time
+}
+
+// AddLabelEvent records that actor added label to issue or pull request number of repo at at.
+func (s *Server) AddLabelEvent(e LabelEvent) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.labelEvents = append(s.labelEvents, e)
+}
+
 // routeIssues handles listing (state, labels; paginated), creating and editing issues; it
 // reports whether the path was one of them.
 func (h *handler) routeIssues(m string, seg []string) bool {
@@ -51,6 +99,16 @@ func (h *handler) routeIssues(m string, seg []string) bool {
 		h.listIssues(repo)
 	case m == "POST" && len(seg) == 4:
 		h.createIssue(repo)
+	case m == "GET" && len(seg) == 6 && seg[5] == "events":
+		n, _ := strconv.Atoi(seg[4])
+		out := []*github.IssueEvent{}
+		for _, e := range h.s.labelEvents {
+			if e.Repo == repo && e.Number == n {
+				out = append(out, &github.IssueEvent{Event: github.String("labeled"), Actor: &github.User{Login: github.String(e.Actor)},
+					Label: &github.Label{Name: github.String(e.Label)}, CreatedAt: &github.Timestamp{Time: e.At}})
+			}
+		}
+		h.json(200, out)
 	case m == "PATCH" && len(seg) == 5:
 		n, _ := strconv.Atoi(seg[4])
 		for _, i := range h.s.issues {

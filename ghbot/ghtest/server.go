@@ -231,6 +231,8 @@ type Server struct {
 	gitRepos  map[string]*gitRepo
 	gitHook   func(method, path string)
 	issues    []*Issue
+	// labelEvents are the labeled events of issues and pull requests (issues.go).
+	labelEvents []LabelEvent
 	// dispatches are the workflow_dispatch events asked for (actions.go).
 	dispatches []Dispatch
 }

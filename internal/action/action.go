@@ -464,7 +464,7 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 
 // headMoved reports a run that did not start because the PR's head moved.
 func (j *job) headMoved(ctx context.Context, c *ghbot.Client, p plan, cause error) {
-	why := "The pull request's head moved after the run was approved; nothing was measured. A maintainer who has read the new commits posts `/bench` again."
+	why := "The pull request's head moved after the run was approved; nothing was measured. A maintainer who has read the new commits posts `/bench <commit>` again, naming the commit they read by its full id."
 	r := j.render(p, outcome{}, renderInput{Cancelled: why})
 	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
 		Conclusion: ghbot.ConclusionCancelled, DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: r.title, Summary: j.acceptancePrefix(p) + r.summary},
@@ -473,7 +473,7 @@ func (j *job) headMoved(ctx context.Context, c *ghbot.Client, p plan, cause erro
 	}
 	j.upsertState(ctx, c, p, r.body, j.state(p, phaseCancelled, outcome{}, ""))
 	if p.Kind == ghbot.RunCommand {
-		j.reply(ctx, c, p.PR, fmt.Sprintf("@%s the benchmark was not run: the head of #%d moved from %s after your command. Read the new commits and post the command again.", p.By, p.PR, code(ghbot.ShortSHA(p.HeadSHA))))
+		j.reply(ctx, c, p.PR, fmt.Sprintf("@%s the benchmark was not run: the head of #%d moved from %s after your command. Read the new commits and post the command again, naming the commit you read by its full id: `/bench <commit>`.", p.By, p.PR, code(p.HeadSHA)))
 	}
 	j.log.Warn("not measured: the head moved", "err", cause)
 	j.setOutput("verdict", VerdictHeadMoved)
@@ -699,8 +699,8 @@ func (j *job) compareWithHistory(out outcome, base *results.File, hist []*result
 
 // conclusion maps an outcome to the check's conclusion and the verdict output. A comparison's
 // conclusion is its row of results.Outcomes (docs/verdicts.md), changed only by the setting the
-// row names: github.fail_on_regression and an acceptance for a regression, github.undecided for
-// an unproven matrix; github.no_baseline is publish's (it applies to pull requests only).
+// row names: github.fail_on_regression and an acceptance for a regression, github.undecided and
+// an acceptance for an unproven matrix; github.no_baseline is publish's (it applies to pull requests only).
 func (j *job) conclusion(out outcome, accepted *Acceptance) (ghbot.Conclusion, string) {
 	switch {
 	case out.Baseline:
@@ -722,6 +722,9 @@ func (j *job) conclusion(out outcome, accepted *Acceptance) (ghbot.Conclusion, s
 			return ghbot.ConclusionNeutral, string(o.Verdict)
 		}
 	case results.VerdictUnproven:
+		if accepted != nil {
+			return ghbot.ConclusionSuccess, VerdictAccepted
+		}
 		switch j.cfg.GitHub.Undecided {
 		case config.UndecidedNeutral:
 			return ghbot.ConclusionNeutral, string(o.Verdict)
@@ -767,7 +770,7 @@ func (j *job) state(p plan, phase string, out outcome, conclusion ghbot.Conclusi
 // publish posts the results: the comment, the completed check, the job summary, the outputs.
 func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome) error {
 	accepted := p.Accepted
-	if out.Comparison == nil || out.Comparison.Verdict != results.VerdictRegression {
+	if out.Comparison == nil || !acceptable(string(out.Comparison.Verdict)) {
 		accepted = nil
 	}
 	conclusion, verdict := j.conclusion(out, accepted)
@@ -807,7 +810,7 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 	var buttons []ghbot.CheckAction
 	if out.Comparison != nil {
 		buttons = append(buttons, ghbot.ButtonRerun)
-		if conclusion == ghbot.ConclusionFailure && out.Comparison.Verdict == results.VerdictRegression {
+		if conclusion == ghbot.ConclusionFailure && acceptable(string(out.Comparison.Verdict)) {
 			buttons = append(buttons, ghbot.ButtonAccept)
 		}
 	}

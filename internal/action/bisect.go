@@ -72,24 +72,43 @@ func (j *job) autoBisect(ctx context.Context, c *ghbot.Client, rs resultStore, c
 	}
 }
 
-// firstParentsBetween returns good..bad along bad's first parents, oldest first (bad last).
-func firstParentsBetween(ctx context.Context, commits store.Commits, good, bad string) ([]string, error) {
-	chain, err := commits.Ancestors(ctx, bad, bisectWalk)
+// firstParentsBetween returns good..bad along the first-parent line of branch (the default
+// branch), oldest first (bad last). Both commits must be on that line within bisectWalk commits
+// of its tip, good before bad, whatever named them (a change point, a record, a command): only
+// the default branch's own commits are measured, never a commit a pull request brought in.
+func firstParentsBetween(ctx context.Context, commits store.Commits, branch, good, bad string) ([]string, error) {
+	chain, err := commits.Ancestors(ctx, branch, bisectWalk)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the default branch's commits: %w", err)
 	}
-	k := slices.Index(chain, good)
-	if k < 0 {
-		return nil, fmt.Errorf("the last good commit %s is not among the %d first parents of %s", ghbot.ShortSHA(good), bisectWalk, ghbot.ShortSHA(bad))
+	b := slices.Index(chain, bad)
+	if b < 0 {
+		return nil, fmt.Errorf("the first bad commit %s is not among the last %d first-parent commits of the default branch %s: only the default branch's own commits are bisected", bad, bisectWalk, branch)
 	}
-	out := slices.Clone(chain[:k])
+	g := slices.Index(chain, good)
+	if g < 0 {
+		return nil, fmt.Errorf("the last good commit %s is not among the last %d first-parent commits of the default branch %s: only the default branch's own commits are bisected", good, bisectWalk, branch)
+	}
+	if g <= b { // newest first: good must come after bad in the chain
+		return nil, fmt.Errorf("the last good commit %s is not before the first bad commit %s on the default branch %s", good, bad, branch)
+	}
+	out := slices.Clone(chain[b:g])
 	slices.Reverse(out)
 	return out, nil
 }
 
+// mainBranch returns the default branch, whose first-parent line bisections walk ("HEAD" when
+// the event does not name it).
+func (j *job) mainBranch() string {
+	if j.repo.DefaultBranch == "" {
+		return "HEAD"
+	}
+	return j.repo.DefaultBranch
+}
+
 // bisectRange bisects one range and posts what it found.
 func (j *job) bisectRange(ctx context.Context, c *ghbot.Client, rs resultStore, cfg config.Config, id string, r bisectRange) error {
-	commits, err := firstParentsBetween(ctx, rs.commits, r.good, r.bad)
+	commits, err := firstParentsBetween(ctx, rs.commits, j.mainBranch(), r.good, r.bad)
 	if err != nil {
 		return err
 	}
@@ -442,7 +461,7 @@ func (j *job) bisectCommand(ctx context.Context, c *ghbot.Client, full bool) (do
 	}
 	rs := j.openStore(c)
 	if rs.s == nil || rs.commits == nil {
-		return refuse("`/bench bisect` needs the results store and the repository's commits, and this job has neither.")
+		return refuse("`/bench bisect` needs the results store and the repository's commits, and this job has neither: set `store` in the default branch's speedmatrix.yaml (docs/store.md) and post the command again.")
 	}
 	n, body, open, err := c.FindOpenIssue(ctx, j.repo, changePointLabel, changePointMarker)
 	if err != nil {
@@ -477,7 +496,7 @@ func (j *job) bisectCommand(ctx context.Context, c *ghbot.Client, full bool) (do
 	}
 	for _, r := range ranges {
 		if err := j.bisectRange(ctx, c, rs, j.cfg, st.Config, r); err != nil {
-			return refuse(fmt.Sprintf("the bisection of %s..%s failed: %s", code(ghbot.ShortSHA(r.good)), code(ghbot.ShortSHA(r.bad)), code(firstLine(err.Error()))))
+			return refuse(fmt.Sprintf("the bisection of %s..%s failed: %s. Name a range of the default branch's first-parent commits instead: `/bench bisect <good>..<bad>`.", code(r.good), code(r.bad), code(firstLine(err.Error()))))
 		}
 	}
 	j.setOutput("verdict", VerdictBisected)
@@ -488,11 +507,7 @@ func (j *job) bisectCommand(ctx context.Context, c *ghbot.Client, full bool) (do
 // namedRange resolves /bench bisect good..bad to commits of the default branch's first-parent
 // line (good before bad); the cells are every cell the issue reports. why says what is wrong.
 func (j *job) namedRange(ctx context.Context, rs resultStore, cmd ghbot.Command, st cpState) (bisectRange, string) {
-	branch := j.repo.DefaultBranch
-	if branch == "" {
-		branch = "HEAD"
-	}
-	chain, err := rs.commits.Ancestors(ctx, branch, bisectWalk)
+	chain, err := rs.commits.Ancestors(ctx, j.mainBranch(), bisectWalk)
 	if err != nil {
 		return bisectRange{}, "the default branch's commits could not be read: " + code(firstLine(err.Error()))
 	}
@@ -507,7 +522,7 @@ func (j *job) namedRange(ctx context.Context, rs resultStore, cmd ghbot.Command,
 			}
 		}
 		if at < 0 {
-			return -1, fmt.Sprintf("%s is not among the default branch's last %d first-parent commits", code(prefix), bisectWalk)
+			return -1, fmt.Sprintf("%s is not among the default branch's last %d first-parent commits: name commits of the default branch, `/bench bisect <good>..<bad>`", code(prefix), bisectWalk)
 		}
 		return at, ""
 	}

@@ -273,7 +273,7 @@ func (j *job) loadRecord(ctx context.Context, c *ghbot.Client, rs resultStore, i
 	if !slices.Contains(chain, rec.Bad) {
 		return loadedRecord{}, fmt.Sprintf("the bisection's bad commit %s is not among the default branch's last %d first-parent commits: only the default branch's own commits are measured", ghbot.ShortSHA(rec.Bad), bisectWalk), nil
 	}
-	commits, err := firstParentsBetween(ctx, rs.commits, rec.Good, rec.Bad)
+	commits, err := firstParentsBetween(ctx, rs.commits, j.mainBranch(), rec.Good, rec.Bad)
 	if err != nil {
 		return loadedRecord{}, "", err
 	}
@@ -402,7 +402,7 @@ func (j *job) startBisections(ctx context.Context, c *ghbot.Client, rs resultSto
 	var prevHead string
 	for _, r := range ranges {
 		where := code(ghbot.ShortSHA(r.good)) + ".." + code(ghbot.ShortSHA(r.bad))
-		commits, err := firstParentsBetween(ctx, rs.commits, r.good, r.bad)
+		commits, err := firstParentsBetween(ctx, rs.commits, j.mainBranch(), r.good, r.bad)
 		if err != nil {
 			why = append(why, where+": "+code(firstLine(err.Error())))
 			continue

@@ -266,7 +266,7 @@ func TestActionVariants(t *testing.T) {
 		{
 			name: "/bench accept without results is refused", event: "issue_comment",
 			setup:   func(e *actEnv) { e.benchComment(`/bench accept "known cost"`) },
-			replies: 1, reactions: 1, reply: "there are no results at the head `ec26c3e` yet",
+			replies: 1, reactions: 1, reply: "there are no results at the head `" + prHead + "` yet",
 			outputs: map[string]string{"verdict": "refused"},
 		},
 		{
