@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"time"
 
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/internal/action"
@@ -35,4 +36,18 @@ func actionMeasureShard(env *Env) func(ctx context.Context, c config.Config, sha
 	return func(ctx context.Context, c config.Config, shard, plan string) error {
 		return runCommand(ctx, env, runOptions{Config: c, shardSpec: shard, planID: plan})
 	}
+}
+
+// priceCells is the action's price of a cell list (a paired run within a budget): the cells of
+// the plan of the configuration c, one shard, and their expected time, unrounded.
+func priceCells(c config.Config) ([]string, time.Duration, error) {
+	p, err := planShards(runOptions{Config: c}, 1)
+	if err != nil {
+		return nil, 0, err
+	}
+	ids := make([]string, 0, len(p.Shards[0].Cells))
+	for _, id := range p.Shards[0].Cells {
+		ids = append(ids, id.String())
+	}
+	return ids, p.Shards[0].Expected, nil
 }
