@@ -31,14 +31,19 @@ func TestActionDayOnePaired(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newStoreEnv(t, 0)
 			e.simTime = true
-			extra := ", noise: 0.01"
+			extra := ", noise: 0.002"
 			if tc.head != "" {
 				extra += ", head_slowdown: '" + tc.head + "'"
 			}
 			// Four decode cells in two context rows; the budget (in the profile's time, as the
 			// plan prices the cells) affords two of them at 4 blocks a side.
+			// One-second windows at 40× are 40 s of the profile's time, the budget's. Six blocks
+			// a side: with four (paired.blocks' default) and two cells, each cell's paired test
+			// has 2 degrees of freedom, and the 10 % slowdown, its 95 % interval wholly beyond
+			// δ, reads inconclusive (not significant among the matrix's tests), which passes
+			// until an interval beyond δ blocks or is not proven (issue 33, item 2).
 			cfg := strings.Replace(simConfig(extra), "cells: [decode/8K/8]", "cells: [decode/8K/1, decode/8K/8, decode/16K/1, decode/16K/8]", 1) +
-				"store: {dir: " + filepath.Join(e.dir, "store") + "}\nbudget: 60s\n"
+				"store: {dir: " + filepath.Join(e.dir, "store") + "}\nbudget: 18m\npaired: {blocks: 6}\n"
 			e.writeConfig(cfg)
 			e.put(prBase) // the first baseline
 			e.event("pull_request", payload(t, "pull_request/opened.payload.json"))
@@ -57,10 +62,9 @@ func TestActionDayOnePaired(t *testing.T) {
 			for i := range head.Decode {
 				got = append(got, head.Decode[i].ID().String())
 			}
-			if got := strings.Join(got, ","); got != "decode/8K/1,decode/8K/8" {
-				// The anti-diagonal's 8K × 8, then 16K × 1 does not fit (its context's scout),
-				// and round 1's 8K × 1 does.
-				t.Errorf("the paired run measured %s, want the budget's choice: decode/8K/1,decode/8K/8", got)
+			if got := strings.Join(got, ","); got != "decode/8K/8,decode/16K/1" {
+				// Round 0, the anti-diagonal; round 1 does not fit.
+				t.Errorf("the paired run measured %s, want the budget's choice: decode/8K/8,decode/16K/1", got)
 			}
 			e.vars["INPUT_TOKEN"], e.vars["INPUT_MODE"] = token, "report"
 			delete(e.vars, "INPUT_PAIRED")
@@ -76,16 +80,16 @@ func TestActionDayOnePaired(t *testing.T) {
 				t.Fatalf("comparison pairing %+v over %d cells: want the paired run's 2 cells", cmp.Settings.Pairing, len(cmp.Cells))
 			}
 			for _, want := range []string{
-				"2 of the matrix's 4 cells fit the budget 1 min",
+				"2 of the matrix's 4 cells fit the budget 18 min: ≈ 18 min (0 min of builds and model loads, 2 sides × 6 blocks × 1.5 min)",
 				"chosen by rounds of a Latin square over contexts and concurrencies, the anti-diagonal first (docs/paired.md)",
-				"no cell of contexts 16K (not looked at: raise budget)", "GPU time: head ", " budget.",
+				"every context and every concurrency has a cell", "GPU time: head ", " budget.",
 			} {
 				if !strings.Contains(cr.Summary, want) || !strings.Contains(body, want) {
 					t.Errorf("the check's summary or the comment does not say %q:\n%s", want, cr.Summary)
 				}
 			}
-			if cmp.GPUTime == nil || cmp.GPUTime.BudgetSeconds <= 0 || cmp.GPUTime.TotalSeconds <= 0 {
-				t.Errorf("comparison GPU time %+v: want both sides' against the budget", cmp.GPUTime)
+			if g := cmp.GPUTime; g == nil || g.BudgetSeconds <= 0 || g.TotalSeconds <= 0 || g.TotalSeconds > g.BudgetSeconds {
+				t.Errorf("comparison GPU time %+v: want both sides' together, within the budget", cmp.GPUTime)
 			}
 			if !tc.wantFail {
 				if cr.Conclusion != "success" {
