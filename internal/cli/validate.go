@@ -27,8 +27,11 @@ line, column and dotted path; every bad value is named at once), then checks wha
 check before its first request: the matrix and the cells, the window and the trials, the
 budget, the build mode, the simulator's profile when nothing else is measured, and the plan
 (one shard). It prints what the file makes the bot do: what it measures and how long the matrix
-is expected to take, and warns of the variables engine.serve names that this environment
-lacks (the runner must set them).
+is expected to take; against the budget, a pull request's GPU time (the first pass with its
+build and model load, what is left for confirmations and reruns) and, with paired.mode auto
+or always, the cells a paired run affords before the store holds store.min_history runs. It
+warns when the first pass or any paired run cannot fit the budget, and of the variables
+engine.serve names that this environment lacks (the runner must set them).
 
 Exit status 0 when the file is valid, 2 with the reasons when it is not.`,
 		Args: cobra.NoArgs,
