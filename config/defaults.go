@@ -22,7 +22,7 @@ func Default() Config {
 			HealthTimeout: t.Health,
 			Output:        "results.json",
 			Engine:        Engine{Keep: 3},
-			Paired:        Paired{Blocks: 4, Scheme: PairedABBA, Mode: PairedModeOff},
+			Paired:        Paired{Blocks: 4, Scheme: PairedABBA, Mode: PairedModeAuto},
 		},
 		GitHub: GitHub{CheckName: "speedmatrix", Comment: CommentAlways, FailOnRegression: true,
 			Undecided: UndecidedFailure, MergeQueue: MergeQueueReuse, NoBaseline: NoBaselineNeutral},

@@ -200,6 +200,10 @@ type Sim struct {
 	Noise    *float64 `yaml:"noise"`
 	Slowdown string   `yaml:"slowdown"`
 	Fault    string   `yaml:"fault"`
+	// HeadSlowdown is added to Slowdown for the head's simulator of a paired run of two
+	// built-in simulators (run --paired without URLs; the Action's paired runs of the
+	// simulator): a change the head makes, so that a paired run has one to find.
+	HeadSlowdown string `yaml:"head_slowdown"`
 }
 
 // GPU is what is done to the GPUs around a run.

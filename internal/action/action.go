@@ -35,6 +35,10 @@ type Deps struct {
 	// the shards inputs are refused.
 	PlanShards   func(cfg config.Config, n int) ([]ShardJob, error)
 	MeasureShard func(ctx context.Context, cfg config.Config, shard, plan string) error
+	// PriceCells returns the cells of cfg's plan (one shard) and their expected time, unrounded:
+	// what a paired run within a budget prices its cells with (pairedcells.go); nil, PlanShards'
+	// rounded minutes.
+	PriceCells func(cfg config.Config) (cells []string, expected time.Duration, err error)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Mode, when set, overrides the mode input (the --mode and --cleanup flags).

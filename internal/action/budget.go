@@ -70,10 +70,33 @@ func (j *job) budgeted(ctx context.Context, cfg config.Config, out outcome, base
 	}
 	c := res.Final
 	c.Warnings = append(c.Warnings, warnings...)
+	if w := j.firstPassOver(cfg, out.Head, spent); w != "" {
+		c.Warnings = append(c.Warnings, w)
+	}
 	out.Comparison = c
 	out.ComparisonPath = filepath.Join(j.in.ArtifactDir, artifactComparison)
 	if err := results.WriteComparisonFile(out.ComparisonPath, c); err != nil {
 		return out, fmt.Errorf("write the comparison: %w", err)
 	}
 	return out, nil
+}
+
+// firstPassOver says, when the first pass (its build, model load and measurement) spent the
+// whole budget, that nothing was left for confirmations and reruns, with the plan's estimate of
+// the first pass (what `speedmatrix validate` states before any GPU time is spent) and what to
+// change; "" when it left some. Times are in the budget's (the GPU's; a simulator's profile's).
+func (j *job) firstPassOver(cfg config.Config, head *results.File, spent results.GPUTime) string {
+	budget := time.Duration(cfg.Budget)
+	used := time.Duration((spent.BuildSeconds + spent.LoadSeconds + spent.MeasureSeconds) * head.TimeScale() * float64(time.Second))
+	if budget <= 0 || used < budget {
+		return ""
+	}
+	est := ""
+	c := cfg
+	c.Budget = 0
+	if _, d, err := j.priceCells(c); err == nil && d > 0 {
+		est = fmt.Sprintf(" (the plan expected %.1f min of measurement)", d.Minutes())
+	}
+	return fmt.Sprintf("The first pass (build, model load and measurement) took %s%s of the %s budget: nothing was left to confirm or rerun undecided cells. `speedmatrix validate` states the first pass against the budget: raise budget, or measure fewer cells.",
+		seconds(used.Seconds()), est, seconds(budget.Seconds()))
 }

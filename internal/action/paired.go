@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,6 +43,11 @@ type pairedInfo struct {
 	// First is the comparison with the stored baseline that left Cells undecided (rule 3 of
 	// pairedBefore's doc); nil when the run was paired from the start.
 	First *results.Comparison
+	// Choice is, in a job with a budget, the cells the budget afforded and what they were
+	// expected to cost (pairedcells.go); nil without a budget, or when cells were named.
+	Choice *PairedChoice
+	// Budget is the job's budget (wall time), 0 when none: the GPU time is stated against it.
+	Budget time.Duration
 }
 
 // pairedBefore decides, before anything is measured, whether a pull request's run is paired —
@@ -254,7 +260,22 @@ func (j *job) measurePaired(ctx context.Context, cfg config.Config, p plan, info
 	}
 	defer cleanup()
 	pc.Paired.BaseSource = src
-	if err := j.fitPairedBlocks(&pc, cfg.Budget); err != nil {
+	if cfg.Budget > 0 && len(info.Cells) == 0 {
+		// The whole matrix, paired, within the budget: the cells it affords (pairedcells.go).
+		cc := pc
+		cc.Budget = cfg.Budget
+		ch, err := ChoosePairedCells(cc, j.priceCells)
+		if err != nil {
+			return outcome{}, err
+		}
+		pc.Paired.Blocks = ch.Blocks
+		if !ch.Whole {
+			info.Cells = ch.Cells
+			pc.Cells = config.List(ch.Cells)
+		}
+		info.Choice = &ch
+		j.log.Info("paired run within the budget", "choice", ch.Line(), "cells", strings.Join(ch.Cells, ","))
+	} else if err := j.fitPairedBlocks(&pc, cfg.Budget); err != nil {
 		return outcome{}, err
 	}
 	j.log.Info("measuring paired", "head", p.HeadSHA, "base", info.BaseSHA, "blocks", pc.Paired.Blocks, "scheme", pc.Paired.Scheme, "cells", strings.Join(info.Cells, ","))
@@ -294,7 +315,8 @@ func (j *job) measurePaired(ctx context.Context, cfg config.Config, p plan, info
 		// The report mode reads no baseline from an artifact but this one, which is the point of
 		// a paired run: say whose job measured it.
 		out.Comparison.Warnings = append(out.Comparison.Warnings, "The base was measured by the pull request's own measuring job (a paired run, base and head served alternately on one runner), not taken from the store: this comparison is only as trustworthy as that job.")
-		out.Comparison.GPUTime = pairedGPUTime(info.Head, info.Base)
+		info.Budget = head.WallTime(cfg.Budget)
+		out.Comparison.GPUTime = pairedGPUTime(info.Head, info.Base, info.Budget)
 		if err := results.WriteComparisonFile(out.ComparisonPath, out.Comparison); err != nil {
 			return out, fmt.Errorf("write the comparison: %w", err)
 		}
@@ -302,15 +324,49 @@ func (j *job) measurePaired(ctx context.Context, cfg config.Config, p plan, info
 	return out, nil
 }
 
-// pairedGPUTime is the GPU time of both sides of a paired run together; nil when neither
-// recorded one.
-func pairedGPUTime(head, base *results.GPUTime) *results.GPUTime {
+// priceCells returns the cells of cfg's plan and their expected time (Deps.PriceCells, else
+// PlanShards' minutes), each cell once.
+func (j *job) priceCells(cfg config.Config) ([]string, time.Duration, error) {
+	var cells []string
+	var d time.Duration
+	switch {
+	case j.d.PriceCells != nil:
+		c, e, err := j.d.PriceCells(cfg)
+		if err != nil {
+			return nil, 0, err
+		}
+		cells, d = c, e
+	case j.d.PlanShards != nil:
+		jobs, err := j.d.PlanShards(cfg, 1)
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(jobs) != 1 {
+			return nil, 0, fmt.Errorf("the plan has %d shards, want 1", len(jobs))
+		}
+		cells, d = strings.Split(jobs[0].Cells, ","), time.Duration(jobs[0].ExpectedMinutes*float64(time.Minute))
+	default:
+		return nil, 0, errors.New("this program cannot plan the matrix")
+	}
+	var out []string
+	for _, c := range cells {
+		if c != "" && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	return out, d, nil
+}
+
+// pairedGPUTime is the GPU time of both sides of a paired run together, against the job's
+// budget (wall time; 0 for none); nil when neither side recorded one.
+func pairedGPUTime(head, base *results.GPUTime, budget time.Duration) *results.GPUTime {
 	if head == nil && base == nil {
 		return nil
 	}
 	var g results.GPUTime
 	g.Add(head)
 	g.Add(base)
+	g.BudgetSeconds = budget.Seconds()
 	return &g
 }
 
@@ -387,10 +443,16 @@ func pairedLine(info *pairedInfo) string {
 		fmt.Fprintf(&b, "; cells %s", code(strings.Join(info.Cells, ",")))
 	}
 	fmt.Fprintf(&b, ". Why: %s.", info.Why)
+	if info.Choice != nil {
+		b.WriteString(" Cells: " + info.Choice.Line() + ".")
+	}
 	if info.Head != nil || info.Base != nil {
 		b.WriteString(" GPU time: head " + gpuSide(info.Head) + "; base " + gpuSide(info.Base))
-		if g := pairedGPUTime(info.Head, info.Base); g != nil {
+		if g := pairedGPUTime(info.Head, info.Base, 0); g != nil {
 			b.WriteString("; together " + seconds(g.TotalSeconds))
+			if info.Budget > 0 {
+				b.WriteString(" of a " + seconds(info.Budget.Seconds()) + " budget")
+			}
 		}
 		b.WriteString(".")
 	}
@@ -517,13 +579,26 @@ func (j *job) reportPaired(p plan, first outcome) (*outcome, error) {
 	if ghbot.ValidSHA(base.Engine.Commit) {
 		info.BaseSHA = base.Engine.Commit
 	}
+	if len(p.Cells) == 0 && j.cfg.Budget > 0 {
+		// The measuring job chose the cells the budget affords (measurePaired): say which, and
+		// by what rule when this configuration makes the same choice.
+		info.Budget = head.WallTime(j.cfg.Budget)
+		measured := fileCells(head)
+		pc := j.cfg
+		pc.Trials = 1
+		if ch, err := ChoosePairedCells(pc, j.priceCells); err == nil && !ch.Whole && slices.Equal(sortedCopy(ch.Cells), sortedCopy(measured)) {
+			info.Choice, info.Cells = &ch, ch.Cells
+		} else if err == nil && !ch.Whole {
+			info.Cells = measured
+		}
+	}
 	out, err := j.compareWithHistory(outcome{Head: head, ResultsPath: first.ResultsPath}, base, nil, nil, p.Cells)
 	if err != nil {
 		return nil, err
 	}
 	out.Paired = &info
 	if out.Comparison != nil {
-		out.Comparison.GPUTime = pairedGPUTime(info.Head, info.Base)
+		out.Comparison.GPUTime = pairedGPUTime(info.Head, info.Base, info.Budget)
 		if err := results.WriteComparisonFile(out.ComparisonPath, out.Comparison); err != nil {
 			return nil, fmt.Errorf("write the comparison: %w", err)
 		}
@@ -557,4 +632,23 @@ func (j *job) fitPairedBlocks(pc *config.Config, budget time.Duration) error {
 		pc.Paired.Blocks = afford
 	}
 	return nil
+}
+
+// fileCells returns the cells a results file holds (prefill and decode, measured or not).
+func fileCells(f *results.File) []string {
+	var out []string
+	for i := range f.Prefill {
+		out = append(out, f.Prefill[i].ID().String())
+	}
+	for i := range f.Decode {
+		out = append(out, f.Decode[i].ID().String())
+	}
+	return out
+}
+
+// sortedCopy returns a sorted copy of s.
+func sortedCopy(s []string) []string {
+	c := slices.Clone(s)
+	slices.Sort(c)
+	return c
 }

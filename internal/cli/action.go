@@ -64,6 +64,7 @@ baseline cannot decide).`,
 					return runCommand(ctx, env, runOptions{Config: c})
 				},
 				PlanShards:   actionPlanShards(env),   // action_shard.go
+				PriceCells:   priceCells,              // action_shard.go
 				MeasureShard: actionMeasureShard(env), // action_shard.go
 			})
 		},

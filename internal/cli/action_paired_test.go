@@ -13,7 +13,7 @@ import (
 // pairedConfig is actionConfig with the store of e and paired, two blocks per side; extra is
 // added to the paired section.
 func pairedConfig(e *storeEnv, minHistory int, paired string) string {
-	return actionConfig("") + "store: {dir: " + filepath.Join(e.dir, "store") + ", min_history: " + strconv.Itoa(minHistory) + "}\n" +
+	return simConfig("") + "store: {dir: " + filepath.Join(e.dir, "store") + ", min_history: " + strconv.Itoa(minHistory) + "}\n" +
 		"paired: {blocks: 2" + paired + "}\n"
 }
 

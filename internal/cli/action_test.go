@@ -34,8 +34,15 @@ const (
 )
 
 // actionConfig is a speedmatrix.yaml whose run measures one decode cell of the in-process
-// simulator for a second of wall time (about 1 s a run); extra is appended.
+// simulator for a second of wall time (about 1 s a run); extra is appended to its sim section.
+// It compares with the stored baseline alone (paired.mode off): the tests of paired runs, the
+// default (paired.mode auto), use simConfig.
 func actionConfig(extra string) string {
+	return simConfig(extra) + "paired: {mode: off}\n"
+}
+
+// simConfig is actionConfig without its paired section: paired.mode is the default, auto.
+func simConfig(extra string) string {
 	return "matrix: quick\ncells: [decode/8K/8]\nduration: 1s\nwarmup: 0\nquiet: true\nsim: {speedup: 40" + extra + "}\n"
 }
 

@@ -302,8 +302,12 @@ func startPairedSims(ctx context.Context, env *Env, o *runOptions, base, head *p
 	}
 	// Both start now, so a drift rule (which grows with the time since a simulator started)
 	// runs on one clock for both sides.
-	for range 2 {
+	for i := range 2 {
 		scfg := ss.config(env.Log)
+		if h := ss.so.HeadSlowdown; i == 1 && h != "" {
+			// The head's (srvs[1]): what its change does.
+			scfg.Slowdown = strings.Trim(scfg.Slowdown+","+h, ",")
+		}
 		if scfg.Listener, err = env.listener(); err != nil {
 			stop()
 			return nil, fmt.Errorf("start the built-in simulators: %w", err)
@@ -319,6 +323,6 @@ func startPairedSims(ctx context.Context, env *Env, o *runOptions, base, head *p
 	ss.describe(o)
 	finish := ss.finish()
 	base.finish, head.finish = finish, finish
-	env.Log.Info("paired run without URLs: measuring two built-in simulators with the same settings", "base", base.url, "head", head.url, "profile", ss.p.Name, "speedup", ss.so.Speedup, "slowdown", ss.so.Slowdown)
+	env.Log.Info("paired run without URLs: measuring two built-in simulators with the same settings", "base", base.url, "head", head.url, "profile", ss.p.Name, "speedup", ss.so.Speedup, "slowdown", ss.so.Slowdown, "head_slowdown", ss.so.HeadSlowdown)
 	return stop, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
+	"github.com/speedmatrix/speedmatrix/sim/inject"
 	"github.com/speedmatrix/speedmatrix/sim/profile"
 )
 
@@ -40,6 +41,11 @@ func newSimSetup(o *runOptions) (simSetup, error) {
 			return s, usagef("--sim-noise %g: want a coefficient of variation between 0 and 1", *n)
 		}
 		s.noise = *n
+	}
+	if h := s.so.HeadSlowdown; h != "" {
+		if _, err := inject.ParseSlowdown(h); err != nil {
+			return s, usagef("sim.head_slowdown: %v", err)
+		}
 	}
 	var err error
 	if s.p, err = profile.Load(s.so.Profile, nil); err != nil {

@@ -2,12 +2,17 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/internal/action"
 	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // newValidateCmd builds `speedmatrix validate`: the configuration checked as run, plan and the
@@ -22,8 +27,11 @@ line, column and dotted path; every bad value is named at once), then checks wha
 check before its first request: the matrix and the cells, the window and the trials, the
 budget, the build mode, the simulator's profile when nothing else is measured, and the plan
 (one shard). It prints what the file makes the bot do: what it measures and how long the matrix
-is expected to take, and warns of the variables engine.serve names that this environment
-lacks (the runner must set them).
+is expected to take; against the budget, a pull request's GPU time (the first pass with its
+build and model load, what is left for confirmations and reruns) and, with paired.mode auto
+or always, the cells a paired run affords before the store holds store.min_history runs. It
+warns when the first pass or any paired run cannot fit the budget, and of the variables
+engine.serve names that this environment lacks (the runner must set them).
 
 Exit status 0 when the file is valid, 2 with the reasons when it is not.`,
 		Args: cobra.NoArgs,
@@ -88,10 +96,51 @@ func validateRun(env *Env, o runOptions) (string, error) {
 	}
 	fmt.Fprintf(&b, "  matrix: %s (%s, %s), %v windows, %s: about %.1f min (plan's estimate, before the server's KV cache rules cells out)\n",
 		o.Matrix, textout.Plural(prefill, "prefill cell", "prefill cells"), textout.Plural(decode, "decode cell", "decode cells"), o.Duration, textout.Plural(o.Trials, "trial", "trials"), p.Shards[0].Expected.Minutes())
-	if o.Budget > 0 {
-		fmt.Fprintf(&b, "  budget: %.0f min of GPU wall time a job (build, load, the first pass, reruns)\n", o.Budget.Minutes())
-	}
+	budgetLines(env, &b, o, p.Shards[0].Expected)
 	return b.String(), nil
+}
+
+// budgetLines writes what a pull request's GPU time is against the budget: the first pass's
+// estimate (the plan's, first) with the build and model load expected, what is left for
+// confirmations and reruns, and, with paired.mode auto or always, the cells a paired run
+// affords (the first pull requests, before the store holds store.min_history runs). It warns
+// when the first pass cannot fit the budget, or no paired run can.
+func budgetLines(env *Env, b *strings.Builder, o runOptions, first time.Duration) {
+	if o.Budget <= 0 {
+		fmt.Fprintf(b, "  budget: none: the first pass runs as long as it takes (%.1f min and the build and model load), and nothing is rerun\n", first.Minutes())
+		return
+	}
+	over := action.BuildLoadEstimate(o.Config)
+	need := first + over
+	fmt.Fprintf(b, "  budget: %.0f min of GPU time a pull request (build, model load, the first pass, confirmations and reruns together); the first pass ≈ %.1f min + build and load ≈ %.0f min (estimate) = %.1f min",
+		o.Budget.Minutes(), first.Minutes(), over.Minutes(), need.Minutes())
+	if need <= o.Budget {
+		fmt.Fprintf(b, ", leaving ≈ %.1f min for confirmations and reruns\n", (o.Budget - need).Minutes())
+	} else {
+		b.WriteString(": over the budget\n")
+		env.Log.Warn(fmt.Sprintf("budget %.0f min: the first pass alone is expected to take %.1f min, with build and model load %.1f min; nothing is left for confirmations and reruns, and the job may end at its timeout-minutes: raise budget to at least %.0f min, or measure fewer cells",
+			o.Budget.Minutes(), first.Minutes(), need.Minutes(), math.Ceil(need.Minutes())))
+	}
+	if o.Paired.Mode == config.PairedModeOff {
+		return
+	}
+	pc := o.Config
+	pc.Trials = 1
+	ch, err := action.ChoosePairedCells(pc, priceCells) // action_shard.go
+	if err != nil {
+		b.WriteString("  paired: no paired run fits the budget\n")
+		env.Log.Warn(fmt.Sprintf("paired.mode %s: until the store holds store.min_history default-branch runs, pull requests are measured paired, but %v; they are then measured alone and compared with what the store holds", o.Paired.Mode, err))
+		return
+	}
+	fmt.Fprintf(b, "  paired (paired.mode %s; every pull request until the store holds %d default-branch runs): %s\n", o.Paired.Mode, minHistory(o.Config), ch.Line())
+}
+
+// minHistory is store.min_history, or the store's default.
+func minHistory(c config.Config) int {
+	if c.Store.MinHistory > 0 {
+		return c.Store.MinHistory
+	}
+	return store.DefaultMinHistory
 }
 
 // missingServeVars returns the ${NAME}s of engine.serve that the environment does not set

@@ -51,3 +51,58 @@ func TestValidate(t *testing.T) {
 		t.Errorf("no --config: exit %d, %q", code, errOut)
 	}
 }
+
+// TestValidateBudget: validate states a pull request's GPU time against the budget — the first
+// pass's estimate with the build and load expected, what is left for confirmations and reruns,
+// and the cells a paired run affords before the history exists — and warns when the first
+// pass, or any paired run, cannot fit (issue 35: `budget: 30m` was accepted silently while the
+// first pass alone is 40.7 min).
+func TestValidateBudget(t *testing.T) {
+	dir := t.TempDir()
+	cfg := func(budget, paired string) string {
+		p := filepath.Join(dir, budget+paired+".yaml")
+		doc := "matrix: full\nduration: 30s\nbudget: " + budget + "\nengine:\n  name: vllm\n  source: .\n  build: auto\n  serve:\n    command: [vllm, serve, m, --port, \"${PORT}\"]\n" + paired
+		if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	for _, tc := range []struct {
+		name, budget, paired string
+		want, warn           []string
+	}{
+		{name: "the example's 75 min", budget: "75m",
+			want: []string{"budget: 75 min of GPU time a pull request (build, model load, the first pass, confirmations and reruns together); the first pass ≈ 40.7 min + build and load ≈ 8 min (estimate) = 48.7 min, leaving ≈ 26.3 min for confirmations and reruns",
+				"paired (paired.mode auto; every pull request until the store holds 10 default-branch runs): 12 of the matrix's 72 cells fit the budget 75 min"}},
+		{name: "30 min: the first pass cannot fit", budget: "30m",
+			want: []string{"= 48.7 min: over the budget"},
+			warn: []string{"budget 30 min: the first pass alone is expected to take 40.7 min, with build and model load 48.7 min", "raise budget to at least 49 min"}},
+		{name: "5 min: no paired run fits", budget: "5m",
+			warn: []string{"paired.mode auto: until the store holds store.min_history default-branch runs, pull requests are measured paired, but a paired run needs at least 2 blocks a side"}},
+		{name: "paired off", budget: "75m", paired: "paired: {mode: off}\n",
+			want: []string{"leaving ≈ 26.3 min"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runCLI("validate", "--config", cfg(tc.budget, tc.paired))
+			if code != ExitOK {
+				t.Fatalf("exit %d, want 0 (a warning, not an error)\n%s", code, errOut)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("validate's output lacks %q:\n%s", w, out)
+				}
+			}
+			for _, w := range tc.warn {
+				if !strings.Contains(errOut, w) {
+					t.Errorf("validate's warnings lack %q:\n%s", w, errOut)
+				}
+			}
+			if tc.warn == nil && strings.Contains(errOut, "budget") {
+				t.Errorf("a warning about the budget where it fits:\n%s", errOut)
+			}
+			if tc.paired != "" && strings.Contains(out, "paired (") {
+				t.Errorf("paired.mode off, but validate states a paired choice:\n%s", out)
+			}
+		})
+	}
+}

@@ -406,6 +406,33 @@ engine:
 `, extra)
 }
 
+// treeServe is the scratch engine's launch script (serve.sh): the built-in simulator, as
+// engineConfig serves it, with its slowdown and faults read from files of the tree it runs in
+// (slowdown.txt, fault.txt), as a real engine's speed is its tree's. A paired run (paired.mode
+// auto, the default: the first pull requests of a repository) serves the merge-base and the
+// head each from its own checkout, so each side serves its own tree's engine; a speedmatrix.yaml
+// setting would be the head's on both sides.
+const treeServe = `#!/bin/sh
+exec speedmatrix sim --profile glm-5.3-flash-nvfp4-h200x2 --sim-speedup 10 --seed 7 \
+  --slowdown "$(cat slowdown.txt 2>/dev/null)" --fault "$(cat fault.txt 2>/dev/null)" --listen "127.0.0.1:$1"
+`
+
+// treeEngineConfig is engineConfig served by serve.sh of the tree (treeServe).
+func treeEngineConfig() string {
+	return `matrix: quick
+duration: 1s
+warmup: 0
+quiet: true
+engine:
+  name: speedmatrix-sim
+  build: none
+  serve:
+    command: [sh, serve.sh, "${PORT}"]
+    port: 0
+    ready_timeout: 60s
+`
+}
+
 // gitEnv makes commits reproducible in time order.
 func gitEnv(n int) []string {
 	d := time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(n) * time.Minute).Format(time.RFC3339)
@@ -486,15 +513,16 @@ func (h *harness) makeRepo(t *testing.T, name string, base string, steps []commi
 
 // engineRepo is the scratch engine repository of a workflow: the root on main, the push's
 // commit B, and three pull-request heads on B: H (unchanged engine), S (decodes four times as
-// slowly from 32K) and D (the engine's server crashes after 5 s).
+// slowly from 32K) and D (the engine's server crashes after 5 s). The engine's speed and faults
+// are files of its tree, read by serve.sh (treeServe).
 func (h *harness) engineRepo(t *testing.T, name, workflow string) *repo {
 	wf := readFile(t, filepath.Join(h.root, ".github", "workflows", workflow))
 	return h.makeRepo(t, name, "", []commitStep{
-		{role: "root", files: map[string]string{"speedmatrix.yaml": engineConfig("", ""), ".github/workflows/" + workflow: wf, "README.md": "engine\n"}},
+		{role: "root", files: map[string]string{"speedmatrix.yaml": treeEngineConfig(), "serve.sh": treeServe, ".github/workflows/" + workflow: wf, "README.md": "engine\n"}},
 		{role: "B", branch: "main", files: map[string]string{"README.md": "engine, v2\n"}},
 		{role: "H", parent: "B", branch: "feature", files: map[string]string{"kernel.txt": "a faster kernel\n"}},
-		{role: "S", parent: "B", branch: "slow", files: map[string]string{"speedmatrix.yaml": engineConfig("decode=4@ctx>=32K", "")}},
-		{role: "D", parent: "B", branch: "dies", files: map[string]string{"speedmatrix.yaml": engineConfig("", "crash=5s")}},
+		{role: "S", parent: "B", branch: "slow", files: map[string]string{"slowdown.txt": "decode=4@ctx>=32K"}},
+		{role: "D", parent: "B", branch: "dies", files: map[string]string{"fault.txt": "crash=5s"}},
 	})
 }
 

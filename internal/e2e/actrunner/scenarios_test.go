@@ -79,6 +79,17 @@ func runGPUScenarios(t *testing.T, h *harness, r *repo, file string, sharded boo
 			t.Errorf("%d marked comments on PR #1, want 1", len(cs))
 		} else if !strings.Contains(cs[0].Body, r.sha["B"][:7]) {
 			t.Errorf("the comment does not compare with the baseline %s:\n%s", r.sha["B"][:7], cs[0].Body)
+		} else if !sharded {
+			// The first pull request after the first baseline: the store cannot decide (one
+			// run, store.min_history 10), so paired.mode auto (the default) measured the
+			// merge-base and the head alternately in the measure job; the unchanged engine's
+			// cells are decided unchanged, and the check gives the GPU time. (Sharded runs
+			// measure unpaired: no runner serves both sides.)
+			for _, want := range []string{"**Paired A/B** (ABBA, 4 blocks per side): the base `" + r.sha["B"][:7], "GPU time: head ", "✅ Not blocked: no slowdown beyond"} {
+				if !strings.Contains(cs[0].Body, want) {
+					t.Errorf("the first pull request's comment does not say %q:\n%s", want, cs[0].Body)
+				}
+			}
 		}
 		wantMeasureJobs(t, rw, shards)
 		noneInProgress(t, d, r)
