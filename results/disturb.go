@@ -57,6 +57,13 @@ const (
 	disturbMaxBlocks = 40
 	// disturbZ is the least level difference, in robust standard errors, of a disturbance.
 	disturbZ = 8
+	// A deep disturbance (the run at half the rest's level or less, moving 10 % of the window's
+	// tokens or more) needs only disturbDeepZ: no ordinary noise loses that many tokens in one
+	// run of bins, while bins that alternate (chunks of several tokens, late reads) inflate the
+	// noise scale.
+	disturbDeepZ           = 4
+	disturbDeepLevelChange = 0.5
+	disturbDeepImpact      = 0.10
 	// disturbMinLevelChange is the least relative difference between the disturbed bins and
 	// the rest (7 %).
 	disturbMinLevelChange = 0.07
@@ -126,11 +133,21 @@ func DetectDisturbance(bins []int, binSeconds, windowSeconds float64) *Disturban
 	if med <= 0 {
 		return nil // a window with no tokens in most of it is an error, not a disturbance
 	}
-	diffs := make([]float64, 0, m-1)
-	for b := 1; b < m; b++ {
-		diffs = append(diffs, math.Abs(y[b]-y[b-1]))
+	sigma := diffScale(y)
+	// Bins often alternate (a chunk of several tokens falls on one side of a bin's edge or the
+	// other; a late read moves tokens into the next bin): adjacent blocks then cancel, and the
+	// means of pairs of blocks are steadier than single blocks suggest. Their scale, per block,
+	// is taken when it is clearly the smaller (the smaller of two estimates of one scale would
+	// be too small half the time).
+	if m >= 32 {
+		pairs := make([]float64, m/2)
+		for b := range pairs {
+			pairs[b] = (y[2*b] + y[2*b+1]) / 2
+		}
+		if p := diffScale(pairs) * math.Sqrt2; p < 0.6*sigma {
+			sigma = p
+		}
 	}
-	sigma := 1.4826 * medianOf(diffs) / math.Sqrt2
 	// A floor for windows whose bins hardly vary (a simulator, a deterministic server): tokens
 	// are whole, and 0.5 % of the level is below any disturbance worth a re-measure.
 	sigma = max(sigma, 0.005*med, 1/float64(g))
@@ -183,7 +200,11 @@ func DetectDisturbance(bins []int, binSeconds, windowSeconds float64) *Disturban
 			// The tokens the run lost (or gained) against the rest's level, as a share of
 			// the window's.
 			impact := (kb*r - (tok[j] - tok[i])) / (r * float64(n))
-			if z < disturbZ || math.Abs(d)/r < disturbMinLevelChange || math.Abs(impact) < DisturbMinImpact || math.Signbit(impact) != math.Signbit(-d) {
+			need := float64(disturbZ)
+			if math.Abs(d)/r >= disturbDeepLevelChange && math.Abs(impact) >= disturbDeepImpact {
+				need = disturbDeepZ
+			}
+			if z < need || math.Abs(d)/r < disturbMinLevelChange || math.Abs(impact) < DisturbMinImpact || math.Signbit(impact) != math.Signbit(-d) {
 				continue
 			}
 			// Widened by two blocks on each side (where there are), the run must still move
@@ -225,6 +246,16 @@ func DetectDisturbance(bins []int, binSeconds, windowSeconds float64) *Disturban
 		Impact:   (kb*r - (tok[j] - tok[i])) / (r * float64(n)),
 		Z:        best.z,
 	}
+}
+
+// diffScale returns a robust standard deviation of the values of y from the differences of
+// neighbours: 1.4826 × their median absolute value ÷ √2, which a step or a stall hardly moves.
+func diffScale(y []float64) float64 {
+	diffs := make([]float64, 0, len(y))
+	for b := 1; b < len(y); b++ {
+		diffs = append(diffs, math.Abs(y[b]-y[b-1]))
+	}
+	return 1.4826 * medianOf(diffs) / math.Sqrt2
 }
 
 // medianOf returns the median of xs, reordering it; 0 for none.

@@ -49,6 +49,8 @@ func TestDetectDisturbance(t *testing.T) {
 		first, last int
 	}{
 		{"issue stall", stall, 1, 40, DisturbStall, 19, 31},
+		// Bins that alternate (chunks of two tokens against 50 ms bins) and a stall of 30 %.
+		{"alternating bins, stall", []int{18, 20, 24, 16, 20, 24, 16, 0, 0, 0, 0, 0, 0, 24, 16, 20, 20, 20, 24, 16}, 0.05, 1, DisturbStall, 7, 12},
 		{"power cap step", step, 1, 30, DisturbStep, 18, 29},
 		{"gc pause", pause, 1, 30, DisturbStall, 10, 12},
 		{"late reads", late, 1, 40, "", 0, 0},
