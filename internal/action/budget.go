@@ -52,7 +52,8 @@ func (j *job) budgeted(ctx context.Context, cfg config.Config, out outcome, base
 	}
 	res, err := adaptive.Run(ctx, adaptive.Job{
 		Compare: in, Thresholds: j.cfg.Thresholds(), Budget: out.Head.WallTime(cfg.Budget), GPU: spent, Overhead: overhead,
-		Measure: measure, Log: j.log,
+		Measure: measure, Log: j.log, Confirm: true, // a block is measured again before it is posted
+
 	})
 	var mm *compare.MismatchError
 	if errors.As(err, &mm) {
