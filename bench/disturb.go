@@ -18,13 +18,18 @@ const DefaultRemeasures = 4
 const maxRemeasuresPerCell = 2
 
 // orderSeed returns the seed of a shuffled measuring order: cfg.OrderSeed, or one drawn from the
-// run's ID (unique per run, so that two runs' orders differ).
+// run's ID (unique per run, so that two runs' orders differ); the shards of one plan share the
+// plan's (their files merge into one run, whose settings must agree).
 func orderSeed(cfg *Config) uint64 {
 	if cfg.OrderSeed != 0 {
 		return cfg.OrderSeed
 	}
 	h := fnv.New64a()
-	h.Write([]byte(cfg.RunID))
+	if cfg.Shard != nil && cfg.Shard.Plan != "" {
+		h.Write([]byte("plan " + cfg.Shard.Plan))
+	} else {
+		h.Write([]byte(cfg.RunID))
+	}
 	return max(h.Sum64(), 1)
 }
 

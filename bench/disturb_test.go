@@ -247,4 +247,9 @@ func TestShufflePlanSeeded(t *testing.T) {
 	if orderSeed(&cfg) == orderSeed(&other) || orderSeed(&cfg) == 0 {
 		t.Errorf("run IDs sm-1 and sm-2 drew seeds %d and %d", orderSeed(&cfg), orderSeed(&other))
 	}
+	// The shards of one plan merge into one run: they share the plan's seed.
+	cfg.Shard, other.Shard = &Shard{Index: 1, Count: 2, Plan: "p1"}, &Shard{Index: 2, Count: 2, Plan: "p1"}
+	if orderSeed(&cfg) != orderSeed(&other) {
+		t.Errorf("two shards of one plan drew seeds %d and %d", orderSeed(&cfg), orderSeed(&other))
+	}
 }
