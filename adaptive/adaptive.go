@@ -42,7 +42,8 @@ type Job struct {
 	// rerun, when the budget pays for it: the block is then posted only if the second look,
 	// on the first pass's trials pooled with the confirmation's, still finds it. A disturbance
 	// of the first pass (a stall, a throttle) that made a cell look slower is not measured
-	// twice in the same place.
+	// twice in the same place. No caller sets it yet: at the second look a real slowdown of a
+	// row with history noise can read unproven (docs/method.md).
 	Confirm bool
 	// Now is the clock (nil: time.Now); Log receives progress (nil: discarded).
 	Now func() time.Time

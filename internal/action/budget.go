@@ -52,8 +52,7 @@ func (j *job) budgeted(ctx context.Context, cfg config.Config, out outcome, base
 	}
 	res, err := adaptive.Run(ctx, adaptive.Job{
 		Compare: in, Thresholds: j.cfg.Thresholds(), Budget: out.Head.WallTime(cfg.Budget), GPU: spent, Overhead: overhead,
-		Measure: measure, Log: j.log, Confirm: true, // a block is measured again before it is posted
-
+		Measure: measure, Log: j.log,
 	})
 	var mm *compare.MismatchError
 	if errors.As(err, &mm) {

@@ -112,7 +112,6 @@ func measureAdaptive(ctx context.Context, env *Env, o runOptions, baseURL string
 	out, err := adaptive.Run(ctx, adaptive.Job{
 		Compare: in, Thresholds: o.Config.Thresholds(), Budget: o.Budget,
 		GPU: *f.Run.GPUTime, Measure: measure, Log: env.Log,
-		Confirm: true, // a block is measured again, on the same server, before it is reported
 	})
 	if err != nil {
 		return fmt.Errorf("compare with --baseline: %w", err)
