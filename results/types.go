@@ -360,8 +360,8 @@ type DecodeCell struct {
 	SummaryOnly bool          `json:"summary_only,omitempty"`
 	Trials      []DecodeTrial `json:"trials,omitempty"`
 	// Order is the cell's place in the run's measuring order (1-based, prefill and decode
-	// cells counted together; 0 when unknown, e.g. imported) and Started when its first window
-	// was started: a drift or a step along the order (warm-up, a throttle, a co-tenant) shows
+	// cells counted together; 0 when not measured, e.g. over capacity, or unknown, e.g.
+	// imported) and Started when its first window was started: a drift or a step along the order (warm-up, a throttle, a co-tenant) shows
 	// against them, whatever row or column the cells belong to (Settings.Order).
 	Order   int       `json:"order,omitempty"`
 	Started time.Time `json:"started,omitzero"`
