@@ -21,15 +21,21 @@ const maxRemeasuresPerCell = 2
 // run's ID (unique per run, so that two runs' orders differ); the shards of one plan share the
 // plan's (their files merge into one run, whose settings must agree).
 func orderSeed(cfg *Config) uint64 {
-	if cfg.OrderSeed != 0 {
+	switch {
+	case cfg.OrderSeed != 0:
 		return cfg.OrderSeed
+	case cfg.Shard != nil && cfg.Shard.Plan != "":
+		return OrderSeedOf("plan " + cfg.Shard.Plan)
 	}
+	return OrderSeedOf(cfg.RunID)
+}
+
+// OrderSeedOf returns the measuring order's seed drawn from id (never 0): runs that must measure
+// in one order (the blocks of a paired run, so that a cell sits at the same place in every
+// block and a drift cancels between a pair's blocks) set Config.OrderSeed to it.
+func OrderSeedOf(id string) uint64 {
 	h := fnv.New64a()
-	if cfg.Shard != nil && cfg.Shard.Plan != "" {
-		h.Write([]byte("plan " + cfg.Shard.Plan))
-	} else {
-		h.Write([]byte(cfg.RunID))
-	}
+	h.Write([]byte(id))
 	return max(h.Sum64(), 1)
 }
 
