@@ -38,6 +38,13 @@ type Job struct {
 	Cost compare.CellCost
 	// Measure measures a rerun.
 	Measure Measure
+	// Confirm measures the cells the first look finds regressed once more, before any other
+	// rerun, when the budget pays for it: the block is then posted only if the second look,
+	// on the first pass's trials pooled with the confirmation's, still finds it. A disturbance
+	// of the first pass (a stall, a throttle) that made a cell look slower is not measured
+	// twice in the same place. No caller sets it yet: at the second look a real slowdown of a
+	// row with history noise can read unproven (docs/method.md).
+	Confirm bool
 	// Now is the clock (nil: time.Now); Log receives progress (nil: discarded).
 	Now func() time.Time
 	Log *slog.Logger
@@ -92,7 +99,11 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 		return out, err
 	}
 	out.First, out.Final = first, first
-	if first.Rerun == nil || len(j.Compare.Head) == 0 {
+	var blocked []string
+	if j.Confirm {
+		blocked = regressed(first)
+	}
+	if (first.Rerun == nil && len(blocked) == 0) || len(j.Compare.Head) == 0 {
 		first.GPUTime = &out.GPU
 		return out, nil
 	}
@@ -101,8 +112,18 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 		cost = CostModel(j.Compare.Head[0], j.Overhead)
 	}
 	spent := func() time.Duration { return time.Duration(out.GPU.Sum() * float64(time.Second)) }
-	out.Plan = compare.PlanRerunsFor(first, cost, j.Budget-spent())
-	units := planUnits(out.Plan, cost)
+	var units []unit
+	if first.Rerun != nil {
+		out.Plan = compare.PlanRerunsFor(first, cost, j.Budget-spent())
+		units = planUnits(out.Plan, cost)
+	}
+	if len(blocked) > 0 {
+		u := confirmUnit(blocked, firstTrials(j.Compare.Head[0]), cost)
+		// The confirmation comes first; the reruns bought above keep their order after it
+		// and stop where the budget ends, as always.
+		units = append([]unit{u}, units...)
+		log.Info("adaptive: confirming the block before posting it", "cells", strings.Join(blocked, ","), "predicted", round(u.cost))
+	}
 	log.Info(fmt.Sprintf("adaptive: %s inconclusive at the first look; the budget left (%s) buys %s (%s predicted), %d not",
 		textout.Plural(first.Summary.CellCounts.Inconclusive, "cell", "cells"), round(j.Budget-spent()), textout.Plural(len(units), "rerun", "reruns"), round(out.Plan.Cost), len(out.Plan.Undecided)))
 
@@ -117,6 +138,11 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 				log.Info("adaptive: the next rerun would cross the budget; stopping", "cells", strings.Join(u.cells, ","), "predicted", round(u.cost), "left", round(left))
 			}
 			stopped = true
+			if u.key == "confirm" {
+				warnings = append(warnings, fmt.Sprintf("the block on %s was not confirmed: measuring %s again would cost %s of GPU time, more than the budget left (%s)",
+					strings.Join(u.cells, ", "), textout.Plural(len(u.cells), "cell", "cells"), round(u.cost), round(left)))
+				continue
+			}
 			undecided = append(undecided, u.entry)
 			continue
 		}
@@ -128,6 +154,10 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 		cancel()
 		out.GPU.RerunSeconds += took.Seconds()
 		out.GPU.Reruns++
+		if u.key == "confirm" && err == nil {
+			warnings = append(warnings, fmt.Sprintf("before posting the block, %s measured again in this job (%s of GPU time): the verdict is the second look's, on the first pass's trials pooled with the confirmation's",
+				strings.Join(u.cells, ", "), round(took)))
+		}
 		if f != nil {
 			out.Reruns = append(out.Reruns, f)
 			// What the rerun holds: one cut at the end of the budget holds some of its cells.
@@ -178,6 +208,8 @@ func Run(ctx context.Context, j Job) (Outcome, error) {
 		final := compare.MergeLooks(first, second)
 		final.Warnings = append(final.Warnings, warnings...)
 		out.Final = final
+	} else {
+		out.Final.Warnings = append(out.Final.Warnings, warnings...)
 	}
 	out.GPU.Undecided = stillUndecided(out.Final, undecided, measured)
 	out.GPU.Sum()
@@ -295,3 +327,34 @@ func stopMargin(left time.Duration) time.Duration {
 
 // round rounds d to the second for the log.
 func round(d time.Duration) time.Duration { return d.Round(time.Second) }
+
+// regressed returns the cells a comparison finds regressed, in its order.
+func regressed(c *results.Comparison) []string {
+	var out []string
+	for _, cell := range c.Cells {
+		if cell.Verdict == results.VerdictRegression {
+			out = append(out, cell.Cell)
+		}
+	}
+	return out
+}
+
+// firstTrials returns the trials per cell of the first pass f (at least 1).
+func firstTrials(f *results.File) int {
+	if f != nil && f.Run.Settings != nil && f.Run.Settings.Trials > 0 {
+		return f.Run.Settings.Trials
+	}
+	return 1
+}
+
+// confirmUnit is the measurement that confirms a block: the regressed cells once more, each
+// with the first pass's trials. Not measured (over the budget), it leaves the block as the
+// first look found it, and says its price.
+func confirmUnit(cells []string, trials int, cost compare.CellCost) unit {
+	var c time.Duration
+	for _, cell := range cells {
+		c += cost(cell, trials)
+	}
+	return unit{key: "confirm", cells: cells, trials: trials, cost: c, value: len(cells),
+		entry: compare.UndecidedCost{Cell: strings.Join(cells, ","), FurtherTrials: trials, Cost: c, Reason: compare.UndecidedOverBudget}}
+}

@@ -18,6 +18,10 @@ type budget struct {
 	// readiness, windows and drain are the decode trials' parts; admission is the part of
 	// readiness the server took to start the requests (results.Budget.AdmissionSeconds).
 	readiness, admission, windows, drain time.Duration
+	// remeasure is the time spent measuring disturbed windows again (counted in the parts
+	// above too); remeasures how many.
+	remeasure  time.Duration
+	remeasures int
 }
 
 // begin starts the budget at now.
@@ -40,6 +44,8 @@ func (b *budget) result(end time.Time) *results.Budget {
 		WindowSeconds:    b.windows.Seconds(),
 		DrainSeconds:     b.drain.Seconds(),
 		OtherSeconds:     max(wall-parts, 0).Seconds(),
+		RemeasureSeconds: b.remeasure.Seconds(),
+		Remeasures:       b.remeasures,
 	}
 	r.Ratios()
 	if cpu, ok := processCPU(); ok && b.cpuOK {

@@ -148,6 +148,18 @@ type Config struct {
 	ToolVersion   string
 	Seed          int64
 
+	// Order is the measuring order: results.OrderShuffled draws the order of the contexts and
+	// of each context's decode cells from OrderSeed (0: one drawn from RunID), so that a drift
+	// or a step along the run cannot line up with a row or a column; results.OrderMatrix or ""
+	// measures contexts ascending, concurrency ascending. Each context's scout still comes
+	// before its decode cells (it fills the prefix cache they read).
+	Order     string
+	OrderSeed uint64
+	// Remeasures is the most decode windows a run measures again because their bins showed a
+	// stall or two levels (results.DetectDisturbance), at most maxRemeasuresPerCell a cell;
+	// each costs about one window, its readiness and a drain. 0: none.
+	Remeasures int
+
 	// Shard, when set, restricts the run to one shard's context rows (shard.go).
 	Shard *Shard
 
@@ -169,6 +181,8 @@ func DefaultConfig() Config {
 		Warmup:            2,
 		ContextWarmup:     true,
 		Timeouts:          DefaultTimeouts(),
+		Order:             results.OrderShuffled,
+		Remeasures:        DefaultRemeasures,
 	}
 }
 
@@ -194,6 +208,12 @@ func (c *Config) Check() error {
 	}
 	if c.Trials < 1 {
 		errs = append(errs, fmt.Sprintf("trials %d: must be at least 1", c.Trials))
+	}
+	if c.Order != "" && c.Order != results.OrderMatrix && c.Order != results.OrderShuffled {
+		errs = append(errs, fmt.Sprintf("order %q: want %s or %s", c.Order, results.OrderShuffled, results.OrderMatrix))
+	}
+	if c.Remeasures < 0 {
+		errs = append(errs, fmt.Sprintf("re-measures %d: must not be negative (0: none)", c.Remeasures))
 	}
 	if c.Warmup < 0 {
 		errs = append(errs, fmt.Sprintf("warm-up requests %d: must not be negative", c.Warmup))

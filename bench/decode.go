@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +25,10 @@ type trialResult struct {
 	// Dead is set (ErrServerDead, wrapped) when nothing moved during readiness for the stall
 	// span and the probe got no answer: the server hangs and the run ends.
 	Dead error
+	// recs and win are what Analysis was computed from, so that part of the window can be
+	// analyzed again (cutAround).
+	recs []record
+	win  window
 }
 
 // errInterrupted marks a trial ended by the caller's context.
@@ -246,7 +251,7 @@ ready:
 	case "chunks":
 		s.note("the server sends no usage: output tokens were counted as one per chunk, which undercounts multi-token chunks (speculative decoding)")
 	}
-	return trialResult{Analysis: analyze(recs, w), Status: st, Why: why, StopTimedOut: stopTimedOut}, nil
+	return trialResult{Analysis: analyze(recs, w), Status: st, Why: why, StopTimedOut: stopTimedOut, recs: slices.Clone(recs), win: w}, nil
 }
 
 // Sampling inside a window: at least samplesPerWindow samples whatever the window's length,

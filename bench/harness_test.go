@@ -169,6 +169,8 @@ func testConfig(contexts, concurrency []int, window time.Duration, maxTokens int
 	c.MaxTokens = maxTokens
 	c.Warmup = 1
 	c.RunID = "test"
+	// The fault tests name the cell measured first; TestShuffledOrder measures shuffled.
+	c.Order = results.OrderMatrix
 	c.Timeouts = Timeouts{
 		Readiness: 5 * time.Second,
 		Drain:     5 * time.Second,

@@ -53,6 +53,12 @@ type session struct {
 	hasQueue bool // /metrics reports running and waiting
 	rampTTFT bool // some cell took TTFT from the requests that opened its window
 	budget   budget
+	// order counts the cells started so far (their Order); rank is the results file's order
+	// of the cells (matrixRank), nil until planned; remeasures is how many disturbed windows
+	// the run may still measure again.
+	order      int
+	rank       map[results.CellID]int
+	remeasures int
 }
 
 // Run measures the matrix cfg describes and returns the results file. When the run cannot start
@@ -114,6 +120,15 @@ func (s *session) run(ctx context.Context) (*results.File, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.rank = matrixRank(plan)
+	s.remeasures = cfg.Remeasures
+	s.file.Run.Settings.Remeasures = cfg.Remeasures
+	s.file.Run.Settings.Order = results.OrderMatrix
+	if cfg.Order == results.OrderShuffled {
+		seed := orderSeed(cfg)
+		shufflePlan(plan, seed)
+		s.file.Run.Settings.Order, s.file.Run.Settings.OrderSeed = results.OrderShuffled, seed
+	}
 	cells := plannedCells(plan, cfg.Trials)
 	s.progress.Start(cells, s.estimate(plan))
 	defer s.progress.Finish()
@@ -138,6 +153,9 @@ func (s *session) end(err error) (*results.File, error) {
 	end := s.now()
 	f.Run.End = end.UTC()
 	f.Run.Budget = s.budget.result(end)
+	if s.rank != nil {
+		sortByRank(f, s.rank)
+	}
 	if s.rampTTFT {
 		s.note("TTFT of a decode cell in which no request started inside the window is the median over the requests that opened the window (as llm-inference-bench reports it); those requests' samples carry it")
 	}
@@ -500,7 +518,12 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 
 	// The scout: measures prefill and warms the prefix cache for the decode cells.
 	pid := results.CellID{Phase: results.PhasePrefill, ContextLabel: p.Label}
+	var (
+		prefillOrder   int
+		prefillStarted time.Time
+	)
 	if p.Prefill {
+		prefillOrder, prefillStarted = s.nextOrder()
 		s.progress.CellStart(pid, 1)
 	}
 	began := s.now()
@@ -544,6 +567,7 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 			break
 		}
 		cell := prefillCell(p, trials, cellErr)
+		cell.Order, cell.Started = prefillOrder, prefillStarted
 		s.addPrefill(cell)
 		s.progress.CellDone(CellOutcome{ID: pid, Status: cell.Status, Error: cell.Error, TokPerS: deref(cell.PromptTokPerS), TTFTMs: deref(cell.TTFTMs), Elapsed: s.now().Sub(began)})
 		s.checkpoint()
@@ -715,15 +739,24 @@ func prefillCell(p *ctxPlan, trials []results.PrefillTrial, cellErr string) resu
 func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c int) error {
 	id := results.CellID{Phase: results.PhaseDecode, ContextLabel: p.Label, Concurrency: c}
 	cell := results.DecodeCell{Context: p.Context, ContextLabel: p.Label, Concurrency: c, Status: results.StatusValid}
+	cell.Order, cell.Started = s.nextOrder()
 	began := s.now()
 	before := s.budget
-	var whys []string
+	var (
+		whys       []string
+		remeasured int       // this cell's windows measured again
+		again      time.Time // when the re-measure now under way began; zero when none is
+	)
 	for t := 1; t <= s.cfg.Trials; t++ {
 		s.progress.CellStart(id, t)
 		if err := s.drain(ctx, "before "+id.String()); err != nil {
 			return err
 		}
 		tr, err := s.measureDecode(ctx, id, prompt, c)
+		if !again.IsZero() {
+			s.since(&s.budget.remeasure, again)
+			again = time.Time{}
+		}
 		if err != nil {
 			return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
 		}
@@ -756,6 +789,41 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 			}
 			break
 		}
+		trial := tr.Analysis.Trial
+		if d := disturbance(&trial); d != nil {
+			dt := results.DisturbedTrial{Disturbance: *d, Trial: trial}
+			if remeasured < maxRemeasuresPerCell && s.remeasures > 0 {
+				remeasured++
+				s.remeasures--
+				s.budget.remeasures++
+				dt.Used = results.UsedRemeasure
+				dt.Why = fmt.Sprintf("%s: measured again in the same run while the engine was up (%d of at most %d for a cell; %d left to the run)", describeDisturbance(*d, len(trial.BinOutputTokens)), remeasured, maxRemeasuresPerCell, s.remeasures)
+				cell.Disturbed = append(cell.Disturbed, dt)
+				s.log.Info("disturbed window measured again", "cell", id.String(), "kind", d.Kind, "bins", fmt.Sprintf("%d-%d", d.FirstBin, d.LastBin), "level", d.Level)
+				again = s.now()
+				t-- // the same trial, once more
+				continue
+			}
+			why := "no re-measure left to the run"
+			switch {
+			case s.cfg.Remeasures == 0:
+				why = "re-measures are off"
+			case remeasured >= maxRemeasuresPerCell:
+				why = fmt.Sprintf("the cell was measured again %d times, every time disturbed", remeasured)
+			}
+			why = describeDisturbance(*d, len(trial.BinOutputTokens)) + "; " + why
+			if cut, how, ok := cutAround(tr, *d); ok {
+				dt.Used, dt.Why = results.UsedUndisturbedBins, why+"; decided from "+how
+				trial = cut
+			} else {
+				dt.Used, dt.Why = results.UsedDisturbed, why+"; kept as measured: "+how
+			}
+			cell.Disturbed = append(cell.Disturbed, dt)
+			s.note("decode %s: a window was disturbed (%s) and %s", id, d.Kind, map[string]string{
+				results.UsedUndisturbedBins: "decided from its undisturbed bins",
+				results.UsedDisturbed:       "kept as measured; its number is not the engine's alone",
+			}[dt.Used])
+		}
 		if tr.Analysis.RampTTFT {
 			s.rampTTFT = true
 		}
@@ -763,7 +831,7 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 			cell.Status = results.StatusQueued
 			whys = append(whys, tr.Why)
 		}
-		cell.Trials = append(cell.Trials, tr.Analysis.Trial)
+		cell.Trials = append(cell.Trials, trial)
 	}
 	if cell.Status != results.StatusError {
 		cell.DecodeMetrics = summarize(cell.Trials)

@@ -175,6 +175,11 @@ type Budget struct {
 	DrainSeconds float64 `json:"drain_seconds"`
 	// OtherSeconds: the rest of the wall time (checkpoints, bookkeeping).
 	OtherSeconds float64 `json:"other_seconds"`
+	// RemeasureSeconds is the part of the wall time spent measuring disturbed decode windows
+	// again (their drains, readiness and windows, which the fields above count too), and
+	// Remeasures how many windows were measured again (DecodeCell.Disturbed).
+	RemeasureSeconds float64 `json:"remeasure_seconds,omitempty"`
+	Remeasures       int     `json:"remeasures,omitempty"`
 	// WallPerMeasured is WallSeconds ÷ (WindowSeconds + PrefillSeconds); 1 is a run that spent
 	// no time outside its measurements.
 	WallPerMeasured float64 `json:"wall_per_measured,omitempty"`
@@ -203,6 +208,14 @@ type Settings struct {
 	Trials          int      `json:"trials,omitempty"`
 	Cells           []string `json:"cells,omitempty"`
 	Seed            int64    `json:"seed,omitempty"`
+	// Order is how the cells were ordered: OrderShuffled (contexts, and the decode cells of
+	// each, in a random order drawn from OrderSeed) or OrderMatrix (contexts ascending, then
+	// concurrency ascending). Every cell's Order and Started say where it fell.
+	Order     string `json:"order,omitempty"`
+	OrderSeed uint64 `json:"order_seed,omitempty"`
+	// Remeasures is the most disturbed decode windows the run would measure again
+	// (DecodeCell.Disturbed); 0: none.
+	Remeasures int `json:"remeasures,omitempty"`
 	// ReadinessTimeoutSeconds is how long a window waited for all C streams before the cell was
 	// marked queued; DrainTimeoutSeconds how long the run waited between cells for an idle
 	// server; WarmupRequests the hidden warm-up requests before the first cell.
@@ -230,6 +243,12 @@ type SimulatorSettings struct {
 	Fault    string  `json:"fault,omitempty"`
 	Seed     int64   `json:"seed,omitempty"`
 }
+
+// Measuring orders (Settings.Order).
+const (
+	OrderMatrix   = "matrix"
+	OrderShuffled = "shuffled"
+)
 
 // Server holds facts the benchmark read from the server.
 type Server struct {
@@ -275,6 +294,10 @@ type PrefillCell struct {
 	// SummaryOnly marks a cell without raw samples (imported): compare must use a noise prior.
 	SummaryOnly bool           `json:"summary_only,omitempty"`
 	Trials      []PrefillTrial `json:"trials,omitempty"`
+	// Order and Started: the cell's place in the run's measuring order and when it was started
+	// (as DecodeCell's).
+	Order   int       `json:"order,omitempty"`
+	Started time.Time `json:"started,omitzero"`
 }
 
 // PrefillTrial is one prefill request's raw measurement.
@@ -336,6 +359,26 @@ type DecodeCell struct {
 	DecodeMetrics
 	SummaryOnly bool          `json:"summary_only,omitempty"`
 	Trials      []DecodeTrial `json:"trials,omitempty"`
+	// Order is the cell's place in the run's measuring order (1-based, prefill and decode
+	// cells counted together; 0 when not measured, e.g. over capacity, or unknown, e.g.
+	// imported) and Started when its first window was started: a drift or a step along the order (warm-up, a throttle, a co-tenant) shows
+	// against them, whatever row or column the cells belong to (Settings.Order).
+	Order   int       `json:"order,omitempty"`
+	Started time.Time `json:"started,omitzero"`
+	// Disturbed holds the windows of this cell whose bins showed a stall or two levels
+	// (DetectDisturbance), each with what the run did instead; they are not in Trials.
+	Disturbed []DisturbedTrial `json:"disturbed,omitempty"`
+}
+
+// DisturbedTrial is a decode window that its own bins showed disturbed, kept out of the cell's
+// trials, and what the run used instead (Used).
+type DisturbedTrial struct {
+	Disturbance Disturbance `json:"disturbance"`
+	// Used is UsedRemeasure, UsedUndisturbedBins or UsedDisturbed; Why says why in words.
+	Used string `json:"used"`
+	Why  string `json:"why"`
+	// Trial is the disturbed window as measured.
+	Trial DecodeTrial `json:"trial"`
 }
 
 // DecodeTrial is one measurement window of a decode cell, with its raw samples.

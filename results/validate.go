@@ -279,6 +279,25 @@ func (v *validator) decode(where string, c *DecodeCell) {
 			v.value(tw, fmt.Sprintf("waiting_samples[%d]", j), x)
 		}
 	}
+	for i := range c.Disturbed {
+		d := &c.Disturbed[i]
+		dw := fmt.Sprintf("%s disturbed window %d", where, i+1)
+		switch d.Used {
+		case UsedRemeasure, UsedUndisturbedBins, UsedDisturbed:
+		default:
+			v.addf("%s: used %q: want %s, %s or %s", dw, d.Used, UsedRemeasure, UsedUndisturbedBins, UsedDisturbed)
+		}
+		if k := d.Disturbance.Kind; k != DisturbStall && k != DisturbStep {
+			v.addf("%s: kind %q: want %s or %s", dw, k, DisturbStall, DisturbStep)
+		}
+		if b := d.Disturbance; b.FirstBin < 0 || b.FirstBin > b.LastBin || b.LastBin >= len(d.Trial.BinOutputTokens) {
+			v.addf("%s: bins %d–%d outside its %d bins", dw, b.FirstBin, b.LastBin, len(d.Trial.BinOutputTokens))
+		}
+		v.metrics(dw, &d.Trial.DecodeMetrics)
+	}
+	if c.Order < 0 {
+		v.addf("%s: order %d must not be negative", where, c.Order)
+	}
 	v.decodeAgrees(where, c)
 }
 

@@ -50,7 +50,7 @@ func TestRunFaultMatrix(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "r.json")
 			args := append([]string{"run", "--contexts", "1K", "--concurrency", "1,2,4,8", "--duration", window.String(),
 				"--readiness-timeout", readiness.String(), "--drain-timeout", drain.String(), "--max-tokens", "1001",
-				"--warmup", "0", "--sim-speedup", "60", "--sim-fault", c.fault, "--quiet", "-o", out}, c.extra...)
+				"--warmup", "0", "--sim-speedup", "60", "--sim-fault", c.fault, "--quiet", "-o", out, "--order", "matrix"}, c.extra...)
 			_, stderr, took, err := runSimTimeTook(t, nil, args...)
 			if ExitCode(err) != c.exit || (c.msg != "" && (err == nil || !strings.Contains(err.Error(), c.msg))) {
 				t.Fatalf("exit %d, %v; want exit %d saying %q\n%s", ExitCode(err), err, c.exit, c.msg, lastLines(stderr, 15))

@@ -50,6 +50,10 @@ type runOptions struct {
 	serverVersion *string
 	// servedArgv is the launch command of the server engine.serve started (runengine_serve.go).
 	servedArgv []string
+	// order is --order (bench.Config.Order; "" the default, shuffled); remeasures is
+	// --remeasures (bench.Config.Remeasures), nil for the default.
+	order      string
+	remeasures *int
 }
 
 // defaultRunOptions returns the defaults of `speedmatrix run`.
@@ -153,6 +157,9 @@ its line, column and dotted path.`,
 	f.IntVar(&o.Hardware.GPUCount, "gpu-count", 0, "number of GPUs, recorded")
 	f.Float64Var(&o.Hardware.VRAMGB, "vram-gb", 0, "memory per GPU in GB, recorded")
 	f.StringVar(&o.Hardware.Driver, "driver", "", "GPU driver version, recorded")
+	f.StringVar(&o.order, "order", "", "measuring order: shuffled (contexts, and each context's decode cells, in a random order drawn per run, so that a drift cannot line up with a row or a column; the default) or matrix (ascending)")
+	o.remeasures = new(int)
+	f.IntVar(o.remeasures, "remeasures", bench.DefaultRemeasures, "decode windows whose bins show a stall or two levels that the run measures again (at most 2 a cell; 0: none, the window is then decided from its undisturbed bins or kept and marked)")
 	addSimRunFlags(f, &o.Sim)
 	addAdaptiveFlags(f, &o)      // run_adaptive.go
 	addShardFlags(f, &o)         // run_shard.go
@@ -192,6 +199,8 @@ func overrideFromFlags(fs *pflag.FlagSet, final, o *runOptions, contexts, concur
 	set("gpu-count", func() { final.Hardware.GPUCount = o.Hardware.GPUCount })
 	set("vram-gb", func() { final.Hardware.VRAMGB = o.Hardware.VRAMGB })
 	set("driver", func() { final.Hardware.Driver = o.Hardware.Driver })
+	set("order", func() { final.order = o.order })
+	set("remeasures", func() { v := *o.remeasures; final.remeasures = &v })
 	overrideSimRunFlags(fs, &final.Sim, &o.Sim)
 	overrideAdaptiveFlags(fs, final, o)
 	overrideShardFlags(fs, final, o)
@@ -279,6 +288,12 @@ func benchConfig(o runOptions, baseURL, runID string) (bench.Config, error) {
 	cfg.Warmup = o.Warmup
 	if o.ContextWarmup != nil {
 		cfg.ContextWarmup = *o.ContextWarmup
+	}
+	if o.order != "" {
+		cfg.Order = o.order
+	}
+	if o.remeasures != nil {
+		cfg.Remeasures = *o.remeasures
 	}
 	cfg.Timeouts.Readiness = o.ReadyTimeout
 	cfg.Timeouts.Drain = o.DrainTimeout

@@ -11,10 +11,11 @@ import (
 )
 
 // adaptiveSimRun returns the flags of a small noisy run of the built-in simulator: decode at 8K
-// and 32K × 1 and 8 (prefill at both), 1 s windows at 20× speed, the same seed on both sides.
+// and 32K × 1 and 8 (prefill at both), 1 s windows at 20× speed, the same seed on both sides,
+// in matrix order (so that one seed gives each cell the same draws of the simulator on both).
 func adaptiveSimRun(out string, extra ...string) []string {
 	return append([]string{"run", "--contexts", "8K,32K", "--concurrency", "1,8", "--duration", "1s",
-		"--warmup", "0", "--sim-speedup", "20", "--sim-seed", "1", "--sim-noise", "0.01", "--quiet", "-o", out}, extra...)
+		"--warmup", "0", "--sim-speedup", "20", "--sim-seed", "1", "--sim-noise", "0.01", "--quiet", "-o", out, "--order", "matrix"}, extra...)
 }
 
 // TestRunAdaptiveFlagsSlowRowWithinBudget is issue 13's acceptance test: on the simulator with

@@ -250,7 +250,7 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 				key = env.Getenv(so.APIKeyEnv)
 			}
 		}
-		f, runErr := measureBlock(ctx, env, so, url, key, runID)
+		f, runErr := measureBlock(ctx, env, so, url, key, runID, bench.OrderSeedOf(pairID))
 		if stop != nil {
 			runErr = errors.Join(runErr, stop())
 		}
@@ -276,13 +276,16 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 }
 
 // measureBlock measures one block of a paired run: the matrix once at baseURL, with its own run
-// id (so that its prompts are new to the server's prefix cache, as in a run of its own).
-func measureBlock(ctx context.Context, env *Env, o runOptions, baseURL, key, runID string) (*results.File, error) {
+// id (so that its prompts are new to the server's prefix cache, as in a run of its own), in the
+// measuring order of orderSeed, the paired run's (every block in one order, so that a cell sits
+// at the same place in each and a drift cancels between a pair's blocks).
+func measureBlock(ctx context.Context, env *Env, o runOptions, baseURL, key, runID string, orderSeed uint64) (*results.File, error) {
 	cfg, r, closeRunner, err := newRunner(env, o, baseURL, key, runID) // runner.go
 	if err != nil {
 		return nil, err
 	}
 	defer closeRunner()
+	cfg.OrderSeed = orderSeed
 	return r.Run(ctx, cfg)
 }
 

@@ -34,6 +34,10 @@ func pairedSimRun(t *testing.T, scheme string) *results.Comparison {
 			t.Fatalf("%s: %d trials, want one per block (6)", f.Run.ID, n)
 		}
 	}
+	// Every block in one measuring order, so that a cell sits at the same place in each.
+	if sb, sh := b.Run.Settings, h.Run.Settings; sb == nil || sh == nil || sb.OrderSeed == 0 || sb.OrderSeed != sh.OrderSeed {
+		t.Errorf("order seeds: base %+v, head %+v; want one, shared by every block", sb, sh)
+	}
 	c, err := compare.Compare(compare.Input{Base: []*results.File{b}, Head: []*results.File{h}, BasePath: base, HeadPath: head}, compare.DefaultThresholds())
 	if err != nil {
 		t.Fatal(err)

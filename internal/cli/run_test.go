@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/bench/benchtest"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -63,7 +64,14 @@ func TestRunWritesValidResults(t *testing.T) {
 	}
 	want := &results.Settings{URL: srv.URL, Endpoint: "completions", Matrix: "custom", Contexts: []string{"1K"},
 		Concurrency: []int{1, 2}, PrefillContexts: []string{"1K"}, DurationSeconds: 0.4, MaxTokens: 101, Trials: 1,
-		ReadinessTimeoutSeconds: 60, DrainTimeoutSeconds: 120, WarmupRequests: 1, ContextWarmup: true}
+		ReadinessTimeoutSeconds: 60, DrainTimeoutSeconds: 120, WarmupRequests: 1, ContextWarmup: true,
+		Order: results.OrderShuffled, Remeasures: bench.DefaultRemeasures}
+	if f.Run.Settings != nil {
+		if f.Run.Settings.OrderSeed == 0 {
+			t.Error("a shuffled order without its seed")
+		}
+		want.OrderSeed = f.Run.Settings.OrderSeed // drawn from the run's ID
+	}
 	if diff := cmp.Diff(want, f.Run.Settings); diff != "" {
 		t.Errorf("settings (-want +got):\n%s", diff)
 	}
@@ -182,7 +190,8 @@ func TestRunConfigFile(t *testing.T) {
 func TestRunProgressInActions(t *testing.T) {
 	srv := fakeServer(t, benchtest.Config{})
 	out := filepath.Join(t.TempDir(), "r.json")
-	_, stderr, err := runBench(t, map[string]string{"GITHUB_ACTIONS": "true"}, smallRun(srv.URL, out)...)
+	// In matrix order, so that the lines come in a known order.
+	_, stderr, err := runBench(t, map[string]string{"GITHUB_ACTIONS": "true"}, append(smallRun(srv.URL, out), "--order", "matrix")...)
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, stderr)
 	}
@@ -217,7 +226,7 @@ func runServerDies(t *testing.T) (string, error) {
 	}})
 	out := filepath.Join(t.TempDir(), "r.json")
 	args := []string{"run", "--url", srv.URL, "--contexts", "1K,2K", "--concurrency", "1", "--duration", "400ms",
-		"--max-tokens", "1001", "--warmup", "0", "-o", out, "--quiet"}
+		"--max-tokens", "1001", "--warmup", "0", "-o", out, "--quiet", "--order", "matrix"}
 	_, _, err := runBench(t, nil, args...)
 	return out, err
 }

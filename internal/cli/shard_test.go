@@ -30,7 +30,9 @@ func shardMatrixArgs() []string {
 // simShardArgs are the flags of one run of that matrix, written to out.
 func simShardArgs(out string, extra ...string) []string {
 	args := append([]string{"run"}, shardMatrixArgs()...)
-	args = append(args, "--sim-speedup", "20", "--sim-noise", "0", "--sim-seed", "7", "--quiet", "-o", out)
+	// In matrix order: the shards and the one run then measure each cell at the same point of
+	// the simulator's draws (a shuffled order draws one per run; the shards of a plan share it).
+	args = append(args, "--sim-speedup", "20", "--sim-noise", "0", "--sim-seed", "7", "--quiet", "-o", out, "--order", "matrix")
 	return append(args, extra...)
 }
 
