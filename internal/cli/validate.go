@@ -2,9 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/speedmatrix/speedmatrix/config"
 
 	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -15,7 +18,7 @@ import (
 func newValidateCmd(env *Env) *cobra.Command {
 	var configPath string
 	cmd := &cobra.Command{
-		Use:   "validate --config speedmatrix.yaml",
+		Use:   "validate [--config speedmatrix.yaml]",
 		Short: "Check speedmatrix.yaml as run, plan and the bot read it, before any GPU time is spent",
 		Long: `validate reads speedmatrix.yaml strictly (an unknown key or a wrong type is an error with its
 line, column and dotted path; every bad value is named at once), then checks what run would
@@ -23,13 +26,16 @@ check before its first request: the matrix and the cells, the window and the tri
 budget, the build mode, the simulator's profile when nothing else is measured, and the plan
 (one shard). It prints what the file makes the bot do: what it measures and how long the matrix
 is expected to take, and warns of the variables engine.serve names that this environment
-lacks (the runner must set them).
+lacks (the runner must set them). Without --config it checks ./speedmatrix.yaml.
 
 Exit status 0 when the file is valid, 2 with the reasons when it is not.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configPath == "" {
-				return usagef("--config: give the file to check, e.g. speedmatrix validate --config speedmatrix.yaml")
+				if _, err := os.Stat(config.FileName); err != nil {
+					return usagef("--config: give the file to check, e.g. speedmatrix validate --config %s (there is no ./%s)", config.FileName, config.FileName)
+				}
+				configPath = config.FileName
 			}
 			o := defaultRunOptions()
 			if err := readRunConfig(configPath, &o); err != nil {
@@ -43,7 +49,7 @@ Exit status 0 when the file is valid, 2 with the reasons when it is not.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&configPath, "config", "", "the speedmatrix.yaml to check")
+	cmd.Flags().StringVar(&configPath, "config", "", "the speedmatrix.yaml to check (default ./speedmatrix.yaml)")
 	return cmd
 }
 

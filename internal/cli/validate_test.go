@@ -47,7 +47,7 @@ func TestValidate(t *testing.T) {
 	if out, _, code = runCLI("validate", "--config", sim); code != ExitOK || !strings.Contains(out, "the built-in simulator (profile glm-5.3-flash-nvfp4-h200x2, 20× faster") {
 		t.Errorf("a file that measures the simulator: exit %d\n%s", code, out)
 	}
-	if _, errOut, code = runCLI("validate"); code != ExitUsage || !strings.Contains(errOut, "--config: give the file to check") {
+	if _, errOut, code = runCLI("validate"); code != ExitUsage || !strings.Contains(errOut, "--config: give the file to check") || !strings.Contains(errOut, "there is no ./speedmatrix.yaml") {
 		t.Errorf("no --config: exit %d, %q", code, errOut)
 	}
 }
