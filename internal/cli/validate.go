@@ -92,13 +92,27 @@ func validateRun(env *Env, o runOptions) (string, error) {
 			decode++
 		}
 	}
-	fmt.Fprintf(&b, "  matrix: %s (%s, %s), %v windows, %s: about %.1f min (plan's estimate, before the server's KV cache rules cells out)\n",
-		o.Matrix, textout.Plural(prefill, "prefill cell", "prefill cells"), textout.Plural(decode, "decode cell", "decode cells"), o.Duration, textout.Plural(o.Trials, "trial", "trials"), p.Shards[0].Expected.Minutes())
+	cells := textout.Plural(prefill, "prefill cell", "prefill cells") + " and " + textout.Plural(decode, "decode cell", "decode cells")
+	longest := 0
+	for _, r := range p.Rows {
+		longest = max(longest, r.Context)
+	}
+	if o.PrefillContexts == nil && prefill > 0 && longest+o.MaxTokens > referenceMaxModelLen {
+		// A longest context that max_model_len trims is measured at both lengths (the
+		// reference's 1019K and 1024K): one prefill cell more than the plan, which knows no server.
+		cells += fmt.Sprintf("; %d cells on a 1M-token server like the reference's, which trims the longest context: its prefill is measured trimmed and whole", prefill+1+decode)
+	}
+	fmt.Fprintf(&b, "  matrix: %s (%s), %v windows, %s: about %.0f min (plan's estimate, before the server's KV cache rules cells out)\n",
+		o.Matrix, cells, o.Duration, textout.Plural(o.Trials, "trial", "trials"), p.Shards[0].Expected.Minutes())
 	if o.Budget > 0 {
 		fmt.Fprintf(&b, "  budget: %.0f min of GPU wall time a job (build, load, the first pass, reruns)\n", o.Budget.Minutes())
 	}
 	return b.String(), nil
 }
+
+// referenceMaxModelLen is the reference server's max_model_len (1M tokens), which trims the full
+// matrix's longest context to 1019K.
+const referenceMaxModelLen = 1 << 20
 
 // missingServeVars returns the ${NAME}s of engine.serve that the environment does not set
 // (PORT is the run's own).
