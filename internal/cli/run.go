@@ -382,8 +382,9 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 	case out.invalid != nil:
 		return fmt.Errorf("the results are in %s, but they fail the results file's own check, so compare and the store refuse them: %w; this is a bug of speedmatrix's measurement (please report it with the file): remove or fix the cells named to use the rest", where, errors.Join(runErr, out.invalid))
 	case runErr != nil:
+		pre, dec := f.Done() // as compare counts a partial head's cells
 		return fmt.Errorf("%w; the %s measured so far (%d prefill, %d decode) are in %s, marked partial",
-			runErr, textout.Plural(n.prefill+n.decode, "cell", "cells"), n.prefill, n.decode, where)
+			runErr, textout.Plural(pre+dec, "cell", "cells"), pre, dec, where)
 	case n.decode == 0 && n.decodeFailed > 0:
 		return fmt.Errorf("every decode cell failed (%d of %d; the first: %s); the results are in %s", n.decodeFailed, len(f.Decode), n.firstError, where)
 	case n.prefill+n.decode == 0 && n.prefillFailed > 0:
