@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bench/benchtest"
-	"github.com/speedmatrix/speedmatrix/internal/memnet"
 	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/internal/memnet"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
