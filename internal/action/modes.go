@@ -166,7 +166,7 @@ func (j *job) measureMode(ctx context.Context) error {
 	}
 	conclusion, verdict := j.conclusion(out, nil)
 	r := j.render(p, out, renderInput{Conclusion: conclusion})
-	if err := os.WriteFile(filepath.Join(j.in.ArtifactDir, artifactComment), []byte(r.body), 0o644); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(j.in.ArtifactDir, artifactComment), []byte(r.body)); err != nil {
 		return err
 	}
 	j.summary(r.full)

@@ -365,6 +365,10 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 		return out.write(f)
 	}
 	r.Checkpoint = write
+	if st, err := os.Stat(o.Output); err == nil && !st.Mode().IsRegular() {
+		// A FIFO or /dev/stdout takes one document, the last: no checkpoints into it.
+		r.Checkpoint = func(*results.File) error { return nil }
+	}
 	f, runErr := r.Run(ctx, cfg)
 	if f == nil {
 		return runErr
@@ -462,6 +466,8 @@ func prepareOutput(path string, log *slog.Logger) error {
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return usagef("-o %s is a directory: name a file in it, e.g. -o %s", path, filepath.Join(path, "results.json"))
+	} else if err == nil && !st.Mode().IsRegular() {
+		return nil // /dev/null, a FIFO, /dev/stdout: written into (results.WriteOutput)
 	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
@@ -505,7 +511,7 @@ type output struct {
 // the error is set only when neither could be written. Results that fail the file's own check
 // are written unchecked (o.invalid says why): the run says so when it ends.
 func (o *output) write(f *results.File) error {
-	write := results.WriteFile
+	write := results.WriteOutputFile
 	err := write(o.path, f)
 	wasInvalid := o.invalid != nil
 	o.invalid = nil
