@@ -776,6 +776,13 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 		// pull request from merging.
 		conclusion = ghbot.ConclusionFailure
 	}
+	comparedNothing := out.Comparison != nil && out.NoBaseline == "" && verdict == string(results.VerdictNotComparable) &&
+		(p.PR != 0 || p.Kind == ghbot.RunMergeGroup)
+	if comparedNothing {
+		// A baseline was found and nothing of the head was compared with it (cells that neither
+		// file holds): that proves nothing about the pull request, so it cannot pass.
+		conclusion = ghbot.ConclusionFailure
+	}
 	in := renderInput{Accepted: accepted, Conclusion: conclusion}
 	switch {
 	case out.Unresolved != "":
@@ -784,6 +791,8 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 		in.Blocked = fmt.Sprintf("Blocked: %s measured another config than the default branch's baseline (the config changed), so the merge is blocked until it is measured there", ghbot.ShortSHA(p.HeadSHA))
 	case conclusion == ghbot.ConclusionFailure && verdict == VerdictNoBaseline:
 		in.Blocked = fmt.Sprintf("Blocked: nothing to compare %s with (github.no_baseline: failure)", ghbot.ShortSHA(p.HeadSHA))
+	case comparedNothing:
+		in.Blocked = fmt.Sprintf("Blocked: no cell of %s was compared with its baseline, so nothing shows it is not slower", ghbot.ShortSHA(p.HeadSHA))
 	}
 	r := j.render(p, out, in)
 	summary := r.summary
