@@ -407,7 +407,7 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 	name := j.checkName()
 	measuring := j.render(p, outcome{}, renderInput{Measuring: true})
 	if _, err := c.StartCheck(ctx, j.repo, p.HeadSHA, name, ghbot.CheckUpdate{
-		DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: measuring.title, Summary: j.acceptancePrefix(p) + measuring.summary},
+		DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: measuring.title, Summary: j.acceptancePrefix(p) + measuring.summary + j.sameNameWarning(c)},
 	}); err != nil {
 		return err
 	}
@@ -826,13 +826,25 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 	}
 	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
 		Conclusion: conclusion, DetailsURL: j.runURL, Actions: buttons,
-		Output: ghbot.CheckOutput{Title: r.title, Summary: cs.line() + "\n" + summary, Text: r.text},
+		Output: ghbot.CheckOutput{Title: r.title, Summary: cs.line() + "\n" + summary + j.sameNameWarning(c), Text: r.text},
 	}); err != nil {
 		return err
 	}
 	j.summary(r.full)
 	j.resultOutputs(verdict, conclusion, regressed, out)
 	return nil
+}
+
+// sameNameWarning returns the paragraph a check posted with the workflow's GITHUB_TOKEN ends
+// in when it is to block merges (github.fail_on_regression): branch protection that requires
+// a check by name accepts any check of that name made with GITHUB_TOKEN, so a job named like
+// it in a workflow a pull request adds could turn the required check green while this one
+// fails. A GitHub App's check can be required as the App's (docs/install.md); "" for an App.
+func (j *job) sameNameWarning(c *ghbot.Client) string {
+	if c == nil || c.Identity().App || !j.cfg.GitHub.FailOnRegression {
+		return ""
+	}
+	return fmt.Sprintf("\n\n> ⚠️ This check is posted with the workflow's `GITHUB_TOKEN`: any workflow job named %s makes a check of the same name, so a pull request that adds one could satisfy a required %s check while this one fails. Authenticate the action as a GitHub App (inputs `app-id`, `installation-id`, `private-key`) and require the App's check ([install.md](https://github.com/speedmatrix/speedmatrix/blob/main/docs/install.md#a-github-app-and-the-required-check)).", code(j.checkName()), code(j.checkName()))
 }
 
 func (j *job) resultOutputs(verdict string, conclusion ghbot.Conclusion, regressed int, out outcome) {
