@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -100,6 +101,26 @@ func TestWriteKinds(t *testing.T) {
 				if st, err := os.Lstat(p); err != nil || st.Mode()&os.ModeNamedPipe == 0 {
 					t.Errorf("%s is no longer a FIFO", p)
 				}
+			}
+		}},
+		{name: "named: /dev/stdout, a pipe", named: true, make: func(t *testing.T, dir string) (string, func(*testing.T)) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make(chan string, 1)
+			go func() { b, _ := io.ReadAll(r); got <- string(b) }()
+			// What /dev/stdout names when stdout is a pipe: /proc/self/fd/N, a link to the pipe.
+			p := fmt.Sprintf("/proc/self/fd/%d", w.Fd())
+			if _, err := os.Stat(p); err != nil {
+				t.Skipf("%s: %v", p, err)
+			}
+			return p, func(t *testing.T) {
+				w.Close()
+				if s := <-got; s != string(data) {
+					t.Errorf("the pipe's reader got %q, want %q", s, data)
+				}
+				r.Close()
 			}
 		}},
 		{name: "named: link to a regular file", named: true, make: func(t *testing.T, dir string) (string, func(*testing.T)) {
