@@ -61,11 +61,14 @@ func closeVerdict(c *results.Comparison, head []*results.File, accept bool) {
 }
 
 // partialWords says how far the partial head file i of n got: "the head was interrupted after 3
-// of 8 cells (its run is partial)", or with the reason it stopped. Of how many is the cells its
-// plan named (results.File.PlannedCells), else the cells compared.
+// of 8 cells (its run is partial)", or with the reason it stopped. The cells it got are those
+// it records an outcome for (results.File.Done), as run's own error counts them: a cell
+// recorded with an error when the server died is not one. Of how many is the cells its plan
+// named (results.File.PlannedCells), else the cells compared.
 func partialWords(f *results.File, i, n, compared int) string {
-	got := len(f.Prefill) + len(f.Decode)
-	of := max(got+len(f.NotMeasured()), compared)
+	pre, dec := f.Done()
+	got := pre + dec
+	of := max(len(f.Prefill)+len(f.Decode)+len(f.NotMeasured()), compared)
 	who := "the head"
 	if n > 1 {
 		who = fmt.Sprintf("head file %d", i+1)

@@ -241,3 +241,21 @@ func TestOneBaseRunPoolsWithHistory(t *testing.T) {
 		t.Errorf("verdict %s (%s), noise %+v: want the base pooled with its history, no regression", m.Verdict, m.Reason, m.Noise)
 	}
 }
+
+// TestPartialCountsMeasuredCells: a partial head whose last cell was recorded with an error (the
+// server died during it) got 2 of 3 cells, as run's own error counts "the 2 cells measured so
+// far"; before, the comparison said "stopped after 3 of 3 cells".
+func TestPartialCountsMeasuredCells(t *testing.T) {
+	same := map[int]float64{1: 150, 2: 250, 8: 600}
+	base := summaryFile("m", same, nil)
+	head := summaryFile("m", same, map[int]results.Status{8: results.StatusError})
+	head.Decode[2].Error = "server exited"
+	head.Run.Partial, head.Run.PartialReason = true, "the server exited during decode/8K/8"
+	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, compare.DefaultThresholds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(c.VerdictReason, "stopped after 2 of 3 cells") {
+		t.Errorf("reason %q: want \"stopped after 2 of 3 cells\"", c.VerdictReason)
+	}
+}

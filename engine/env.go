@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"bytes"
+	"fmt"
+	"os"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -86,4 +90,66 @@ func ProcessEnv(inherited, configured []string) (env []string, dropped []string)
 		env = append(env, kv)
 	}
 	return env, dropped
+}
+
+// maxEnvHintNames bounds how many names EnvHint lists.
+const maxEnvHintNames = 12
+
+// scriptVarRE finds the variables a shell script reads: $NAME and ${NAME…}.
+var scriptVarRE = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`)
+
+// EnvHint says, for an error of a process that failed early (a server that exited during its
+// load), that its environment is allow-listed and which of inherited's variables were not
+// passed: those it may be given through engine.serve.env (names envDenied refuses never pass,
+// so they are left out), sorted, at most maxEnvHintNames of them. When script is a readable
+// text file (the command's launch script), the dropped variables it reads are named first: a
+// launch script that reads a variable of the caller's environment fails so, with exit code
+// 127 or an empty value.
+func EnvHint(inherited []string, script string) string {
+	var names []string
+	for _, kv := range inherited {
+		name, _, ok := strings.Cut(kv, "=")
+		if ok && name != "" && !envAllowedName(name) && !envDenied(name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var read []string
+	if text := smallTextFile(script); text != "" {
+		for _, m := range scriptVarRE.FindAllStringSubmatch(text, -1) {
+			if _, found := slices.BinarySearch(names, m[1]); found && !slices.Contains(read, m[1]) {
+				read = append(read, m[1])
+			}
+		}
+	}
+	h := "its environment is allow-listed (docs/security.md): "
+	switch {
+	case len(read) > 0:
+		h += fmt.Sprintf("%s reads %s, not passed", script, strings.Join(read, ", "))
+	case len(names) == 0:
+		h += "no variable of the caller's was dropped"
+	case len(names) > maxEnvHintNames:
+		h += fmt.Sprintf("%s and %d more of the caller's variables were not passed", strings.Join(names[:maxEnvHintNames], ", "), len(names)-maxEnvHintNames)
+	default:
+		h += strings.Join(names, ", ") + " of the caller's variables were not passed"
+	}
+	return h + "; give the server what it needs in engine.serve.env"
+}
+
+// smallTextFile returns the text of the regular file at path when it is at most 64 KiB and
+// holds no NUL byte (a script, not a binary); "" otherwise.
+func smallTextFile(path string) string {
+	if path == "" {
+		return ""
+	}
+	st, err := os.Stat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Size() > 64<<10 {
+		return ""
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || bytes.IndexByte(b, 0) >= 0 {
+		return ""
+	}
+	return string(b)
 }

@@ -26,6 +26,8 @@ type ProcessError struct {
 	Log      string   // path of the full log
 	Tail     []string // its last lines (at most TailLines)
 	Reason   string   // what went wrong in words, e.g. "exited during load"
+	// Hint says what may have made it fail, e.g. the allow-listed environment (EnvHint).
+	Hint string
 }
 
 func (e *ProcessError) Error() string {
@@ -36,6 +38,9 @@ func (e *ProcessError) Error() string {
 		fmt.Fprintf(&b, " (killed by %s)", e.Signal)
 	case e.ExitCode >= 0:
 		fmt.Fprintf(&b, " (exit code %d)", e.ExitCode)
+	}
+	if e.Hint != "" {
+		fmt.Fprintf(&b, "; %s", e.Hint)
 	}
 	if e.Log != "" {
 		fmt.Fprintf(&b, "; full log: %s", e.Log)
@@ -74,7 +79,9 @@ func tailFile(path string, n int) []string {
 	if err != nil {
 		return nil
 	}
-	data = bytes.TrimRight(data, "\n")
+	// Trailing blank lines are not the last line of a log (a traceback or a shell's error
+	// often ends in one): the last line shown is the last with something on it.
+	data = bytes.TrimRight(data, "\r\n\t ")
 	if len(data) == 0 {
 		return nil
 	}

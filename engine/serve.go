@@ -341,7 +341,7 @@ func (s *Server) waitReady(ctx context.Context) error {
 			s.waitCopied(2 * time.Second)
 			code, sig := exitStatus(s.g.cmd.ProcessState)
 			return &ProcessError{What: "server", Reason: "exited during load", ExitCode: code, Signal: sig,
-				Log: s.logPath, Tail: tailFile(s.logPath, TailLines)}
+				Hint: EnvHint(s.spec.BaseEnv, s.script()), Log: s.logPath, Tail: tailFile(s.logPath, TailLines)}
 		case <-deadline.C:
 			return &ProcessError{What: "server", ExitCode: -1, Log: s.logPath, Tail: tailFile(s.logPath, TailLines),
 				Reason: fmt.Sprintf("not ready after %v (GET /health and /v1/models listing %q); raise engine.serve.ready_timeout if the model loads slowly", s.spec.ReadyTimeout, s.model)}
@@ -350,6 +350,25 @@ func (s *Server) waitReady(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// script returns the path of the command's program as the process saw it (relative to its
+// working directory), for EnvHint to read when it is a launch script.
+func (s *Server) script() string {
+	if len(s.argv) == 0 {
+		return ""
+	}
+	p := s.argv[0]
+	if !strings.Contains(p, "/") {
+		if lp, err := exec.LookPath(p); err == nil {
+			return lp
+		}
+		return ""
+	}
+	if !filepath.IsAbs(p) && s.g != nil && s.g.cmd.Dir != "" {
+		p = filepath.Join(s.g.cmd.Dir, p)
+	}
+	return p
 }
 
 // ready asks /health and /v1/models once; an error is a definitive refusal (a wrong API key).

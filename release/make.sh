@@ -4,7 +4,7 @@
 #
 #   release/make.sh vX.Y.Z     build, write release/SHA256SUMS and release/TAG: commit both, then
 #                              tag that commit vX.Y.Z and move v1 to it (docs/install.md)
-#   release/make.sh --verify   rebuild and check the binaries against the committed
+#   release/make.sh --verify   rebuild (the version release/TAG names) and check the binaries against the committed
 #                              release/SHA256SUMS (the release workflow does this before it
 #                              attaches them, so a release binary is always the one its ref's
 #                              checksums name)
@@ -18,11 +18,19 @@ v[0-9]*) verify=false tag="$1" ;;
   exit 2
   ;;
 esac
+if $verify; then
+  tag=$(tr -d ' \n\r' <release/TAG)
+fi
 rm -rf dist
 mkdir -p dist
+# Everything that could change the bytes is fixed here: no cgo, no paths (-trimpath), no VCS
+# stamp of the checkout's state (-buildvcs=false), no build id, the version from the tag, the
+# default instruction sets, and no GOFLAGS or GOEXPERIMENT of the caller's environment.
+ldflags="-buildid= -X github.com/speedmatrix/speedmatrix/internal/cli.releaseVersion=$tag"
 for target in linux/amd64 linux/arm64; do
   os=${target%/*} arch=${target#*/}
-  GOOS=$os GOARCH=$arch CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags=-buildid= \
+  GOOS=$os GOARCH=$arch CGO_ENABLED=0 GOAMD64=v1 GOARM64=v8.0 GOFLAGS= GOEXPERIMENT= \
+    go build -trimpath -buildvcs=false -ldflags="$ldflags" \
     -o "dist/speedmatrix_${os}_${arch}" ./cmd/speedmatrix
 done
 {

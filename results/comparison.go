@@ -685,9 +685,15 @@ func EncodeComparison(c *Comparison) ([]byte, error) { return encodeDoc(c, Valid
 // WriteComparison writes c's canonical JSON to w.
 func WriteComparison(w io.Writer, c *Comparison) error { return writeDoc(w, c, EncodeComparison) }
 
-// WriteComparisonFile writes c to path atomically (temporary file, sync, rename).
+// WriteComparisonFile writes c to path in a folder speedmatrix keeps, as WriteFileAtomic
+// writes (temporary file, sync, rename; a link or non-regular file at path refused).
 func WriteComparisonFile(path string, c *Comparison) error {
-	return writeDocFile(path, c, EncodeComparison)
+	return writeDocFile(path, c, EncodeComparison, WriteFileAtomic)
+}
+
+// WriteComparisonOutput writes c to path, a file the user named, as WriteOutput writes.
+func WriteComparisonOutput(path string, c *Comparison) error {
+	return writeDocFile(path, c, EncodeComparison, WriteOutput)
 }
 
 // DecidingMetric is the metric a cell of phase p is decided on: decode total tok/s, prefill

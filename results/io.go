@@ -31,14 +31,24 @@ func Encode(f *File) ([]byte, error) { return encodeDoc(f, Validate) }
 // Write writes f's canonical JSON to w.
 func Write(w io.Writer, f *File) error { return writeDoc(w, f, Encode) }
 
-// WriteFile writes f to path atomically: a temporary file in the same folder, synced, then
-// renamed over path, so a reader never sees half a file and a failure leaves path as it was.
-func WriteFile(path string, f *File) error { return writeDocFile(path, f, Encode) }
+// WriteFile writes f to path in a folder speedmatrix keeps, as WriteFileAtomic writes: a
+// temporary file in the same folder, synced, then renamed over path, so a reader never sees
+// half a file and a failure leaves path as it was; a link or a non-regular file at path is
+// refused. A path the user named goes through WriteOutputFile.
+func WriteFile(path string, f *File) error { return writeDocFile(path, f, Encode, WriteFileAtomic) }
 
-// WriteFileUnchecked writes f to path as WriteFile does, without the file's own check: for
+// WriteOutputFile writes f to path, a file the user named, as WriteOutput writes: /dev/null, a
+// FIFO or /dev/stdout are written into, a link is followed, a regular file replaced atomically.
+func WriteOutputFile(path string, f *File) error { return writeDocFile(path, f, Encode, WriteOutput) }
+
+// EncodeUnchecked returns f's canonical JSON as Encode does, without the file's own check: for
 // results that failed it, which a run keeps rather than lose what it measured.
+func EncodeUnchecked(f *File) ([]byte, error) { return encodeDoc(f, func(*File) error { return nil }) }
+
+// WriteFileUnchecked writes f to path as WriteOutputFile does, without the file's own check
+// (EncodeUnchecked).
 func WriteFileUnchecked(path string, f *File) error {
-	return writeDocFile(path, f, func(f *File) ([]byte, error) { return encodeDoc(f, func(*File) error { return nil }) })
+	return writeDocFile(path, f, EncodeUnchecked, WriteOutput)
 }
 
 // WrongFileError says that a document is one of this package's formats, but not the one asked
@@ -173,17 +183,115 @@ func writeDoc[T any](w io.Writer, v *T, encode func(*T) ([]byte, error)) error {
 	return err
 }
 
-// writeDocFile writes v's canonical JSON to path atomically.
-func writeDocFile[T any](path string, v *T, encode func(*T) ([]byte, error)) error {
+// writeDocFile writes v's canonical JSON to path with write (WriteFileAtomic or WriteOutput).
+func writeDocFile[T any](path string, v *T, encode func(*T) ([]byte, error), write func(string, []byte) error) error {
 	data, err := encode(v)
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, data)
+	return write(path, data)
 }
 
-// WriteFileAtomic writes data to path through a temporary file and a rename.
-func WriteFileAtomic(path string, data []byte) (err error) {
+// WriteFileAtomic writes data to path in a directory speedmatrix keeps (the store, the action's
+// artifact, a site or demo folder): through a temporary file in the same folder, synced, then
+// renamed over path, so that a reader never sees half a file and a failure leaves path as it
+// was. Only a regular file is replaced: a symbolic link at path is refused (it is not followed,
+// nor replaced), and so is anything else that is not a regular file (a device, a FIFO, a
+// folder), with an error that names it. A path the user named goes through WriteOutput.
+func WriteFileAtomic(path string, data []byte) error {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return err
+	case st.Mode()&os.ModeSymlink != 0:
+		return fmt.Errorf("%s is a symbolic link; speedmatrix does not write through links in its own folders (remove it)", path)
+	case !st.Mode().IsRegular():
+		return fmt.Errorf("%s is %s, not a regular file; speedmatrix writes only regular files in its own folders (remove it)", path, modeWords(st.Mode()))
+	}
+	return renameInto(path, data)
+}
+
+// WriteOutput writes data to path, a file the user named (-o, --output and the like). A
+// regular file, or none, is written as WriteFileAtomic writes it. Anything else is written
+// into, never replaced: a character device (/dev/null), a FIFO or a socket, /dev/stdout and
+// /dev/fd/N. A symbolic link is followed, as the user named it: to a regular file, that file
+// is replaced atomically where it is (the link stays); to anything else, it is written into.
+// A folder is an error.
+func WriteOutput(path string, data []byte) error {
+	st, err := os.Stat(path) // follows links: what the user's path names
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return renameInto(path, data) // a dangling link is replaced by the file, not followed
+	case err != nil:
+		return err
+	case st.IsDir():
+		return fmt.Errorf("%s is a folder; give a file name", path)
+	case !st.Mode().IsRegular():
+		return writeInto(path, data)
+	}
+	lst, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	if lst.Mode()&os.ModeSymlink == 0 {
+		return renameInto(path, data)
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil || strings.HasPrefix(target, "/proc/") || strings.HasPrefix(target, "/dev/") {
+		// /dev/stdout → /proc/self/fd/1 and the like: a file another process opened; write
+		// into it rather than replace it under that process.
+		return writeInto(path, data)
+	}
+	return renameInto(target, data)
+}
+
+// OpenOutput opens path, a file the user named, for a writer that streams (a CPU profile):
+// an existing file, device, FIFO or /dev/stdout is written into (a regular file truncated
+// first), a link is followed, and a file is created when there is none; nothing is replaced.
+// A folder is an error.
+func OpenOutput(path string) (*os.File, error) {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s is a folder; give a file name", path)
+	}
+	return os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+}
+
+// writeInto writes data into the existing file at path, following links, without creating or
+// replacing it (truncating a regular file first).
+func writeInto(path string, data []byte) error {
+	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		return err
+	}
+	if _, err := fh.Write(data); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}
+
+// modeWords names a file's type in words for an error.
+func modeWords(m os.FileMode) string {
+	switch {
+	case m&os.ModeDevice != 0 && m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a block device"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m.IsDir():
+		return "a folder"
+	}
+	return "not a regular file (" + m.Type().String() + ")"
+}
+
+// renameInto writes data to path through a temporary file beside it and a rename, the one
+// atomic replacement of this package: the caller has checked that path is a regular file or
+// absent.
+func renameInto(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {

@@ -97,6 +97,24 @@ func (f *File) PlannedCells() []CellID {
 	return out
 }
 
+// Done returns how many prefill and decode cells f records an outcome for: every cell but
+// those recorded with an error (the cell a dying server took with it). The messages about a
+// partial run count these: compare's "stopped after N of M cells" and run's "the N cells
+// measured so far".
+func (f *File) Done() (prefill, decode int) {
+	for i := range f.Prefill {
+		if f.Prefill[i].Status != StatusError {
+			prefill++
+		}
+	}
+	for i := range f.Decode {
+		if f.Decode[i].Status != StatusError {
+			decode++
+		}
+	}
+	return prefill, decode
+}
+
 // NotMeasured returns the planned cells that the file holds no cell for: those a partial run did
 // not reach.
 func (f *File) NotMeasured() []CellID {

@@ -411,7 +411,7 @@ func (j *job) run(ctx context.Context, c *ghbot.Client, p plan, full bool) (err 
 	name := j.checkName()
 	measuring := j.render(p, outcome{}, renderInput{Measuring: true})
 	if _, err := c.StartCheck(ctx, j.repo, p.HeadSHA, name, ghbot.CheckUpdate{
-		DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: measuring.title, Summary: j.acceptancePrefix(p) + measuring.summary},
+		DetailsURL: j.runURL, Output: ghbot.CheckOutput{Title: measuring.title, Summary: j.acceptancePrefix(p) + measuring.summary + j.sameNameWarning(c)},
 	}); err != nil {
 		return err
 	}
@@ -783,6 +783,13 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 		// pull request from merging.
 		conclusion = ghbot.ConclusionFailure
 	}
+	comparedNothing := out.Comparison != nil && out.NoBaseline == "" && verdict == string(results.VerdictNotComparable) &&
+		(p.PR != 0 || p.Kind == ghbot.RunMergeGroup)
+	if comparedNothing {
+		// A baseline was found and nothing of the head was compared with it (cells that neither
+		// file holds): that proves nothing about the pull request, so it cannot pass.
+		conclusion = ghbot.ConclusionFailure
+	}
 	in := renderInput{Accepted: accepted, Conclusion: conclusion}
 	switch {
 	case out.Unresolved != "":
@@ -791,6 +798,8 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 		in.Blocked = fmt.Sprintf("Blocked: %s measured another config than the default branch's baseline (the config changed), so the merge is blocked until it is measured there", ghbot.ShortSHA(p.HeadSHA))
 	case conclusion == ghbot.ConclusionFailure && verdict == VerdictNoBaseline:
 		in.Blocked = fmt.Sprintf("Blocked: nothing to compare %s with (github.no_baseline: failure)", ghbot.ShortSHA(p.HeadSHA))
+	case comparedNothing:
+		in.Blocked = fmt.Sprintf("Blocked: no cell of %s was compared with its baseline, so nothing shows it is not slower", ghbot.ShortSHA(p.HeadSHA))
 	}
 	r := j.render(p, out, in)
 	summary := r.summary
@@ -824,13 +833,25 @@ func (j *job) publish(ctx context.Context, c *ghbot.Client, p plan, out outcome)
 	}
 	if _, err := c.CompleteCheck(ctx, j.repo, p.HeadSHA, j.checkName(), ghbot.CheckUpdate{
 		Conclusion: conclusion, DetailsURL: j.runURL, Actions: buttons,
-		Output: ghbot.CheckOutput{Title: r.title, Summary: cs.line() + "\n" + summary, Text: r.text},
+		Output: ghbot.CheckOutput{Title: r.title, Summary: cs.line() + "\n" + summary + j.sameNameWarning(c), Text: r.text},
 	}); err != nil {
 		return err
 	}
 	j.summary(r.full)
 	j.resultOutputs(verdict, conclusion, regressed, out)
 	return nil
+}
+
+// sameNameWarning returns the paragraph a check posted with the workflow's GITHUB_TOKEN ends
+// in when it is to block merges (github.fail_on_regression): branch protection that requires
+// a check by name accepts any check of that name made with GITHUB_TOKEN, so a job named like
+// it in a workflow a pull request adds could turn the required check green while this one
+// fails. A GitHub App's check can be required as the App's (docs/install.md); "" for an App.
+func (j *job) sameNameWarning(c *ghbot.Client) string {
+	if c == nil || c.Identity().App || !j.cfg.GitHub.FailOnRegression {
+		return ""
+	}
+	return fmt.Sprintf("\n\n> ⚠️ This check is posted with the workflow's `GITHUB_TOKEN`: any workflow job named %s makes a check of the same name, so a pull request that adds one could satisfy a required %s check while this one fails. Authenticate the action as a GitHub App (inputs `app-id`, `installation-id`, `private-key`) and require the App's check ([install.md](https://github.com/speedmatrix/speedmatrix/blob/main/docs/install.md#a-github-app-and-the-required-check)).", code(j.checkName()), code(j.checkName()))
 }
 
 func (j *job) resultOutputs(verdict string, conclusion ghbot.Conclusion, regressed int, out outcome) {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/compare"
@@ -162,26 +163,20 @@ func (j *job) measureMode(ctx context.Context) error {
 		return fmt.Errorf("mode measure: no commit to measure for a %s event; pass the decide job's sha output as the sha input", j.ev.Name)
 	}
 	ev := j.ev
+	p.Kind = j.eventKind()
 	switch {
 	case ev.Push != nil:
-		p.Kind = ghbot.RunBaseline
 		if !j.defaultPush() {
 			return fmt.Errorf("mode measure: a push to %s is not to the default branch; baselines are measured there only", ev.Push.Ref)
 		}
 	case ev.MergeGroup != nil:
-		p.Kind = ghbot.RunMergeGroup
 		if p.BaseSHA == "" && ghbot.ValidSHA(ev.MergeGroup.BaseSHA) {
 			p.BaseSHA = ev.MergeGroup.BaseSHA
 		}
-	case ev.Dispatch != nil:
-		p.Kind = ghbot.RunDispatch
 	case ev.IsPullRequest() && ev.PullRequest != nil:
-		p.Kind = ghbot.RunPullRequest
 		if p.BaseSHA == "" && ghbot.ValidSHA(ev.PullRequest.BaseSHA) {
 			p.BaseSHA = ev.PullRequest.BaseSHA
 		}
-	default:
-		p.Kind = ghbot.RunCommand
 	}
 	if p.PR == 0 {
 		p.PR = j.eventPR()
@@ -205,12 +200,30 @@ func (j *job) measureMode(ctx context.Context) error {
 	}
 	conclusion, verdict := j.conclusion(out, nil)
 	r := j.render(p, out, renderInput{Conclusion: conclusion})
-	if err := os.WriteFile(filepath.Join(j.in.ArtifactDir, artifactComment), []byte(r.body), 0o644); err != nil {
+	if err := results.WriteFileAtomic(filepath.Join(j.in.ArtifactDir, artifactComment), []byte(r.body)); err != nil {
 		return err
 	}
 	j.summary(r.full)
 	j.resultOutputs(verdict, conclusion, len(cellsWith(out.Comparison, results.VerdictRegression)), out)
 	return nil
+}
+
+// eventKind returns the kind of run this workflow run's event makes (GitHub's payload, which
+// the measure and the report job read alike): what the measure job records in meta.json and
+// what the report job holds it to.
+func (j *job) eventKind() ghbot.RunKind {
+	ev := j.ev
+	switch {
+	case ev.Push != nil:
+		return ghbot.RunBaseline
+	case ev.MergeGroup != nil:
+		return ghbot.RunMergeGroup
+	case ev.Dispatch != nil:
+		return ghbot.RunDispatch
+	case ev.IsPullRequest() && ev.PullRequest != nil:
+		return ghbot.RunPullRequest
+	}
+	return ghbot.RunCommand
 }
 
 // reportMode posts what a measure job left in the artifact directory, read as untrusted data:
@@ -251,7 +264,14 @@ func (j *job) reportMode(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("mode report: %w", err)
 	}
-	p.Kind, p.Cells = ghbot.RunKind(m.Kind), m.Cells
+	// What to compare is decided, not read: the kind from the event, the cells from the decide
+	// job's cells output (the cells input). A meta.json that says otherwise is refused: a cell
+	// nobody measured would make the comparison compare nothing, which must not pass.
+	p.Kind, p.Cells = j.eventKind(), j.in.Cells
+	if ghbot.RunKind(m.Kind) != p.Kind || !slices.Equal(m.Cells, p.Cells) {
+		return j.refuseArtifact(ctx, c, p, fmt.Errorf("the artifact's meta.json says kind %s and cells %s, but this run is of kind %s (its event) with cells %s (the decide job's cells output, the cells input); what to compare is decided, never taken from the artifact",
+			orDash(m.Kind), orDash(strings.Join(m.Cells, ",")), p.Kind, orDash(strings.Join(p.Cells, ","))))
+	}
 	if p.Kind == ghbot.RunBaseline && !j.defaultPush() {
 		// Only a push to the default branch measures a baseline: a pull request's artifact that
 		// says otherwise must not become the default branch's results.

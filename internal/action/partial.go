@@ -69,6 +69,9 @@ func serverExit(cause error) string {
 	case pe.ExitCode >= 0:
 		s += fmt.Sprintf(" (exit code %d)", pe.ExitCode)
 	}
+	if pe.Hint != "" {
+		s += "; " + pe.Hint
+	}
 	for i := len(pe.Tail) - 1; i >= 0; i-- {
 		if line := strings.TrimSpace(pe.Tail[i]); line != "" {
 			return s + "; the last line of its log: " + code(line) + "."

@@ -191,7 +191,7 @@ func runBisect(ctx context.Context, env *Env, o bisectOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(o.output, append(data, '\n'), 0o644); err != nil {
+		if err := results.WriteOutput(o.output, append(data, '\n')); err != nil {
 			return err
 		}
 	}

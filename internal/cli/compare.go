@@ -181,7 +181,7 @@ no cell measured on both sides). 1 error, 2 usage.`,
 				c.Warnings = append(c.Warnings, w)
 			}
 			if out != "" {
-				if err := results.WriteComparisonFile(out, c); err != nil {
+				if err := results.WriteComparisonOutput(out, c); err != nil {
 					return fmt.Errorf("writing %s: %w", out, err)
 				}
 			}

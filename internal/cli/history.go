@@ -150,7 +150,7 @@ func runHistory(env *Env, files []*results.File, o history.Options, cell results
 			if err != nil {
 				return err
 			}
-			if err := results.WriteFileAtomic(svgPath, svg); err != nil {
+			if err := results.WriteOutput(svgPath, svg); err != nil {
 				return fmt.Errorf("--svg: %w", err)
 			}
 			env.Log.Info("wrote chart", "path", svgPath)

@@ -46,7 +46,7 @@ Use - as REPORT to read standard input.`,
 			if out == "" || out == "-" {
 				return results.Write(env.Stdout, f)
 			}
-			if err := results.WriteFile(out, f); err != nil {
+			if err := results.WriteOutputFile(out, f); err != nil {
 				return err
 			}
 			env.Log.Info("imported", "report", name, "results", out, "prefill_cells", len(f.Prefill), "decode_cells", len(f.Decode))

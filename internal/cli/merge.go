@@ -50,7 +50,7 @@ Without -o the merged file goes to stdout.`,
 			if out == "" {
 				return results.Write(env.Stdout, m)
 			}
-			if err := results.WriteFile(out, m); err != nil {
+			if err := results.WriteOutputFile(out, m); err != nil {
 				return err
 			}
 			env.Log.Info("merged", "shards", len(in), "results", out, "prefill_cells", len(m.Prefill), "decode_cells", len(m.Decode))

@@ -10,7 +10,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"regexp"
 	"runtime/pprof"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/speedmatrix/speedmatrix/engine"
+	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // Exit codes of the speedmatrix command.
@@ -299,7 +299,7 @@ matrix with regression verdicts.`,
 // startCPUProfile starts profiling this process's CPU into path; the returned function stops it
 // and closes the file.
 func startCPUProfile(path string) (func(), error) {
-	f, err := os.Create(path)
+	f, err := results.OpenOutput(path)
 	if err != nil {
 		return nil, err
 	}

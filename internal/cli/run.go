@@ -380,6 +380,10 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 		return out.write(f)
 	}
 	r.Checkpoint = write
+	if st, err := os.Stat(o.Output); err == nil && !st.Mode().IsRegular() {
+		// A FIFO or /dev/stdout takes one document, the last: no checkpoints into it.
+		r.Checkpoint = func(*results.File) error { return nil }
+	}
 	f, runErr := r.Run(ctx, cfg)
 	if f == nil {
 		return runErr
@@ -397,8 +401,9 @@ func measureURL(ctx context.Context, env *Env, o runOptions, baseURL string, fin
 	case out.invalid != nil:
 		return fmt.Errorf("the results are in %s, but they fail the results file's own check, so compare and the store refuse them: %w; this is a bug of speedmatrix's measurement (please report it with the file): remove or fix the cells named to use the rest", where, errors.Join(runErr, out.invalid))
 	case runErr != nil:
+		pre, dec := f.Done() // as compare counts a partial head's cells
 		return fmt.Errorf("%w; the %s measured so far (%d prefill, %d decode) are in %s, marked partial",
-			runErr, textout.Plural(n.prefill+n.decode, "cell", "cells"), n.prefill, n.decode, where)
+			runErr, textout.Plural(pre+dec, "cell", "cells"), pre, dec, where)
 	case n.decode == 0 && n.decodeFailed > 0:
 		return fmt.Errorf("every decode cell failed (%d of %d; the first: %s); the results are in %s", n.decodeFailed, len(f.Decode), n.firstError, where)
 	case n.prefill+n.decode == 0 && n.prefillFailed > 0:
@@ -476,6 +481,8 @@ func prepareOutput(path string, log *slog.Logger) error {
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return usagef("-o %s is a directory: name a file in it, e.g. -o %s", path, filepath.Join(path, "results.json"))
+	} else if err == nil && !st.Mode().IsRegular() {
+		return nil // /dev/null, a FIFO, /dev/stdout: written into (results.WriteOutput)
 	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)
@@ -519,7 +526,7 @@ type output struct {
 // the error is set only when neither could be written. Results that fail the file's own check
 // are written unchecked (o.invalid says why): the run says so when it ends.
 func (o *output) write(f *results.File) error {
-	write := results.WriteFile
+	write := results.WriteOutputFile
 	err := write(o.path, f)
 	wasInvalid := o.invalid != nil
 	o.invalid = nil

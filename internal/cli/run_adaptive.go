@@ -125,7 +125,7 @@ func measureAdaptive(ctx context.Context, env *Env, o runOptions, baseURL string
 		env.Log.Warn("compare: " + w)
 	}
 	if a.compareOut != "" {
-		if err := results.WriteComparisonFile(a.compareOut, c); err != nil {
+		if err := results.WriteComparisonOutput(a.compareOut, c); err != nil {
 			return fmt.Errorf("writing --compare-out %s: %w", a.compareOut, err)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bench/benchtest"
+	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/internal/memnet"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -194,6 +195,17 @@ func TestRunPartialCountsEveryCell(t *testing.T) {
 	}
 	if want := "the 3 cells measured so far (2 prefill, 1 decode)"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q, want it to say %q", err, want)
+	}
+	// compare counts the same cells of the same file (before: "stopped after 4 of 4 cells",
+	// the cell the server died in counted as one it got).
+	base, _ := results.ReadFile(out)
+	base.Run.Partial, base.Run.PartialReason = false, ""
+	c, cerr := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{f}}, compare.DefaultThresholds())
+	if cerr != nil {
+		t.Fatal(cerr)
+	}
+	if want := "stopped after 3 of "; !strings.Contains(c.VerdictReason, want) {
+		t.Errorf("compare's reason %q, want it to say %q, as run's error does", c.VerdictReason, want)
 	}
 }
 

@@ -229,7 +229,7 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 				f.Run.PartialReason = fmt.Sprintf("%d of %d blocks measured", len(s.blocks), p.Blocks)
 			}
 		}
-		return results.WriteFile(s.out, f)
+		return results.WriteOutputFile(s.out, f)
 	}
 	for i := range len(order) {
 		s := head

@@ -498,7 +498,7 @@ func (s *engineSecrets) redactFile(env *Env, path string) {
 	if red == string(data) {
 		return
 	}
-	if err := os.WriteFile(path, []byte(red), 0o600); err != nil {
+	if err := results.WriteFileAtomic(path, []byte(red)); err != nil {
 		env.Log.Warn("server log not redacted; delete it before sharing it", "log", path, "err", err)
 	}
 }

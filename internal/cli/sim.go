@@ -140,7 +140,7 @@ The method is described in sim/PROFILES.md.`,
 				return err
 			}
 			if out != "" {
-				if err := results.WriteFileAtomic(out, data); err != nil {
+				if err := results.WriteOutput(out, data); err != nil {
 					return err
 				}
 			} else if _, err := env.Stdout.Write(data); err != nil {

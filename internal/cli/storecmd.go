@@ -226,7 +226,7 @@ needs the id, and the error lists them.`,
 				return err
 			}
 			if out != "" {
-				return results.WriteFile(out, f)
+				return results.WriteOutputFile(out, f)
 			}
 			return results.Write(env.Stdout, f)
 		},
@@ -482,7 +482,7 @@ func storeFailed(env *Env, sf *storeFlags, where, output string, f *results.File
 			id = "baseline-" + results.ShortCommit(sha)
 		}
 		kept = fallbackPath(id) // run.go
-		if werr := results.WriteFile(kept, f); werr != nil {
+		if werr := results.WriteOutputFile(kept, f); werr != nil {
 			return fmt.Errorf("storing the baseline in the %s: %w; and keeping the results in %s failed too: %v", where, err, kept, werr)
 		}
 	}

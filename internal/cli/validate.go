@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"time"
 
@@ -20,7 +21,7 @@ import (
 func newValidateCmd(env *Env) *cobra.Command {
 	var configPath string
 	cmd := &cobra.Command{
-		Use:   "validate --config speedmatrix.yaml",
+		Use:   "validate [--config speedmatrix.yaml]",
 		Short: "Check speedmatrix.yaml as run, plan and the bot read it, before any GPU time is spent",
 		Long: `validate reads speedmatrix.yaml strictly (an unknown key or a wrong type is an error with its
 line, column and dotted path; every bad value is named at once), then checks what run would
@@ -31,13 +32,16 @@ is expected to take; against the budget, a pull request's GPU time (the first pa
 build and model load, what is left for confirmations and reruns) and, with paired.mode auto
 or always, the cells a paired run affords before the store holds store.min_history runs. It
 warns when the first pass or any paired run cannot fit the budget, and of the variables
-engine.serve names that this environment lacks (the runner must set them).
+engine.serve names that this environment lacks (the runner must set them). Without --config it checks ./speedmatrix.yaml.
 
 Exit status 0 when the file is valid, 2 with the reasons when it is not.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if configPath == "" {
-				return usagef("--config: give the file to check, e.g. speedmatrix validate --config speedmatrix.yaml")
+				if _, err := os.Stat(config.FileName); err != nil {
+					return usagef("--config: give the file to check, e.g. speedmatrix validate --config %s (there is no ./%s)", config.FileName, config.FileName)
+				}
+				configPath = config.FileName
 			}
 			o := defaultRunOptions()
 			if err := readRunConfig(configPath, &o); err != nil {
@@ -51,7 +55,7 @@ Exit status 0 when the file is valid, 2 with the reasons when it is not.`,
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&configPath, "config", "", "the speedmatrix.yaml to check")
+	cmd.Flags().StringVar(&configPath, "config", "", "the speedmatrix.yaml to check (default ./speedmatrix.yaml)")
 	return cmd
 }
 
@@ -94,11 +98,25 @@ func validateRun(env *Env, o runOptions) (string, error) {
 			decode++
 		}
 	}
-	fmt.Fprintf(&b, "  matrix: %s (%s, %s), %v windows, %s: about %.1f min (plan's estimate, before the server's KV cache rules cells out)\n",
-		o.Matrix, textout.Plural(prefill, "prefill cell", "prefill cells"), textout.Plural(decode, "decode cell", "decode cells"), o.Duration, textout.Plural(o.Trials, "trial", "trials"), p.Shards[0].Expected.Minutes())
+	cells := textout.Plural(prefill, "prefill cell", "prefill cells") + " and " + textout.Plural(decode, "decode cell", "decode cells")
+	longest := 0
+	for _, r := range p.Rows {
+		longest = max(longest, r.Context)
+	}
+	if o.PrefillContexts == nil && prefill > 0 && longest+o.MaxTokens > referenceMaxModelLen {
+		// A longest context that max_model_len trims is measured at both lengths (the
+		// reference's 1019K and 1024K): one prefill cell more than the plan, which knows no server.
+		cells += fmt.Sprintf("; %d cells on a 1M-token server like the reference's, which trims the longest context: its prefill is measured trimmed and whole", prefill+1+decode)
+	}
+	fmt.Fprintf(&b, "  matrix: %s (%s), %v windows, %s: about %.0f min (plan's estimate, before the server's KV cache rules cells out)\n",
+		o.Matrix, cells, o.Duration, textout.Plural(o.Trials, "trial", "trials"), p.Shards[0].Expected.Minutes())
 	budgetLines(env, &b, o, p.Shards[0].Expected)
 	return b.String(), nil
 }
+
+// referenceMaxModelLen is the reference server's max_model_len (1M tokens), which trims the full
+// matrix's longest context to 1019K.
+const referenceMaxModelLen = 1 << 20
 
 // budgetLines writes what a pull request's GPU time is against the budget: the first pass's
 // estimate (the plan's, first) with the build and model load expected, what is left for

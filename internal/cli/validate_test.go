@@ -26,7 +26,7 @@ func TestValidate(t *testing.T) {
 		t.Fatalf("a good file: exit %d\n%s", code, errOut)
 	}
 	for _, want := range []string{good + ": valid", "measures: engine.serve (vllm serve m --port ${PORT} --api-key ${VLLM_KEY}), built auto from .",
-		"matrix: full (8 prefill cells, 64 decode cells), 30s windows, 1 trial: about 40.7 min", "budget: 75 min"} {
+		"matrix: full (8 prefill cells and 64 decode cells; 73 cells on a 1M-token server like the reference's", "30s windows, 1 trial: about 41 min", "budget: 75 min"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("validate's output lacks %q:\n%s", want, out)
 		}
@@ -47,7 +47,7 @@ func TestValidate(t *testing.T) {
 	if out, _, code = runCLI("validate", "--config", sim); code != ExitOK || !strings.Contains(out, "the built-in simulator (profile glm-5.3-flash-nvfp4-h200x2, 20× faster") {
 		t.Errorf("a file that measures the simulator: exit %d\n%s", code, out)
 	}
-	if _, errOut, code = runCLI("validate"); code != ExitUsage || !strings.Contains(errOut, "--config: give the file to check") {
+	if _, errOut, code = runCLI("validate"); code != ExitUsage || !strings.Contains(errOut, "--config: give the file to check") || !strings.Contains(errOut, "there is no ./speedmatrix.yaml") {
 		t.Errorf("no --config: exit %d, %q", code, errOut)
 	}
 }

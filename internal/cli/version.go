@@ -20,9 +20,16 @@ func newVersionCmd(env *Env) *cobra.Command {
 	}
 }
 
+// releaseVersion is the version release/make.sh stamps into a release binary (-ldflags -X),
+// which it builds without VCS information so that the binary is reproducible; "" otherwise.
+var releaseVersion string
+
 // Version returns the module version of this build, with the VCS revision when the build has
-// one (e.g. "v0.1.0", or "(devel) 3b518982806c+dirty").
+// one (e.g. "v0.1.0", or "(devel) 3b518982806c+dirty"); a release binary's is its tag.
 func Version() string {
+	if releaseVersion != "" {
+		return releaseVersion
+	}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return "(unknown)"
