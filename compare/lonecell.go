@@ -93,4 +93,3 @@ func itThem(n int) string {
 	}
 	return "them"
 }
-

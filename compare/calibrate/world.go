@@ -304,7 +304,11 @@ func (m *Matrix) WorldRunAt(r *rand.Rand, w WorldModel, runID string, trials int
 // place of a shape's factor.
 func (m *Matrix) worldRunFactor(r *rand.Rand, w WorldModel, runID string, trials int, slow func(results.CellID, int) float64, f float64) *results.File {
 	trials = max(1, trials)
-	d := m.drawDisturbance(r, w, trials)
+	return m.worldRunWith(r, w, runID, trials, slow, f, m.drawDisturbance(r, w, trials))
+}
+
+// worldRunWith is worldRunFactor with the run's disturbance d given (nil: none).
+func (m *Matrix) worldRunWith(r *rand.Rand, w WorldModel, runID string, trials int, slow func(results.CellID, int) float64, f float64, d *disturbance) *results.File {
 	windows := make([]*results.File, trials)
 	nums := make([]int, trials)
 	for t := range trials {

@@ -101,7 +101,7 @@ type job struct {
 // outcome of one job: the matrix verdict and, for A/A, the cell verdicts.
 type worldOutcome struct {
 	regression, undecided, passed bool
-	cells                 results.VerdictCounts
+	cells                         results.VerdictCounts
 	// core counts the prefill cells and the decode cells at 8 requests or more.
 	core results.VerdictCounts
 }
