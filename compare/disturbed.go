@@ -162,6 +162,13 @@ func dipOf(bins []int) (at, n int, rest float64, ok bool) {
 	if best < dipMinBins || 2*best > len(xs) {
 		return 0, 0, 0, false
 	}
+	// Empty bins are a stalled server, which fails closed (failclosed.go's stalledWindow):
+	// not a dip to decide around.
+	for _, x := range xs[bestAt : bestAt+best] {
+		if x == 0 {
+			return 0, 0, 0, false
+		}
+	}
 	var others []float64
 	for i, x := range xs {
 		if i < bestAt || i >= bestAt+best {

@@ -342,8 +342,8 @@ func TestWorldShapes(t *testing.T) {
 
 // TestParseWorldLists checks the CLI lists: empty is all, unknown names say what is known.
 func TestParseWorldLists(t *testing.T) {
-	if got, err := ParseWorldModels(""); err != nil || len(got) != 6 {
-		t.Errorf("ParseWorldModels(\"\") = %v, %v; want all 6", got, err)
+	if got, err := ParseWorldModels(""); err != nil || len(got) != 10 {
+		t.Errorf("ParseWorldModels(\"\") = %v, %v; want all 10", got, err)
 	}
 	got, err := ParseShapes("rows>=32K, matrix,matrix")
 	if err != nil || !cmp.Equal(got, []Shape{ShapeRowsFrom32K, ShapeMatrix}) {
