@@ -12,6 +12,9 @@ import (
 // request or a GC pause slows one to three windows of a run (issue 33).
 const maxLoneCells = 3
 
+// minLoneMatrix is the fewest compared cells among which a cell can be lone.
+const minLoneMatrix = 12
+
 // checkLoneCells reads a regression that rests on a few lone cells of one head window as what
 // it may be, a disturbed measurement, not a change of the code. A stalled request or a GC pause
 // makes one window 15–30 % slower throughout, which one head run cannot tell from a change of
@@ -62,6 +65,16 @@ func checkLoneCells(c *results.Comparison, in Input) {
 		lone = append(lone, i)
 	}
 	if len(lone) == 0 || len(lone) > maxLoneCells {
+		return
+	}
+	// Lone among many: the matrix must hold minLoneMatrix compared cells for one to stand out.
+	compared := 0
+	for i := range c.Cells {
+		if changeOf(&c.Cells[i]) != nil {
+			compared++
+		}
+	}
+	if compared < minLoneMatrix {
 		return
 	}
 	// Lone: no two of them share a row or a column, and the rest of each one's row and column
@@ -128,16 +141,17 @@ func changeOf(cell *results.CellComparison) *float64 {
 	return &m.Change.Change
 }
 
-// headWindows returns how many windows (trials) cell id has in f.
+// headWindows returns how many raw windows (trials) cell id has in f: a summary without its
+// trials has none.
 func headWindows(f *results.File, id string) int {
 	for i := range f.Decode {
 		if f.Decode[i].ID().String() == id {
-			return max(1, len(f.Decode[i].Trials))
+			return len(f.Decode[i].Trials)
 		}
 	}
 	for i := range f.Prefill {
 		if f.Prefill[i].ID().String() == id {
-			return max(1, len(f.Prefill[i].Trials))
+			return len(f.Prefill[i].Trials)
 		}
 	}
 	return 0
