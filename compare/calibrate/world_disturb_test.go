@@ -280,3 +280,29 @@ func decodeIDs(m *Matrix) []results.CellID {
 	}
 	return out
 }
+
+// TestCompareDecodeNetOfPrefill checks the covariate of the decode shift: under run drift (a
+// factor per run on every cell, CV 2 %) with ten history runs, a head run 3 % faster than
+// usual whose decode cells are all 5 % slower reads, by its decode cells alone, like a usual
+// run; its prefill, which the code did not move, tells the run's factor apart. The slowdown
+// must not pass (exit 0). Before covariate.go five of these six passed.
+func TestCompareDecodeNetOfPrefill(t *testing.T) {
+	th := compare.DefaultThresholds()
+	th.Look = 1
+	for seed := uint64(1); seed <= 6; seed++ {
+		r := rand.New(rand.NewPCG(seed, 77))
+		m := NewMatrix(r.Uint64(), 1)
+		in := compare.Input{Base: []*results.File{m.WorldRun(r, WorldDrift, "base", 1, "")}}
+		for k := range historyRuns {
+			in.History = append(in.History, m.WorldRun(r, WorldDrift, fmt.Sprintf("hist-%d", k+1), 1, ""))
+		}
+		in.Head = []*results.File{m.WorldRunAt(r, WorldDrift, "head", 1, ShapeDecode5, 1.03)}
+		c, err := compare.Compare(in, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exit := results.OutcomeOf(c.Verdict).Exit; exit == results.ExitPass {
+			t.Errorf("seed %d: every decode cell 5 %% slower in a 3 %% faster run passed (%s)", seed, c.Verdict)
+		}
+	}
+}
