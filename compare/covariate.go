@@ -21,8 +21,9 @@ import (
 
 // Thresholds of the covariate.
 const (
-	// covMinRuns is the fewest whole base-side runs the regression is fitted on.
-	covMinRuns = 8
+	// covMinDF is the fewest degrees of freedom the regression's residuals must have (three
+	// separate runs a side give 3; ten history runs and the base 9).
+	covMinDF = 3
 	// covMinR2 is the least share of the decode factors' variance the prefill factors must
 	// explain on the base side.
 	covMinR2 = 0.5
@@ -38,52 +39,75 @@ type phaseCovariate struct {
 	Shift, SE, DF, Beta, R2 float64
 }
 
-// covariate returns the decode shift net of the prefill's, or nil where the base side has
-// fewer than covMinRuns runs, its factors do not move together (R² < covMinR2), or the head's
-// prefill factor lies outside their range.
+// covariate returns the decode shift net of the prefill's, or nil where the runs cannot
+// measure it: the regression is fitted on the base side's runs and, where the head has several
+// whole runs, on the head's too, each side centred on its own mean (so a change of the code,
+// which moves the head's side as a whole, is not in the slope); it needs covMinDF degrees of
+// freedom, R² ≥ covMinR2, and the head's prefill factor within the base side's range.
 func (re *runEffects) covariate() *phaseCovariate {
-	var xs, ys []float64
+	type pt struct{ x, y float64 }
+	var side, head []pt
 	for _, l := range [][]map[results.Phase]float64{re.base, re.hist} {
 		for _, f := range l {
 			x, okx := f[results.PhasePrefill]
 			y, oky := f[results.PhaseDecode]
 			if okx && oky {
-				xs, ys = append(xs, x), append(ys, y)
+				side = append(side, pt{x, y})
 			}
 		}
 	}
-	if len(xs) < covMinRuns || len(re.head) == 0 || !re.measured[results.PhasePrefill] || !re.measured[results.PhaseDecode] {
+	for _, f := range re.head {
+		head = append(head, pt{f[results.PhasePrefill], f[results.PhaseDecode]})
+	}
+	if len(side) < 2 || len(head) == 0 || !re.measured[results.PhasePrefill] || !re.measured[results.PhaseDecode] {
 		return nil
 	}
-	mx, my := meanOf(xs), meanOf(ys)
-	var sxx, sxy, syy float64
-	for i := range xs {
-		sxx += (xs[i] - mx) * (xs[i] - mx)
-		sxy += (xs[i] - mx) * (ys[i] - my)
-		syy += (ys[i] - my) * (ys[i] - my)
+	mean := func(ps []pt) (mx, my float64) {
+		for _, p := range ps {
+			mx += p.x
+			my += p.y
+		}
+		return mx / float64(len(ps)), my / float64(len(ps))
 	}
-	if !(sxx > 0) || !(syy > 0) {
+	var sxx, sxy, syy float64
+	n, groups := 0, 0
+	for _, ps := range [][]pt{side, head} {
+		if len(ps) < 2 {
+			continue
+		}
+		groups++
+		mx, my := mean(ps)
+		for _, p := range ps {
+			sxx += (p.x - mx) * (p.x - mx)
+			sxy += (p.x - mx) * (p.y - my)
+			syy += (p.y - my) * (p.y - my)
+			n++
+		}
+	}
+	df := float64(n - groups - 1)
+	if df < covMinDF || !(sxx > 0) || !(syy > 0) || sxy <= 0 {
 		return nil
 	}
 	r2 := sxy * sxy / (sxx * syy)
-	if r2 < covMinR2 || sxy <= 0 {
+	if r2 < covMinR2 {
 		return nil
 	}
 	beta := sxy / sxx
-	n := float64(len(xs))
-	s2 := (syy - beta*sxy) / (n - 2)
-	var hx, hy []float64
-	for _, f := range re.head {
-		hx, hy = append(hx, f[results.PhasePrefill]), append(hy, f[results.PhaseDecode])
+	s2 := (syy - beta*sxy) / df
+	bx, by := mean(side)
+	hx, hy := mean(head)
+	dx := hx - bx
+	var bxx float64
+	for _, p := range side {
+		bxx += (p.x - bx) * (p.x - bx)
 	}
-	dx := meanOf(hx) - mx
-	if math.Abs(dx) > covRange*math.Sqrt(sxx/(n-1)) {
+	if math.Abs(dx) > covRange*math.Sqrt(bxx/float64(len(side)-1)) {
 		return nil
 	}
-	nh := float64(len(hx))
+	nb, nh := float64(len(side)), float64(len(head))
 	return &phaseCovariate{
-		Shift: meanOf(hy) - my - beta*dx,
-		SE:    math.Sqrt(math.Max(s2, 1e-10) * (1/nh + 1/n + dx*dx/sxx)),
-		DF:    n - 2, Beta: beta, R2: r2,
+		Shift: hy - by - beta*dx,
+		SE:    math.Sqrt(math.Max(s2, 1e-10) * (1/nh + 1/nb + dx*dx/sxx)),
+		DF:    df, Beta: beta, R2: r2,
 	}
 }
