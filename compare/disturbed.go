@@ -16,7 +16,7 @@ import (
 // warm-up, a co-tenant). undisturbed takes both out before the comparison, on copies of the
 // files, and says what it took out in the comparison's warnings:
 //
-//   - a decode window whose output-token bins hold one stretch of at least dipMinBins bins
+//   - a decode window of at least dipMinConcurrency requests whose output-token bins hold one stretch of at least dipMinBins bins
 //     below dipLevel of the median of the rest (and the stretch at most half the window) is
 //     decided from the rest of its bins: its rates are those of the undisturbed bins, and the
 //     stretch's bins are set to the rest's mean;
@@ -38,15 +38,18 @@ import (
 
 // Thresholds of the dip and order tests.
 const (
-	dipLevel       = 0.6
-	dipMinBins     = 3
-	orderTrim      = 0.05
-	orderStepF     = 30
-	orderTrendF    = 25
-	orderMinEffect = 0.015
-	orderMinCells  = 12
-	orderMinSide   = 4
-	orderWinsor    = 6
+	dipLevel   = 0.6
+	dipMinBins = 3
+	// dipMinConcurrency is the fewest requests a window must hold for a dip of its bins to be
+	// read as a stall.
+	dipMinConcurrency = 4
+	orderTrim         = 0.05
+	orderStepF        = 30
+	orderTrendF       = 25
+	orderMinEffect    = 0.015
+	orderMinCells     = 12
+	orderMinSide      = 4
+	orderWinsor       = 6
 )
 
 // undisturbed returns in with its runs' dips and order effects taken out (copies of the files
@@ -197,6 +200,11 @@ func dipOf(bins []int) (at, n int, rest float64, ok bool) {
 func repairDips(f *results.File) (*results.File, []results.CellID) {
 	var hit []int
 	for i := range f.Decode {
+		// Below dipMinConcurrency requests a window's bins dip by themselves whenever a request
+		// ends and the next one prefills: that is the cell's speed, not a stall.
+		if f.Decode[i].Concurrency < dipMinConcurrency {
+			continue
+		}
 		for k := range f.Decode[i].Trials {
 			if _, _, _, ok := dipOf(f.Decode[i].Trials[k].BinOutputTokens); ok {
 				hit = append(hit, i)
