@@ -16,23 +16,23 @@ import (
 // warm-up, a co-tenant). undisturbed takes both out before the comparison, on copies of the
 // files, and says what it took out in the comparison's warnings:
 //
-//   - a decode window of at least dipMinConcurrency requests whose output-token bins hold one stretch of at least dipMinBins bins
-//     below dipLevel of the median of the rest (and the stretch at most half the window) is
-//     decided from the rest of its bins: its rates are those of the undisturbed bins, and the
-//     stretch's bins are set to the rest's mean;
+//   - a decode window of at least dipMinConcurrency requests whose output-token bins hold one
+//     stretch of at least dipMinBins bins below dipLevel of the window's median, at most half
+//     the window and with no empty bin (an empty stretch is a stalled server, which fails
+//     closed), is decided from the rest of its bins: its rates are those of the undisturbed
+//     bins, and the stretch's bins are set to the rest's mean;
 //   - the measuring order is each cell's trials' start times. Where the base side (base files
 //     and history) holds at least three runs, each run's cells are set against the base side's
 //     per-cell medians, and the deviations (deciding metric, log scale, centred per phase,
-//     weighted by each cell's noise, winsorised at 6 robust SDs, so that a stalled window does not pull the fit)) are tested for a step at one
-//     position of the order (the supremum of the F statistic over the splits that leave
-//     orderTrim of the cells, and at least orderMinSide, on each side; its size is the two sides' weighted medians apart and for a linear trend along it. A step or trend
-//     that is significant (orderStepF, orderTrendF) and at least orderMinEffect is a run
-//     effect: it is removed from the run's cells (rates and latencies alike), as the run's
-//     factor shared by all its cells is, and compare goes on within the run. The order is
-//     random in each run (the runner randomizes it), so a change of rows or columns of the code
-//     does not line up with it; an order that happened to line up with a change would have to
-//     be a step at least orderMinEffect across a split, which the F test needs all the cells
-//     of that split to agree on.
+//     weighted by each cell's noise, winsorised at orderWinsor robust SDs so that a stalled
+//     window does not pull the fit) are tested for a step at one position of the order (the
+//     supremum of the F statistic over the splits that leave orderTrim of the cells, and at
+//     least orderMinSide, on each side; its size is the two sides' weighted medians apart) and
+//     for a linear trend along it. A step or trend that is significant (orderStepF,
+//     orderTrendF) and at least orderMinEffect is a run effect: it is removed from the run's
+//     cells (rates and latencies alike), as the run's factor shared by all its cells is, and
+//     compare goes on within the run. The order is random in each run (the runner randomizes
+//     it), so a change of rows or columns of the code does not line up with it.
 //
 // A paired file's blocks are runs of their own and left alone.
 
