@@ -31,8 +31,10 @@ import (
 //     for a linear trend along it. A step or trend that is significant (orderStepF,
 //     orderTrendF) and at least orderMinEffect is a run effect: it is removed from the run's
 //     cells (rates and latencies alike), as the run's factor shared by all its cells is, and
-//     compare goes on within the run. The order is random in each run (the runner randomizes
-//     it), so a change of rows or columns of the code does not line up with it.
+//     compare goes on within the run. The order must be random in each run (a runner that
+//     randomizes it), so that a change of rows or columns of the code does not line up with
+//     it: a run whose order is rank-correlated with context or concurrency by more than
+//     orderMaxAligned (row after row, as the runner measured before) is left alone.
 //
 // A paired file's blocks are runs of their own and left alone.
 
@@ -50,6 +52,9 @@ const (
 	orderMinCells     = 12
 	orderMinSide      = 4
 	orderWinsor       = 6
+	// orderMaxAligned is the largest rank correlation of the order with the decode cells'
+	// context or concurrency at which the order tests run.
+	orderMaxAligned = 0.5
 )
 
 // undisturbed returns in with its runs' dips and order effects taken out (copies of the files
@@ -333,7 +338,7 @@ type orderPoint struct {
 // cells with a start time and a reference).
 func (o *orderRef) removeOrderEffect(f *results.File) (*results.File, string) {
 	pts := o.points(f)
-	if len(pts) < orderMinCells {
+	if len(pts) < orderMinCells || alignedOrder(pts) {
 		return nil, ""
 	}
 	adj := make([]float64, len(pts))
@@ -414,6 +419,74 @@ func (o *orderRef) removeOrderEffect(f *results.File) (*results.File, string) {
 		}
 	}
 	return g, strings.Join(what, ", and ")
+}
+
+// alignedOrder reports whether the run measured its cells in an order that lines up with the
+// matrix (the decode cells' positions rank-correlated with their context or their concurrency
+// by more than orderMaxAligned, as a runner that measures row after row does): there a step or
+// drift along the order cannot be told from a change of rows or columns, and is left alone.
+func alignedOrder(pts []orderPoint) bool {
+	var pos, ctx, conc []float64
+	for _, p := range pts {
+		if p.id.Phase == results.PhaseDecode {
+			pos = append(pos, p.u)
+			c, err := results.ParseContext(p.id.ContextLabel)
+			if err != nil {
+				return false
+			}
+			ctx = append(ctx, float64(c))
+			conc = append(conc, float64(p.id.Concurrency))
+		}
+	}
+	if len(pos) < 4 {
+		return false
+	}
+	return math.Abs(spearman(pos, ctx)) > orderMaxAligned || math.Abs(spearman(pos, conc)) > orderMaxAligned
+}
+
+// spearman returns the rank correlation of xs and ys (ties take their mean rank).
+func spearman(xs, ys []float64) float64 {
+	rx, ry := ranks(xs), ranks(ys)
+	mx, my := meanOf(rx), meanOf(ry)
+	var sxy, sxx, syy float64
+	for i := range rx {
+		sxy += (rx[i] - mx) * (ry[i] - my)
+		sxx += (rx[i] - mx) * (rx[i] - mx)
+		syy += (ry[i] - my) * (ry[i] - my)
+	}
+	if sxx == 0 || syy == 0 {
+		return 0
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}
+
+// ranks returns the ranks of xs, ties at their mean rank.
+func ranks(xs []float64) []float64 {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		switch {
+		case xs[a] < xs[b]:
+			return -1
+		case xs[a] > xs[b]:
+			return 1
+		}
+		return 0
+	})
+	out := make([]float64, len(xs))
+	for i := 0; i < len(idx); {
+		j := i
+		for j < len(idx) && xs[idx[j]] == xs[idx[i]] {
+			j++
+		}
+		for k := i; k < j; k++ {
+			out[idx[k]] = float64(i+j-1) / 2
+		}
+		i = j
+	}
+	return out
 }
 
 // scaleDecodeAll makes d's speed exp(l) times faster: rates × exp(l), latencies ÷ exp(l).

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/speedmatrix/speedmatrix/compare"
@@ -303,6 +304,56 @@ func TestCompareDecodeNetOfPrefill(t *testing.T) {
 		}
 		if exit := results.OutcomeOf(c.Verdict).Exit; exit == results.ExitPass {
 			t.Errorf("seed %d: every decode cell 5 %% slower in a 3 %% faster run passed (%s)", seed, c.Verdict)
+		}
+	}
+}
+
+// TestCompareRowMajorOrder checks that an order which lines up with the matrix (row after row,
+// as the runner measured before it randomized its order) is not tested for steps: there a
+// slowdown of the longest rows, measured last, is a step along the order, and removing it as a
+// throttle would pass it.
+func TestCompareRowMajorOrder(t *testing.T) {
+	th := compare.DefaultThresholds()
+	th.Look = 1
+	for seed := uint64(1); seed <= 3; seed++ {
+		m := NewMatrix(seed, 1)
+		rowMajor := func() *disturbance {
+			d := orderOf(m, seed)
+			i := 0
+			for _, tc := range m.Cells { // prefill first, then decode row after row
+				if tc.Status.Measured() {
+					d.pos[tc.ID] = i
+					i++
+				}
+			}
+			return d
+		}
+		// The rows at 256K and longer, the last measured, 10 % slower.
+		late := func(id results.CellID, context int) float64 {
+			if id.Phase == results.PhaseDecode && context >= 256<<10 {
+				return 0.9
+			}
+			return 1
+		}
+		none := func(results.CellID, int) float64 { return 1 }
+		draw := func(k int, slow func(results.CellID, int) float64) *results.File {
+			return m.worldRunWith(rand.New(rand.NewPCG(seed*1000+uint64(k), 1)), WorldThrottle, fmt.Sprintf("run-%d", k), 1, slow, 1, rowMajor())
+		}
+		in := compare.Input{Base: []*results.File{draw(0, none)}, Head: []*results.File{draw(99, late)}}
+		for k := 1; k <= historyRuns; k++ {
+			in.History = append(in.History, draw(k, none))
+		}
+		c, err := compare.Compare(in, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exit := results.OutcomeOf(c.Verdict).Exit; exit != results.ExitRegression {
+			t.Errorf("seed %d: rows ≥ 256K 10 %% slower in a row-major run: exit %d, want 3; warnings %q", seed, exit, c.Warnings)
+		}
+		for _, w := range c.Warnings {
+			if strings.Contains(w, "measuring order") {
+				t.Errorf("seed %d: the slowdown of the last rows taken for a step along the order: %s", seed, w)
+			}
 		}
 	}
 }
