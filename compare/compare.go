@@ -59,6 +59,7 @@ var ErrNoInput = errors.New("compare needs at least one base and one head result
 // Compare compares in.Head with in.Base under th and returns the comparison. Problems that do
 // not stop it are in the result's Warnings.
 func Compare(in Input, th Thresholds) (*results.Comparison, error) {
+	in, disturbed := undisturbed(in, th) // disturbed.go
 	c, re, err := compareWith(in, th, nil)
 	if err != nil {
 		return nil, err
@@ -66,6 +67,8 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	if err := checkAmbiguity(c, in, th, re); err != nil { // ambiguity.go
 		return nil, err
 	}
+	checkLoneCells(c, in) // lonecell.go
+	c.Warnings = append(c.Warnings, disturbed...)
 	return c, nil
 }
 

@@ -315,8 +315,19 @@ func groupTests(tests []*pending, re *runEffects, scores []float64) []*groupPend
 		if math.IsInf(re.shiftDF[ph], 1) || floor >= re.shiftSE[ph] {
 			p = 2 * (1 - stats.NormalCDF(math.Abs(z)))
 		}
-		g := &groupPending{tests: ts, measured: re.measured[ph], shift: true, within: math.Expm1(re.shift[ph]),
-			out: &results.GroupComparison{Kind: results.GroupShift, Phase: ph, Change: math.Expm1(re.shift[ph]), Z: z, P: p}}
+		shift := re.shift[ph]
+		// The decode shift net of the prefill's run factor (covariate.go), towards slower only,
+		// beside the shift's own test (Bonferroni).
+		if c := re.cov; ph == results.PhaseDecode && c != nil && c.Shift < 0 {
+			z2 := -c.Shift / c.SE
+			if p2 := 2 * stats.TSurvival(z2, c.DF); p2 < p {
+				z, p, shift = z2, math.Min(1, 2*p2), c.Shift
+			} else {
+				p = math.Min(1, 2*p)
+			}
+		}
+		g := &groupPending{tests: ts, measured: re.measured[ph], shift: true, within: math.Expm1(shift),
+			out: &results.GroupComparison{Kind: results.GroupShift, Phase: ph, Change: math.Expm1(shift), Z: z, P: p}}
 		for _, t := range ts {
 			g.out.Cells = append(g.out.Cells, t.id.String())
 		}

@@ -48,6 +48,9 @@ type runEffects struct {
 	// the one chosen (ambiguityCost). A matrix whose cells split into groups that moved apart
 	// can be read either way from one head run; compare then checks the other reading.
 	alt map[results.Phase]float64
+	// cov is, where the base side's runs show it, the decode shift with the part its run
+	// factor shares with the prefill's taken out (covariate.go); nil otherwise.
+	cov *phaseCovariate
 }
 
 // ambiguityCost is how much dearer (in the choice's squared standard scores, twice a negative
@@ -170,6 +173,7 @@ func estimateRunEffects(base, head, hist []*results.File, th Thresholds, overrid
 	for _, p := range []results.Phase{results.PhasePrefill, results.PhaseDecode} {
 		re.phase(p, base, head, hist, th, override)
 	}
+	re.cov = re.covariate()
 	return re
 }
 

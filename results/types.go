@@ -302,6 +302,9 @@ type PrefillCell struct {
 
 // PrefillTrial is one prefill request's raw measurement.
 type PrefillTrial struct {
+	// Start is when the request was sent: with the decode windows' starts, the run's measuring
+	// order (zero when not recorded).
+	Start time.Time `json:"start,omitzero"`
 	// Block and Pair are, in a paired run (Run.Pairing), the block (1-based, in the order
 	// served, both sides counted) and the pair (1-based) this trial was measured in.
 	Block         int     `json:"block,omitempty"`

@@ -41,7 +41,8 @@ const (
 )
 
 // WorldModels are every model, in the table's order.
-var worldModels = []WorldModel{WorldGaussian, WorldT3, WorldSpec, WorldSpecNoCounters, WorldDrift, WorldBimodal}
+var worldModels = []WorldModel{WorldGaussian, WorldT3, WorldSpec, WorldSpecNoCounters, WorldDrift, WorldBimodal,
+	WorldStall, WorldThrottle, WorldOrderDrift, WorldLoadNoise}
 
 // WorldModels returns every noise model of the world calibration, in the table's order.
 func WorldModels() []WorldModel { return append([]WorldModel(nil), worldModels...) }
@@ -97,9 +98,11 @@ const (
 	ShapeColumn1 Shape = "column1"
 	// ShapeMatrix: every decode cell 10 % slower.
 	ShapeMatrix Shape = "matrix"
+	// ShapeDecode5: every decode cell 5 % slower (δ itself: it must not pass, issue 33).
+	ShapeDecode5 Shape = "decode5"
 )
 
-var shapes = []Shape{ShapeRowsFrom32K, ShapeRow32K, ShapeColumn8, ShapeColumn1, ShapeMatrix}
+var shapes = []Shape{ShapeRowsFrom32K, ShapeRow32K, ShapeColumn8, ShapeColumn1, ShapeMatrix, ShapeDecode5}
 
 // Shapes returns every slowdown shape, in the table's order.
 func Shapes() []Shape { return append([]Shape(nil), shapes...) }
@@ -129,6 +132,8 @@ func (s Shape) Factor(id results.CellID, context int) float64 {
 		}
 	case ShapeMatrix:
 		return 0.9
+	case ShapeDecode5:
+		return 0.95
 	}
 	return 1
 }
@@ -229,7 +234,15 @@ func (w WorldModel) runFactor(r *rand.Rand) float64 {
 // cellFactor draws one cell's own speed factor in one trial; decode says whether it moves a
 // decode rate (WorldSpec's acceptance noise moves only those).
 func (w WorldModel) cellFactor(r *rand.Rand, concurrency int, decode bool) float64 {
+	return w.cellFactorAt(r, 8<<10, concurrency, decode)
+}
+
+// cellFactorAt is cellFactor for a cell of context tokens (WorldLoadNoise's noise grows with
+// the load).
+func (w WorldModel) cellFactorAt(r *rand.Rand, context, concurrency int, decode bool) float64 {
 	switch w {
+	case WorldLoadNoise:
+		return logNormal(r, loadCV(context, concurrency, decode))
 	case WorldT3:
 		return math.Exp(max(-t3Clip, min(t3Clip, 0.02/math.Sqrt(3)*studentT3(r))))
 	case WorldSpec, WorldSpecNoCounters:
@@ -245,7 +258,14 @@ func (w WorldModel) cellFactor(r *rand.Rand, concurrency int, decode bool) float
 
 // cellSD is the log-scale SD of cellFactor, which sizes the jitter inside one window.
 func (w WorldModel) cellSD(concurrency int, decode bool) float64 {
+	return w.cellSDAt(8<<10, concurrency, decode)
+}
+
+// cellSDAt is cellSD for a cell of context tokens.
+func (w WorldModel) cellSDAt(context, concurrency int, decode bool) float64 {
 	switch w {
+	case WorldLoadNoise:
+		return loadCV(context, concurrency, decode)
 	case WorldT3:
 		return 0.02
 	case WorldSpec, WorldSpecNoCounters:
@@ -284,10 +304,15 @@ func (m *Matrix) WorldRunAt(r *rand.Rand, w WorldModel, runID string, trials int
 // place of a shape's factor.
 func (m *Matrix) worldRunFactor(r *rand.Rand, w WorldModel, runID string, trials int, slow func(results.CellID, int) float64, f float64) *results.File {
 	trials = max(1, trials)
+	return m.worldRunWith(r, w, runID, trials, slow, f, m.drawDisturbance(r, w, trials))
+}
+
+// worldRunWith is worldRunFactor with the run's disturbance d given (nil: none).
+func (m *Matrix) worldRunWith(r *rand.Rand, w WorldModel, runID string, trials int, slow func(results.CellID, int) float64, f float64, d *disturbance) *results.File {
 	windows := make([]*results.File, trials)
 	nums := make([]int, trials)
 	for t := range trials {
-		windows[t] = m.worldWindow(r, w, runID, slow, f)
+		windows[t] = m.worldWindow(r, w, runID, slow, f, d, t)
 		nums[t] = t + 1
 	}
 	if trials == 1 {
@@ -340,8 +365,9 @@ func (m *Matrix) WorldPaired(r *rand.Rand, w WorldModel, id string, shape Shape)
 	return base, head
 }
 
-// worldWindow draws one window of every cell of the matrix: one trial, run factor f.
-func (m *Matrix) worldWindow(r *rand.Rand, w WorldModel, runID string, slow func(results.CellID, int) float64, f float64) *results.File {
+// worldWindow draws one window of every cell of the matrix: one trial (the trial-th of the
+// run), run factor f, disturbed by d (nil: no disturbance).
+func (m *Matrix) worldWindow(r *rand.Rand, w WorldModel, runID string, slow func(results.CellID, int) float64, f float64, d *disturbance, trial int) *results.File {
 	file := &results.File{
 		Schema:   results.SchemaV1,
 		Hardware: results.Hardware{Type: "Discrete GPU", GPU: "H200 NVL", GPUCount: 2},
@@ -352,17 +378,17 @@ func (m *Matrix) worldWindow(r *rand.Rand, w WorldModel, runID string, slow func
 	}
 	for _, tc := range m.Cells {
 		if tc.ID.Phase == results.PhasePrefill {
-			rate := tc.Rate * f * w.cellFactor(r, 0, false)
+			rate := tc.Rate * f * w.cellFactorAt(r, tc.Context, 0, false) * math.Exp(d.logFactor(tc.ID, trial))
 			ttft := float64(tc.Context) / rate * 1000
 			one, tokens := 1, tc.Context
 			file.Prefill = append(file.Prefill, results.PrefillCell{
 				Context: tc.Context, ContextLabel: tc.ID.ContextLabel, Status: results.StatusValid,
 				PromptTokPerS: &rate, TTFTMs: &ttft, PromptTokens: &tokens, CompletedRequests: &one,
-				Trials: []results.PrefillTrial{{TTFTMs: ttft, PromptTokens: tokens, PromptTokPerS: rate}},
+				Trials: []results.PrefillTrial{{Start: d.startOf(tc.ID, trial), TTFTMs: ttft, PromptTokens: tokens, PromptTokPerS: rate}},
 			})
 			continue
 		}
-		file.Decode = append(file.Decode, m.worldDecode(r, w, tc, slow, f))
+		file.Decode = append(file.Decode, m.worldDecode(r, w, tc, slow, f, d, trial))
 	}
 	return file
 }
@@ -372,27 +398,34 @@ func (m *Matrix) worldWindow(r *rand.Rand, w WorldModel, runID string, slow func
 // series and requests' times between tokens around its per-request pace, both sized so that
 // the window's mean shows withinShare of the cell's own SD and its level the rest; TTFT gets
 // its own draw (÷ f).
-func (m *Matrix) worldDecode(r *rand.Rand, w WorldModel, tc TrueCell, slow func(results.CellID, int) float64, f float64) results.DecodeCell {
+func (m *Matrix) worldDecode(r *rand.Rand, w WorldModel, tc TrueCell, slow func(results.CellID, int) float64, f float64, d *disturbance, trial int) results.DecodeCell {
 	cell := results.DecodeCell{Context: tc.Context, ContextLabel: tc.ID.ContextLabel, Concurrency: tc.ID.Concurrency, Status: tc.Status}
 	if !tc.Status.Measured() {
 		return cell
 	}
 	c := tc.ID.Concurrency
-	accept := math.Pow(w.cellFactor(r, c, true), levelShare)
-	speed := f * accept * slow(tc.ID, tc.Context)
-	ttft := tc.TTFT / f * math.Pow(w.cellFactor(r, c, false), levelShare)
-	sw := withinShare * w.cellSD(c, true)
+	accept := math.Pow(w.cellFactorAt(r, tc.Context, c, true), levelShare)
+	order := math.Exp(d.logFactor(tc.ID, trial))
+	speed := f * accept * slow(tc.ID, tc.Context) * order
+	ttft := tc.TTFT / (f * order) * math.Pow(w.cellFactorAt(r, tc.Context, c, false), levelShare)
+	sw := withinShare * w.cellSDAt(tc.Context, c, true)
 	n := m.Windows
 	const phi = 0.3
 	sBin := sw * math.Sqrt(float64(n)*(1-phi)/(1+phi))
 	bins := make([]int, n)
+	level := stall{}.binLevels(n) // the stall's factor per bin (1 without one)
+	binSpeed := speed
+	if s, ok := d.stallOf(tc.ID); ok {
+		level = s.binLevels(n)
+		speed *= 1 - s.depth // the requests' pace below: the window's mean
+	}
 	var total int
 	e := r.NormFloat64() * sBin
 	for i := range n {
 		if i > 0 {
 			e = phi*e + math.Sqrt(1-phi*phi)*sBin*r.NormFloat64()
 		}
-		tok := max(1, int(math.Round(tc.Rate*speed*math.Exp(e-sBin*sBin/2))))
+		tok := max(1, int(math.Round(tc.Rate*binSpeed*level[i]*math.Exp(e-sBin*sBin/2))))
 		bins[i] = tok
 		total += tok
 	}
@@ -401,7 +434,7 @@ func (m *Matrix) worldDecode(r *rand.Rand, w WorldModel, tc TrueCell, slow func(
 	nReq := c + int(math.Ceil(float64(c)*float64(n)/dur))
 	sReq := sw * math.Sqrt(float64(nReq)/(math.Pi/2))
 	started := max(1, nReq-c)
-	sTTFT := withinShare * w.cellSD(c, false) * math.Sqrt(float64(started)/(math.Pi/2))
+	sTTFT := withinShare * w.cellSDAt(tc.Context, c, false) * math.Sqrt(float64(started)/(math.Pi/2))
 	reqs := make([]results.RequestSample, nReq)
 	var tbts, rates, ttfts []float64
 	for i := range reqs {
@@ -426,7 +459,7 @@ func (m *Matrix) worldDecode(r *rand.Rand, w WorldModel, tc TrueCell, slow func(
 		Telemetry: w.telemetry(accept),
 	}
 	cell.DecodeMetrics = met
-	cell.Trials = []results.DecodeTrial{{DecodeMetrics: met, BinSeconds: 1, WindowSeconds: win, BinOutputTokens: bins, Requests: reqs}}
+	cell.Trials = []results.DecodeTrial{{Start: d.startOf(tc.ID, trial), DecodeMetrics: met, BinSeconds: 1, WindowSeconds: win, BinOutputTokens: bins, Requests: reqs}}
 	return cell
 }
 

@@ -38,7 +38,11 @@ func (rep *WorldReport) table() (header []string, rows [][]string) {
 	for _, r := range rep.Rows {
 		row := []string{string(r.Model), string(r.Procedure), r.FalseBlocks.short(), pct1(r.AAUndecided)}
 		for _, d := range r.Detection {
-			row = append(row, d.Rate.short()+" · undecided "+pct1(d.Undecided))
+			cell := d.Rate.short() + " · undecided " + pct1(d.Undecided)
+			if d.Shape == ShapeDecode5 {
+				cell += " · passed " + d.Passed.short()
+			}
+			row = append(row, cell)
 		}
 		var marks []string
 		for _, m := range r.Marks {

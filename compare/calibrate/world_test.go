@@ -342,8 +342,8 @@ func TestWorldShapes(t *testing.T) {
 
 // TestParseWorldLists checks the CLI lists: empty is all, unknown names say what is known.
 func TestParseWorldLists(t *testing.T) {
-	if got, err := ParseWorldModels(""); err != nil || len(got) != 6 {
-		t.Errorf("ParseWorldModels(\"\") = %v, %v; want all 6", got, err)
+	if got, err := ParseWorldModels(""); err != nil || len(got) != 10 {
+		t.Errorf("ParseWorldModels(\"\") = %v, %v; want all 10", got, err)
 	}
 	got, err := ParseShapes("rows>=32K, matrix,matrix")
 	if err != nil || !cmp.Equal(got, []Shape{ShapeRowsFrom32K, ShapeMatrix}) {
@@ -448,10 +448,10 @@ func TestRunWorldCancel(t *testing.T) {
 func TestWorldTableGolden(t *testing.T) {
 	rep := &WorldReport{Seed: 1, Pairs: 1000, Rows: []WorldRow{
 		{Model: WorldGaussian, Procedure: ProcHistory, FalseBlocks: rate(4, 1000), AAUndecided: rate(2, 1000),
-			Detection: []ShapeRate{{ShapeRowsFrom32K, rate(995, 1000), rate(3, 1000)}, {ShapeMatrix, rate(1000, 1000), rate(0, 1000)}},
+			Detection: []ShapeRate{{Shape: ShapeRowsFrom32K, Rate: rate(995, 1000), Undecided: rate(3, 1000)}, {Shape: ShapeMatrix, Rate: rate(1000, 1000), Undecided: rate(0, 1000)}},
 			Unchanged: rate(36000, 52000), Unproven: rate(0, 52000), Inconclusive: rate(16000, 52000)},
 		{Model: WorldBimodal, Procedure: ProcOne, FalseBlocks: rate(168, 1000), AAUndecided: rate(120, 1000),
-			Detection: []ShapeRate{{ShapeRowsFrom32K, rate(850, 1000), rate(100, 1000)}, {ShapeMatrix, rate(900, 1000), rate(50, 1000)}},
+			Detection: []ShapeRate{{Shape: ShapeRowsFrom32K, Rate: rate(850, 1000), Undecided: rate(100, 1000)}, {Shape: ShapeMatrix, Rate: rate(900, 1000), Undecided: rate(50, 1000)}},
 			Unchanged: rate(0, 52000), Unproven: rate(5200, 52000), Inconclusive: rate(46800, 52000)},
 	}}
 	for i := range rep.Rows {
@@ -489,20 +489,31 @@ func TestWorldTableGolden(t *testing.T) {
 // TestWorldMarks checks the targets: which rows carry which, and the criteria.
 func TestWorldMarks(t *testing.T) {
 	row := func(w WorldModel, p Procedure, aa, det, unch int) *WorldRow {
-		return &WorldRow{Model: w, Procedure: p, FalseBlocks: rate(aa, 1000),
-			Detection: []ShapeRate{{ShapeRowsFrom32K, rate(det, 1000), rate(0, 1000)}}, Unchanged: rate(unch/2, 1000), CoreUnchanged: rate(unch, 1000)}
+		return &WorldRow{Model: w, Procedure: p, FalseBlocks: rate(aa, 1000), AAUndecided: rate(aa*5, 1000),
+			Detection: []ShapeRate{{Shape: ShapeRowsFrom32K, Rate: rate(det, 1000), Undecided: rate(0, 1000)},
+				{Shape: ShapeDecode5, Rate: rate(det, 1000), Undecided: rate(0, 1000), Passed: rate(1000-det, 1000)}},
+			Unchanged: rate(unch/2, 1000), CoreUnchanged: rate(unch, 1000)}
 	}
+	const (
+		aaMark = "A/A false blocks: 95 % upper bound ≤ 2 %"
+		aaU    = "A/A undecided ≤ 5 %"
+		det80  = "rows>=32K detected ≥ 80 %"
+		det90  = "rows>=32K detected ≥ 90 %"
+		pass5  = "decode5 passed ≤ 2 %"
+		unch   = "A/A prefill and 8+ request cells unchanged ≥ 70 %"
+	)
 	cases := []struct {
 		row  *WorldRow
 		want []Mark
 	}{
-		{row(WorldT3, ProcOne, 9, 0, 0), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", true}}},
-		{row(WorldT3, ProcOne, 14, 0, 0), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", false}}},
-		{row(WorldBimodal, ProcHistory, 0, 850, 0), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", true}, {"rows>=32K detected ≥ 80 %", true}}},
-		{row(WorldDrift, ProcHistory, 0, 850, 0), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", true}, {"rows>=32K detected ≥ 90 %", false}}},
-		{row(WorldSpec, ProcHistory, 0, 950, 690), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", true}, {"rows>=32K detected ≥ 90 %", true}, {"A/A prefill and 8+ request cells unchanged ≥ 70 %", false}}},
-		{row(WorldGaussian, ProcRuns3, 0, 900, 0), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", true}, {"rows>=32K detected ≥ 90 %", true}}},
-		{row(WorldDrift, ProcRuns3, 0, 100, 0), []Mark{{"A/A false blocks: 95 % upper bound ≤ 2 %", true}}},
+		{row(WorldT3, ProcOne, 9, 0, 0), []Mark{{aaMark, true}}},
+		{row(WorldT3, ProcOne, 14, 0, 0), []Mark{{aaMark, false}}},
+		{row(WorldBimodal, ProcHistory, 0, 850, 0), []Mark{{aaMark, true}, {aaU, true}, {det80, true}, {pass5, false}}},
+		{row(WorldDrift, ProcHistory, 0, 850, 0), []Mark{{aaMark, true}, {aaU, true}, {det90, false}, {pass5, false}}},
+		{row(WorldSpec, ProcHistory, 0, 990, 690), []Mark{{aaMark, true}, {aaU, true}, {det90, true}, {pass5, true}, {unch, false}}},
+		{row(WorldGaussian, ProcRuns3, 0, 900, 0), []Mark{{aaMark, true}, {aaU, true}, {det90, true}, {pass5, false}}},
+		{row(WorldThrottle, ProcRuns3, 14, 100, 0), []Mark{{aaMark, false}, {aaU, false}, {det90, false}, {pass5, false}}},
+		{row(WorldStall, ProcPaired, 0, 100, 0), []Mark{{aaMark, true}}},
 	}
 	for _, tc := range cases {
 		if diff := cmp.Diff(tc.want, marks(tc.row)); diff != "" {

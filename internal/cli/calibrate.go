@@ -58,11 +58,11 @@ per cell-metric next to the prior's. Where it exceeds the prior, compare uses th
 
 With --world it measures compare against noise it was not built for (docs/calibration.md): full
 matrices drawn from each noise model (--models: gaussian, t3, spec, spec-nocounters, drift,
-bimodal), measured by each procedure (--procedures: one, history, trials3, runs3, paired), and
+bimodal, and the disturbances stall, throttle, orderdrift, loadnoise), measured by each procedure (--procedures: one, history, trials3, runs3, paired), and
 for each the A/A false blocks (the matrix verdict is regression, on which compare fails with
 its regression status) and the A/A comparisons left undecided (unproven or incomplete), the
-detection of each slowdown shape (--shapes: rows>=32K, row32K, column8, column1, matrix) with the
-share left undecided instead, and the shares of A/A cells decided unchanged (of all cells, and of
+detection of each slowdown shape (--shapes: rows>=32K, row32K, column8, column1, matrix,
+decode5) with the share left undecided instead (decode5: and passed), and the shares of A/A cells decided unchanged (of all cells, and of
 the prefill and 8+ request cells), unproven and inconclusive, each with its 95 % Wilson interval
 and a mark against the targets; --pairs comparisons each (default 1000: about 25 minutes on 2
 cores for the whole table).
