@@ -66,6 +66,9 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	if err := checkAmbiguity(c, in, th, re); err != nil { // ambiguity.go
 		return nil, err
 	}
+	// One number per cell-metric: the base every report shows is the reference the change was
+	// taken against.
+	c.SetReferences()
 	return c, nil
 }
 
@@ -338,6 +341,7 @@ func compareWith(in Input, th Thresholds, override map[results.Phase]float64) (*
 	decide(notes, noteQs, len(notes), th, level)
 	decideRows(rows, rowQs, th, level)
 	decideGroups(groups, groupQs, th, level)
+	groups = append(groups, phaseGroups(deciding, groups, th)...) // groups.go
 	for _, r := range rows {
 		c.Rows = append(c.Rows, *r.out)
 	}

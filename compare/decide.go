@@ -459,6 +459,9 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 		beyond = beyond && math.Abs(within) > d && (within < 0) == (ch < 0)
 		measured := t.measuredNoise()
 		note := !decides(t.metric, t.id.Phase)
+		famConf := 1 - (1-th.ConfidenceLevel)/float64(max(m, 1))
+		fr := t.total().Test(0, stats.TwoSided, famConf)
+		famLow, famHigh := math.Expm1(fr.CILow), math.Expm1(fr.CIHigh)
 		switch {
 		case sig && beyond && rankOK && note:
 			out.Verdict = results.VerdictInconclusive
@@ -475,6 +478,14 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 				out.Verdict = results.VerdictRegression
 			}
 			out.Reason = fmt.Sprintf("%s, beyond ±%s; q = %.2g ≤ %.3g", ci, pct0(d), qs[i], level)
+		case !note && slowBeyond(out.Change.Low, out.Change.High, t.metric, d) && slowBeyond(famLow, famHigh, t.metric, d):
+			// No pass over a shown slowdown: the whole interval a report shows is slower than δ,
+			// and so is the interval at the family's level (Bonferroni over the m tests: one cell
+			// of many is what a report picks out), but the family's test did not decide it (or
+			// the rank test disagreed).
+			out.Verdict = results.VerdictUnproven
+			out.Reason = fmt.Sprintf("%s: the whole interval is slower than ±%s, at the matrix's level too (%.4g%% CI %s … %s over %d tests), but not significant among every test of the matrix (q = %.2g > %.3g); a rerun of the cell or a paired run decides it",
+				ci, pct0(d), famConf*100, pct(famLow), pct(famHigh), m, qs[i], level)
 		case *out.TOSTP <= th.EquivalenceAlpha:
 			out.Verdict = results.VerdictUnchanged
 			out.Reason = fmt.Sprintf("%s, within ±%s (TOST p = %.2g)", ci, pct0(d), *out.TOSTP)
@@ -508,33 +519,66 @@ func minDetectable(e stats.Estimate, alpha, power float64) (float64, bool) {
 	return math.Expm1(l), true
 }
 
-// geomean returns the geometric-mean change of decode total tok/s over the tested cells, with
-// its interval (independent cells, Welch–Satterthwaite degrees of freedom).
-func geomean(tests []*pending, conf float64) *results.Change {
-	var diffs, vars, dfs []float64
-	for _, t := range tests {
-		if t.id.Phase == results.PhaseDecode && t.metric == results.MetricTotalTokPerS {
-			e := t.est
-			e.Diff += t.shift
-			diffs = append(diffs, e.Diff)
-			vars = append(vars, e.SE*e.SE)
-			dfs = append(dfs, e.DF)
-		}
+// slowBeyond reports whether the interval [low, high] of a relative change of metric m lies
+// wholly on the slow side of δ: every value in it slower than δ.
+func slowBeyond(low, high float64, m results.Metric, d float64) bool {
+	if m.HigherIsBetter() {
+		return high < -d
 	}
-	n := len(diffs)
+	return low > d
+}
+
+// meanChange returns the mean whole change of ts (log scale) with its interval at level conf:
+// the cells' within-run changes taken as independent, the phase's shift between runs (the same
+// for every cell of a phase) shared by all of them, so that its uncertainty does not shrink
+// with the number of cells. ok is false for no cells.
+func meanChange(ts []*pending, conf float64) (mean, low, high float64, ok bool) {
+	n := len(ts)
 	if n == 0 {
-		return nil
+		return 0, 0, 0, false
 	}
-	var sv float64
+	var sum, shiftVar float64
+	vars := make([]float64, 0, n+1)
+	dfs := make([]float64, 0, n+1)
+	shifts := map[results.Phase]float64{}
+	for _, t := range ts {
+		sum += t.est.Diff + t.shift
+		v := t.est.SE * t.est.SE / float64(n*n)
+		vars, dfs = append(vars, v), append(dfs, t.est.DF)
+		shifts[t.id.Phase] = t.shiftSE
+	}
+	for _, se := range shifts {
+		shiftVar += se * se
+	}
+	if shiftVar > 0 {
+		vars, dfs = append(vars, shiftVar), append(dfs, math.Inf(1))
+	}
+	var tv float64
 	for _, v := range vars {
-		sv += v
+		tv += v
 	}
-	e := stats.Estimate{Diff: meanOf(diffs), SE: math.Sqrt(sv) / float64(n), DF: stats.Satterthwaite(vars, dfs)}
-	if e.DF == 0 {
+	e := stats.Estimate{Diff: sum / float64(n), SE: math.Sqrt(tv), DF: stats.Satterthwaite(vars, dfs)}
+	if !(e.DF > 0) {
 		e.DF = math.Inf(1)
 	}
 	r := e.Test(0, stats.TwoSided, conf)
-	return &results.Change{Change: math.Expm1(e.Diff), Low: math.Expm1(r.CILow), High: math.Expm1(r.CIHigh), Cells: n}
+	return e.Diff, r.CILow, r.CIHigh, true
+}
+
+// geomean returns the geometric-mean change of decode total tok/s over the tested cells, with
+// its interval (meanChange: independent cells, the decode shift between runs shared).
+func geomean(tests []*pending, conf float64) *results.Change {
+	var ts []*pending
+	for _, t := range tests {
+		if t.id.Phase == results.PhaseDecode && t.metric == results.MetricTotalTokPerS {
+			ts = append(ts, t)
+		}
+	}
+	mean, low, high, ok := meanChange(ts, conf)
+	if !ok {
+		return nil
+	}
+	return &results.Change{Change: math.Expm1(mean), Low: math.Expm1(low), High: math.Expm1(high), Cells: len(ts)}
 }
 
 // advise plans the rerun of the inconclusive cell-metrics: how many further trials per side
