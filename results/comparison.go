@@ -801,8 +801,8 @@ type GroupComparison struct {
 	// all of them. Zero in files written before they existed.
 	Low  float64 `json:"low,omitempty"`
 	High float64 `json:"high,omitempty"`
-	P      float64 `json:"p"`
-	Q      float64 `json:"q"`
+	P    float64 `json:"p"`
+	Q    float64 `json:"q"`
 	// Verdict is regression or improvement when the group decided, else inconclusive.
 	Verdict Verdict `json:"verdict"`
 	Reason  string  `json:"reason,omitempty"`
