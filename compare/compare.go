@@ -513,8 +513,8 @@ func statusRank(s results.Status) int {
 
 // statusVerdict decides a cell from its statuses when they alone decide it: a change from
 // valid to queued, over capacity or error (or queued to over capacity or error) is a regression,
-// the reverse an improvement; two statuses without numbers, or with skipped, are not
-// comparable. decided is false when both are measured with the same status.
+// the reverse an improvement; a cell measured in base and skipped in head is incomplete; two
+// statuses without numbers, or skipped on the base, are not comparable. decided is false when both are measured with the same status.
 func statusVerdict(b, h results.Status) (v results.Verdict, reason string, decided bool) {
 	change := fmt.Sprintf("status %s → %s", b, h)
 	if b == h {
@@ -525,6 +525,10 @@ func statusVerdict(b, h results.Status) (v results.Verdict, reason string, decid
 	}
 	rb, rh := statusRank(b), statusRank(h)
 	switch {
+	case b.Measured() && h == results.StatusSkipped:
+		// Measured on the base and not run on the head (its context no longer fits): missing
+		// data never passes.
+		return results.VerdictIncomplete, change + ": measured in base, not run in head", true
 	case rb < 0 || rh < 0 || rb == rh:
 		return results.VerdictNotComparable, change, true
 	case rh > rb:

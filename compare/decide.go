@@ -437,6 +437,19 @@ func adjustAll(tests []*pending, rows []*rowPending, groups []*groupPending) (ce
 
 // decide gives each cell-metric its verdict from its BH-adjusted p-value qs[i] in a family of m.
 func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64) {
+	// A cell whose whole interval is slower than δ is held to it at the false coverage level of
+	// Benjamini and Yekutieli (2005): of the m tests, the r so selected are given intervals at
+	// level 1 − r·(1 − conf)/m, so that the share of them that miss their change stays within
+	// 1 − conf however many cells a report picks out (r = 1: Bonferroni over the family).
+	r := 0
+	for _, t := range tests {
+		if d := th.Delta[t.metric]; decides(t.metric, t.id.Phase) {
+			if tot := t.total().Test(0, stats.TwoSided, th.ConfidenceLevel); slowBeyond(math.Expm1(tot.CILow), math.Expm1(tot.CIHigh), t.metric, d) {
+				r++
+			}
+		}
+	}
+	famConf := 1 - float64(max(r, 1))*(1-th.ConfidenceLevel)/float64(max(m, 1))
 	for i, t := range tests {
 		out := t.out
 		out.Q = ptr(qs[i])
@@ -459,7 +472,6 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 		beyond = beyond && math.Abs(within) > d && (within < 0) == (ch < 0)
 		measured := t.measuredNoise()
 		note := !decides(t.metric, t.id.Phase)
-		famConf := 1 - (1-th.ConfidenceLevel)/float64(max(m, 1))
 		fr := t.total().Test(0, stats.TwoSided, famConf)
 		famLow, famHigh := math.Expm1(fr.CILow), math.Expm1(fr.CIHigh)
 		switch {
@@ -480,11 +492,11 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 			out.Reason = fmt.Sprintf("%s, beyond ±%s; q = %.2g ≤ %.3g", ci, pct0(d), qs[i], level)
 		case !note && slowBeyond(out.Change.Low, out.Change.High, t.metric, d) && slowBeyond(famLow, famHigh, t.metric, d):
 			// No pass over a shown slowdown: the whole interval a report shows is slower than δ,
-			// and so is the interval at the family's level (Bonferroni over the m tests: one cell
-			// of many is what a report picks out), but the family's test did not decide it (or
-			// the rank test disagreed).
+			// and so is the interval at the family's level (famConf: one cell of many is what a
+			// report picks out), but the family's test did not decide it (or the rank test
+			// disagreed).
 			out.Verdict = results.VerdictUnproven
-			out.Reason = fmt.Sprintf("%s: the whole interval is slower than ±%s, at the matrix's level too (%.4g%% CI %s … %s over %d tests), but not significant among every test of the matrix (q = %.2g > %.3g); a rerun of the cell or a paired run decides it",
+			out.Reason = fmt.Sprintf("%s: the whole interval is slower than ±%s, at the matrix's level too (%.4g%% CI %s … %s, %d tests), but not significant among every test of the matrix (q = %.2g > %.3g); a rerun of the cell or a paired run decides it",
 				ci, pct0(d), famConf*100, pct(famLow), pct(famHigh), m, qs[i], level)
 		case *out.TOSTP <= th.EquivalenceAlpha:
 			out.Verdict = results.VerdictUnchanged

@@ -79,7 +79,7 @@ func (m *model) matrixCellText(cell *results.CellComparison, metric results.Metr
 			}
 			return sig3(*v)
 		}
-		s = num(mc.Base, m.c.Base.Scale()) + " → " + num(mc.Head, m.c.Head.Scale())
+		s = num(mc.Base, m.c.Base.Scale()) + baseMark(mc) + " → " + num(mc.Head, m.c.Head.Scale())
 	}
 	s += " " + mark
 	if cell.HeadStatus == results.StatusQueued {
@@ -202,5 +202,27 @@ func (m *model) marksLine() string {
 	if queued {
 		parts = append(parts, commentQueued+" queued: the server ran fewer requests at once")
 	}
+	for _, k := range []struct{ mark, words string }{
+		{baseMarkHistory, "base from the history: the base run pooled with the default branch's earlier runs, the reference the change is taken against"},
+		{baseMarkRuns, "base from the base's runs pooled, the reference the change is taken against"},
+	} {
+		if m.baseMarkUsed(k.mark) {
+			parts = append(parts, k.mark+" "+k.words)
+		}
+	}
 	return strings.Join(parts, " · ")
+}
+
+// baseMarkUsed reports whether the matrix shows mark after a cell's base value.
+func (m *model) baseMarkUsed(mark string) bool {
+	for i := range m.c.Cells {
+		cell := &m.c.Cells[i]
+		if statusChanged(cell) || cell.BaseStatus == "" || cell.HeadStatus == "" || commentMark(cell) == commentOverCap {
+			continue
+		}
+		if mc := cell.Metric(results.DecidingMetric(cell.Phase)); mc != nil && baseMark(mc) == mark {
+			return true
+		}
+	}
+	return false
 }

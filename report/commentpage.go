@@ -414,7 +414,7 @@ func (m *model) changeTable(dir string, cells []cellView, rows []results.RowComp
 				change = statusShort(cell.BaseStatus) + " → " + statusShort(cell.HeadStatus)
 			case v.by != nil:
 				metric = metricName(v.by.Metric)
-				values = valueWords(v.by.Metric, v.by.Base, m.c.Base.Scale()) + " → " + valueWords(v.by.Metric, v.by.Head, m.c.Head.Scale())
+				values = valueWords(v.by.Metric, v.by.Base, m.c.Base.Scale()) + BaseWord(v.by) + " → " + valueWords(v.by.Metric, v.by.Head, m.c.Head.Scale())
 				if ch := v.by.Change; ch != nil {
 					change, rng = pctWords(ch.Change), rangeWords(ch)
 				} else {

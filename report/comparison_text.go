@@ -505,7 +505,7 @@ func (gs *priorGroups) text() string {
 
 // detail is one line about a decided or failed cell-metric.
 func detail(c *results.Comparison, cell *results.CellComparison, m *results.MetricComparison) string {
-	s := fmt.Sprintf("%s %s: %s → %s", cell.Cell, m.Metric.Title(), formatValue(m.Metric, m.Base, c.Base.Scale()), formatValue(m.Metric, m.Head, c.Head.Scale()))
+	s := fmt.Sprintf("%s %s: %s → %s", cell.Cell, m.Metric.Title(), formatValue(m.Metric, m.Base, c.Base.Scale())+BaseWord(m), formatValue(m.Metric, m.Head, c.Head.Scale()))
 	if m.Change == nil {
 		return s + ", " + m.Reason
 	}
