@@ -358,11 +358,12 @@ type MetricComparison struct {
 	// BaseRun is the base run's own value (the geometric mean of the base side's runs where it
 	// pooled several); nil where the base has no number.
 	BaseRun *float64 `json:"base_run,omitempty"`
-	// BaseFrom says where Base differs from BaseRun (by more than BaseFromTolerance):
-	// BaseFromHistory, the history's estimate (the base run pooled with the history's newest
-	// level, or the base side's runs at their run factors' mean); BaseFromRuns, the base side's
-	// runs and trials pooled (their geometric mean, after each run's factor). Empty: the base
-	// run's own value.
+	// BaseFrom says where Base came from when it is not the base run's own value:
+	// BaseFromHistory, the history's estimate (a comparison with history: the base run pooled
+	// with the history's newest level, or the base side's runs at their run factors' mean);
+	// BaseFromRuns, the base side's runs and trials pooled (their geometric mean, after each
+	// run's factor), where that differs from BaseRun by more than BaseFromTolerance. Empty: the
+	// base run's own value.
 	BaseFrom string `json:"base_from,omitempty"`
 	// Head is the head run's own value.
 	Head *float64 `json:"head"`
@@ -399,8 +400,8 @@ const BaseFromTolerance = 0.0005
 
 // SetReference makes m's Base the reference its change is taken against: head/(1 + change),
 // keeping the base run's own value in BaseRun, and says in BaseFrom where that reference came
-// from when it differs from the base run's value (history: the comparison pooled or scaled the
-// base with its history; else the base side's runs). It is idempotent: a MetricComparison
+// from (history: the comparison had history files; else the base side's runs, where the
+// reference differs from the base run's value). It is idempotent: a MetricComparison
 // whose BaseRun is set (compare set it) is left as it is, and one written before BaseRun
 // existed is upgraded, so every reader shows one number per cell-metric.
 func (m *MetricComparison) SetReference(history bool) {
@@ -416,12 +417,13 @@ func (m *MetricComparison) SetReference(history bool) {
 		return
 	}
 	m.Base = &ref
-	if math.Abs(ref / *m.BaseRun - 1) <= BaseFromTolerance {
-		return
-	}
-	m.BaseFrom = BaseFromRuns
-	if history || (m.Noise != nil && (m.Noise.PooledRuns > 0 || m.Noise.Source == NoiseHistory)) {
+	switch {
+	case history || (m.Noise != nil && (m.Noise.PooledRuns > 0 || m.Noise.Source == NoiseHistory)):
+		// A comparison with history takes every change against the history's estimate (the
+		// run factors and levels are the history's), even where it lands on the base run's value.
 		m.BaseFrom = BaseFromHistory
+	case math.Abs(ref / *m.BaseRun - 1) > BaseFromTolerance:
+		m.BaseFrom = BaseFromRuns
 	}
 }
 
