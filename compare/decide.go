@@ -550,9 +550,20 @@ func slowBeyond(low, high float64, m results.Metric, d float64) bool {
 // for every cell of a phase) shared by all of them, so that its uncertainty does not shrink
 // with the number of cells. ok is false for no cells.
 func meanChange(ts []*pending, conf float64) (mean, low, high float64, ok bool) {
+	e, ok := meanEstimate(ts)
+	if !ok {
+		return 0, 0, 0, false
+	}
+	r := e.Test(0, stats.TwoSided, conf)
+	return e.Diff, r.CILow, r.CIHigh, true
+}
+
+// meanEstimate is meanChange's estimate: the mean whole change, its standard error and
+// degrees of freedom (+Inf where the normal applies).
+func meanEstimate(ts []*pending) (stats.Estimate, bool) {
 	n := len(ts)
 	if n == 0 {
-		return 0, 0, 0, false
+		return stats.Estimate{}, false
 	}
 	var sum, shiftVar float64
 	vars := make([]float64, 0, n+1)
@@ -578,8 +589,7 @@ func meanChange(ts []*pending, conf float64) (mean, low, high float64, ok bool) 
 	if !(e.DF > 0) {
 		e.DF = math.Inf(1)
 	}
-	r := e.Test(0, stats.TwoSided, conf)
-	return e.Diff, r.CILow, r.CIHigh, true
+	return e, true
 }
 
 // geomean returns the geometric-mean change of decode total tok/s over the tested cells, with

@@ -97,6 +97,19 @@ type groupPending struct {
 	shiftSE, shiftDF float64
 }
 
+// df returns the degrees of freedom of g's interval, 0 where the normal applies.
+func (g *groupPending) df() float64 {
+	df := g.shiftDF
+	if !g.shift {
+		e, _ := meanEstimate(g.tests)
+		df = e.DF
+	}
+	if math.IsInf(df, 1) || !(df > 0) {
+		return 0
+	}
+	return df
+}
+
 // interval returns g's confidence interval of its whole change at level conf: the shift's own
 // for a shift test, else the mean whole change of its cells' (meanChange).
 func (g *groupPending) interval(conf float64) (low, high float64) {
@@ -382,6 +395,7 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 		sig := out.Q <= level
 		suspected, at := false, suspectAt(g, groups)
 		out.Low, out.High = g.interval(th.ConfidenceLevel)
+		out.DF = g.df()
 		// A row or a column is one of many: it is held slower than δ when its interval at the
 		// groups' family level is, as the cells' (decide).
 		_, famHigh := g.interval(famConf)
@@ -447,6 +461,7 @@ func phaseGroups(tests []*pending, groups []*groupPending, th Thresholds) []*gro
 		}
 		g := &groupPending{tests: ts, within: math.Expm1(mean), out: &results.GroupComparison{Kind: results.GroupPhase, Phase: ph,
 			Change: math.Expm1(mean), Low: math.Expm1(low), High: math.Expm1(high), P: 1, Q: 1, Verdict: results.VerdictUnproven}}
+		g.out.DF = g.df()
 		for _, t := range ts {
 			g.out.Cells = append(g.out.Cells, t.id.String())
 		}

@@ -803,6 +803,8 @@ type GroupComparison struct {
 	// all of them. Zero in files written before they existed.
 	Low  float64 `json:"low,omitempty"`
 	High float64 `json:"high,omitempty"`
+	// DF is the degrees of freedom of that interval (Student's t); 0: the normal.
+	DF float64 `json:"df,omitempty"`
 	P    float64 `json:"p"`
 	Q    float64 `json:"q"`
 	// Verdict is regression or improvement when the group decided, else inconclusive.
