@@ -805,8 +805,8 @@ type GroupComparison struct {
 	High float64 `json:"high,omitempty"`
 	// DF is the degrees of freedom of that interval (Student's t); 0: the normal.
 	DF float64 `json:"df,omitempty"`
-	P    float64 `json:"p"`
-	Q    float64 `json:"q"`
+	P  float64 `json:"p"`
+	Q  float64 `json:"q"`
 	// Verdict is regression or improvement when the group decided, else inconclusive.
 	Verdict Verdict `json:"verdict"`
 	Reason  string  `json:"reason,omitempty"`
