@@ -438,16 +438,20 @@ func adjustAll(tests []*pending, rows []*rowPending, groups []*groupPending) (ce
 // decide gives each cell-metric its verdict from its BH-adjusted p-value qs[i] in a family of m.
 func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64) {
 	// A cell whose whole interval is slower than δ is held to it at the false coverage level of
-	// Benjamini and Yekutieli (2005) over the cells of its table (its phase's deciding metric, as
-	// a report shows them: the decode matrix, the prefill row): of the n cells, the r so selected
+	// Benjamini and Yekutieli (2005) over the cells of its table (its phase and metric, as a
+	// report shows them: the decode matrix, the prefill row): of the n cells, the r so selected
 	// are given intervals at level 1 − r·(1 − conf)/n, so that the share of them that miss their
 	// change stays within 1 − conf however many cells a report picks out (r = 1: Bonferroni).
-	n, r := map[results.Phase]int{}, map[results.Phase]int{}
+	type table struct {
+		phase  results.Phase
+		metric results.Metric
+	}
+	n, r := map[table]int{}, map[table]int{}
 	for _, t := range tests {
-		if d := th.Delta[t.metric]; decides(t.metric, t.id.Phase) {
-			n[t.id.Phase]++
+		if d, k := th.Delta[t.metric], (table{t.id.Phase, t.metric}); decides(t.metric, t.id.Phase) {
+			n[k]++
 			if tot := t.total().Test(0, stats.TwoSided, th.ConfidenceLevel); slowBeyond(math.Expm1(tot.CILow), math.Expm1(tot.CIHigh), t.metric, d) {
-				r[t.id.Phase]++
+				r[k]++
 			}
 		}
 	}
@@ -473,7 +477,8 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 		beyond = beyond && math.Abs(within) > d && (within < 0) == (ch < 0)
 		measured := t.measuredNoise()
 		note := !decides(t.metric, t.id.Phase)
-		famConf := 1 - float64(max(r[t.id.Phase], 1))*(1-th.ConfidenceLevel)/float64(max(n[t.id.Phase], 1))
+		k := table{t.id.Phase, t.metric}
+		famConf := 1 - float64(max(r[k], 1))*(1-th.ConfidenceLevel)/float64(max(n[k], 1))
 		fr := t.total().Test(0, stats.TwoSided, famConf)
 		famLow, famHigh := math.Expm1(fr.CILow), math.Expm1(fr.CIHigh)
 		switch {
@@ -499,7 +504,7 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 			// disagreed).
 			out.Verdict = results.VerdictUnproven
 			out.Reason = fmt.Sprintf("%s: the whole interval is slower than ±%s, at the level of its table's cells too (%.4g%% CI %s … %s, %d cells), but not significant among every test of the matrix (q = %.2g > %.3g); a rerun of the cell or a paired run decides it",
-				ci, pct0(d), famConf*100, pct(famLow), pct(famHigh), n[t.id.Phase], qs[i], level)
+				ci, pct0(d), famConf*100, pct(famLow), pct(famHigh), n[k], qs[i], level)
 		case *out.TOSTP <= th.EquivalenceAlpha:
 			out.Verdict = results.VerdictUnchanged
 			out.Reason = fmt.Sprintf("%s, within ±%s (TOST p = %.2g)", ci, pct0(d), *out.TOSTP)
@@ -512,7 +517,7 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 				out.Reason = fmt.Sprintf("%s: a real change, but not shown to be within ±%s", ci, pct0(d))
 			case !note && slowBeyond(out.Change.Low, out.Change.High, t.metric, d):
 				out.Reason = fmt.Sprintf("%s: the whole interval is slower than ±%s, but not at the level of its table's %d cells (%.4g%% CI %s … %s), nor significant among every test of the matrix (q = %.2g > %.3g)",
-					ci, pct0(d), n[t.id.Phase], famConf*100, pct(famLow), pct(famHigh), qs[i], level)
+					ci, pct0(d), n[k], famConf*100, pct(famLow), pct(famHigh), qs[i], level)
 			case out.Change.High < -d || out.Change.Low > d:
 				out.Reason = fmt.Sprintf("%s: the whole interval is beyond ±%s, but not significant among every test of the matrix (q = %.2g > %.3g)", ci, pct0(d), qs[i], level)
 			case out.MDC != nil:

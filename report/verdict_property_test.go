@@ -131,7 +131,8 @@ func propertyCases(n int) []propertyCase {
 //     shows (within 0.5 pp), and of the two numbers the comment's tables show (within 0.5 pp
 //     beyond their rounding to three digits);
 //   - no pass over a shown slowdown: a comparison that passes (exit 0) holds no deciding
-//     cell-metric whose interval at its table's false coverage level, no row, column or shift
+//     cell-metric (its phase's deciding metric, or speculative acceptance) whose interval at
+//     its table's (phase and metric) false coverage level, no row, column or shift
 //     whose interval at the groups' level, and no phase whose 95 % interval (the geometric
 //     mean compare prints) lies wholly on the slow side of δ;
 //   - every cell counted once: by the summary's cell counts, by the comment's model and by
@@ -202,8 +203,12 @@ func checkNoShownSlowdown(t *testing.T, name string, c *results.Comparison, th c
 	t.Helper()
 	conf := c.Settings.ConfidenceLevel
 	slowBeyond := func(high, d float64) bool { return high < -d }
+	type table struct {
+		phase  results.Phase
+		metric results.Metric
+	}
 	type tested struct {
-		phase         results.Phase
+		phase         table
 		m             *results.MetricComparison
 		cell          string
 		diff, se, df  float64
@@ -211,25 +216,27 @@ func checkNoShownSlowdown(t *testing.T, name string, c *results.Comparison, th c
 		delta, margHi float64
 	}
 	var ts []tested
-	n, r := map[results.Phase]int{}, map[results.Phase]int{}
+	n, r := map[table]int{}, map[table]int{}
 	for _, cell := range c.Cells {
-		m := cell.Metric(results.DecidingMetric(cell.Phase))
-		if m == nil || m.Change == nil || m.Noise == nil {
-			continue
+		for _, metric := range []results.Metric{results.DecidingMetric(cell.Phase), results.MetricSpecAcceptance} {
+			m := cell.Metric(metric)
+			if m == nil || m.Change == nil || m.Noise == nil {
+				continue
+			}
+			df := math.Inf(1)
+			if m.Noise.DF != nil {
+				df = *m.Noise.DF
+			}
+			q := stats.TQuantile(1-(1-conf)/2, df)
+			lo, hi := math.Log1p(m.Change.Low), math.Log1p(m.Change.High)
+			x := tested{phase: table{cell.Phase, metric}, m: m, cell: cell.Cell, diff: math.Log1p(m.Change.Change), se: (hi - lo) / (2 * q), df: df, delta: m.Delta, margHi: m.Change.High}
+			x.selected = slowBeyond(m.Change.High, m.Delta)
+			n[x.phase]++
+			if x.selected {
+				r[x.phase]++
+			}
+			ts = append(ts, x)
 		}
-		df := math.Inf(1)
-		if m.Noise.DF != nil {
-			df = *m.Noise.DF
-		}
-		q := stats.TQuantile(1-(1-conf)/2, df)
-		lo, hi := math.Log1p(m.Change.Low), math.Log1p(m.Change.High)
-		x := tested{phase: cell.Phase, m: m, cell: cell.Cell, diff: math.Log1p(m.Change.Change), se: (hi - lo) / (2 * q), df: df, delta: m.Delta, margHi: m.Change.High}
-		x.selected = slowBeyond(m.Change.High, m.Delta)
-		n[cell.Phase]++
-		if x.selected {
-			r[cell.Phase]++
-		}
-		ts = append(ts, x)
 	}
 	for _, x := range ts {
 		if !x.selected {
