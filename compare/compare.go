@@ -355,6 +355,15 @@ func compareWith(in Input, th Thresholds, override map[results.Phase]float64) (*
 	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
 	tally(c, in)
 	closeVerdict(c, in.Head, in.AcceptPartial) // failclosed.go
+	if c.Verdict == results.VerdictUnproven && c.VerdictReason == "" && c.Summary.CellCounts.Unproven == 0 {
+		// Only a group keeps the matrix from passing: say which.
+		for _, g := range c.Groups {
+			if g.Verdict == results.VerdictUnproven {
+				c.VerdictReason = g.Reason
+				break
+			}
+		}
+	}
 	c.Rerun = advise(deciding, th, plan)
 	pairedAdvice(c.Rerun, pairing) // paired.go
 	return c, re, nil

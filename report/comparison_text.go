@@ -278,7 +278,7 @@ func headline(c *results.Comparison) string {
 		}
 		return fmt.Sprintf("No regression found, but %d of %d compared cell-metrics are inconclusive: they can neither find nor rule out a change beyond δ.", mc.Inconclusive, c.Summary.Tests)
 	case results.VerdictUnproven:
-		why := "only a prior bounds its noise, a group of cells is slower beyond δ by itself but not significant among every test of the matrix, or the head's one run reads two ways"
+		why := "only a prior bounds its noise, a cell, row, column or phase is slower beyond δ by itself (its whole interval) but not significant among every test of the matrix, or the head's one run reads two ways"
 		if r := c.VerdictReason; r != "" {
 			why = r
 		}
