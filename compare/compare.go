@@ -69,6 +69,9 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	}
 	checkLoneCells(c, in) // lonecell.go
 	c.Warnings = append(c.Warnings, disturbed...)
+	// One number per cell-metric: the base every report shows is the reference the change was
+	// taken against.
+	c.SetReferences()
 	return c, nil
 }
 
@@ -341,6 +344,7 @@ func compareWith(in Input, th Thresholds, override map[results.Phase]float64) (*
 	decide(notes, noteQs, len(notes), th, level)
 	decideRows(rows, rowQs, th, level)
 	decideGroups(groups, groupQs, th, level)
+	groups = append(groups, phaseGroups(deciding, groups, th)...) // groups.go
 	for _, r := range rows {
 		c.Rows = append(c.Rows, *r.out)
 	}
@@ -354,6 +358,15 @@ func compareWith(in Input, th Thresholds, override map[results.Phase]float64) (*
 	c.Summary.DecodeTotalGeomean = geomean(tests, th.ConfidenceLevel)
 	tally(c, in)
 	closeVerdict(c, in.Head, in.AcceptPartial) // failclosed.go
+	if c.Verdict == results.VerdictUnproven && c.VerdictReason == "" && c.Summary.CellCounts.Unproven == 0 {
+		// Only a group keeps the matrix from passing: say which.
+		for _, g := range c.Groups {
+			if g.Verdict == results.VerdictUnproven {
+				c.VerdictReason = g.Reason
+				break
+			}
+		}
+	}
 	c.Rerun = advise(deciding, th, plan)
 	pairedAdvice(c.Rerun, pairing) // paired.go
 	return c, re, nil
@@ -512,8 +525,8 @@ func statusRank(s results.Status) int {
 
 // statusVerdict decides a cell from its statuses when they alone decide it: a change from
 // valid to queued, over capacity or error (or queued to over capacity or error) is a regression,
-// the reverse an improvement; two statuses without numbers, or with skipped, are not
-// comparable. decided is false when both are measured with the same status.
+// the reverse an improvement; a cell measured in base and skipped in head is incomplete; two
+// statuses without numbers, or skipped on the base, are not comparable. decided is false when both are measured with the same status.
 func statusVerdict(b, h results.Status) (v results.Verdict, reason string, decided bool) {
 	change := fmt.Sprintf("status %s → %s", b, h)
 	if b == h {
@@ -524,6 +537,10 @@ func statusVerdict(b, h results.Status) (v results.Verdict, reason string, decid
 	}
 	rb, rh := statusRank(b), statusRank(h)
 	switch {
+	case b.Measured() && h == results.StatusSkipped:
+		// Measured on the base and not run on the head (its context no longer fits): missing
+		// data never passes.
+		return results.VerdictIncomplete, change + ": measured in base, not run in head", true
 	case rb < 0 || rh < 0 || rb == rh:
 		return results.VerdictNotComparable, change, true
 	case rh > rb:

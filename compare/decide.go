@@ -437,6 +437,24 @@ func adjustAll(tests []*pending, rows []*rowPending, groups []*groupPending) (ce
 
 // decide gives each cell-metric its verdict from its BH-adjusted p-value qs[i] in a family of m.
 func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64) {
+	// A cell whose whole interval is slower than δ is held to it at the false coverage level of
+	// Benjamini and Yekutieli (2005) over the cells of its table (its phase and metric, as a
+	// report shows them: the decode matrix, the prefill row): of the n cells, the r so selected
+	// are given intervals at level 1 − r·(1 − conf)/n, so that the share of them that miss their
+	// change stays within 1 − conf however many cells a report picks out (r = 1: Bonferroni).
+	type table struct {
+		phase  results.Phase
+		metric results.Metric
+	}
+	n, r := map[table]int{}, map[table]int{}
+	for _, t := range tests {
+		if d, k := th.Delta[t.metric], (table{t.id.Phase, t.metric}); decides(t.metric, t.id.Phase) {
+			n[k]++
+			if tot := t.total().Test(0, stats.TwoSided, th.ConfidenceLevel); slowBeyond(math.Expm1(tot.CILow), math.Expm1(tot.CIHigh), t.metric, d) {
+				r[k]++
+			}
+		}
+	}
 	for i, t := range tests {
 		out := t.out
 		out.Q = ptr(qs[i])
@@ -459,6 +477,10 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 		beyond = beyond && math.Abs(within) > d && (within < 0) == (ch < 0)
 		measured := t.measuredNoise()
 		note := !decides(t.metric, t.id.Phase)
+		k := table{t.id.Phase, t.metric}
+		famConf := 1 - float64(max(r[k], 1))*(1-th.ConfidenceLevel)/float64(max(n[k], 1))
+		fr := t.total().Test(0, stats.TwoSided, famConf)
+		famLow, famHigh := math.Expm1(fr.CILow), math.Expm1(fr.CIHigh)
 		switch {
 		case sig && beyond && rankOK && note:
 			out.Verdict = results.VerdictInconclusive
@@ -475,6 +497,14 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 				out.Verdict = results.VerdictRegression
 			}
 			out.Reason = fmt.Sprintf("%s, beyond ±%s; q = %.2g ≤ %.3g", ci, pct0(d), qs[i], level)
+		case !note && slowBeyond(out.Change.Low, out.Change.High, t.metric, d) && slowBeyond(famLow, famHigh, t.metric, d):
+			// No pass over a shown slowdown: the whole interval a report shows is slower than δ,
+			// and so is the interval at the family's level (famConf: one cell of many is what a
+			// report picks out), but the family's test did not decide it (or the rank test
+			// disagreed).
+			out.Verdict = results.VerdictUnproven
+			out.Reason = fmt.Sprintf("%s: the whole interval is slower than ±%s, at the level of its table's cells too (%.4g%% CI %s … %s, %d cells), but not significant among every test of the matrix (q = %.2g > %.3g); a rerun of the cell or a paired run decides it",
+				ci, pct0(d), famConf*100, pct(famLow), pct(famHigh), n[k], qs[i], level)
 		case *out.TOSTP <= th.EquivalenceAlpha:
 			out.Verdict = results.VerdictUnchanged
 			out.Reason = fmt.Sprintf("%s, within ±%s (TOST p = %.2g)", ci, pct0(d), *out.TOSTP)
@@ -485,6 +515,9 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 				out.Reason = fmt.Sprintf("%s, but the rank test of the trials disagrees (p = %.2g)", ci, *out.RankP)
 			case sig:
 				out.Reason = fmt.Sprintf("%s: a real change, but not shown to be within ±%s", ci, pct0(d))
+			case !note && slowBeyond(out.Change.Low, out.Change.High, t.metric, d):
+				out.Reason = fmt.Sprintf("%s: the whole interval is slower than ±%s, but not at the level of its table's %d cells (%.4g%% CI %s … %s), nor significant among every test of the matrix (q = %.2g > %.3g)",
+					ci, pct0(d), n[k], famConf*100, pct(famLow), pct(famHigh), qs[i], level)
 			case out.Change.High < -d || out.Change.Low > d:
 				out.Reason = fmt.Sprintf("%s: the whole interval is beyond ±%s, but not significant among every test of the matrix (q = %.2g > %.3g)", ci, pct0(d), qs[i], level)
 			case out.MDC != nil:
@@ -508,33 +541,76 @@ func minDetectable(e stats.Estimate, alpha, power float64) (float64, bool) {
 	return math.Expm1(l), true
 }
 
-// geomean returns the geometric-mean change of decode total tok/s over the tested cells, with
-// its interval (independent cells, Welch–Satterthwaite degrees of freedom).
-func geomean(tests []*pending, conf float64) *results.Change {
-	var diffs, vars, dfs []float64
-	for _, t := range tests {
-		if t.id.Phase == results.PhaseDecode && t.metric == results.MetricTotalTokPerS {
-			e := t.est
-			e.Diff += t.shift
-			diffs = append(diffs, e.Diff)
-			vars = append(vars, e.SE*e.SE)
-			dfs = append(dfs, e.DF)
-		}
+// slowBeyond reports whether the interval [low, high] of a relative change of metric m lies
+// wholly on the slow side of δ: every value in it slower than δ.
+func slowBeyond(low, high float64, m results.Metric, d float64) bool {
+	if m.HigherIsBetter() {
+		return high < -d
 	}
-	n := len(diffs)
-	if n == 0 {
-		return nil
-	}
-	var sv float64
-	for _, v := range vars {
-		sv += v
-	}
-	e := stats.Estimate{Diff: meanOf(diffs), SE: math.Sqrt(sv) / float64(n), DF: stats.Satterthwaite(vars, dfs)}
-	if e.DF == 0 {
-		e.DF = math.Inf(1)
+	return low > d
+}
+
+// meanChange returns the mean whole change of ts (log scale) with its interval at level conf:
+// the cells' within-run changes taken as independent, the phase's shift between runs (the same
+// for every cell of a phase) shared by all of them, so that its uncertainty does not shrink
+// with the number of cells. ok is false for no cells.
+func meanChange(ts []*pending, conf float64) (mean, low, high float64, ok bool) {
+	e, ok := meanEstimate(ts)
+	if !ok {
+		return 0, 0, 0, false
 	}
 	r := e.Test(0, stats.TwoSided, conf)
-	return &results.Change{Change: math.Expm1(e.Diff), Low: math.Expm1(r.CILow), High: math.Expm1(r.CIHigh), Cells: n}
+	return e.Diff, r.CILow, r.CIHigh, true
+}
+
+// meanEstimate is meanChange's estimate: the mean whole change, its standard error and
+// degrees of freedom (+Inf where the normal applies).
+func meanEstimate(ts []*pending) (stats.Estimate, bool) {
+	n := len(ts)
+	if n == 0 {
+		return stats.Estimate{}, false
+	}
+	var sum, shiftVar float64
+	vars := make([]float64, 0, n+1)
+	dfs := make([]float64, 0, n+1)
+	shifts := map[results.Phase]float64{}
+	for _, t := range ts {
+		sum += t.est.Diff + t.shift
+		v := t.est.SE * t.est.SE / float64(n*n)
+		vars, dfs = append(vars, v), append(dfs, t.est.DF)
+		shifts[t.id.Phase] = t.shiftSE
+	}
+	for _, se := range shifts {
+		shiftVar += se * se
+	}
+	if shiftVar > 0 {
+		vars, dfs = append(vars, shiftVar), append(dfs, math.Inf(1))
+	}
+	var tv float64
+	for _, v := range vars {
+		tv += v
+	}
+	e := stats.Estimate{Diff: sum / float64(n), SE: math.Sqrt(tv), DF: stats.Satterthwaite(vars, dfs)}
+	if !(e.DF > 0) {
+		e.DF = math.Inf(1)
+	}
+	return e, true
+}
+
+// geomean returns the geometric-mean change of decode total tok/s over the tested cells, with
+// its interval (meanChange: independent cells, the decode shift between runs shared).
+func geomean(tests []*pending, conf float64) *results.Change {
+	var ts []*pending
+	for _, t := range tests {
+		if t.id.Phase == results.PhaseDecode && t.metric == results.MetricTotalTokPerS {
+			ts = append(ts, t)
+		}
+	}
+	mean, low, high, ok := meanChange(ts, conf)
+	if !ok {
+		return nil
+	}
+	return &results.Change{Change: math.Expm1(mean), Low: math.Expm1(low), High: math.Expm1(high), Cells: len(ts)}
 }
 
 // advise plans the rerun of the inconclusive cell-metrics: how many further trials per side

@@ -92,6 +92,39 @@ type groupPending struct {
 	// within is the mean change within the runs (the whole change less the shift); for the shift
 	// test, the shift itself.
 	within float64
+	// shiftSE and shiftDF are, for the shift test, the standard error and degrees of freedom its
+	// z was referred to (its interval's).
+	shiftSE, shiftDF float64
+}
+
+// df returns the degrees of freedom of g's interval, 0 where the normal applies.
+func (g *groupPending) df() float64 {
+	df := g.shiftDF
+	if !g.shift {
+		e, _ := meanEstimate(g.tests)
+		df = e.DF
+	}
+	if math.IsInf(df, 1) || !(df > 0) {
+		return 0
+	}
+	return df
+}
+
+// interval returns g's confidence interval of its whole change at level conf: the shift's own
+// for a shift test, else the mean whole change of its cells' (meanChange).
+func (g *groupPending) interval(conf float64) (low, high float64) {
+	if g.shift {
+		e := stats.Estimate{Diff: math.Log1p(g.out.Change), SE: g.shiftSE, DF: g.shiftDF}
+		if !(e.DF > 0) {
+			e.DF = math.Inf(1)
+		}
+		r := e.Test(0, stats.TwoSided, conf)
+		return math.Expm1(r.CILow), math.Expm1(r.CIHigh)
+	}
+	if _, low, high, ok := meanChange(g.tests, conf); ok {
+		return math.Expm1(low), math.Expm1(high)
+	}
+	return math.Inf(-1), math.Inf(1)
 }
 
 // measuredNoise reports whether t's noise is run-to-run noise that was measured: history,
@@ -312,8 +345,10 @@ func groupTests(tests []*pending, re *runEffects, scores []float64) []*groupPend
 		se := math.Max(re.shiftSE[ph], floor)
 		z := -re.shift[ph] / se
 		p := 2 * stats.TSurvival(math.Abs(z), re.shiftDF[ph])
+		df := re.shiftDF[ph]
 		if math.IsInf(re.shiftDF[ph], 1) || floor >= re.shiftSE[ph] {
 			p = 2 * (1 - stats.NormalCDF(math.Abs(z)))
+			df = math.Inf(1)
 		}
 		shift := re.shift[ph]
 		// The decode shift net of the prefill's run factor (covariate.go), towards slower only,
@@ -321,12 +356,12 @@ func groupTests(tests []*pending, re *runEffects, scores []float64) []*groupPend
 		if c := re.cov; ph == results.PhaseDecode && c != nil && c.Shift < 0 {
 			z2 := -c.Shift / c.SE
 			if p2 := 2 * stats.TSurvival(z2, c.DF); p2 < p {
-				z, p, shift = z2, math.Min(1, 2*p2), c.Shift
+				z, p, shift, se, df = z2, math.Min(1, 2*p2), c.Shift, c.SE, c.DF
 			} else {
 				p = math.Min(1, 2*p)
 			}
 		}
-		g := &groupPending{tests: ts, measured: re.measured[ph], shift: true, within: math.Expm1(shift),
+		g := &groupPending{tests: ts, measured: re.measured[ph], shift: true, within: math.Expm1(shift), shiftSE: se, shiftDF: df,
 			out: &results.GroupComparison{Kind: results.GroupShift, Phase: ph, Change: math.Expm1(shift), Z: z, P: p}}
 		for _, t := range ts {
 			g.out.Cells = append(g.out.Cells, t.id.String())
@@ -341,6 +376,21 @@ func groupTests(tests []*pending, re *runEffects, scores []float64) []*groupPend
 // theirs (see the package's group tests).
 func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level float64) {
 	d := th.Delta[results.MetricTotalTokPerS]
+	deltaOf := func(g *groupPending) float64 {
+		if g.out.Phase == results.PhasePrefill {
+			return th.Delta[results.MetricPromptTokPerS]
+		}
+		return d
+	}
+	// The groups whose whole interval is slower than δ are held to it at the false coverage
+	// level over the groups (as the cells', decide).
+	r := 0
+	for _, g := range groups {
+		if _, high := g.interval(th.ConfidenceLevel); high < -deltaOf(g) {
+			r++
+		}
+	}
+	famConf := 1 - float64(max(r, 1))*(1-th.ConfidenceLevel)/float64(max(len(groups), 1))
 	for i, g := range groups {
 		out := g.out
 		out.Q = qs[i]
@@ -355,7 +405,12 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 		better := out.Change > dd && g.within > dd
 		sig := out.Q <= level
 		suspected, at := false, suspectAt(g, groups)
-		desc := fmt.Sprintf("%s: mean change %s over %s, z = %+.1f", out.Name(), pct(out.Change), textout.Plural(len(out.Cells), "cell", "cells"), out.Z)
+		out.Low, out.High = g.interval(th.ConfidenceLevel)
+		out.DF = g.df()
+		// A row or a column is one of many: it is held slower than δ when its interval at the
+		// groups' family level is, as the cells' (decide).
+		_, famHigh := g.interval(famConf)
+		desc := fmt.Sprintf("%s: mean change %s (%g%% CI %s … %s) over %s, z = %+.1f", out.Name(), pct(out.Change), th.ConfidenceLevel*100, pct(out.Low), pct(out.High), textout.Plural(len(out.Cells), "cell", "cells"), out.Z)
 		switch {
 		case sig && worse && g.measured:
 			out.Verdict = results.VerdictRegression
@@ -371,6 +426,13 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 			suspected = true
 			out.Reason = fmt.Sprintf("%s: slower beyond δ by itself (one-sided p = %.2g ≤ %.2g), but not significant among every test of the matrix (q = %.2g > %.3g); a paired run or a rerun decides it",
 				desc, g.p/2, at, out.Q, level)
+		case out.High < -dd && famHigh < -dd:
+			// No pass over a shown slowdown: the group's whole interval is slower than δ, at
+			// the groups' family level too.
+			out.Verdict = results.VerdictUnproven
+			suspected = true
+			out.Reason = fmt.Sprintf("%s: the whole interval is slower than −%s, at the level of the %d groups too (%.4g%% CI up to %s), but not significant among every test of the matrix (q = %.2g > %.3g); a paired run or a rerun decides it",
+				desc, pct0(dd), len(groups), famConf*100, pct(famHigh), out.Q, level)
 		default:
 			out.Verdict = results.VerdictInconclusive
 			out.Reason = desc
@@ -378,39 +440,87 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 		if out.Verdict != results.VerdictRegression && out.Verdict != results.VerdictImprovement && !suspected {
 			continue
 		}
-		// The cells of a regressed (improved) group that moved beyond δ the same way, each
-		// significant by itself, are regressions (improvements); those of a suspected group,
-		// unproven, so that the comment names the cells that keep the matrix from passing.
-		cellVerdict := out.Verdict
-		for _, t := range g.tests {
-			if suspected && t.out.Verdict != results.VerdictInconclusive {
+		markCells(g, suspected, th)
+	}
+}
+
+// phaseGroups returns, for each phase whose deciding cells' mean whole change has an interval
+// wholly slower than δ while nothing of that phase blocks, a phase group that keeps the matrix
+// from passing (unproven): the geometric mean a report shows over a phase is never passed when
+// it is shown slower. Its cells that are slower beyond δ by themselves (one-sided p ≤ 0.05) are
+// unproven too, as a suspected group's. A phase with a regression or an unproven cell or group
+// needs none.
+func phaseGroups(tests []*pending, groups []*groupPending, th Thresholds) []*groupPending {
+	var out []*groupPending
+	for _, ph := range []results.Phase{results.PhasePrefill, results.PhaseDecode} {
+		var ts []*pending
+		blocked := false
+		for _, t := range tests {
+			if t.id.Phase != ph || t.metric != results.DecidingMetric(ph) {
 				continue
 			}
-			if !suspected && (!t.measuredNoise() || t.out.Verdict == out.Verdict) {
-				continue
-			}
-			e := t.est
-			if g.shift {
-				e = t.total()
-			}
-			tot := t.total().Diff
-			var one float64
-			if (cellVerdict != results.VerdictImprovement) == t.metric.HigherIsBetter() {
-				one = e.Test(0, stats.Less, th.ConfidenceLevel).P
-				if !(tot < math.Log1p(-th.Delta[t.metric])) {
-					continue
-				}
-			} else {
-				one = e.Test(0, stats.Greater, th.ConfidenceLevel).P
-				if !(tot > math.Log1p(th.Delta[t.metric])) {
-					continue
-				}
-			}
-			if one > 0.05 {
-				continue
-			}
-			t.out.Verdict = cellVerdict
-			t.out.Reason = fmt.Sprintf("%s (%s; p = %.2g)", pct(t.out.Change.Change), out.Reason, one)
+			ts = append(ts, t)
+			blocked = blocked || t.out.Verdict == results.VerdictRegression || t.out.Verdict == results.VerdictUnproven
 		}
+		for _, g := range groups {
+			blocked = blocked || (g.out.Phase == ph && (g.out.Verdict == results.VerdictRegression || g.out.Verdict == results.VerdictUnproven))
+		}
+		mean, low, high, ok := meanChange(ts, th.ConfidenceLevel)
+		d := th.Delta[results.DecidingMetric(ph)]
+		if blocked || !ok || len(ts) < 2 || !(math.Expm1(high) < -d) {
+			continue
+		}
+		g := &groupPending{tests: ts, within: math.Expm1(mean), out: &results.GroupComparison{Kind: results.GroupPhase, Phase: ph,
+			Change: math.Expm1(mean), Low: math.Expm1(low), High: math.Expm1(high), P: 1, Q: 1, Verdict: results.VerdictUnproven}}
+		g.out.DF = g.df()
+		for _, t := range ts {
+			g.out.Cells = append(g.out.Cells, t.id.String())
+		}
+		g.out.Reason = fmt.Sprintf("%s: mean change %s (%g%% CI %s … %s) over %s: the whole interval is slower than −%s, though no cell, row or column is shown slower by itself; a paired run or a rerun decides it",
+			g.out.Name(), pct(g.out.Change), th.ConfidenceLevel*100, pct(g.out.Low), pct(g.out.High), textout.Plural(len(ts), "cell", "cells"), pct0(d))
+		markCells(g, true, th)
+		out = append(out, g)
+	}
+	return out
+}
+
+// markCells gives the cells of a group that decided (regression, improvement) or is suspected
+// (unproven) their share of its verdict: those that moved beyond δ the same way, each
+// significant by itself (one-sided p ≤ 0.05), take it (see the package's group tests).
+func markCells(g *groupPending, suspected bool, th Thresholds) {
+	out := g.out
+	// The cells of a regressed (improved) group that moved beyond δ the same way, each
+	// significant by itself, are regressions (improvements); those of a suspected group,
+	// unproven, so that the comment names the cells that keep the matrix from passing.
+	cellVerdict := out.Verdict
+	for _, t := range g.tests {
+		if suspected && t.out.Verdict != results.VerdictInconclusive {
+			continue
+		}
+		if !suspected && (!t.measuredNoise() || t.out.Verdict == out.Verdict) {
+			continue
+		}
+		e := t.est
+		if g.shift || out.Kind == results.GroupPhase {
+			e = t.total()
+		}
+		tot := t.total().Diff
+		var one float64
+		if (cellVerdict != results.VerdictImprovement) == t.metric.HigherIsBetter() {
+			one = e.Test(0, stats.Less, th.ConfidenceLevel).P
+			if !(tot < math.Log1p(-th.Delta[t.metric])) {
+				continue
+			}
+		} else {
+			one = e.Test(0, stats.Greater, th.ConfidenceLevel).P
+			if !(tot > math.Log1p(th.Delta[t.metric])) {
+				continue
+			}
+		}
+		if one > 0.05 {
+			continue
+		}
+		t.out.Verdict = cellVerdict
+		t.out.Reason = fmt.Sprintf("%s (%s; p = %.2g)", pct(t.out.Change.Change), out.Reason, one)
 	}
 }

@@ -55,7 +55,7 @@ type matrixRow struct {
 
 // matrixCellText is one cell: "612 → 486 ❌", "171 → 169 ❔ ⏳", "—" (over capacity on both
 // sides), "valid → queued ❌", "missing in head ❔".
-func (m *model) matrixCellText(cell *results.CellComparison, metric results.Metric) string {
+func (m *model) matrixCellText(cell *results.CellComparison, metric results.Metric, uniform bool) string {
 	mark := commentMark(cell)
 	if mark == commentOverCap {
 		return commentOverCap
@@ -79,7 +79,11 @@ func (m *model) matrixCellText(cell *results.CellComparison, metric results.Metr
 			}
 			return sig3(*v)
 		}
-		s = num(mc.Base, m.c.Base.Scale()) + " → " + num(mc.Head, m.c.Head.Scale())
+		mark := baseMark(mc)
+		if uniform {
+			mark = "" // the table's title says where every base came from
+		}
+		s = num(mc.Base, m.c.Base.Scale()) + mark + " → " + num(mc.Head, m.c.Head.Scale())
 	}
 	s += " " + mark
 	if cell.HeadStatus == results.StatusQueued {
@@ -114,7 +118,7 @@ func (m *model) decodeMatrix() *matrixTable {
 		for _, cc := range l.concurrency {
 			text := ""
 			if cell := at[ctx][cc]; cell != nil {
-				text = m.matrixCellText(cell, results.MetricTotalTokPerS)
+				text = m.matrixCellText(cell, results.MetricTotalTokPerS, m.uniformBase(results.PhaseDecode) != "")
 			}
 			r.cells = append(r.cells, text)
 		}
@@ -133,7 +137,7 @@ func (m *model) prefillMatrix() *matrixTable {
 	r := matrixRow{head: "prefill"}
 	for _, cell := range cells {
 		t.cols = append(t.cols, cell.ContextLabel)
-		r.cells = append(r.cells, m.matrixCellText(cell, results.MetricPromptTokPerS))
+		r.cells = append(r.cells, m.matrixCellText(cell, results.MetricPromptTokPerS, m.uniformBase(results.PhasePrefill) != ""))
 	}
 	t.rows = append(t.rows, r)
 	return t
@@ -160,14 +164,14 @@ func (t *matrixTable) markdown(b *strings.Builder) {
 func (m *model) matrix() string {
 	var b strings.Builder
 	if t := m.decodeMatrix(); t != nil {
-		b.WriteString("**Decode total tok/s**, base → head (rows: context; columns: requests at once)\n\n")
+		fmt.Fprintf(&b, "**Decode total tok/s**, base%s → head (rows: context; columns: requests at once)\n\n", m.uniformBase(results.PhaseDecode))
 		t.markdown(&b)
 	}
 	if t := m.prefillMatrix(); t != nil {
 		if b.Len() > 0 {
 			b.WriteString("\n")
 		}
-		b.WriteString("**Prefill prompt tok/s**, base → head\n\n")
+		fmt.Fprintf(&b, "**Prefill prompt tok/s**, base%s → head\n\n", m.uniformBase(results.PhasePrefill))
 		t.markdown(&b)
 	}
 	if b.Len() == 0 {
@@ -202,5 +206,60 @@ func (m *model) marksLine() string {
 	if queued {
 		parts = append(parts, commentQueued+" queued: the server ran fewer requests at once")
 	}
+	for _, k := range []struct{ mark, words string }{
+		{baseMarkHistory, "base from the history: the base run pooled with the default branch's earlier runs, the reference the change is taken against"},
+		{baseMarkRuns, "base from the base's runs pooled, the reference the change is taken against"},
+	} {
+		if m.baseMarkUsed(k.mark) {
+			parts = append(parts, k.mark+" "+k.words)
+		}
+	}
 	return strings.Join(parts, " · ")
+}
+
+// shownBases returns the deciding metrics of the cells of phase p (every phase for "") whose
+// base value the matrix shows.
+func (m *model) shownBases(p results.Phase) []*results.MetricComparison {
+	var out []*results.MetricComparison
+	for i := range m.c.Cells {
+		cell := &m.c.Cells[i]
+		if (p != "" && cell.Phase != p) || statusChanged(cell) || cell.BaseStatus == "" || cell.HeadStatus == "" || commentMark(cell) == commentOverCap {
+			continue
+		}
+		if mc := cell.Metric(results.DecidingMetric(cell.Phase)); mc != nil && mc.Base != nil {
+			out = append(out, mc)
+		}
+	}
+	return out
+}
+
+// uniformBase is the word of a table's title when every base it shows came from one place
+// other than the base run (" (history)"), so that its cells need no mark; "" otherwise.
+func (m *model) uniformBase(p results.Phase) string {
+	bs := m.shownBases(p)
+	if len(bs) == 0 {
+		return ""
+	}
+	w := BaseWord(bs[0])
+	for _, mc := range bs[1:] {
+		if BaseWord(mc) != w {
+			return ""
+		}
+	}
+	return w
+}
+
+// baseMarkUsed reports whether the matrix shows mark after a cell's base value.
+func (m *model) baseMarkUsed(mark string) bool {
+	for _, p := range []results.Phase{results.PhaseDecode, results.PhasePrefill} {
+		if m.uniformBase(p) != "" {
+			continue
+		}
+		for _, mc := range m.shownBases(p) {
+			if baseMark(mc) == mark {
+				return true
+			}
+		}
+	}
+	return false
 }

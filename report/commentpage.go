@@ -52,6 +52,14 @@ func (m *model) decide() (State, string, string) {
 	case m.c.Verdict == results.VerdictUnproven:
 		n := len(m.unproven)
 		moves := l.movesWords(m.unproven)
+		if moves == "" && len(m.unprovenGroups) > 0 {
+			// Only a group (a row, a column, a whole phase) is slower: name it with its change.
+			var gs []string
+			for _, g := range m.unprovenGroups {
+				gs = append(gs, groupWords(g)+" "+pctWords(g.Change))
+			}
+			moves, n = strings.Join(gs, ", "), len(gs)
+		}
 		if moves == "" {
 			moves = textout.Plural(n, "cell", "cells")
 		}
@@ -112,6 +120,9 @@ func (m *model) decide() (State, string, string) {
 		if big := m.unjudgedMoves(0.10); len(big) > 0 {
 			h += "; moved: " + namesWords(big)
 		}
+	}
+	if nc := m.notComparedWords(); nc != "" {
+		h += "; " + nc
 	}
 	njn := len(m.notJudged())
 	title := firstFitting(
@@ -419,7 +430,7 @@ func (m *model) changeTable(dir string, cells []cellView, rows []results.RowComp
 				change = statusShort(cell.BaseStatus) + " → " + statusShort(cell.HeadStatus)
 			case v.by != nil:
 				metric = metricName(v.by.Metric)
-				values = valueWords(v.by.Metric, v.by.Base, m.c.Base.Scale()) + " → " + valueWords(v.by.Metric, v.by.Head, m.c.Head.Scale())
+				values = valueWords(v.by.Metric, v.by.Base, m.c.Base.Scale()) + BaseWord(v.by) + " → " + valueWords(v.by.Metric, v.by.Head, m.c.Head.Scale())
 				if ch := v.by.Change; ch != nil {
 					change, rng = pctWords(ch.Change), rangeWords(ch)
 				} else {
@@ -461,10 +472,38 @@ func timesWords(x float64) string {
 // suspected reports whether the unproven cells' noise was measured (history, separate runs,
 // pairs): then a group of them is slower beyond δ by itself but not significant among every
 // test of the matrix, and no prior is what left them unproven.
-func (m *model) suspected() bool { return slices.ContainsFunc(m.unproven, measuredCell) }
+func (m *model) suspected() bool {
+	return slices.ContainsFunc(m.unproven, measuredCell) || (len(m.unproven) == 0 && len(m.unprovenGroups) > 0)
+}
 
 // measuredCell reports whether v's deciding metric's noise was measured run to run (history,
 // separate runs' pairs, this machine's A/A runs), not assumed.
 func measuredCell(v cellView) bool {
 	return v.by != nil && v.by.Noise != nil && results.MeasuredRunToRun(v.by.Noise.Source)
+}
+
+// notComparedWords counts the cells not compared for a reason other than being over capacity
+// on both sides (expected), so that a headline counts every cell of the matrix once: "1 cell
+// not compared (decode 32K × 1: no number on one side)"; "" when there are none.
+func (m *model) notComparedWords() string {
+	var ws []string
+	n := 0
+	for _, r := range m.notComparedOrder {
+		if strings.HasPrefix(r, "over capacity on both sides") {
+			continue
+		}
+		for _, id := range m.notCompared[r] {
+			n++
+			if len(ws) < 3 {
+				ws = append(ws, cellIDWords(id)+": "+r)
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	if n > len(ws) {
+		ws = append(ws, fmt.Sprintf("%d more", n-len(ws)))
+	}
+	return textout.Plural(n, "cell", "cells") + " not compared (" + strings.Join(ws, "; ") + ")"
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
 	"github.com/speedmatrix/speedmatrix/internal/quantile"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -82,6 +83,54 @@ func valueWords(m results.Metric, v *float64, s float64) string {
 		return sig3(*v) + " ms"
 	}
 	return sig3(*v) + " tok/s"
+}
+
+// CellCountWords counts every cell of a comparison once, by its verdict, in a reader's words:
+// "3 slower · 0 faster · 0 unchanged · 4 too noisy to tell · 1 not compared (8 cells)"; not
+// proven, incomplete and not compared only when there are some.
+func CellCountWords(cc results.VerdictCounts) string {
+	s := fmt.Sprintf("%d slower · %d faster · %d unchanged · %d too noisy to tell", cc.Regression, cc.Improvement, cc.Unchanged, cc.Inconclusive)
+	for _, x := range []struct {
+		n     int
+		words string
+	}{{cc.Unproven, "not proven"}, {cc.Incomplete, "incomplete"}, {cc.NotComparable, "not compared"}} {
+		if x.n > 0 {
+			s += fmt.Sprintf(" · %d %s", x.n, x.words)
+		}
+	}
+	return s + " (" + textout.Plural(cc.Total(), "cell", "cells") + ")"
+}
+
+// BaseWord is what a report writes after a base value that is not the base run's own, so
+// that a reader knows which reference the change is taken against: " (history)" for the
+// history's estimate, " (runs pooled)" for the base side's runs pooled; "" for the base run's
+// own value (results.MetricComparison.BaseFrom).
+func BaseWord(mc *results.MetricComparison) string {
+	switch mc.BaseFrom {
+	case results.BaseFromHistory:
+		return " (history)"
+	case results.BaseFromRuns:
+		return " (runs pooled)"
+	}
+	return ""
+}
+
+// Marks after a base value in the comment's tables: the history's estimate, the base side's
+// runs pooled.
+const (
+	baseMarkHistory = "ʰ"
+	baseMarkRuns    = "ᵖ"
+)
+
+// baseMark is the mark after a base value in the comment's tables (BaseWord's short form).
+func baseMark(mc *results.MetricComparison) string {
+	switch mc.BaseFrom {
+	case results.BaseFromHistory:
+		return baseMarkHistory
+	case results.BaseFromRuns:
+		return baseMarkRuns
+	}
+	return ""
 }
 
 // cellWords names a cell for a reader: "decode 8K × 8" (context × requests at once),

@@ -278,7 +278,7 @@ func headline(c *results.Comparison) string {
 		}
 		return fmt.Sprintf("No regression found, but %d of %d compared cell-metrics are inconclusive: they can neither find nor rule out a change beyond δ.", mc.Inconclusive, c.Summary.Tests)
 	case results.VerdictUnproven:
-		why := "only a prior bounds its noise, a group of cells is slower beyond δ by itself but not significant among every test of the matrix, or the head's one run reads two ways"
+		why := "only a prior bounds its noise, a cell, row, column or phase is slower beyond δ by itself (its whole interval) but not significant among every test of the matrix, or the head's one run reads two ways"
 		if r := c.VerdictReason; r != "" {
 			why = r
 		}
@@ -505,7 +505,7 @@ func (gs *priorGroups) text() string {
 
 // detail is one line about a decided or failed cell-metric.
 func detail(c *results.Comparison, cell *results.CellComparison, m *results.MetricComparison) string {
-	s := fmt.Sprintf("%s %s: %s → %s", cell.Cell, m.Metric.Title(), formatValue(m.Metric, m.Base, c.Base.Scale()), formatValue(m.Metric, m.Head, c.Head.Scale()))
+	s := fmt.Sprintf("%s %s: %s → %s", cell.Cell, m.Metric.Title(), formatValue(m.Metric, m.Base, c.Base.Scale())+BaseWord(m), formatValue(m.Metric, m.Head, c.Head.Scale()))
 	if m.Change == nil {
 		return s + ", " + m.Reason
 	}

@@ -387,6 +387,9 @@ type model struct {
 	acceptVoid   bool // an acceptance exists for another head
 	// unproven are the cells possibly slower beyond δ that only the prior bounds.
 	unproven []cellView
+	// unprovenGroups are the groups (rows, columns, a phase) not proven slower that keep the
+	// matrix from passing.
+	unprovenGroups []results.GroupComparison
 }
 
 func newModel(c *results.Comparison, x CommentContext) *model {
@@ -427,6 +430,11 @@ func newModel(c *results.Comparison, x CommentContext) *model {
 			}
 		}
 		m.slowerGroups = regressedGroups(c)
+		for _, g := range c.Groups {
+			if g.Verdict == results.VerdictUnproven {
+				m.unprovenGroups = append(m.unprovenGroups, g)
+			}
+		}
 	}
 	m.state, m.headline, m.title = m.decide()
 	return m

@@ -56,7 +56,7 @@ func (m *model) specAcceptance() string {
 			continue // acceptance did not move: the line is only for a move
 		}
 		parts = append(parts, fmt.Sprintf("%s %s %s → %s (%s)", mark, cellWords(cell),
-			sig3(*mc.Base), sig3(*mc.Head), pctWords(mc.Change.Change)))
+			sig3(*mc.Base)+BaseWord(mc), sig3(*mc.Head), pctWords(mc.Change.Change)))
 	}
 	if len(parts) > 0 && oneSided > 0 {
 		parts = append(parts, fmt.Sprintf("%s measured on one side only", textout.Plural(oneSided, "cell", "cells")))

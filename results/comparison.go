@@ -349,9 +349,24 @@ func (c *CellComparison) Metric(m Metric) *MetricComparison {
 
 // MetricComparison is the comparison of one metric of one cell.
 type MetricComparison struct {
-	Metric Metric   `json:"metric"`
-	Base   *float64 `json:"base"`
-	Head   *float64 `json:"head"`
+	Metric Metric `json:"metric"`
+	// Base is the reference the change is taken against, the base every report shows: where
+	// there is a change, head/(1 + change), so that change = head/base − 1 of the two numbers
+	// shown always holds. It is the base run's own value (BaseRun) unless BaseFrom says
+	// otherwise; without a change it is the base run's own value.
+	Base *float64 `json:"base"`
+	// BaseRun is the base run's own value (the geometric mean of the base side's runs where it
+	// pooled several); nil where the base has no number.
+	BaseRun *float64 `json:"base_run,omitempty"`
+	// BaseFrom says where Base came from when it is not the base run's own value:
+	// BaseFromHistory, the history's estimate (a comparison with history: the base run pooled
+	// with the history's newest level, or the base side's runs at their run factors' mean);
+	// BaseFromRuns, the base side's runs and trials pooled (their geometric mean, after each
+	// run's factor), where that differs from BaseRun by more than BaseFromTolerance. Empty: the
+	// base run's own value.
+	BaseFrom string `json:"base_from,omitempty"`
+	// Head is the head run's own value.
+	Head *float64 `json:"head"`
 	// Change is head/base − 1 (from the log-scale estimate) with its confidence interval.
 	Change *Change `json:"change,omitempty"`
 	// P is the two-sided p-value of "no change"; Q is its Benjamini–Hochberg adjustment over the
@@ -371,6 +386,55 @@ type MetricComparison struct {
 	// FurtherTrials is how many more trials per side an inconclusive cell needs; nil when it
 	// needs none or more than the advice's limit.
 	FurtherTrials *int `json:"further_trials,omitempty"`
+}
+
+// Where the reference a change is taken against comes from (MetricComparison.BaseFrom).
+const (
+	BaseFromHistory = "history"
+	BaseFromRuns    = "runs"
+)
+
+// BaseFromTolerance is how far (relative) the reference may lie from the base run's own value
+// and still be shown as the base run's: below what three significant digits show.
+const BaseFromTolerance = 0.0005
+
+// SetReference makes m's Base the reference its change is taken against: head/(1 + change),
+// keeping the base run's own value in BaseRun, and says in BaseFrom where that reference came
+// from (history: the comparison had history files; else the base side's runs, where the
+// reference differs from the base run's value). It is idempotent: a MetricComparison
+// whose BaseRun is set (compare set it) is left as it is, and one written before BaseRun
+// existed is upgraded, so every reader shows one number per cell-metric.
+func (m *MetricComparison) SetReference(history bool) {
+	if m.BaseRun != nil {
+		return
+	}
+	m.BaseRun = m.Base
+	if m.Base == nil || m.Head == nil || m.Change == nil || !(m.Change.Change > -1) || !(*m.Head > 0) {
+		return
+	}
+	ref := *m.Head / (1 + m.Change.Change)
+	if math.IsNaN(ref) || math.IsInf(ref, 0) {
+		return
+	}
+	m.Base = &ref
+	switch {
+	case history || (m.Noise != nil && (m.Noise.PooledRuns > 0 || m.Noise.Source == NoiseHistory)):
+		// A comparison with history takes every change against the history's estimate (the
+		// run factors and levels are the history's), even where it lands on the base run's value.
+		m.BaseFrom = BaseFromHistory
+	case math.Abs(ref / *m.BaseRun - 1) > BaseFromTolerance:
+		m.BaseFrom = BaseFromRuns
+	}
+}
+
+// SetReferences calls SetReference on every cell-metric of c (history: c was compared with
+// history files).
+func (c *Comparison) SetReferences() {
+	for i := range c.Cells {
+		for j := range c.Cells[i].Metrics {
+			c.Cells[i].Metrics[j].SetReference(c.Settings.HistoryFiles > 0)
+		}
+	}
 }
 
 // Noise says how the run-to-run noise of a cell-metric was estimated.
@@ -581,6 +645,16 @@ func ValidateComparison(c *Comparison) error {
 			}
 			if m.Change != nil {
 				changeOK(&v, mw+".change", m.Change)
+				if m.BaseRun != nil && m.Base != nil && m.Head != nil && *m.Base > 0 {
+					if d := *m.Head / *m.Base - 1 - m.Change.Change; math.Abs(d) > 0.005 {
+						v.addf("%s: change %v is not head/base − 1 = %v of the numbers it shows", mw, m.Change.Change, *m.Head / *m.Base - 1)
+					}
+				}
+			}
+			switch m.BaseFrom {
+			case "", BaseFromHistory, BaseFromRuns:
+			default:
+				v.addf("%s.base_from %q is not history or runs", mw, m.BaseFrom)
 			}
 			if m.Noise != nil {
 				switch m.Noise.Source {
@@ -664,8 +738,14 @@ func changeOK(v *validator, name string, c *Change) {
 
 // DecodeComparison reads one comparison document from data, strictly (unknown fields and
 // trailing data are errors), and validates it.
+// A comparison written before MetricComparison.BaseRun existed is upgraded (SetReferences).
 func DecodeComparison(data []byte) (*Comparison, error) {
-	return decodeDoc(data, "comparison", ValidateComparison)
+	c, err := decodeDoc(data, "comparison", ValidateComparison)
+	if err != nil {
+		return nil, err
+	}
+	c.SetReferences()
+	return c, nil
 }
 
 // ReadComparison reads and validates a comparison from r.
@@ -724,8 +804,15 @@ type GroupComparison struct {
 	// the metric goes; Z its test statistic, positive when worse.
 	Change float64 `json:"change"`
 	Z      float64 `json:"z"`
-	P      float64 `json:"p"`
-	Q      float64 `json:"q"`
+	// Low and High are the confidence interval of Change (at the comparison's level): the
+	// cells' within-run changes taken as independent, the phase's shift between runs shared by
+	// all of them. Zero in files written before they existed.
+	Low  float64 `json:"low,omitempty"`
+	High float64 `json:"high,omitempty"`
+	// DF is the degrees of freedom of that interval (Student's t); 0: the normal.
+	DF float64 `json:"df,omitempty"`
+	P  float64 `json:"p"`
+	Q  float64 `json:"q"`
 	// Verdict is regression or improvement when the group decided, else inconclusive.
 	Verdict Verdict `json:"verdict"`
 	Reason  string  `json:"reason,omitempty"`

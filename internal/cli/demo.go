@@ -96,8 +96,9 @@ Figures are in the profile's time (the rates of the GPU it simulates), though it
 --sim-speedup times faster. --format markdown prints the PR comment instead of the summary,
 --format text the comparison for a terminal.
 
-The exit status is 0 when the demo ran, whatever the verdict; with --exit-code it is 3 when
-the comparison finds a regression, as for "speedmatrix compare".`,
+The exit status is 0 when the demo ran, whatever the verdict; with --exit-code it is the one
+"speedmatrix compare" gives on the demo's files (docs/verdicts.md): 3 when the comparison finds
+a regression, 4 when the verdict cannot pass (unproven, incomplete, not comparable).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.format != "summary" && o.format != "markdown" && o.format != "text" {
@@ -121,7 +122,7 @@ the comparison finds a regression, as for "speedmatrix compare".`,
 	f.Float64Var(&o.speedup, "sim-speedup", demoSpeedup, "run the simulator this many times faster than its profile")
 	f.StringVar(&o.format, "format", "summary", "what to print: summary, markdown (the PR comment) or text (the comparison for a terminal)")
 	f.BoolVar(&o.quiet, "quiet", false, "show no progress while measuring")
-	f.BoolVar(&o.exitCode, "exit-code", false, "exit with status 3 when the comparison finds a regression")
+	f.BoolVar(&o.exitCode, "exit-code", false, "exit with compare's status: 3 when the comparison finds a regression, 4 when its verdict cannot pass")
 	return cmd
 }
 
@@ -275,8 +276,8 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 		return err
 	}
 	env.Log.Info("demo: done", "dir", dir, "verdict", d.Comparison.Verdict, "conclusion", d.Conclusion)
-	if o.exitCode && d.Comparison.Verdict == results.VerdictRegression {
-		return ErrRegression
+	if o.exitCode {
+		return compareExit(env, d.Comparison) // compare.go: the verdict table's exit status
 	}
 	return nil
 }

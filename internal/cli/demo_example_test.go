@@ -17,7 +17,7 @@ const exampleDir = "../../docs/example"
 
 // updateExample rewrites the example's pages from its checked-in runs (rendering only: the runs
 // are kept), for a change of the renderer or the comparison that leaves the measurement alone.
-var updateExample = flag.Bool("update", false, "rewrite docs/example's pages from its checked-in results files")
+var updateExample = flag.Bool("update", false, "rewrite docs/example's pages from its checked-in results files, and the demo scenarios' golden files")
 
 // TestDemoExampleCurrent renders the comment and the check from the example's checked-in
 // results files (the baseline, the head and the baseline's history: the demo's default runs,

@@ -92,8 +92,7 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 	if c.Settings.HistoryFiles == 0 {
 		noise = fmt.Sprintf("no history (fewer than %d runs of the base: only the noise prior bounds the noise)", compare.DefaultThresholds().MinHistory)
 	}
-	fmt.Fprintf(&b, "3. compared with the stored baseline and %s: verdict %s — %d slower · %d faster · %d unchanged · %d too noisy to tell\n",
-		noise, c.Verdict, cc.Regression, cc.Improvement, cc.Unchanged, cc.Inconclusive)
+	fmt.Fprintf(&b, "3. compared with the stored baseline and %s: verdict %s — %s\n", noise, c.Verdict, report.CellCountWords(cc))
 	rows := demoRegressions(c, scale)
 	if len(rows) > 0 {
 		b.WriteString("\n   Slower cells (the metric that decided, base → head):\n")
@@ -155,9 +154,9 @@ func demoRegressions(c *results.Comparison, scale float64) []demoRow {
 		r := demoRow{cell: cl.Cell, metric: worst.Metric.Title(), change: worst.Change.Change}
 		if worst.Base != nil && worst.Head != nil {
 			if worst.Metric.HigherIsBetter() {
-				r.values = fmt.Sprintf("%.1f → %.1f tok/s", *worst.Base/scale, *worst.Head/scale)
+				r.values = fmt.Sprintf("%.1f%s → %.1f tok/s", *worst.Base/scale, report.BaseWord(worst), *worst.Head/scale)
 			} else {
-				r.values = fmt.Sprintf("%.0f → %.0f ms", *worst.Base*scale, *worst.Head*scale)
+				r.values = fmt.Sprintf("%.0f%s → %.0f ms", *worst.Base*scale, report.BaseWord(worst), *worst.Head*scale)
 			}
 		}
 		rows = append(rows, r)
