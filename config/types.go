@@ -138,6 +138,9 @@ type Engine struct {
 	// installed: precompiled builds then take its compiled files and dependencies, offline
 	// (engine.BuildSpec.PrecompiledEnv). Empty: vLLM's networked VLLM_USE_PRECOMPILED=1 build.
 	PrecompiledEnv string `yaml:"precompiled_env"`
+	// Sandbox is how the build and the server are confined: "namespaces" (the default, also
+	// when empty) or "none" (engine.SandboxMode).
+	Sandbox string `yaml:"sandbox"`
 	// Trust is the trust level of the job measuring ("trusted" for a push to the default
 	// branch, "untrusted" for any run of a pull request's code; empty outside the action):
 	// builds are cached per level (engine.BuildSpec.Trust). The action sets it; no file can.

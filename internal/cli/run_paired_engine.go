@@ -22,6 +22,8 @@ type pairedEngine struct {
 	hw      engine.Fingerprint
 	// lock is the clock lock of gpu.lock_clocks, held for the whole paired run; nil without.
 	lock *engine.ClockLock
+	// sandbox confines the build and the server; nil with engine.sandbox: none.
+	sandbox *engine.Sandbox
 }
 
 // buildPairedEngine builds the engine of o from source; the server's output goes to logPath
@@ -38,6 +40,11 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 		return nil, err
 	}
 	spec.Secrets = sec.values
+	sandbox, err := prepareEngineRun(ctx, env, o) // runengine_sandbox.go
+	if err != nil {
+		return nil, err
+	}
+	spec.Sandbox = sandbox
 	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}).Build(ctx, spec)
 	if err != nil {
 		return nil, sec.redactError(&engineError{phase: "engine.build of " + source, err: err})
@@ -45,13 +52,13 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 	if err := os.Remove(logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("server log %s: %w", logPath, err)
 	}
-	return &pairedEngine{o: o, bd: bd, sec: sec, logPath: logPath, hw: engine.Hardware(ctx)}, nil
+	return &pairedEngine{o: o, bd: bd, sec: sec, logPath: logPath, hw: engine.Hardware(ctx), sandbox: sandbox}, nil
 }
 
 // serve starts the engine and returns its URL, the options to measure it with (its model,
 // provenance), what its results record of it, and how to stop it.
 func (p *pairedEngine) serve(ctx context.Context, env *Env) (string, runOptions, func(*results.File), func() error, error) {
-	srv, err := startServer(ctx, env, p.o, p.bd, p.logPath, p.sec.values) // runengine_serve.go
+	srv, err := startServer(ctx, env, p.o, p.bd, p.logPath, p.sec.values, p.sandbox) // runengine_serve.go
 	if err != nil {
 		p.sec.redactFile(env, p.logPath)
 		return "", p.o, nil, nil, p.sec.redactError(&engineError{phase: "engine.serve", err: err})
