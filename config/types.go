@@ -102,6 +102,10 @@ type Paired struct {
 	// so a difference between two starts of the same code is not sampled (measure it with an
 	// A/A run).
 	KeepServing bool `yaml:"keep_serving"`
+	// AllowSameEngine measures two commits with engine.build: none and a serve command that
+	// names no file of the checkout, which serve the same installed engine
+	// (--allow-same-engine); without it such a run is refused.
+	AllowSameEngine bool `yaml:"allow_same_engine"`
 	// Mode is when the GitHub Action measures paired instead of against the stored baseline:
 	// off (only on a maintainer's /bench paired), auto (also when the stored baseline cannot
 	// decide: none at the merge-base, fewer than store.min_history results, or regressions or

@@ -226,3 +226,27 @@ func SandboxCheck(ctx context.Context, reaper []string) error {
 	}
 	return nil
 }
+
+// ServeUsesTree reports whether a launch command (argv as configured) names a file of the
+// checkout dir: a relative path with a slash (./serve.sh, scripts/serve.py) that exists there,
+// or the name of a file (not a directory: vllm is the package's) at its top, as an argument or
+// a word of a shell line. Without a build (engine.build: none) a command that names
+// none serves what is installed, the same at every commit.
+func ServeUsesTree(argv []string, dir string) bool {
+	if dir == "" {
+		return false
+	}
+	for _, a := range argv {
+		for _, w := range strings.FieldsFunc(a, func(r rune) bool {
+			return r == ' ' || r == '\t' || r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' || r == '"' || r == '\'' || r == '='
+		}) {
+			if w == "" || w == "." || w == ".." || strings.HasPrefix(w, "-") || filepath.IsAbs(w) || strings.Contains(w, "$") {
+				continue
+			}
+			if st, err := os.Stat(filepath.Join(dir, w)); err == nil && (strings.Contains(w, "/") || !st.IsDir()) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -147,3 +147,31 @@ func processesMatching(t *testing.T, s string) int {
 	}
 	return n
 }
+
+func TestServeUsesTree(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range []string{"serve.sh", "scripts/serve.py", "vllm/__init__.py"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), nil, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct {
+		argv []string
+		want bool
+	}{
+		{[]string{"./serve.sh", "${PORT}"}, true},
+		{[]string{"bash", "-c", "exec ./serve.sh --port $PORT"}, true},
+		{[]string{"python", "scripts/serve.py"}, true},
+		{[]string{"bash", "serve.sh"}, true},
+		{[]string{"vllm", "serve", "org/model", "--port", "${PORT}"}, false},
+		{[]string{"/usr/bin/speedmatrix", "sim", "--listen", "127.0.0.1:${PORT}"}, false},
+		{[]string{"./missing.sh"}, false},
+	} {
+		if got := engine.ServeUsesTree(tt.argv, dir); got != tt.want {
+			t.Errorf("ServeUsesTree(%q) = %v, want %v", tt.argv, got, tt.want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -40,6 +41,9 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 		return nil, err
 	}
 	spec.Secrets = sec.values
+	if err := checkEnginesCanDiffer(o, spec.Mode, source); err != nil {
+		return nil, err
+	}
 	sandbox, err := prepareEngineRun(ctx, env, o) // runengine_sandbox.go
 	if err != nil {
 		return nil, err
@@ -53,6 +57,18 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 		return nil, fmt.Errorf("server log %s: %w", logPath, err)
 	}
 	return &pairedEngine{o: o, bd: bd, sec: sec, logPath: logPath, hw: engine.Hardware(ctx), sandbox: sandbox}, nil
+}
+
+// checkEnginesCanDiffer refuses to measure two commits that serve the same installed engine:
+// no build (engine.build: none) and a serve command that names no file of the commit's
+// checkout source (engine.ServeUsesTree), unless paired.allow_same_engine says to.
+func checkEnginesCanDiffer(o runOptions, mode engine.Mode, source string) error {
+	if mode != engine.ModeNone || o.Paired.AllowSameEngine || engine.ServeUsesTree(o.Engine.Serve.Command, source) {
+		return nil
+	}
+	return usagef("engine.build is none and engine.serve.command %q names no file of the checkout %s: every commit serves the same installed engine, so two commits cannot measure apart. "+
+		"Build each commit (engine.build), serve from its tree (e.g. command: [./serve.sh, \"${PORT}\"], run in the commit's checkout), or pass --allow-same-engine (paired.allow_same_engine) to measure anyway",
+		strings.Join(o.Engine.Serve.Command, " "), source)
 }
 
 // serve starts the engine and returns its URL, the options to measure it with (its model,
