@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -143,4 +145,37 @@ func livingWith(s string) int {
 		n++
 	}
 	return n
+}
+
+// TestPrepareEngineRunTrust: an untrusted served run marks the runner's tool directory; a
+// trusted one there is then refused before anything is built, unless the runner says it is
+// ephemeral; engine.sandbox: none passes without a sandbox and its note is recorded.
+func TestPrepareEngineRunTrust(t *testing.T) {
+	tools := t.TempDir()
+	vars := map[string]string{"RUNNER_TOOL_CACHE": tools}
+	env := &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return vars[k] }, Log: slog.New(slog.DiscardHandler)}
+	o := defaultRunOptions()
+	o.Engine.Sandbox = "none"
+	o.Engine.Trust = string(engine.TrustTrusted)
+	if sb, err := prepareEngineRun(context.Background(), env, o); err != nil || sb != nil {
+		t.Fatalf("a trusted run on a fresh runner = %v, %v; want no sandbox (none) and no error", sb, err)
+	}
+	o.Engine.Trust = string(engine.TrustUntrusted)
+	if _, err := prepareEngineRun(context.Background(), env, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(tools, engine.UntrustedMarker)); err != nil {
+		t.Fatalf("the untrusted run left no marker: %v", err)
+	}
+	o.Engine.Trust = string(engine.TrustTrusted)
+	if _, err := prepareEngineRun(context.Background(), env, o); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("a trusted run after an untrusted one on a persistent runner = %v, want refused", err)
+	}
+	vars[engine.EphemeralVar] = "true"
+	if _, err := prepareEngineRun(context.Background(), env, o); err != nil {
+		t.Errorf("on a runner that says it is ephemeral: %v", err)
+	}
+	if n := sandboxNotes(o); len(n) != 1 || !strings.Contains(n[0], "unconfined") {
+		t.Errorf("the notes of engine.sandbox: none = %q", n)
+	}
 }
