@@ -48,6 +48,12 @@ func Reap(argv []string) {
 		os.Exit(127)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if sb != nil && os.Getpid() != 1 {
+		// Only startGroup starts a sandbox's reaper, as the init of new namespaces: run by
+		// hand it would remount the machine's own root.
+		fmt.Fprintln(os.Stderr, "speedmatrix engine sandbox: the reaper is not the init of new namespaces; refusing to make a sandbox here")
+		os.Exit(126)
+	}
 	if sb != nil {
 		// The init of the sandbox's namespaces: its file system first, then the command in a
 		// nested namespace without power over it. Its exit ends every process left inside.
