@@ -44,6 +44,9 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 	if err := checkEnginesCanDiffer(o, spec.Mode, source); err != nil {
 		return nil, err
 	}
+	if err := checkOutputOutsideEngine(o, source); err != nil { // runengine_sandbox.go
+		return nil, err
+	}
 	sandbox, err := prepareEngineRun(ctx, env, o) // runengine_sandbox.go
 	if err != nil {
 		return nil, err

@@ -70,7 +70,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	if err := checkPinnedSource(ctx, o, spec); err != nil {
 		return err
 	}
-	if err := checkOutputOutsideEngine(o); err != nil {
+	if err := checkOutputOutsideEngine(o, o.Engine.Source); err != nil {
 		return err
 	}
 	sandbox, err := prepareEngineRun(ctx, env, o) // runengine_sandbox.go

@@ -117,18 +117,29 @@ func sandboxNotes(o runOptions) []string {
 	return nil
 }
 
-// checkOutputOutsideEngine refuses results written inside a directory the engine may write.
-func checkOutputOutsideEngine(o runOptions) error {
-	if o.Output == "" || o.Engine.Source == "" || o.Engine.BuildMode() != "none" {
+// checkOutputOutsideEngine refuses results (and a paired run's base results) written inside
+// the checkout source, which the engine may write with engine.build: none (it serves from the
+// checkout): only speedmatrix writes results.
+func checkOutputOutsideEngine(o runOptions, source string) error {
+	if source == "" || o.Engine.BuildMode() != "none" {
 		return nil
 	}
-	out, err1 := filepath.Abs(o.Output)
-	src, err2 := filepath.Abs(o.Engine.Source)
-	if err1 != nil || err2 != nil {
+	src, err := filepath.Abs(source)
+	if err != nil {
 		return nil
 	}
-	if out == src || strings.HasPrefix(out, src+"/") {
-		return usagef("--output %s is inside engine.source %s, which the engine's server may write (build: none serves from the checkout): write the results elsewhere", o.Output, o.Engine.Source)
+	outs := []string{o.Output}
+	if o.Paired.Enabled {
+		outs = append(outs, baseOutputPath(o))
+	}
+	for _, p := range outs {
+		out, err := filepath.Abs(p)
+		if p == "" || err != nil {
+			continue
+		}
+		if out == src || strings.HasPrefix(out, src+"/") {
+			return usagef("results file %s is inside the engine's checkout %s, which the engine may write (build: none serves from the checkout): write the results elsewhere", p, source)
+		}
 	}
 	return nil
 }
