@@ -108,7 +108,8 @@ func (sb *Sandbox) enter() error {
 	// writable paths (which may lie inside a hidden one or the HOME).
 	for _, h := range cleanList(sb.Hidden) {
 		if st, err := os.Stat(at(h)); err == nil && st.IsDir() {
-			if err := unix.Mount("tmpfs", at(h), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_RDONLY, "mode=0755"); err != nil {
+			// Writable (private, empty): a writable path inside it gets its mount point there.
+			if err := unix.Mount("tmpfs", at(h), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
 				return fmt.Errorf("hide %s: %w", h, err)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -177,5 +178,67 @@ func TestPrepareEngineRunTrust(t *testing.T) {
 	}
 	if n := sandboxNotes(o); len(n) != 1 || !strings.Contains(n[0], "unconfined") {
 		t.Errorf("the notes of engine.sandbox: none = %q", n)
+	}
+}
+
+// TestRunEngineSandboxSIGKILL: speedmatrix SIGKILLed while its sandboxed server (which left a
+// setsid daemon) loads leaves no process of the engine: the reaper, the sandbox's init, gets
+// its parent-death signal and exits, and the kernel ends the namespace.
+func TestRunEngineSandboxSIGKILL(t *testing.T) {
+	if err := engine.SandboxCheck(context.Background(), engineReaper()); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the sandbox is needed in CI: %v", err)
+		}
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	src, _, _ := gitInit(t)
+	tag := "speedmatrix-sandbox-daemon-kill-" + strconv.Itoa(os.Getpid())
+	started := filepath.Join(src, "started")
+	cfg := filepath.Join(t.TempDir(), "speedmatrix.yaml")
+	yaml := engineMatrix + fmt.Sprintf(`engine:
+  name: sandboxed
+  source: %q
+  build: none
+  serve:
+    command: [bash, -c, %q]
+    port: 0
+    ready_timeout: 60s
+    stop_grace: 2s
+`, src, fmt.Sprintf(`setsid bash -c 'sleep 300; : %s-daemon' </dev/null >/dev/null 2>&1 & echo > %q; exec bash -c 'sleep 300; : %s-server'`, tag, started, tag))
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	helper := exec.Command(os.Args[0], "-test.run=^TestEngineServeHelper$", "--", "run", "--config", cfg, "-o", filepath.Join(t.TempDir(), "r.json"))
+	helper.Env = append(os.Environ(), "SPEEDMATRIX_ENGINE_HELPER=1")
+	helper.Stderr = &lockedWriter{w: &stderr}
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = helper.Wait(); close(exited) }()
+	waitFile(t, started, helper, &stderr)
+	for range 500 {
+		if livingWith(tag) >= 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := livingWith(tag); n < 2 {
+		t.Fatalf("%d engine processes running, want the server and its daemon\n%s", n, stderr.String())
+	}
+	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	n := 0
+	for range 2000 { // the kernel's signals are asynchronous: poll, bounded by a count
+		if n = livingWith(tag); n == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n > 0 {
+		t.Errorf("%d engine process(es) outlived speedmatrix's SIGKILL", n)
 	}
 }
