@@ -109,12 +109,47 @@ func (sb *Sandbox) Clone() *Sandbox {
 	return &c
 }
 
-// withCommand returns sb showing, read-only, the program argv names by an absolute path (a
-// server binary outside the system directories) and working in dir.
+// withCommand returns sb showing, read-only, what the command names by an absolute path (the
+// program, a model directory, a file a shell line runs: as an argument or a word of one), the
+// virtual environment of a program that is a venv's interpreter (with its base interpreter's
+// installation), but nothing inside a Hidden path; and working in dir.
 func (sb *Sandbox) withCommand(argv []string, dir string) *Sandbox {
 	c := sb.Clone()
+	hidden := cleanList(sb.Hidden)
+	shown := append(sandboxSystemDirs(), "/proc", "/sys", "/dev", "/run", "/var/run")
+	show := func(p string) {
+		p = filepath.Clean(p)
+		for _, h := range hidden {
+			if under(p, h) {
+				return
+			}
+		}
+		for _, d := range shown { // shown already, or the sandbox's own (never the host's)
+			if under(p, d) {
+				return
+			}
+		}
+		c.ReadOnly = append(c.ReadOnly, p)
+	}
+	for _, w := range commandWords(argv) {
+		if filepath.IsAbs(w) && w != "/" {
+			if _, err := os.Stat(w); err == nil {
+				show(w)
+			}
+		}
+	}
 	if len(argv) > 0 && filepath.IsAbs(argv[0]) {
-		c.ReadOnly = append(c.ReadOnly, argv[0])
+		venv := filepath.Dir(filepath.Dir(argv[0]))
+		if data, err := os.ReadFile(filepath.Join(venv, "pyvenv.cfg")); err == nil {
+			show(venv)
+			for _, line := range strings.Split(string(data), "\n") {
+				if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "home" {
+					if home := strings.TrimSpace(v); filepath.IsAbs(home) {
+						show(filepath.Dir(home)) // the base interpreter's installation
+					}
+				}
+			}
+		}
 	}
 	if dir != "" {
 		if abs, err := filepath.Abs(dir); err == nil {
@@ -236,17 +271,25 @@ func ServeUsesTree(argv []string, dir string) bool {
 	if dir == "" {
 		return false
 	}
-	for _, a := range argv {
-		for _, w := range strings.FieldsFunc(a, func(r rune) bool {
-			return r == ' ' || r == '\t' || r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' || r == '"' || r == '\'' || r == '='
-		}) {
-			if w == "" || w == "." || w == ".." || strings.HasPrefix(w, "-") || filepath.IsAbs(w) || strings.Contains(w, "$") {
-				continue
-			}
-			if st, err := os.Stat(filepath.Join(dir, w)); err == nil && (strings.Contains(w, "/") || !st.IsDir()) {
-				return true
-			}
+	for _, w := range commandWords(argv) {
+		if w == "." || w == ".." || strings.HasPrefix(w, "-") || filepath.IsAbs(w) || strings.Contains(w, "$") {
+			continue
+		}
+		if st, err := os.Stat(filepath.Join(dir, w)); err == nil && (strings.Contains(w, "/") || !st.IsDir()) {
+			return true
 		}
 	}
 	return false
+}
+
+// commandWords returns the words of a command: its arguments, split at blanks, shell
+// punctuation, quotes and '=' (the words of a bash -c line, --flag=value's value).
+func commandWords(argv []string) []string {
+	var words []string
+	for _, a := range argv {
+		words = append(words, strings.FieldsFunc(a, func(r rune) bool {
+			return r == ' ' || r == '\t' || r == '\n' || r == ';' || r == '&' || r == '|' || r == '(' || r == ')' || r == '"' || r == '\'' || r == '=' || r == '<' || r == '>'
+		})...)
+	}
+	return words
 }

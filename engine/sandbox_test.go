@@ -46,6 +46,13 @@ func TestSandboxServe(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkout := t.TempDir()
+	model := filepath.Join(t.TempDir(), "model")
+	if err := os.MkdirAll(model, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(model, "config.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	sb := sandboxOrSkip(t, home, secretDir)
 	pidFile := filepath.Join(checkout, "daemon.pid")
 	report := filepath.Join(checkout, "report")
@@ -58,6 +65,9 @@ touch /usr/sandbox-test 2>/dev/null && echo "usr: writable" >> report
 touch $PWD/written || echo "checkout: not writable" >> report
 [ "$(ps -e -o pid= 2>/dev/null | wc -l)" -gt 8 ] && echo "host processes: visible" >> report
 [ -d /proc/1 ] || echo "no /proc" >> report
+m=` + model + `
+grep -q '{}' $m/config.json || echo "model: not readable" >> report
+touch $m/written 2>/dev/null && echo "model: writable" >> report
 setsid sleep 600 </dev/null >/dev/null 2>&1 &
 echo $! > daemon.pid
 exec "$@"`
@@ -85,6 +95,9 @@ exec "$@"`
 	}
 	if _, err := os.Stat(filepath.Join(checkout, "written")); err != nil {
 		t.Errorf("the checkout was not writable: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(model, "written")); err == nil {
+		t.Error("the sandbox wrote the model directory")
 	}
 	if _, err := os.Stat("/usr/sandbox-test"); err == nil {
 		os.Remove("/usr/sandbox-test")
