@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -33,7 +34,7 @@ func serveRepo(t *testing.T, n, slowFrom int) (string, []string) {
 	git(0, "init", "--quiet", "--initial-branch=main")
 	serve := fmt.Sprintf(`#!/bin/sh
 # The engine: its speed is the tree's (the file slowdown).
-exec %q -test.run='^TestEngineServeHelper$' -- sim --listen "127.0.0.1:$1" --sim-speedup 20 --seed 7 --slowdown="$(cat slowdown)"
+exec %q -test.run='^TestEngineServeHelper$' -- sim --listen "127.0.0.1:$1" --sim-speedup 10 --seed 7 --slowdown="$(cat slowdown)"
 `, os.Args[0])
 	if err := os.WriteFile(filepath.Join(dir, "serve.sh"), []byte(serve), 0o755); err != nil {
 		t.Fatal(err)
@@ -83,6 +84,14 @@ func TestBisectServesEachCommitsTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("serves the simulator for every step of a bisection (minutes)")
 	}
+	// The simulator's speed is wall-clock speed: on a machine loaded far beyond its cores
+	// (other tests' processes) the measurement measures the load, and 10 % is lost in it.
+	if data, err := os.ReadFile("/proc/loadavg"); err == nil && os.Getenv("CI") != "true" {
+		var load float64
+		if _, err := fmt.Sscan(string(data), &load); err == nil && load > float64(4*runtime.NumCPU()) {
+			t.Skipf("load average %.0f on %d CPUs: the simulator's wall-clock speed would be the load's", load, runtime.NumCPU())
+		}
+	}
 	src, commits := serveRepo(t, 17, 11)
 	cfg := filepath.Join(t.TempDir(), "speedmatrix.yaml")
 	if err := os.WriteFile(cfg, []byte(serveRepoConfig), 0o644); err != nil {
@@ -105,7 +114,7 @@ func TestBisectServesEachCommitsTree(t *testing.T) {
 	t.Chdir(caller)
 	var stdout, stderr strings.Builder
 	err := Run(context.Background(), []string{"bisect", "--source", src, "--config", cfg, "--work", t.TempDir(),
-		"--good", commits[0], "--bad", commits[16], "--cells", "decode/8K/8,decode/32K/32"},
+		"--good", commits[0], "--bad", commits[16], "--cells", "decode/8K/8,decode/32K/32", "--blocks", "6"},
 		&lockedWriter{w: &stdout}, &lockedWriter{w: &stderr}, os.Getenv)
 	if err != nil {
 		t.Fatalf("bisect: %v (exit %d)\nstdout:\n%s\nstderr:\n%s", err, ExitCode(err), stdout.String(), lastLines(stderr.String(), 40))
