@@ -84,11 +84,11 @@ func TestBisectServesEachCommitsTree(t *testing.T) {
 	if testing.Short() {
 		t.Skip("serves the simulator for every step of a bisection (minutes)")
 	}
-	// The simulator's speed is wall-clock speed: on a machine loaded far beyond its cores
+	// The simulator's speed is wall-clock speed: on a machine loaded beyond twice its cores
 	// (other tests' processes) the measurement measures the load, and 10 % is lost in it.
 	if data, err := os.ReadFile("/proc/loadavg"); err == nil && os.Getenv("CI") != "true" {
 		var load float64
-		if _, err := fmt.Sscan(string(data), &load); err == nil && load > float64(4*runtime.NumCPU()) {
+		if _, err := fmt.Sscan(string(data), &load); err == nil && load > float64(2*runtime.NumCPU()) {
 			t.Skipf("load average %.0f on %d CPUs: the simulator's wall-clock speed would be the load's", load, runtime.NumCPU())
 		}
 	}
