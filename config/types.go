@@ -102,6 +102,10 @@ type Paired struct {
 	// so a difference between two starts of the same code is not sampled (measure it with an
 	// A/A run).
 	KeepServing bool `yaml:"keep_serving"`
+	// AllowSameEngine measures two commits with engine.build: none and a serve command that
+	// names no file of the checkout, which serve the same installed engine
+	// (--allow-same-engine); without it such a run is refused.
+	AllowSameEngine bool `yaml:"allow_same_engine"`
 	// Mode is when the GitHub Action measures paired instead of against the stored baseline:
 	// off (only on a maintainer's /bench paired), auto (also when the stored baseline cannot
 	// decide: none at the merge-base, fewer than store.min_history results, or regressions or
@@ -138,6 +142,9 @@ type Engine struct {
 	// installed: precompiled builds then take its compiled files and dependencies, offline
 	// (engine.BuildSpec.PrecompiledEnv). Empty: vLLM's networked VLLM_USE_PRECOMPILED=1 build.
 	PrecompiledEnv string `yaml:"precompiled_env"`
+	// Sandbox is how the build and the server are confined: "namespaces" (the default, also
+	// when empty) or "none" (engine.SandboxMode).
+	Sandbox string `yaml:"sandbox"`
 	// Trust is the trust level of the job measuring ("trusted" for a push to the default
 	// branch, "untrusted" for any run of a pull request's code; empty outside the action):
 	// builds are cached per level (engine.BuildSpec.Trust). The action sets it; no file can.

@@ -172,6 +172,9 @@ func (v *validator) engine(e Engine) {
 	if m := e.BuildMode(); e.PrecompiledEnv != "" && m != BuildPrecompiled && m != BuildAuto {
 		v.fail("engine.precompiled_env", "set, but engine.build is %q: it gives the compiled files of precompiled builds (engine.build: precompiled or auto); remove it or change the build", e.Build.String())
 	}
+	if e.Sandbox != "" && e.Sandbox != "namespaces" && e.Sandbox != "none" {
+		v.fail("engine.sandbox", "%q: want namespaces (the default: build and server in their own user, PID and mount namespaces) or none", e.Sandbox)
+	}
 	s := e.Serve
 	if s == nil {
 		return

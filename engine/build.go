@@ -77,6 +77,10 @@ type BuildSpec struct {
 	// Secrets are the secret values a build may print: they are redacted from its output, in
 	// the log file and on stderr, line by line as it is written.
 	Secrets []string
+	// Sandbox, when set, confines every build command but docker's (sandbox.go), with the
+	// environment's directory writable (and ccache's for a full build); it needs the Builder's
+	// Reaper.
+	Sandbox *Sandbox
 	// Trust is the trust level of the job (trust.go): environments, ccache and image tags are
 	// kept per level under CacheDir/<level>, and a trusted job reuses an environment only when
 	// its tree still hashes to what the build recorded (never an image: it rebuilds).
@@ -170,7 +174,7 @@ func DefaultCacheDir(getenv func(string) string) string {
 // Build builds spec's commit, or reuses its environment when that commit was built before in
 // the same mode. It then prunes the cache to Keep environments, never the one returned. A
 // failed build returns a *ProcessError with the exit code and the last lines of the log.
-func (b *Builder) Build(ctx context.Context, spec BuildSpec) (*Build, error) {
+func (b *Builder) Build(ctx context.Context, spec BuildSpec) (_ *Build, err error) {
 	b.defaults()
 	if spec.Engine == "" {
 		spec.Engine = "vllm"
@@ -182,7 +186,14 @@ func (b *Builder) Build(ctx context.Context, spec BuildSpec) (*Build, error) {
 		return nil, errors.New("build: mode command needs the command to run")
 	}
 	if spec.Mode == ModeNone {
-		return &Build{Engine: spec.Engine, Mode: ModeNone, Commit: b.commitOrEmpty(ctx, spec), BuiltAt: b.Now()}, nil
+		bd := &Build{Engine: spec.Engine, Mode: ModeNone, Commit: b.commitOrEmpty(ctx, spec), BuiltAt: b.Now()}
+		if spec.Source != "" {
+			// Nothing is built: the server runs in the checkout itself (ServeSpec).
+			if bd.Source, err = filepath.Abs(spec.Source); err != nil {
+				return nil, fmt.Errorf("build: %w", err)
+			}
+		}
+		return bd, nil
 	}
 	if spec.Source == "" {
 		spec.Source = "."
@@ -418,7 +429,11 @@ func (b *Builder) build(ctx context.Context, spec BuildSpec, bd *Build) error {
 	}
 	for _, st := range b.steps(spec, bd) {
 		fmt.Fprintf(out, "$ %s\n", strings.Join(st.argv, " "))
-		if err := runStep(ctx, st, out, b.Reaper); err != nil {
+		if err := runStep(ctx, st, out, b.Reaper, b.stepSandbox(spec, bd)); err != nil {
+			var se *SandboxError
+			if errors.As(err, &se) {
+				return err
+			}
 			var pe *ProcessError
 			if errors.As(err, &pe) {
 				pe.Log = bd.LogPath
@@ -493,17 +508,43 @@ func (b *Builder) steps(spec BuildSpec, bd *Build) []step {
 		"CMAKE_C_COMPILER_LAUNCHER=ccache", "CMAKE_CXX_COMPILER_LAUNCHER=ccache", "CMAKE_CUDA_COMPILER_LAUNCHER=ccache")}}
 }
 
+// stepSandbox returns the sandbox of bd's build commands: spec's with the environment's
+// directory writable (the checkout and the venv are in it), ccache's for a full build, the
+// precompiled environment read-only; nil without a sandbox or for docker, whose container
+// isolates and whose client needs the daemon's socket.
+func (b *Builder) stepSandbox(spec BuildSpec, bd *Build) *Sandbox {
+	if spec.Sandbox == nil || bd.Mode == ModeDocker {
+		return nil
+	}
+	sb := spec.Sandbox.Clone()
+	sb.Writable = append(sb.Writable, bd.Dir)
+	if bd.Mode == ModeFull {
+		ccache := filepath.Join(spec.CacheDir, "ccache")
+		if err := os.MkdirAll(ccache, 0o755); err == nil {
+			sb.Writable = append(sb.Writable, ccache)
+		}
+	}
+	if bd.PrecompiledEnv != "" {
+		sb.ReadOnly = append(sb.ReadOnly, bd.PrecompiledEnv)
+	}
+	return sb
+}
+
 // runStep runs one build command in its own process group with its output to out; a
 // cancelled ctx stops the whole group (compilers included).
-func runStep(ctx context.Context, st step, out io.Writer, reaper []string) error {
+func runStep(ctx context.Context, st step, out io.Writer, reaper []string, sb *Sandbox) error {
 	cmd := exec.Command(st.argv[0], st.argv[1:]...)
 	cmd.Dir, cmd.Env = st.dir, st.env
 	cmd.Stdout, cmd.Stderr = out, out
 	if st.stdin != "" {
 		cmd.Stdin = strings.NewReader(st.stdin)
 	}
-	g, err := startGroup(cmd, reaper)
+	g, err := startGroup(cmd, reaper, sb)
 	if err != nil {
+		var se *SandboxError
+		if errors.As(err, &se) {
+			return err
+		}
 		return &ProcessError{What: "build", ExitCode: -1, Reason: fmt.Sprintf("could not start %s: %v", st.argv[0], err)}
 	}
 	select {
@@ -584,6 +625,24 @@ func (bd *Build) ServeSpec(spec ServeSpec) ServeSpec {
 	base := spec.BaseEnv
 	if base == nil {
 		base = os.Environ()
+	}
+	if spec.Dir == "" {
+		spec.Dir = bd.Source // each commit is served from its own tree
+	}
+	switch {
+	case bd.Image != "":
+		spec.Sandbox = nil // the container isolates; docker run needs the daemon's socket
+	case spec.Sandbox != nil:
+		sb := spec.Sandbox.Clone()
+		if bd.Dir != "" {
+			sb.Writable = append(sb.Writable, bd.Dir)
+		} else if bd.Source != "" {
+			sb.Writable = append(sb.Writable, bd.Source)
+		}
+		if bd.PrecompiledEnv != "" {
+			sb.ReadOnly = append(sb.ReadOnly, bd.PrecompiledEnv)
+		}
+		spec.Sandbox = sb
 	}
 	switch {
 	case venv != "":

@@ -59,6 +59,12 @@
 // before the start, so the next server finds the GPU free. Without nvidia-smi both checks are
 // skipped with a note.
 //
+// With a Sandbox (ServeSpec.Sandbox, BuildSpec.Sandbox; sandbox.go), the reaper is also the
+// init of new user, PID, mount and IPC namespaces: the engine sees a read-only system, a private
+// HOME and /tmp, the GPUs, and only its checkout and build directory writable, and nothing it
+// starts outlives the reaper. Build.ServeSpec runs the server in the checkout of the commit it
+// serves.
+//
 // # Hardware and clocks
 //
 // Hardware reads nvidia-smi --query-gpu (name, count, memory, driver, current and maximum SM

@@ -109,22 +109,57 @@ type group struct {
 // running cmd, so that the whole group is killed when this process dies, however it dies;
 // without one the leader is cmd itself, killed by the kernel when this process dies, but what
 // it started is left to the stop.
-func startGroup(cmd *exec.Cmd, reaper []string) (*group, error) {
+//
+// With a sandbox (sandbox.go), which needs the reaper, the reaper starts in the sandbox's
+// namespaces as their init and runs cmd inside; its exit ends every process left there.
+func startGroup(cmd *exec.Cmd, reaper []string, sb *Sandbox) (*group, error) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
 	sig := syscall.SIGKILL
+	var base string
+	if sb != nil {
+		if len(reaper) == 0 {
+			return nil, &SandboxError{Err: errors.New("no reaper program to make it with (os.Executable failed)")}
+		}
+		var err error
+		if base, err = os.MkdirTemp("", "speedmatrix-sandbox-*"); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		if filepath.IsAbs(cmd.Path) {
+			cmd.Args[0] = cmd.Path // looked up here: the sandbox shows it, read-only
+		}
+		sb = sb.withCommand(cmd.Args, cmd.Dir)
+		sb.UID, sb.GID, sb.Base = os.Getuid(), os.Getgid(), base
+		sandboxAttr(cmd.SysProcAttr)
+	}
 	if len(reaper) > 0 {
 		orig := cmd.Args
-		rc := exec.Command(reaper[0], append(append(append([]string(nil), reaper[1:]...), ReaperArg, "--"), orig...)...)
+		args := append(append([]string(nil), reaper[1:]...), ReaperArg)
+		if sb != nil {
+			sa, err := sandboxArgs(sb)
+			if err != nil {
+				os.Remove(base)
+				return nil, err
+			}
+			args = append(args, sa...)
+		}
+		rc := exec.Command(reaper[0], append(append(args, "--"), orig...)...)
 		cmd.Path, cmd.Args, cmd.Err = rc.Path, rc.Args, rc.Err
 		sig = reaperSignal
 	}
 	if err := startWithDeathSignal(cmd, sig); err != nil { // reaper.go
+		if sb != nil {
+			os.Remove(base)
+			return nil, sandboxStartError(err)
+		}
 		return nil, err
 	}
 	g := &group{cmd: cmd, pgid: cmd.Process.Pid, done: make(chan struct{})}
+	if base != "" {
+		go func() { <-g.done; os.Remove(base) }() // the tmpfs on it was the sandbox's only
+	}
 	go func() {
 		g.err = cmd.Wait()
 		close(g.done)

@@ -33,6 +33,12 @@ func Reap(argv []string) {
 	if os.Getppid() != parent || parent == 1 {
 		// The parent died before the handler was there: end the group now.
 		_ = syscall.Kill(0, syscall.SIGKILL)
+		os.Exit(128 + int(syscall.SIGKILL))
+	}
+	sb, argv, err := parseSandboxArgs(argv) // sandbox.go
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "speedmatrix engine reaper: %v\n", err)
+		os.Exit(126)
 	}
 	if len(argv) > 0 && argv[0] == "--" {
 		argv = argv[1:]
@@ -42,6 +48,24 @@ func Reap(argv []string) {
 		os.Exit(127)
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if sb != nil && os.Getpid() != 1 {
+		// Only startGroup starts a sandbox's reaper, as the init of new namespaces: run by
+		// hand it would remount the machine's own root.
+		fmt.Fprintln(os.Stderr, "speedmatrix engine sandbox: the reaper is not the init of new namespaces; refusing to make a sandbox here")
+		os.Exit(126)
+	}
+	if sb != nil {
+		// The init of the sandbox's namespaces: its file system first, then the command in a
+		// nested namespace without power over it. Its exit ends every process left inside.
+		if err := sb.enter(); err != nil {
+			fmt.Fprintf(os.Stderr, "speedmatrix engine sandbox: %v\n", err)
+			os.Exit(126)
+		}
+		if cmd, err = sb.command(argv); err != nil {
+			fmt.Fprintf(os.Stderr, "speedmatrix engine sandbox: %v\n", err)
+			os.Exit(126)
+		}
+	}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintf(os.Stderr, "speedmatrix engine reaper: start %s: %v\n", argv[0], err)
@@ -54,6 +78,7 @@ func Reap(argv []string) {
 		case s := <-sigs:
 			if s == reaperSignal {
 				_ = syscall.Kill(0, syscall.SIGKILL)
+				os.Exit(128 + int(syscall.SIGKILL)) // the init of a sandbox ignores its own SIGKILL
 			}
 		case <-done:
 			code, sig := exitStatus(cmd.ProcessState)

@@ -52,8 +52,12 @@ type ServeSpec struct {
 	// RawLogDir receives the unredacted log, mode 0600, never in the artifact (default
 	// os.TempDir()); RawLogPath says where.
 	RawLogDir string
-	// Dir is the server's working directory (default: the current one).
+	// Dir is the server's working directory (default: the current one; Build.ServeSpec sets
+	// the checkout of the commit it serves).
 	Dir string
+	// Sandbox, when set, confines the server (sandbox.go); it needs Reaper. Build.ServeSpec
+	// adds the build's directories to it, and drops it for a docker build.
+	Sandbox *Sandbox
 	// Expand looks up ${NAME}s other than PORT; nil: BaseEnv.
 	Expand Expander
 	// BaseEnv is the environment the server inherits (default os.Environ()), allow-listed by
@@ -284,12 +288,16 @@ func (s *Server) start() error {
 	cmd.Env = s.env
 	cmd.Dir = s.spec.Dir
 	cmd.Stdout, cmd.Stderr = pw, pw
-	s.g, err = startGroup(cmd, s.spec.Reaper)
+	s.g, err = startGroup(cmd, s.spec.Reaper, s.spec.Sandbox)
 	pw.Close() // the server's processes hold the write end now
 	if err != nil {
 		pr.Close()
 		f.Close()
 		raw.Close()
+		var se *SandboxError
+		if errors.As(err, &se) {
+			return err
+		}
 		return fmt.Errorf("serve: start %s: %w", s.argv[0], err)
 	}
 	// The output is redacted as it is written: the log (perhaps in the artifact) never holds a

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 )
 
 // Trust is the trust level of the job that builds: which code may have run on the machine.
@@ -31,6 +32,45 @@ func ParseTrust(s string) (Trust, error) {
 		return t, nil
 	}
 	return "", fmt.Errorf("trust %q: want trusted, untrusted or empty", s)
+}
+
+// UntrustedMarker is the file an untrusted measurement leaves in the runner's tool directory
+// (RUNNER_TOOL_CACHE), outside every sandbox: the machine has run a pull request's code.
+const UntrustedMarker = "speedmatrix-untrusted-code-ran"
+
+// EphemeralVar is the variable with which a runner says it is ephemeral (one job per machine,
+// nothing kept): set to true in the runner's .env file (or the runner's environment), never by
+// a workflow of a pull request, which cannot reach a GPU runner (security.md).
+const EphemeralVar = "SPEEDMATRIX_EPHEMERAL_RUNNER"
+
+// MarkUntrusted leaves UntrustedMarker in toolDir (nothing when toolDir is empty: outside a
+// runner), before an untrusted build.
+func MarkUntrusted(toolDir string) error {
+	if toolDir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(toolDir, 0o755); err != nil {
+		return fmt.Errorf("untrusted-code marker: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(toolDir, UntrustedMarker), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return fmt.Errorf("untrusted-code marker: %w", err)
+	}
+	return f.Close()
+}
+
+// CheckTrustedRunner refuses a trusted measurement on a runner whose toolDir holds
+// UntrustedMarker (it ran a pull request's code, whose leftovers a trusted job must not read)
+// unless the runner says it is ephemeral.
+func CheckTrustedRunner(toolDir string, ephemeral bool) error {
+	if toolDir == "" || ephemeral {
+		return nil
+	}
+	if _, err := os.Lstat(filepath.Join(toolDir, UntrustedMarker)); err == nil {
+		return fmt.Errorf("trusted measurement refused: this runner measured a pull request's code before (%s exists), and what that code left on a persistent runner could steer this run; "+
+			"give trusted jobs (push, bisect) their own runners (a runner label of their own), or use ephemeral runners and set %s=true in the runner's .env file", filepath.Join(toolDir, UntrustedMarker), EphemeralVar)
+	}
+	return nil
 }
 
 // treeHash returns the SHA-256 of the environment at dir, its marker and last-used file

@@ -52,3 +52,29 @@ func TestBuildTrustLevels(t *testing.T) {
 		t.Errorf("%d builds ran, want 3 (untrusted, trusted, trusted again after the change):\n%s", n, data)
 	}
 }
+
+// TestTrustedRunnerRefusedAfterUntrusted: an untrusted measurement leaves its marker in the
+// runner's tool directory; a trusted one on that runner is then refused, unless the runner
+// says it is ephemeral; outside a runner (no tool directory) nothing is marked or refused.
+func TestTrustedRunnerRefusedAfterUntrusted(t *testing.T) {
+	tools := t.TempDir()
+	if err := engine.CheckTrustedRunner(tools, false); err != nil {
+		t.Fatalf("a runner that never measured untrusted code: %v", err)
+	}
+	if err := engine.MarkUntrusted(tools); err != nil {
+		t.Fatal(err)
+	}
+	err := engine.CheckTrustedRunner(tools, false)
+	if err == nil || !strings.Contains(err.Error(), engine.EphemeralVar) || !strings.Contains(err.Error(), "runner label") {
+		t.Errorf("a trusted run after an untrusted one = %v, want a refusal naming the fixes", err)
+	}
+	if err := engine.CheckTrustedRunner(tools, true); err != nil {
+		t.Errorf("on an ephemeral runner: %v", err)
+	}
+	if err := engine.MarkUntrusted(""); err != nil {
+		t.Error(err)
+	}
+	if err := engine.CheckTrustedRunner("", false); err != nil {
+		t.Error(err)
+	}
+}

@@ -69,6 +69,17 @@ func TestActionYML(t *testing.T) {
 			if !strings.Contains(s.Run, `export GOCACHE="$RUNNER_TEMP/`) || !strings.Contains(s.Run, "go mod verify") || s.Env["SPEEDMATRIX_MODE"] != "${{ inputs.mode }}" {
 				t.Errorf("the build in mode measure must use a build cache under RUNNER_TEMP and verify the module cache:\n%s", s.Run)
 			}
+			// Nothing a pull request's job wrote steers the build: not the go env file
+			// (GOFLAGS=-toolexec), not GOFLAGS, not a toolchain download, not the user's caches.
+			if s.Env["GOENV"] != "off" || s.Env["GOTOOLCHAIN"] != "local" {
+				t.Errorf("the build's env GOENV %q GOTOOLCHAIN %q, want off and local", s.Env["GOENV"], s.Env["GOTOOLCHAIN"])
+			}
+			if v, ok := s.Env["GOFLAGS"]; !ok || v != "" {
+				t.Errorf("the build's env GOFLAGS %q (set %v), want set and empty", v, ok)
+			}
+			if !strings.Contains(s.Run, `GOMODCACHE="$RUNNER_TEMP/`) || strings.Index(s.Run, "GOMODCACHE") > strings.Index(s.Run, "go mod verify") {
+				t.Errorf("the build's module cache must be under RUNNER_TEMP, set before anything runs go:\n%s", s.Run)
+			}
 		}
 		if strings.Contains(s.Run, "\"$SPEEDMATRIX_BIN\" action") {
 			env, stepID = s.Env, s.ID

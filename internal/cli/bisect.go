@@ -33,6 +33,7 @@ type bisectOptions struct {
 	runners, steps, blocks       int
 	gpuBudget                    time.Duration
 	plain                        bool
+	allowSameEngine              bool
 	// --calibrate: the error-rate table.
 	calibrate  bool
 	bisections int
@@ -92,6 +93,7 @@ second regression remains or the bad commit did not measure slower, 1 error, 2 u
 	f.IntVar(&o.steps, "steps", 12, "the budget's rounds (a rerun counts; 0: no bound)")
 	f.DurationVar(&o.gpuBudget, "gpu-budget", 0, "the budget's measurement time, every runner's together (0: no bound)")
 	f.IntVar(&o.blocks, "blocks", 4, "paired blocks a side in each step")
+	f.BoolVar(&o.allowSameEngine, "allow-same-engine", false, "bisect although engine.build is none and the serve command names no file of the checkout (every commit then serves the same installed engine)")
 	f.BoolVar(&o.plain, "plain", false, "plain bisection: every verdict but bad is good, no reruns (what git bisect run on compare's exit status does)")
 	f.BoolVar(&o.calibrate, "calibrate", false, "print the culprit error table of a synthetic step model instead")
 	f.IntVar(&o.bisections, "bisections", 200, "with --calibrate: bisections per row")
@@ -154,6 +156,15 @@ func runBisect(ctx context.Context, env *Env, o bisectOptions) error {
 	if base.Engine.Serve == nil {
 		return usagef("--config %s: bisect builds and serves each commit: give the config an engine section with serve", o.configPath)
 	}
+	spec, err := engineBuildSpec(base)
+	if err != nil {
+		return err
+	}
+	base.Paired.AllowSameEngine = base.Paired.AllowSameEngine || o.allowSameEngine
+	if err := checkEnginesCanDiffer(base, spec.Mode, o.source); err != nil { // run_paired_engine.go
+		return err
+	}
+	base.Paired.AllowSameEngine = true // checked once, on the clone: a commit without the file fails to serve, and is skipped
 	g := gitDir(o.source)
 	good, err := g.revParse(ctx, o.good)
 	if err != nil {

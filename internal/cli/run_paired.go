@@ -24,6 +24,7 @@ func addPairedFlags(f *pflag.FlagSet, p *config.Paired) {
 	f.StringVar(&p.BaseURL, "base-url", "", "with --paired: base URL of the base's server")
 	f.StringVar(&p.BaseOutput, "base-output", "", "with --paired: the base's results file (default: -o with .base before its extension)")
 	f.StringVar(&p.BaseSource, "base-source", "", "with --paired and engine.serve: a checkout of the base commit, built and served like engine.source (one engine on the GPU at a time)")
+	f.BoolVar(&p.AllowSameEngine, "allow-same-engine", false, "with --paired and engine.serve: measure although engine.build is none and the serve command names no file of the checkouts (both commits then serve the same installed engine)")
 	f.BoolVar(&p.KeepServing, "keep-serving", false, "with --paired and engine.serve: start each side's engine once and keep both up for the whole run, measured one at a time (where both fit the machine), instead of restarting each for every block")
 }
 
@@ -37,6 +38,7 @@ func overridePairedFlags(fs *pflag.FlagSet, final, o *config.Paired) {
 	set("base-output", func() { final.BaseOutput = o.BaseOutput })
 	set("base-source", func() { final.BaseSource = o.BaseSource })
 	set("keep-serving", func() { final.KeepServing = o.KeepServing })
+	set("allow-same-engine", func() { final.AllowSameEngine = o.AllowSameEngine })
 }
 
 // baseOutputPath returns the base's results file of a paired run: paired.base_output, else the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -22,6 +23,8 @@ type pairedEngine struct {
 	hw      engine.Fingerprint
 	// lock is the clock lock of gpu.lock_clocks, held for the whole paired run; nil without.
 	lock *engine.ClockLock
+	// sandbox confines the build and the server; nil with engine.sandbox: none.
+	sandbox *engine.Sandbox
 }
 
 // buildPairedEngine builds the engine of o from source; the server's output goes to logPath
@@ -38,6 +41,17 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 		return nil, err
 	}
 	spec.Secrets = sec.values
+	if err := checkEnginesCanDiffer(o, spec.Mode, source); err != nil {
+		return nil, err
+	}
+	if err := checkOutputOutsideEngine(o, source); err != nil { // runengine_sandbox.go
+		return nil, err
+	}
+	sandbox, err := prepareEngineRun(ctx, env, o) // runengine_sandbox.go
+	if err != nil {
+		return nil, err
+	}
+	spec.Sandbox = sandbox
 	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}).Build(ctx, spec)
 	if err != nil {
 		return nil, sec.redactError(&engineError{phase: "engine.build of " + source, err: err})
@@ -45,13 +59,25 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 	if err := os.Remove(logPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("server log %s: %w", logPath, err)
 	}
-	return &pairedEngine{o: o, bd: bd, sec: sec, logPath: logPath, hw: engine.Hardware(ctx)}, nil
+	return &pairedEngine{o: o, bd: bd, sec: sec, logPath: logPath, hw: engine.Hardware(ctx), sandbox: sandbox}, nil
+}
+
+// checkEnginesCanDiffer refuses to measure two commits that serve the same installed engine:
+// no build (engine.build: none) and a serve command that names no file of the commit's
+// checkout source (engine.ServeUsesTree), unless paired.allow_same_engine says to.
+func checkEnginesCanDiffer(o runOptions, mode engine.Mode, source string) error {
+	if mode != engine.ModeNone || o.Paired.AllowSameEngine || engine.ServeUsesTree(o.Engine.Serve.Command, source) {
+		return nil
+	}
+	return usagef("engine.build is none and engine.serve.command %q names no file of the checkout %s: every commit serves the same installed engine, so two commits cannot measure apart. "+
+		"Build each commit (engine.build), serve from its tree (e.g. command: [./serve.sh, \"${PORT}\"], run in the commit's checkout), or pass --allow-same-engine (paired.allow_same_engine) to measure anyway",
+		strings.Join(o.Engine.Serve.Command, " "), source)
 }
 
 // serve starts the engine and returns its URL, the options to measure it with (its model,
 // provenance), what its results record of it, and how to stop it.
 func (p *pairedEngine) serve(ctx context.Context, env *Env) (string, runOptions, func(*results.File), func() error, error) {
-	srv, err := startServer(ctx, env, p.o, p.bd, p.logPath, p.sec.values) // runengine_serve.go
+	srv, err := startServer(ctx, env, p.o, p.bd, p.logPath, p.sec.values, p.sandbox) // runengine_serve.go
 	if err != nil {
 		p.sec.redactFile(env, p.logPath)
 		return "", p.o, nil, nil, p.sec.redactError(&engineError{phase: "engine.serve", err: err})

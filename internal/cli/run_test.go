@@ -130,7 +130,7 @@ func TestRunUsageErrors(t *testing.T) {
 func TestRunConfigErrorsNamePaths(t *testing.T) {
 	dir := t.TempDir()
 	cases := []struct{ doc, want string }{
-		{"engine:\n  name: vllm\n  nmae: x\n", `bad.yaml:3:3: engine: unknown key "nmae" (known: name, version, commit, quantization, backend, repository, source, build, serve, keep, cache_dir, precompiled_env)`},
+		{"engine:\n  name: vllm\n  nmae: x\n", `bad.yaml:3:3: engine: unknown key "nmae" (known: name, version, commit, quantization, backend, repository, source, build, serve, keep, cache_dir, precompiled_env, sandbox)`},
 		{"hardware:\n  gpu_count: two\n", `bad.yaml:2:14: hardware.gpu_count: want a whole number, got "two"`},
 		{"engine:\n  serve:\n    command: [a]\n    comand: [b]\n", `bad.yaml:4:5: engine.serve: unknown key "comand" (known: command, env, port, ready_timeout, stop_grace)`},
 		{"trials: 0\nmatrix: huge\n", "bad.yaml:1:9: trials: 0: want at least 1\nbad.yaml:2:9: matrix: matrix \"huge\" unknown"},

@@ -70,6 +70,14 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	if err := checkPinnedSource(ctx, o, spec); err != nil {
 		return err
 	}
+	if err := checkOutputOutsideEngine(o, o.Engine.Source); err != nil {
+		return err
+	}
+	sandbox, err := prepareEngineRun(ctx, env, o) // runengine_sandbox.go
+	if err != nil {
+		return err
+	}
+	spec.Sandbox = sandbox
 	start := time.Now()
 	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}).Build(ctx, spec)
 	ph.build = time.Since(start)
@@ -92,7 +100,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 		return fmt.Errorf("server log %s: %w", logPath, err)
 	}
 	start = time.Now()
-	srv, err := startServer(ctx, env, o, bd, logPath, sec.values) // runengine_serve.go
+	srv, err := startServer(ctx, env, o, bd, logPath, sec.values, sandbox) // runengine_serve.go
 	ph.load = time.Since(start)
 	if err != nil {
 		sec.redactFile(env, logPath)

@@ -16,7 +16,7 @@ func TestClockRestoreFailureIsReported(t *testing.T) {
 	matrix := "cells: [decode/1K/1]\nduration: 300ms\nmax_tokens: 16\nwarmup: 0\nreadiness_timeout: 5s\nquiet: true\n"
 	for _, tc := range []struct{ name, extra string }{
 		{"served", "gpu: {lock_clocks: true}\n"},
-		{"paired", "gpu: {lock_clocks: true}\npaired: {enabled: true, blocks: 2, base_source: .}\n"},
+		{"paired", "gpu: {lock_clocks: true}\npaired: {enabled: true, blocks: 2, base_source: ., allow_same_engine: true}\n"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fakeSMI(t, false)

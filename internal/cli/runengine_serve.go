@@ -14,8 +14,9 @@ func envLookup(env *Env) func(string) (string, bool) {
 }
 
 // startServer starts the server of engine.serve (o.Engine.Serve) from the build bd, with the
-// API key of api_key_env, its output appended to logPath; it returns once the server answers.
-func startServer(ctx context.Context, env *Env, o runOptions, bd *engine.Build, logPath string, secrets []string) (*engine.Server, error) {
+// API key of api_key_env, its output appended to logPath, in sandbox (nil: none); it returns
+// once the server answers.
+func startServer(ctx context.Context, env *Env, o runOptions, bd *engine.Build, logPath string, secrets []string, sandbox *engine.Sandbox) (*engine.Server, error) {
 	serve := *o.Engine.Serve
 	var key string
 	if o.APIKeyEnv != "" {
@@ -26,6 +27,7 @@ func startServer(ctx context.Context, env *Env, o runOptions, bd *engine.Build, 
 		ReadyTimeout: serve.ReadyTimeout, StopGrace: serve.StopGrace, LogPath: logPath,
 		Expand: envLookup(env), Log: env.Log, Reaper: engineReaper(),
 		Secrets: secrets, RawLogDir: env.Getenv("RUNNER_TEMP"), // the raw log outside the artifact
+		Sandbox: sandbox, // Build.ServeSpec adds the build's directories; none for docker
 	}))
 }
 
@@ -65,6 +67,7 @@ func servedRun(ctx context.Context, env *Env, o runOptions, srv *engine.Server, 
 	for _, n := range hw.Notes {
 		rec.notes = append(rec.notes, "hardware: "+n)
 	}
+	rec.notes = append(rec.notes, sandboxNotes(o)...)
 	for _, n := range srv.Notes() {
 		rec.notes = append(rec.notes, "server: "+n)
 	}

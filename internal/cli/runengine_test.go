@@ -30,7 +30,10 @@ type engineCase struct {
 
 // newEngineCase writes a speedmatrix.yaml whose engine.serve starts command (after a shell
 // that records the process group's leader in a file and execs it) and returns the case.
-// matrix holds the run's settings as YAML lines.
+// matrix holds the run's settings as YAML lines. The server runs outside the sandbox
+// (engine.sandbox: none): these cases watch its process group from outside, through files in
+// their temporary directories, which the sandbox hides (its own tests are
+// runengine_sandbox_test.go).
 func newEngineCase(t *testing.T, matrix string, command []string, extra string) engineCase {
 	t.Helper()
 	dir := t.TempDir()
@@ -45,6 +48,7 @@ api_key_env: KEY
 engine:
   name: speedmatrix-sim
   build: none
+  sandbox: none
   serve:
     command: [%s]
     env: {SPEEDMATRIX_ENGINE_HELPER: "1"}

@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/engine"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// sandboxSecret is what a process started after speedmatrix holds in its environment.
+const sandboxSecret = "sandbox-late-secret-4711"
+
+// daemonScript returns a bash line that leaves a detached (setsid) process which, for ever,
+// copies every SANDBOX_SECRET it finds in any process's environment into stolen and overwrites
+// the results file; tag is in its command line.
+func daemonScript(tag, stolen, resultsPath string) string {
+	return fmt.Sprintf(`setsid bash -c 'while :; do for f in /proc/[0-9]*/environ; do grep -a -o "SANDBOX_SECRET=[a-z0-9-]*" "$f" >> "$0" 2>/dev/null; done; printf tampered > "$1" 2>/dev/null; sleep 0.05; done; : %s' %q %q </dev/null >/dev/null 2>&1 &`, tag, stolen, resultsPath)
+}
+
+// TestRunEngineSandboxAcceptance: `speedmatrix run` whose engine.serve (then, in a second
+// case, whose engine.build) leaves a detached process that reads every process's environment
+// and rewrites the results file: once run returns, no process of the engine is alive, a
+// secret in the environment of a process started afterwards is not read, and the results file
+// is byte for byte what speedmatrix wrote. The engine is the simulator, served in the sandbox.
+func TestRunEngineSandboxAcceptance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and serves the simulator in the sandbox")
+	}
+	if err := engine.SandboxCheck(context.Background(), engineReaper()); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the sandbox is needed in CI: %v", err)
+		}
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	for _, phase := range []string{"serve", "build"} {
+		t.Run(phase, func(t *testing.T) {
+			src, _, _ := gitInit(t)
+			out := filepath.Join(t.TempDir(), "results.json")
+			cache := t.TempDir()
+			tag := "speedmatrix-sandbox-daemon-" + phase + "-" + strconv.Itoa(os.Getpid())
+			// What the daemon steals lands where the engine may write and the test can read.
+			stolen := filepath.Join(src, "stolen")
+			serve := simCommand("--sim-speedup", "20")
+			build := "build: none"
+			if phase == "serve" {
+				serve = append([]string{"bash", "-c", daemonScript(tag, stolen, out) + ` exec "$@"`, "engine"}, serve...)
+			} else {
+				stolen = "$SPEEDMATRIX_ENV_DIR/stolen"
+				build = fmt.Sprintf("build: {command: %q}", daemonScript(tag, stolen, out)+" echo built")
+			}
+			var quoted []string
+			for _, a := range serve {
+				quoted = append(quoted, strconv.Quote(a))
+			}
+			cfg := filepath.Join(t.TempDir(), "speedmatrix.yaml")
+			yaml := engineMatrix + fmt.Sprintf(`api_key_env: KEY
+engine:
+  name: sandboxed
+  source: %q
+  cache_dir: %q
+  %s
+  serve:
+    command: [%s]
+    env: {SPEEDMATRIX_ENGINE_HELPER: "1"}
+    port: 0
+    ready_timeout: 60s
+    stop_grace: 5s
+`, src, cache, build, strings.Join(quoted, ", "))
+			if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			var stdout, stderr strings.Builder
+			env := map[string]string{"KEY": engineKey}
+			err := Run(context.Background(), []string{"run", "--config", cfg, "-o", out},
+				&lockedWriter{w: &stdout}, &lockedWriter{w: &stderr}, func(k string) string { return env[k] })
+			if err != nil {
+				t.Fatalf("run: %v\n%s", err, stderr.String())
+			}
+			written, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := results.ReadFile(out); err != nil {
+				t.Fatalf("the results as run returned them: %v", err)
+			}
+			if n := livingWith(tag); n > 0 {
+				t.Errorf("%d process(es) of the engine outlive run", n)
+			}
+
+			// A later process, holding a secret: the daemon (if alive) would copy it.
+			later := exec.Command("sleep", "3")
+			later.Env = append(os.Environ(), "SANDBOX_SECRET="+sandboxSecret)
+			if err := later.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(1500 * time.Millisecond)
+			_ = later.Process.Kill()
+			_ = later.Wait()
+
+			stolenFiles, _ := filepath.Glob(filepath.Join(src, "stolen"))
+			more, _ := filepath.Glob(filepath.Join(cache, "*", "stolen"))
+			for _, f := range append(stolenFiles, more...) {
+				if data, _ := os.ReadFile(f); bytes.Contains(data, []byte(sandboxSecret)) {
+					t.Errorf("a later process's secret was read: %s", f)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(src, "stolen")); err != nil && phase == "serve" {
+				t.Errorf("the daemon never ran (no %s): %v", stolen, err)
+			}
+			after, err := os.ReadFile(out)
+			if err != nil || !bytes.Equal(after, written) {
+				t.Errorf("the results file changed after run returned (%d bytes, then %d: %.40q)", len(written), len(after), after)
+			}
+		})
+	}
+}
+
+// livingWith counts the live (not zombie) processes whose command line contains s.
+func livingWith(s string) int {
+	ents, _ := os.ReadDir("/proc")
+	n := 0
+	for _, e := range ents {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil || !strings.Contains(strings.ReplaceAll(string(data), "\x00", " "), s) {
+			continue
+		}
+		stat, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if i := bytes.LastIndexByte(stat, ')'); i > 0 && len(stat) > i+2 && (stat[i+2] == 'Z' || stat[i+2] == 'X') {
+			continue
+		}
+		n++
+	}
+	return n
+}
+
+// TestPrepareEngineRunTrust: an untrusted served run marks the runner's tool directory; a
+// trusted one there is then refused before anything is built, unless the runner says it is
+// ephemeral; engine.sandbox: none passes without a sandbox and its note is recorded.
+func TestPrepareEngineRunTrust(t *testing.T) {
+	tools := t.TempDir()
+	vars := map[string]string{"RUNNER_TOOL_CACHE": tools}
+	env := &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return vars[k] }, Log: slog.New(slog.DiscardHandler)}
+	o := defaultRunOptions()
+	o.Engine.Sandbox = "none"
+	o.Engine.Trust = string(engine.TrustTrusted)
+	if sb, err := prepareEngineRun(context.Background(), env, o); err != nil || sb != nil {
+		t.Fatalf("a trusted run on a fresh runner = %v, %v; want no sandbox (none) and no error", sb, err)
+	}
+	o.Engine.Trust = string(engine.TrustUntrusted)
+	if _, err := prepareEngineRun(context.Background(), env, o); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(tools, engine.UntrustedMarker)); err != nil {
+		t.Fatalf("the untrusted run left no marker: %v", err)
+	}
+	o.Engine.Trust = string(engine.TrustTrusted)
+	if _, err := prepareEngineRun(context.Background(), env, o); err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Errorf("a trusted run after an untrusted one on a persistent runner = %v, want refused", err)
+	}
+	vars[engine.EphemeralVar] = "true"
+	if _, err := prepareEngineRun(context.Background(), env, o); err != nil {
+		t.Errorf("on a runner that says it is ephemeral: %v", err)
+	}
+	if n := sandboxNotes(o); len(n) != 1 || !strings.Contains(n[0], "unconfined") {
+		t.Errorf("the notes of engine.sandbox: none = %q", n)
+	}
+}
+
+// TestRunEngineSandboxSIGKILL: speedmatrix SIGKILLed while its sandboxed server (which left a
+// setsid daemon) loads leaves no process of the engine: the reaper, the sandbox's init, gets
+// its parent-death signal and exits, and the kernel ends the namespace.
+func TestRunEngineSandboxSIGKILL(t *testing.T) {
+	if err := engine.SandboxCheck(context.Background(), engineReaper()); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("the sandbox is needed in CI: %v", err)
+		}
+		t.Skipf("no sandbox on this machine: %v", err)
+	}
+	src, _, _ := gitInit(t)
+	tag := "speedmatrix-sandbox-daemon-kill-" + strconv.Itoa(os.Getpid())
+	started := filepath.Join(src, "started")
+	cfg := filepath.Join(t.TempDir(), "speedmatrix.yaml")
+	yaml := engineMatrix + fmt.Sprintf(`engine:
+  name: sandboxed
+  source: %q
+  build: none
+  serve:
+    command: [bash, -c, %q]
+    port: 0
+    ready_timeout: 60s
+    stop_grace: 2s
+`, src, fmt.Sprintf(`setsid bash -c 'sleep 300; : %s-daemon' </dev/null >/dev/null 2>&1 & echo > %q; exec bash -c 'sleep 300; : %s-server'`, tag, started, tag))
+	if err := os.WriteFile(cfg, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	helper := exec.Command(os.Args[0], "-test.run=^TestEngineServeHelper$", "--", "run", "--config", cfg, "-o", filepath.Join(t.TempDir(), "r.json"))
+	helper.Env = append(os.Environ(), "SPEEDMATRIX_ENGINE_HELPER=1")
+	helper.Stderr = &lockedWriter{w: &stderr}
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = helper.Wait(); close(exited) }()
+	waitFile(t, started, helper, &stderr)
+	for range 500 {
+		if livingWith(tag) >= 2 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := livingWith(tag); n < 2 {
+		t.Fatalf("%d engine processes running, want the server and its daemon\n%s", n, stderr.String())
+	}
+	if err := helper.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-exited
+	n := 0
+	for range 2000 { // the kernel's signals are asynchronous: poll, bounded by a count
+		if n = livingWith(tag); n == 0 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n > 0 {
+		t.Errorf("%d engine process(es) outlived speedmatrix's SIGKILL", n)
+	}
+}
