@@ -15,9 +15,10 @@ set -euo pipefail
 : "${RUNNER_TEMP:?RUNNER_TEMP is not set: this script is run by action.yml on an Actions runner}"
 : "${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set: this script is run by action.yml on an Actions runner}"
 
-# The source that makes the binary: every file but git's, tests, test data and prose.
-hash=$(find . -path ./.git -prune -o -path '*/testdata' -prune -o -type f ! -name '*_test.go' ! -name '*.md' -print0 |
-  LC_ALL=C sort -z | xargs -0 sha256sum | sha256sum | cut -c1-16)
+# The source that makes the binary (release/sourcehash.sh): every file but git's, tests, test
+# data, prose, the workflows and release/.
+source_hash=$(bash "$(dirname "$0")/sourcehash.sh")
+hash=${source_hash:0:16}
 dir="$RUNNER_TEMP/speedmatrix-bin-$hash"
 bin="$dir/speedmatrix"
 mkdir -p "$dir"
@@ -38,7 +39,14 @@ Linux/aarch64 | Linux/arm64) name=speedmatrix_linux_arm64 ;;
 esac
 want=""
 if [ -n "$name" ] && [ -f release/SHA256SUMS ] && [ -f release/TAG ]; then
-  want=$(awk -v n="$name" '$2 == n { print $1 }' release/SHA256SUMS)
+  # Only for the source the release was built from: a later commit that still carries the
+  # release's sums (its code changed, release/ did not) builds its own binary.
+  released=$(awk '$1 == "#" && $2 == "source" { print $3 }' release/SHA256SUMS)
+  if [ "$released" = "$source_hash" ]; then
+    want=$(awk -v n="$name" '$2 == n { print $1 }' release/SHA256SUMS)
+  else
+    echo "speedmatrix: this source is not the one release/SHA256SUMS was made from (release/sourcehash.sh); building from source"
+  fi
 fi
 if [ -n "$want" ]; then
   tag=$(tr -d ' \n\r' <release/TAG)

@@ -35,6 +35,7 @@ for target in linux/amd64 linux/arm64; do
 done
 {
   echo "# $(go env GOVERSION)"
+  echo "# source $(bash release/sourcehash.sh)"
   (cd dist && sha256sum speedmatrix_*)
 } >dist/SHA256SUMS
 if $verify; then

@@ -108,21 +108,31 @@ func TestBinaryRelease(t *testing.T) {
 		sums   string
 		found  string
 		prints string
+		later  bool
 	}{
-		{"matching", bin, hex.EncodeToString(sum[:]), "true", "release binary " + name + " of v1.2.3"},
-		{"tampered", []byte("#!/bin/sh\necho evil\n"), hex.EncodeToString(sum[:]), "false", "is not used, the action builds from source"},
-		{"not released", nil, hex.EncodeToString(sum[:]), "false", "no release binary at"},
-		{"no sums for this source", bin, "", "false", ""},
+		{"matching", bin, hex.EncodeToString(sum[:]), "true", "release binary " + name + " of v1.2.3", false},
+		{"tampered", []byte("#!/bin/sh\necho evil\n"), hex.EncodeToString(sum[:]), "false", "is not used, the action builds from source", false},
+		{"not released", nil, hex.EncodeToString(sum[:]), "false", "no release binary at", false},
+		{"no sums for this source", bin, "", "false", "", false},
+		{"the release's sums in a later source", bin, hex.EncodeToString(sum[:]), "false", "not the one release/SHA256SUMS was made from", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			served = tc.serve
 			src, tmp := t.TempDir(), t.TempDir()
 			files := map[string]string{"go.mod": "module x\n"}
 			if tc.sums != "" {
-				files["release/SHA256SUMS"] = "# go1.26.8\n" + tc.sums + "  " + name + "\n"
 				files["release/TAG"] = "v1.2.3\n"
 			}
 			writeTree(t, src, files)
+			if tc.sums != "" {
+				// The sums name the source they were made from; a later source carrying them
+				// builds its own binary.
+				source := sourceHash(t, src)
+				if tc.later {
+					source = strings.Repeat("0", 64)
+				}
+				writeTree(t, src, map[string]string{"release/SHA256SUMS": "# go1.26.8\n# source " + source + "\n" + tc.sums + "  " + name + "\n"})
+			}
 			got, printed := binaryRun(t, src, tmp, srv.URL)
 			if got["found"] != tc.found || !strings.Contains(printed, tc.prints) {
 				t.Fatalf("%v %q, want found=%s and %q", got, printed, tc.found, tc.prints)
@@ -136,4 +146,20 @@ func TestBinaryRelease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// sourceHash runs release/sourcehash.sh in src.
+func sourceHash(t *testing.T, src string) string {
+	t.Helper()
+	script, err := filepath.Abs("../../release/sourcehash.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", script)
+	cmd.Dir = src
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("sourcehash.sh: %v", err)
+	}
+	return strings.TrimSpace(string(out))
 }
