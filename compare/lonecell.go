@@ -30,8 +30,23 @@ func checkLoneCells(c *results.Comparison, in Input) {
 	}
 	grouped := map[string]bool{}
 	rows, cols := map[string]bool{}, map[string]bool{} // cells in a tested row, column
+	regressed := map[string]bool{}
+	for i := range c.Cells {
+		if c.Cells[i].Verdict == results.VerdictRegression {
+			regressed[c.Cells[i].Cell] = true
+		}
+	}
 	for _, g := range c.Groups {
-		if g.Verdict == results.VerdictRegression || g.Verdict == results.VerdictUnproven {
+		// An unproven group whose slowness rests on one regressed cell (its interval pulled
+		// wholly past δ by that cell alone, as one stalled window does to its column) does not
+		// make that cell part of a shape: the cell is judged lone or not by the rules below.
+		n := 0
+		for _, id := range g.Cells {
+			if regressed[id] {
+				n++
+			}
+		}
+		if g.Verdict == results.VerdictRegression || (g.Verdict == results.VerdictUnproven && n != 1) {
 			for _, id := range g.Cells {
 				grouped[id] = true
 			}
