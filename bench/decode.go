@@ -22,8 +22,12 @@ type trialResult struct {
 	// StopTimedOut is set when workers did not stop within Timeouts.Stop.
 	StopTimedOut bool
 	// Dead is set (ErrServerDead, wrapped) when nothing moved during readiness for the stall
-	// span and the probe got no answer: the server hangs and the run ends.
+	// span and the probe got no answer: the server hangs and the run ends (ErrHostStarved,
+	// wrapped, when the probe went unanswered because the machine starved this client).
 	Dead error
+	// Starved says why the machine, not the engine, decided this window (starve.go): the
+	// client ran late or the simulator skipped model time. "" when it did not.
+	Starved string
 }
 
 // errInterrupted marks a trial ended by the caller's context.
@@ -130,6 +134,15 @@ func (s *session) measureDecode(ctx context.Context, id results.CellID, prompt s
 	// Readiness.
 	s.phase(id, PhaseReadiness)
 	start := s.now()
+	stopLag := s.lagMeter().Start()
+	var late Lateness
+	lagging := true
+	endLag := func() {
+		if lagging {
+			lagging, late = false, stopLag()
+		}
+	}
+	defer endLag()
 	judge := newReadiness(c, s.cfg.Timeouts.Poll, useServer)
 	deadline := time.NewTimer(s.cfg.Timeouts.Readiness)
 	defer deadline.Stop()
@@ -208,6 +221,7 @@ ready:
 	defer timer.Stop()
 	closeWindow := func() {
 		w.End = s.now()
+		endLag()
 		s.budget.windows += w.End.Sub(w.Start)
 		stopSampler()
 		<-samplerDone
@@ -246,7 +260,9 @@ ready:
 	case "chunks":
 		s.note("the server sends no usage: output tokens were counted as one per chunk, which undercounts multi-token chunks (speculative decoding)")
 	}
-	return trialResult{Analysis: analyze(recs, w), Status: st, Why: why, StopTimedOut: stopTimedOut}, nil
+	starvedWhy := starved(w.End.Sub(start), late, simLost(w.First, w.Last))
+	s.log.Debug("the machine while measuring a window", "cell", id.String(), "span", w.End.Sub(start), "late_total", late.Total, "late_worst", late.Worst, "sim_lost_s", simLost(w.First, w.Last), "starved", starvedWhy)
+	return trialResult{Analysis: analyze(recs, w), Status: st, Why: why, StopTimedOut: stopTimedOut, Starved: starvedWhy}, nil
 }
 
 // Sampling inside a window: at least samplesPerWindow samples whatever the window's length,

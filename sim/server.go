@@ -104,6 +104,10 @@ type Server struct {
 	deadCh   chan struct{}
 	hung     atomic.Bool
 	crashed  atomic.Bool
+	// lost is the wall time, in nanoseconds, of the model time the scheduler skipped because
+	// it fell too far behind the wall clock to catch up (a machine that did not give it the CPU
+	// it needed), or that an injected starve fault took: the time its measurements miss.
+	lost atomic.Int64
 
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -305,7 +309,8 @@ func (s *Server) snapshot() engine.Stats {
 	return s.stats
 }
 
-// maxLag is how far the loop may fall behind the wall clock before it skips ahead.
+// maxLag is how far the loop may fall behind the wall clock before it skips ahead; what it
+// skips is counted lost (Server.lost, speedmatrix_sim_lost_seconds_total).
 const maxLag = 250 * time.Millisecond
 
 // loop is the scheduler: it alone touches the engine. Each iteration takes in new and aborted
@@ -328,6 +333,12 @@ func (s *Server) loop(ctx context.Context) {
 		s.mu.Unlock()
 		vreal := s.virtualNow()
 		if idle || vreal-vnow > time.Duration(float64(maxLag)*s.speedup) {
+			if !idle && vreal > vnow {
+				// Work was waiting and the loop ran too late to do it in time: that model
+				// time is gone, and a client counting tokens sees the engine slower.
+				s.lost.Add(int64(float64(vreal-vnow) / s.speedup))
+				s.log.Debug("sim: the step clock fell behind the wall clock and skipped ahead", "behind", time.Duration(float64(vreal-vnow)/s.speedup))
+			}
 			vnow = max(vnow, vreal)
 		}
 		for _, st := range subs {
@@ -361,6 +372,11 @@ func (s *Server) loop(ctx context.Context) {
 		idle = false
 		s.publishGauges()
 		end := vnow + res.Duration
+		if f := s.faults.Starve; f > 0 {
+			skip := time.Duration(float64(res.Duration) * f / (1 - f))
+			end += skip
+			s.lost.Add(int64(float64(skip) / s.speedup))
+		}
 		if d := s.realUntil(end); d > 0 {
 			if !s.sleep(ctx, timer, d, false) {
 				return

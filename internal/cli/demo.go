@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/report"
@@ -163,6 +164,9 @@ func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) e
 			return err
 		}
 	}
+	// A run the machine starved ends the others: the demo measures them all again slower.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	errs := make([]error, len(runs))
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, demoParallel)
@@ -176,6 +180,9 @@ func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) e
 		case slots <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
+			if err := context.Cause(ctx); errors.Is(err, bench.ErrHostStarved) {
+				return err
+			}
 			return ctx.Err()
 		}
 		env.Log.Info("demo: measuring the "+o.matrix+" matrix on the simulator", "side", r.side, "commit", ghbot.ShortSHA(r.commit), "slowdown", r.slowdown)
@@ -183,11 +190,43 @@ func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) e
 			defer func() { <-slots }()
 			if err := runSimulated(ctx, env, ro); err != nil {
 				errs[i] = fmt.Errorf("measure the %s (%s): %w", r.side, filepath.Base(r.path), err)
+				if errors.Is(err, bench.ErrHostStarved) {
+					cancel(errs[i])
+				}
 			}
 		})
 	}
 	wg.Wait()
+	if err := context.Cause(ctx); errors.Is(err, bench.ErrHostStarved) {
+		return err // the others' errors are the interruption it caused
+	}
 	return errors.Join(errs...)
+}
+
+// demoSpeedupFloor is the lowest speedup the demo lowers its simulator to on its own: below it
+// the demo would take minutes, and a machine that cannot keep even this speed is told so.
+const demoSpeedupFloor = 5
+
+// demoMeasureFed measures the demo's runs (demoMeasure) at o.speedup; when the machine could
+// not keep up with the simulator (bench.ErrHostStarved: the client or the simulator was kept
+// off the CPU so long that a window would measure the machine's load, not the engine) and
+// adapt is set (--sim-speedup not given), it measures every run again, base and head alike, at
+// a quarter of the speedup, down to demoSpeedupFloor, and says so: lowered is what the
+// summary tells ("" when the speedup stayed). A machine that cannot keep the floor ends the
+// demo with the error, which names the setting to try.
+func demoMeasureFed(ctx context.Context, env *Env, o *demoOptions, runs []demoRun, adapt bool) (lowered string, err error) {
+	first := o.speedup
+	for {
+		err = demoMeasure(ctx, env, *o, runs)
+		if err == nil || !errors.Is(err, bench.ErrHostStarved) || !adapt || o.speedup/4 < demoSpeedupFloor {
+			return lowered, err
+		}
+		next := o.speedup / 4
+		env.Log.Warn("demo: this machine could not keep up with the simulator; measuring every run again, the base and the head, at a lower speedup",
+			"speedup", o.speedup, "now", next, "why", firstLine(err.Error()))
+		o.speedup = next
+		lowered = fmt.Sprintf("lowered from %g×: this machine, busy with other work, could not keep the simulator and the client on time at %g× (%s)", first, first, firstLine(err.Error()))
+	}
 }
 
 // runDemo measures the base several times and the head on the simulator, stores the base's
@@ -217,7 +256,8 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 		return err
 	}
 	runs := demoRuns(dir, o.historyRuns, o.headSlowdown)
-	if err := demoMeasure(ctx, env, o, runs); err != nil {
+	lowered, err := demoMeasureFed(ctx, env, &o, runs, !cmd.Flags().Changed("sim-speedup"))
+	if err != nil {
 		return err
 	}
 	// The base's runs go through the store, as the bot's pushes do: each stored under its
@@ -269,7 +309,7 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 	case "markdown":
 		_, err = io.WriteString(env.Stdout, d.Comment.Body)
 	default:
-		err = demoSummary(env.Stdout, d, demoSummaryInput{dir: dir, store: st.Root(), slowdown: o.headSlowdown, matrix: o.matrix, profile: o.profile, speedup: head.TimeScale(), runs: o.historyRuns, tempDir: o.dir == ""})
+		err = demoSummary(env.Stdout, d, demoSummaryInput{lowered: lowered, dir: dir, store: st.Root(), slowdown: o.headSlowdown, matrix: o.matrix, profile: o.profile, speedup: head.TimeScale(), runs: o.historyRuns, tempDir: o.dir == ""})
 	}
 	if err != nil {
 		return err

@@ -1,0 +1,173 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// ErrHostStarved is returned (wrapped) when the machine that runs the measurement did not give
+// the client, or a simulator on the same machine, the CPU it needed, measurement after
+// measurement: what it measured is the machine's load, not the engine's speed, so the run ends
+// with the cells measured until then (marked partial) and the error says what to change.
+var ErrHostStarved = errors.New("the machine could not keep up with the measurement")
+
+// Lateness is how late a process ran while it measured: the sum over its meter's ticks of how
+// much later than asked each woke (Total), and the longest single delay (Worst).
+type Lateness struct {
+	Total, Worst time.Duration
+}
+
+// LagMeter measures how late this process runs. Start begins a measurement; the function it
+// returns ends it and returns the lateness seen in between.
+type LagMeter interface {
+	Start() (stop func() Lateness)
+}
+
+// lagPeriod is the tick of the default lag meter, lagSlack what of each tick's delay is the
+// timer's ordinary jitter and not counted.
+const (
+	lagPeriod = 5 * time.Millisecond
+	lagSlack  = time.Millisecond
+)
+
+// tickMeter is the default LagMeter: a goroutine that sleeps lagPeriod again and again and
+// adds up how much longer each sleep took than asked. A goroutine of this process that wants
+// the CPU and waits for it is as late as the client's stream readers and, in-process, the
+// simulator's scheduler: a machine busy with other work, or a process that needs more CPU than
+// the machine has, shows as lateness. In a testing/synctest bubble it is never late.
+type tickMeter struct{}
+
+// Start starts the ticking goroutine.
+func (tickMeter) Start() func() Lateness {
+	stop := make(chan struct{})
+	done := make(chan Lateness, 1)
+	go func() {
+		var l Lateness
+		t := time.NewTimer(lagPeriod)
+		defer t.Stop()
+		last := time.Now()
+		for {
+			select {
+			case <-stop:
+				done <- l
+				return
+			case <-t.C:
+			}
+			now := time.Now()
+			if late := now.Sub(last) - lagPeriod - lagSlack; late > 0 {
+				l.Total += late
+				l.Worst = max(l.Worst, late)
+			}
+			last = now
+			t.Reset(lagPeriod)
+		}
+	}()
+	return func() Lateness {
+		close(stop)
+		return <-done
+	}
+}
+
+// The thresholds of a starved measurement, as shares of the measurement's span (readiness and
+// window, or the wait judged). A client off the CPU for d when its window closes counts none of
+// the tokens of those d while the window's length holds them (an in-process simulator, off the
+// CPU too, catches up only after): the cell reads up to d/span slower, and a d at the window's
+// start reads it faster; a simulator that falls too far behind skips model time outright. How
+// long the client waits for the CPU in all does not bias a window by itself (a busy machine
+// hands out short slices), so only the longest wait is judged; Lateness.Total is reported.
+const (
+	// starveWorst: the client was off the CPU for this share of the span at once (60 ms of a
+	// 1.5 s window, the in-process simulator's at 20×): a bias beyond the noise a comparison
+	// tells from a 3 % change.
+	starveWorst = 0.04
+	// starveLost: the simulator skipped this share of the window's model time, which reads
+	// the engine that much slower.
+	starveLost = 0.02
+)
+
+// starveRetries is how many times a starved measurement is made again, after the machine
+// settles, before the run gives up on the machine (ErrHostStarved).
+const starveRetries = 2
+
+// starved says why a measurement of span (the window, or the wait judged) that saw the client
+// late by l and the simulator lose lost seconds (negative: not a simulator) is the machine's
+// fault; "" when it is not.
+func starved(span time.Duration, l Lateness, lost float64) string {
+	if span <= 0 {
+		return ""
+	}
+	share := func(d time.Duration) string {
+		return strconv.FormatFloat(100*d.Seconds()/span.Seconds(), 'f', 0, 64) + " %"
+	}
+	switch {
+	case lost >= 0 && lost >= starveLost*span.Seconds():
+		d := time.Duration(lost * float64(time.Second))
+		return fmt.Sprintf("the simulator fell behind the wall clock and skipped %v of the %v window (%s)", d.Round(time.Millisecond), span.Round(time.Millisecond), share(d))
+	case float64(l.Worst) >= starveWorst*float64(span):
+		return fmt.Sprintf("the client waited %v at once for the CPU in %v (%s; %v in all)", l.Worst.Round(time.Millisecond), span.Round(time.Millisecond), share(l.Worst), l.Total.Round(time.Millisecond))
+	}
+	return ""
+}
+
+// lagMeter returns the run's LagMeter.
+func (s *session) lagMeter() LagMeter {
+	if s.r.Lag != nil {
+		return s.r.Lag
+	}
+	return tickMeter{}
+}
+
+// starveHint says what to change when the machine could not keep up: against a simulator that
+// runs faster than its profile, a lower speedup (a quarter, at least 1); otherwise, idle cores.
+func (s *session) starveHint() string {
+	if ts := s.cfg.TimeScale; ts > 1 {
+		lower := max(1, ts/4)
+		return fmt.Sprintf("the simulator runs %s× faster than its profile, and this machine did not give it and the client the CPU that takes: run again with --sim-speedup %s (or on idle cores)",
+			strconv.FormatFloat(ts, 'g', -1, 64), strconv.FormatFloat(lower, 'g', 4, 64))
+	}
+	return "other work took the CPU this client needs: run again on idle cores (the numbers measured so far are the machine's load, not the engine's speed)"
+}
+
+// hostStarved returns ErrHostStarved, wrapped with why and what to change.
+func (s *session) hostStarved(what, why string) error {
+	return fmt.Errorf("%w: %s (%s, %d times); %s", ErrHostStarved, what, why, 1+starveRetries, s.starveHint())
+}
+
+// settle waits, up to settleTries spans of settleSpan, for a span in which the client is not
+// starved, so that a measurement made again does not meet the same burst of load.
+func (s *session) settle(ctx context.Context) error {
+	span := max(s.cfg.Duration/2, settleMin)
+	for range settleTries {
+		stop := s.lagMeter().Start()
+		t := time.NewTimer(span)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			stop()
+			return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+		case <-t.C:
+		}
+		if starved(span, stop(), -1) == "" {
+			return nil
+		}
+	}
+	return nil
+}
+
+// settleMin and settleTries bound settle's wait.
+const (
+	settleMin   = 200 * time.Millisecond
+	settleTries = 5
+)
+
+// simLost returns the simulator's lost seconds between two scrapes, -1 when either lacks the
+// counter (not the built-in simulator).
+func simLost(first, last *Sample) float64 {
+	if first == nil || last == nil || !first.Counters.SimLost.OK || !last.Counters.SimLost.OK {
+		return -1
+	}
+	return max(0, last.Counters.SimLost.V-first.Counters.SimLost.V)
+}
