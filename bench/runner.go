@@ -56,6 +56,8 @@ type session struct {
 	model    string
 	hasQueue bool // /metrics reports running and waiting
 	rampTTFT bool // some cell took TTFT from the requests that opened its window
+	// scoutLate is how late the client ran during the last scout request (starve.go).
+	scoutLate Lateness
 	budget   budget
 }
 
@@ -522,7 +524,14 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 		s.progress.CellStart(pid, 1)
 	}
 	began := s.now()
-	trial, err := s.scout(ctx, prompt)
+	trial, err := s.scoutOnTime(ctx, p, prompt, label)
+	if errors.Is(err, ErrHostStarved) {
+		if p.Prefill {
+			s.addPrefill(results.PrefillCell{Context: p.Context, ContextLabel: p.Label, Status: results.StatusError, Error: "not measured: " + err.Error()})
+			s.checkpoint()
+		}
+		return err
+	}
 	if errors.Is(err, ErrServerDead) {
 		return err // its watch found the server hung
 	}
@@ -546,11 +555,16 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 			pr, err := s.buildPrompt(ctx, p.Tokens, fmt.Sprintf("%s trial %d", label, t))
 			if err == nil {
 				var tr results.PrefillTrial
-				tr, err = s.scout(ctx, pr)
+				tr, err = s.scoutOnTime(ctx, p, pr, fmt.Sprintf("%s trial %d", label, t))
 				if err == nil {
 					trials = append(trials, tr)
 					continue
 				}
+			}
+			if errors.Is(err, ErrHostStarved) {
+				s.addPrefill(results.PrefillCell{Context: p.Context, ContextLabel: p.Label, Status: results.StatusError, Error: "not measured: " + err.Error()})
+				s.checkpoint()
+				return err
 			}
 			if errors.Is(err, ErrServerDead) {
 				return err
@@ -631,7 +645,9 @@ func (s *session) scout(ctx context.Context, p Prompt) (results.PrefillTrial, er
 	defer cancel()
 	before := s.prefixCounters(sctx)
 	wctx, watched := s.watchRequest(sctx, "a scout request")
+	stopLag := s.lagMeter().Start()
 	res, err := s.r.Stream.Stream(wctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: p.Text, MaxTokens: 1}, nil)
+	s.scoutLate = stopLag()
 	if dead := watched(); dead != nil {
 		return results.PrefillTrial{}, dead
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // ErrHostStarved is returned (wrapped) when the machine that runs the measurement did not give
@@ -170,4 +172,77 @@ func simLost(first, last *Sample) float64 {
 		return -1
 	}
 	return max(0, last.Counters.SimLost.V-first.Counters.SimLost.V)
+}
+
+// starveScout is the share of a prefill's TTFT the client may spend off the CPU at once before
+// the TTFT is the machine's, not the engine's (a client late by d reads the first token up to
+// d late); scoutSlack is a delay short enough never to count.
+const (
+	starveScout = 0.20
+	scoutSlack  = 5 * time.Millisecond
+)
+
+// starvedScout says why a prefill trial's TTFT is the machine's fault, from the client's
+// lateness and the simulator's lost seconds meanwhile (negative: not a simulator); "" when it
+// is not.
+func starvedScout(ttft time.Duration, l Lateness, lost float64) string {
+	switch {
+	case ttft <= 0:
+		return ""
+	case lost >= 0 && lost >= starveLost*ttft.Seconds():
+		return fmt.Sprintf("the simulator fell behind the wall clock and skipped %v during a %v prefill", time.Duration(lost*float64(time.Second)).Round(time.Millisecond), ttft.Round(time.Millisecond))
+	case l.Worst >= scoutSlack && float64(l.Worst) >= starveScout*float64(ttft):
+		return fmt.Sprintf("the client waited %v at once for the CPU during a %v prefill", l.Worst.Round(time.Millisecond), ttft.Round(time.Millisecond))
+	}
+	return ""
+}
+
+// lostNow reads the simulator's lost seconds (-1 when the server reports none).
+func (s *session) lostNow(ctx context.Context) float64 {
+	if s.r.Metrics == nil {
+		return -1
+	}
+	sm, err := s.scrape(ctx)
+	if err != nil || !sm.Counters.SimLost.OK {
+		return -1
+	}
+	return sm.Counters.SimLost.V
+}
+
+// scoutOnTime sends a scout (scout) and, when the context's prefill is measured and the machine
+// starved the scout, sends it again with a new prompt (the first one's prefix is cached) once
+// the machine settles, up to starveRetries times; then it gives up on the machine
+// (ErrHostStarved), never on the engine.
+func (s *session) scoutOnTime(ctx context.Context, p *ctxPlan, pr Prompt, label string) (results.PrefillTrial, error) {
+	if !p.Prefill {
+		return s.scout(ctx, pr) // it only warms the prefix cache: nothing of it is recorded
+	}
+	lost0 := s.lostNow(ctx)
+	tr, err := s.scout(ctx, pr)
+	for tries := 0; err == nil; tries++ {
+		lost := -1.0
+		if lost1 := s.lostNow(ctx); lost0 >= 0 && lost1 >= 0 {
+			lost = max(0, lost1-lost0)
+		}
+		why := starvedScout(time.Duration(tr.TTFTMs*float64(time.Millisecond)), s.scoutLate, lost)
+		if why == "" {
+			return tr, nil
+		}
+		if tries >= starveRetries {
+			return tr, s.hostStarved("the prefill of "+p.Label, why)
+		}
+		s.log.Warn("the machine starved this prefill: measuring it again, with a new prompt, once the machine settles", "cell", "prefill/"+p.Label, "why", why, "try", tries+2)
+		if err := s.settle(ctx); err != nil {
+			return tr, err
+		}
+		if err := s.drain(ctx, "before prefill "+p.Label+" again"); err != nil {
+			return tr, err
+		}
+		if pr, err = s.buildPrompt(ctx, p.Tokens, fmt.Sprintf("%s again %d", label, tries+1)); err != nil {
+			return tr, err
+		}
+		lost0 = s.lostNow(ctx)
+		tr, err = s.scout(ctx, pr)
+	}
+	return tr, err
 }

@@ -1,0 +1,167 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// scriptedLag is a LagMeter whose first starvedStarts measurements report the client off the
+// CPU for a whole second at once, and the rest none: a machine that starves the run, made
+// deterministic.
+type scriptedLag struct {
+	starvedStarts int64
+	starts        atomic.Int64
+}
+
+func (m *scriptedLag) Start() func() Lateness {
+	n := m.starts.Add(1)
+	return func() Lateness {
+		if m.starvedStarts < 0 || n <= m.starvedStarts {
+			return Lateness{Total: 2 * time.Second, Worst: time.Second}
+		}
+		return Lateness{}
+	}
+}
+
+func TestStarved(t *testing.T) {
+	window := 1500 * time.Millisecond
+	tests := []struct {
+		name string
+		late Lateness
+		lost float64
+		want string // a word of the reason; "" for not starved
+	}{
+		{"idle machine", Lateness{Total: 5 * time.Millisecond, Worst: time.Millisecond}, 0, ""},
+		{"busy machine, short slices", Lateness{Total: 600 * time.Millisecond, Worst: 20 * time.Millisecond}, -1, ""},
+		{"off the CPU 80 ms at once", Lateness{Total: 100 * time.Millisecond, Worst: 80 * time.Millisecond}, -1, "waited 80ms at once"},
+		{"simulator skipped 50 ms", Lateness{}, 0.05, "skipped 50ms"},
+		{"simulator skipped 10 ms", Lateness{}, 0.01, ""},
+		{"not a simulator", Lateness{}, -1, ""},
+	}
+	for _, tt := range tests {
+		got := starved(window, tt.late, tt.lost)
+		if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+			t.Errorf("%s: starved = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	if got := starved(0, Lateness{Worst: time.Second}, 1); got != "" {
+		t.Errorf("no span: starved = %q, want none", got)
+	}
+}
+
+// TestRunStarvedWindowMeasuredAgain: a window the machine starved is measured again once the
+// machine settles; the cell then holds the window measured on time, valid, and the run ends
+// well.
+func TestRunStarvedWindowMeasuredAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarnessSim(t, steady())
+		lag := &scriptedLag{starvedStarts: 2} // the first window and the first settle
+		h.runner.Lag = lag
+		cfg := shortConfig(2)
+		cfg.PrefillFromDecode = false // the decode window is the first measurement judged
+		f, err := h.runner.Run(context.Background(), cfg)
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		c := decodeCell(t, f, "1K", 2)
+		if c.Status != results.StatusValid || len(c.Trials) != 1 {
+			t.Errorf("cell %s with %d trials, want valid with the one window measured on time", c.Status, len(c.Trials))
+		}
+		if !strings.Contains(h.logs.String(), "starved this window") {
+			t.Errorf("the log does not say that the window was measured again:\n%s", h.logs.String())
+		}
+	})
+}
+
+// TestRunStarvedMachineEnds: a machine that starves every window never yields a valid number,
+// nor a verdict on the server (stalled, queued, dead): the cell is an error that says the
+// machine could not keep up, the run ends with ErrHostStarved, partial, and against a
+// simulator the error names the speedup to use.
+func TestRunStarvedMachineEnds(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		timeScale float64
+		hint      string
+	}{
+		{"simulator at 20×", 20, "--sim-speedup 5"},
+		{"real server", 0, "idle cores"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := newHarnessSim(t, steady())
+				h.runner.Lag = &scriptedLag{starvedStarts: -1}
+				cfg := testConfig([]int{1024, 2048}, []int{1, 2}, 300*time.Millisecond, 1001)
+				cfg.TimeScale = tt.timeScale
+				f, err := h.runner.Run(context.Background(), cfg)
+				if !errors.Is(err, ErrHostStarved) || errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), tt.hint) {
+					t.Fatalf("err = %v, want ErrHostStarved naming %q", err, tt.hint)
+				}
+				if f == nil || !f.Run.Partial {
+					t.Fatalf("file %v, want the partial results", f)
+				}
+				for _, c := range f.Decode {
+					if c.Status == results.StatusValid || c.Status == results.StatusQueued {
+						t.Errorf("decode %s×%d is %s from a starved machine", c.ContextLabel, c.Concurrency, c.Status)
+					}
+				}
+				for _, c := range f.Prefill {
+					if c.Status == results.StatusValid {
+						t.Errorf("prefill %s is valid from a starved machine", c.ContextLabel)
+					}
+				}
+				if len(f.Prefill) != 1 || len(f.Decode) != 0 || !strings.Contains(f.Prefill[0].Error, "could not keep up") {
+					t.Errorf("prefill cells %+v and decode cells %+v, want the first prefill an error saying the machine could not keep up, and nothing after it", f.Prefill, f.Decode)
+				}
+			})
+		})
+	}
+}
+
+// TestRunStarvedScoutMeasuredAgain: a prefill whose TTFT the machine starved is measured again
+// with a new prompt once the machine settles, and the cell holds the trial measured on time.
+func TestRunStarvedScoutMeasuredAgain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarnessSim(t, steady())
+		h.runner.Lag = &scriptedLag{starvedStarts: 1} // the first scout
+		f, err := h.runner.Run(context.Background(), shortConfig(1))
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		if len(f.Prefill) != 1 || f.Prefill[0].Status != results.StatusValid || len(f.Prefill[0].Trials) != 1 {
+			t.Fatalf("prefill cells %+v, want one valid with the one trial measured on time", f.Prefill)
+		}
+		if !strings.Contains(h.logs.String(), "starved this prefill") {
+			t.Errorf("the log does not say that the prefill was measured again:\n%s", h.logs.String())
+		}
+		if c := decodeCell(t, f, "1K", 1); c.Status != results.StatusValid {
+			t.Errorf("decode cell %s, want valid", c.Status)
+		}
+	})
+}
+
+func TestStarvedScout(t *testing.T) {
+	tests := []struct {
+		ttft, worst time.Duration
+		starved     bool
+	}{
+		{30 * time.Millisecond, 2 * time.Millisecond, false}, // within the slack
+		{30 * time.Millisecond, 10 * time.Millisecond, true},
+		{600 * time.Millisecond, 60 * time.Millisecond, false},
+		{600 * time.Millisecond, 150 * time.Millisecond, true},
+	}
+	if starvedScout(100*time.Millisecond, Lateness{}, 0.01) == "" {
+		t.Error("a simulator that skipped 10 ms of a 100 ms prefill: not starved")
+	}
+	for _, tt := range tests {
+		if got := starvedScout(tt.ttft, Lateness{Worst: tt.worst}, -1) != ""; got != tt.starved {
+			t.Errorf("TTFT %v, worst %v: starved %v, want %v", tt.ttft, tt.worst, got, tt.starved)
+		}
+	}
+}
