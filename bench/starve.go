@@ -246,3 +246,20 @@ func (s *session) scoutOnTime(ctx context.Context, p *ctxPlan, pr Prompt, label 
 	}
 	return tr, err
 }
+
+// MeasureLag returns how late this process ran over d (the default LagMeter's ticks), for a
+// caller that picks a pace before it measures.
+func MeasureLag(ctx context.Context, d time.Duration) Lateness {
+	stop := tickMeter{}.Start()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return stop()
+}
+
+// KeepsUp says why a machine late by l would starve a window of span (starved's rule for the
+// client), "" when it would not.
+func KeepsUp(span time.Duration, l Lateness) string { return starved(span, l, -1) }

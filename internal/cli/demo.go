@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -94,7 +95,11 @@ on 2× H200) and:
  4. summarises on the terminal: the verdict, the cells that regressed, and the files.
 
 Figures are in the profile's time (the rates of the GPU it simulates), though it runs
---sim-speedup times faster. --format markdown prints the PR comment instead of the summary,
+--sim-speedup times faster. A measurement the machine could not make (the client or the
+simulator kept off the CPU by other work long enough to bias a window) is never a verdict:
+it is measured again, and without --sim-speedup the demo measures every run at a quarter of
+the speed (down to 5×) on a machine too busy for 20×, and says so; a machine too busy even
+for that ends the demo with an error that names the setting to try. --format markdown prints the PR comment instead of the summary,
 --format text the comparison for a terminal.
 
 The exit status is 0 when the demo ran, whatever the verdict; with --exit-code it is 3 when
@@ -119,7 +124,7 @@ the comparison finds a regression, as for "speedmatrix compare".`,
 	f.StringVar(&o.headSlowdown, "head-slowdown", demoSlowdown, "make the head slower (see speedmatrix sim --help); '' for an A/A run")
 	f.IntVar(&o.historyRuns, "history-runs", demoHistoryRuns, "measure the base this many times, as separate runs of earlier default-branch commits, and store them as the baseline's history (the run-to-run noise)")
 	f.StringVar(&o.profile, "sim-profile", profile.Default, "the simulator's profile: a built-in name or a YAML file")
-	f.Float64Var(&o.speedup, "sim-speedup", demoSpeedup, "run the simulator this many times faster than its profile")
+	f.Float64Var(&o.speedup, "sim-speedup", demoSpeedup, "run the simulator this many times faster than its profile (not given: lowered to 5 on a machine too busy for 20)")
 	f.StringVar(&o.format, "format", "summary", "what to print: summary, markdown (the PR comment) or text (the comparison for a terminal)")
 	f.BoolVar(&o.quiet, "quiet", false, "show no progress while measuring")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit with status 3 when the comparison finds a regression")
@@ -207,6 +212,15 @@ func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) e
 // the demo would take minutes, and a machine that cannot keep even this speed is told so.
 const demoSpeedupFloor = 5
 
+// demoProbe is how long the demo measures the machine's lateness before it picks its speedup.
+const demoProbe = time.Second
+
+// demoWindow returns the demo's decode window at speedup: the default window's model time,
+// as run gives it the in-process simulator (runOptions.simTime).
+func demoWindow(speedup float64) time.Duration {
+	return max(time.Duration(float64(defaultRunOptions().Duration)/speedup), bench.MinDuration)
+}
+
 // demoMeasureFed measures the demo's runs (demoMeasure) at o.speedup; when the machine could
 // not keep up with the simulator (bench.ErrHostStarved: the client or the simulator was kept
 // off the CPU so long that a window would measure the machine's load, not the engine) and
@@ -216,6 +230,20 @@ const demoSpeedupFloor = 5
 // demo with the error, which names the setting to try.
 func demoMeasureFed(ctx context.Context, env *Env, o *demoOptions, runs []demoRun, adapt bool) (lowered string, err error) {
 	first := o.speedup
+	if adapt {
+		// A second of this machine's lateness before measuring: a machine already too busy
+		// for the default speedup's windows starts lower, rather than after a failed try.
+		late := bench.MeasureLag(ctx, demoProbe)
+		for o.speedup/4 >= demoSpeedupFloor {
+			why := bench.KeepsUp(demoWindow(o.speedup), late)
+			if why == "" {
+				break
+			}
+			env.Log.Warn("demo: this machine is busy; measuring at a lower speedup", "speedup", o.speedup, "now", o.speedup/4, "why", why)
+			o.speedup /= 4
+			lowered = fmt.Sprintf("lowered from %g×: this machine, busy with other work, would not keep the simulator and the client on time at %g× (%s while idle)", first, first, why)
+		}
+	}
 	for {
 		err = demoMeasure(ctx, env, *o, runs)
 		if err == nil || !errors.Is(err, bench.ErrHostStarved) || !adapt || o.speedup/4 < demoSpeedupFloor {
