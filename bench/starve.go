@@ -133,9 +133,24 @@ func (s *session) starveHint() string {
 	return "other work took the CPU this client needs: run again on idle cores (the numbers measured so far are the machine's load, not the engine's speed)"
 }
 
-// hostStarved returns ErrHostStarved, wrapped with why and what to change.
+// StarvedError is the ErrHostStarved a run ends with: what could not be measured, why (the
+// last try's lateness), and what to change.
+type StarvedError struct {
+	What, Why, Hint string
+	Tries           int
+}
+
+// Error says what the machine starved, why, how often, and what to change.
+func (e *StarvedError) Error() string {
+	return fmt.Sprintf("%v: %s (%s, %d times); %s", ErrHostStarved, e.What, e.Why, e.Tries, e.Hint)
+}
+
+// Is makes a StarvedError an ErrHostStarved.
+func (e *StarvedError) Is(target error) bool { return target == ErrHostStarved }
+
+// hostStarved returns a StarvedError: what, why and what to change.
 func (s *session) hostStarved(what, why string) error {
-	return fmt.Errorf("%w: %s (%s, %d times); %s", ErrHostStarved, what, why, 1+starveRetries, s.starveHint())
+	return &StarvedError{What: what, Why: why, Hint: s.starveHint(), Tries: 1 + starveRetries}
 }
 
 // settle waits, up to settleTries spans of settleSpan, for a span in which the client is not

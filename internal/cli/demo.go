@@ -253,7 +253,11 @@ func demoMeasureFed(ctx context.Context, env *Env, o *demoOptions, runs []demoRu
 		env.Log.Warn("demo: this machine could not keep up with the simulator; measuring every run again, the base and the head, at a lower speedup",
 			"speedup", o.speedup, "now", next, "why", firstLine(err.Error()))
 		o.speedup = next
-		lowered = fmt.Sprintf("lowered from %g×: this machine, busy with other work, could not keep the simulator and the client on time at %g× (%s)", first, first, firstLine(err.Error()))
+		why := firstLine(err.Error())
+		if se := (*bench.StarvedError)(nil); errors.As(err, &se) {
+			why = se.What + ": " + se.Why
+		}
+		lowered = fmt.Sprintf("lowered from %g×: this machine, busy with other work, could not keep the simulator and the client on time at %g× (%s)", first, first, why)
 	}
 }
 
