@@ -56,8 +56,10 @@ type session struct {
 	model    string
 	hasQueue bool // /metrics reports running and waiting
 	rampTTFT bool // some cell took TTFT from the requests that opened its window
-	// scoutLate is how late the client ran during the last scout request (starve.go).
-	scoutLate Lateness
+	// scoutLate is how late the client ran during the last scout request (starve.go);
+	// starvedKept counts the measurements kept although starved (Config.KeepStarved).
+	scoutLate   Lateness
+	starvedKept int
 	budget   budget
 }
 
@@ -144,6 +146,7 @@ func (s *session) end(err error) (*results.File, error) {
 	end := s.now()
 	f.Run.End = end.UTC()
 	f.Run.Budget = s.budget.result(end)
+	s.noteStarved()
 	if s.rampTTFT {
 		s.note("TTFT of a decode cell in which no request started inside the window is the median over the requests that opened the window (as llm-inference-bench reports it); those requests' samples carry it")
 	}
@@ -400,7 +403,7 @@ func (s *session) probe(ctx context.Context, after string) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
-	case err != nil && errors.Is(pctx.Err(), context.DeadlineExceeded) && starved(limit, late, -1) != "":
+	case err != nil && errors.Is(pctx.Err(), context.DeadlineExceeded) && !s.cfg.KeepStarved && starved(limit, late, -1) != "":
 		// Not a hung server: this process could not run to read the answer.
 		why := starved(limit, late, -1)
 		s.log.Warn("a short request got no answer, but the machine starved this client meanwhile", "after", after, "why", why)
@@ -428,7 +431,7 @@ func (s *session) checkAlive(ctx context.Context, after string) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
 		}
-		if why := starved(s.now().Sub(began), late, -1); why != "" {
+		if why := starved(s.now().Sub(began), late, -1); why != "" && !s.cfg.KeepStarved {
 			return s.hostStarved("/health did not answer during "+after, why)
 		}
 		return fmt.Errorf("%w during %s: %w", ErrServerDead, after, err)
@@ -769,6 +772,10 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 			}
 			s.addDecode(cell)
 			return tr.Dead
+		}
+		if tr.Starved != "" && s.cfg.KeepStarved {
+			s.keptStarved(id.String(), tr.Starved)
+			tr.Starved = ""
 		}
 		if tr.Starved != "" {
 			// The machine's load, not the engine: measure the window again once it settles,

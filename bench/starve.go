@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"time"
 
@@ -28,11 +29,13 @@ type LagMeter interface {
 	Start() (stop func() Lateness)
 }
 
-// lagPeriod is the tick of the default lag meter, lagSlack what of each tick's delay is the
-// timer's ordinary jitter and not counted.
+// lagPeriod bounds the tick of the default lag meter (a 300th of the window, so that a window
+// of minutes does not wake it thousands of times), lagSlack is what of each tick's delay is
+// the timer's ordinary jitter and not counted.
 const (
-	lagPeriod = 5 * time.Millisecond
-	lagSlack  = time.Millisecond
+	lagPeriodMin = 5 * time.Millisecond
+	lagPeriodMax = 100 * time.Millisecond
+	lagSlack     = time.Millisecond
 )
 
 // tickMeter is the default LagMeter: a goroutine that sleeps lagPeriod again and again and
@@ -40,10 +43,11 @@ const (
 // the CPU and waits for it is as late as the client's stream readers and, in-process, the
 // simulator's scheduler: a machine busy with other work, or a process that needs more CPU than
 // the machine has, shows as lateness. In a testing/synctest bubble it is never late.
-type tickMeter struct{}
+type tickMeter struct{ period time.Duration }
 
 // Start starts the ticking goroutine.
-func (tickMeter) Start() func() Lateness {
+func (m tickMeter) Start() func() Lateness {
+	lagPeriod := m.period
 	stop := make(chan struct{})
 	done := make(chan Lateness, 1)
 	go func() {
@@ -90,9 +94,13 @@ const (
 	starveLost = 0.02
 )
 
-// starveRetries is how many times a starved measurement is made again, after the machine
-// settles, before the run gives up on the machine (ErrHostStarved).
-const starveRetries = 2
+// starveRetries is how many times a starved decode window is made again, after the machine
+// settles, before the run gives up on the machine (ErrHostStarved); scoutRetries the same for
+// a prefill, a single request of a fraction of a second that a busy machine starves more often.
+const (
+	starveRetries = 2
+	scoutRetries  = 8
+)
 
 // starved says why a measurement of span (the window, or the wait judged) that saw the client
 // late by l and the simulator lose lost seconds (negative: not a simulator) is the machine's
@@ -107,7 +115,7 @@ func starved(span time.Duration, l Lateness, lost float64) string {
 	switch {
 	case lost >= 0 && lost >= starveLost*span.Seconds():
 		d := time.Duration(lost * float64(time.Second))
-		return fmt.Sprintf("the simulator fell behind the wall clock and skipped %v of the %v window (%s)", d.Round(time.Millisecond), span.Round(time.Millisecond), share(d))
+		return fmt.Sprintf("the simulator fell behind the wall clock: %v of the %v window's model time skipped or owed at its ends (%s)", d.Round(time.Millisecond), span.Round(time.Millisecond), share(d))
 	case float64(l.Worst) >= starveWorst*float64(span):
 		return fmt.Sprintf("the client waited %v at once for the CPU in %v (%s; %v in all)", l.Worst.Round(time.Millisecond), span.Round(time.Millisecond), share(l.Worst), l.Total.Round(time.Millisecond))
 	}
@@ -119,7 +127,7 @@ func (s *session) lagMeter() LagMeter {
 	if s.r.Lag != nil {
 		return s.r.Lag
 	}
-	return tickMeter{}
+	return tickMeter{period: min(max(s.cfg.Duration/300, lagPeriodMin), lagPeriodMax)}
 }
 
 // starveHint says what to change when the machine could not keep up: against a simulator that
@@ -180,13 +188,20 @@ const (
 	settleTries = 5
 )
 
-// simLost returns the simulator's lost seconds between two scrapes, -1 when either lacks the
-// counter (not the built-in simulator).
+// simLost returns the seconds of a window the simulator did not deliver on time between two
+// scrapes (the window's first and the one after it): the model time it skipped, and how much
+// further behind the wall clock it was at the end than at the start (tokens owed, counted in
+// no window; a lag that shrank counts too, its tokens were owed to the window before). -1 when
+// either scrape lacks the counter (not the built-in simulator).
 func simLost(first, last *Sample) float64 {
 	if first == nil || last == nil || !first.Counters.SimLost.OK || !last.Counters.SimLost.OK {
 		return -1
 	}
-	return max(0, last.Counters.SimLost.V-first.Counters.SimLost.V)
+	lost := max(0, last.Counters.SimLost.V-first.Counters.SimLost.V)
+	if b0, b1 := first.Counters.SimBehind, last.Counters.SimBehind; b0.OK && b1.OK {
+		lost += max(b1.V-b0.V, b0.V-b1.V)
+	}
+	return lost
 }
 
 // starveScout is the share of a prefill's TTFT the client may spend off the CPU at once before
@@ -226,7 +241,7 @@ func (s *session) lostNow(ctx context.Context) float64 {
 
 // scoutOnTime sends a scout (scout) and, when the context's prefill is measured and the machine
 // starved the scout, sends it again with a new prompt (the first one's prefix is cached) once
-// the machine settles, up to starveRetries times; then it gives up on the machine
+// the machine settles, up to scoutRetries times; then it gives up on the machine
 // (ErrHostStarved), never on the engine.
 func (s *session) scoutOnTime(ctx context.Context, p *ctxPlan, pr Prompt, label string) (results.PrefillTrial, error) {
 	if !p.Prefill {
@@ -243,8 +258,14 @@ func (s *session) scoutOnTime(ctx context.Context, p *ctxPlan, pr Prompt, label 
 		if why == "" {
 			return tr, nil
 		}
-		if tries >= starveRetries {
-			return tr, s.hostStarved("the prefill of "+p.Label, why)
+		if s.cfg.KeepStarved {
+			s.keptStarved("prefill/"+p.Label, why)
+			return tr, nil
+		}
+		if tries >= scoutRetries {
+			err := s.hostStarved("the prefill of "+p.Label, why).(*StarvedError)
+			err.Tries = 1 + scoutRetries
+			return tr, err
 		}
 		s.log.Warn("the machine starved this prefill: measuring it again, with a new prompt, once the machine settles", "cell", "prefill/"+p.Label, "why", why, "try", tries+2)
 		if err := s.settle(ctx); err != nil {
@@ -265,7 +286,7 @@ func (s *session) scoutOnTime(ctx context.Context, p *ctxPlan, pr Prompt, label 
 // MeasureLag returns how late this process ran over d (the default LagMeter's ticks), for a
 // caller that picks a pace before it measures.
 func MeasureLag(ctx context.Context, d time.Duration) Lateness {
-	stop := tickMeter{}.Start()
+	stop := tickMeter{period: lagPeriodMin}.Start()
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -278,3 +299,24 @@ func MeasureLag(ctx context.Context, d time.Duration) Lateness {
 // KeepsUp says why a machine late by l would starve a window of span (starved's rule for the
 // client), "" when it would not.
 func KeepsUp(span time.Duration, l Lateness) string { return starved(span, l, -1) }
+
+// KeepStarvedEnv is the environment variable that, set to 1, makes DefaultConfig keep starved
+// measurements (Config.KeepStarved).
+const KeepStarvedEnv = "SPEEDMATRIX_KEEP_STARVED"
+
+// keepStarvedFromEnv reads KeepStarvedEnv.
+func keepStarvedFromEnv() bool { return os.Getenv(KeepStarvedEnv) == "1" }
+
+// keptStarved notes, with Config.KeepStarved, a measurement kept although the machine starved
+// it: the run goes on, and the file says how many numbers hold the machine's load.
+func (s *session) keptStarved(what, why string) {
+	s.starvedKept++
+	s.log.Warn("the machine starved a measurement; kept it ("+KeepStarvedEnv+"=1)", "what", what, "why", why)
+}
+
+// noteStarved adds the note of the measurements kept although starved.
+func (s *session) noteStarved() {
+	if s.starvedKept > 0 {
+		s.note("%d measurement(s) were kept although this machine starved the client or the simulator while they were made (%s=1): their numbers hold the machine's load as well as the engine's speed", s.starvedKept, KeepStarvedEnv)
+	}
+}

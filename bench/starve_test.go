@@ -41,7 +41,7 @@ func TestStarved(t *testing.T) {
 		{"idle machine", Lateness{Total: 5 * time.Millisecond, Worst: time.Millisecond}, 0, ""},
 		{"busy machine, short slices", Lateness{Total: 600 * time.Millisecond, Worst: 20 * time.Millisecond}, -1, ""},
 		{"off the CPU 80 ms at once", Lateness{Total: 100 * time.Millisecond, Worst: 80 * time.Millisecond}, -1, "waited 80ms at once"},
-		{"simulator skipped 50 ms", Lateness{}, 0.05, "skipped 50ms"},
+		{"simulator skipped 50 ms", Lateness{}, 0.05, "50ms of the 1.5s window's model time skipped"},
 		{"simulator skipped 10 ms", Lateness{}, 0.01, ""},
 		{"not a simulator", Lateness{}, -1, ""},
 	}
@@ -65,6 +65,7 @@ func TestRunStarvedWindowMeasuredAgain(t *testing.T) {
 		lag := &scriptedLag{starvedStarts: 2} // the first window and the first settle
 		h.runner.Lag = lag
 		cfg := shortConfig(2)
+		cfg.KeepStarved = false
 		cfg.PrefillFromDecode = false // the decode window is the first measurement judged
 		f, err := h.runner.Run(context.Background(), cfg)
 		if err != nil {
@@ -99,6 +100,7 @@ func TestRunStarvedMachineEnds(t *testing.T) {
 				h.runner.Lag = &scriptedLag{starvedStarts: -1}
 				cfg := testConfig([]int{1024, 2048}, []int{1, 2}, 300*time.Millisecond, 1001)
 				cfg.TimeScale = tt.timeScale
+				cfg.KeepStarved = false
 				f, err := h.runner.Run(context.Background(), cfg)
 				if !errors.Is(err, ErrHostStarved) || errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), tt.hint) {
 					t.Fatalf("err = %v, want ErrHostStarved naming %q", err, tt.hint)
@@ -130,7 +132,9 @@ func TestRunStarvedScoutMeasuredAgain(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		h := newHarnessSim(t, steady())
 		h.runner.Lag = &scriptedLag{starvedStarts: 1} // the first scout
-		f, err := h.runner.Run(context.Background(), shortConfig(1))
+		cfg := shortConfig(1)
+		cfg.KeepStarved = false
+		f, err := h.runner.Run(context.Background(), cfg)
 		if err != nil {
 			t.Fatalf("run: %v", err)
 		}
@@ -164,4 +168,20 @@ func TestStarvedScout(t *testing.T) {
 			t.Errorf("TTFT %v, worst %v: starved %v, want %v", tt.ttft, tt.worst, got, tt.starved)
 		}
 	}
+}
+
+// TestRunKeepStarved: with KeepStarved a starved measurement is kept, the run goes on, and the
+// file says how many of its numbers hold the machine's load.
+func TestRunKeepStarved(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newHarnessSim(t, steady())
+		h.runner.Lag = &scriptedLag{starvedStarts: -1}
+		f, err := h.runner.Run(context.Background(), shortConfig(1))
+		if err != nil {
+			t.Fatalf("run: %v", err)
+		}
+		if !strings.Contains(strings.Join(f.Notes, "\n"), "2 measurement(s) were kept although this machine starved") {
+			t.Errorf("notes %q lack the starved measurements kept (the prefill and the window)", f.Notes)
+		}
+	})
 }

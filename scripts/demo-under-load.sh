@@ -24,7 +24,7 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 }
-trap cleanup EXIT
+trap cleanup EXIT INT TERM
 for _ in $(seq "$loops"); do
 	yes >/dev/null &
 	pids+=($!)

@@ -108,6 +108,11 @@ type Server struct {
 	// it fell too far behind the wall clock to catch up (a machine that did not give it the CPU
 	// it needed), or that an injected starve fault took: the time its measurements miss.
 	lost atomic.Int64
+	// vnow is the scheduler's model time (nanoseconds) and busy whether it has work: while
+	// busy, how far vnow lags the wall clock's model time is work owed, done late
+	// (speedmatrix_sim_behind_seconds).
+	vnow atomic.Int64
+	busy atomic.Bool
 
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -274,6 +279,14 @@ func (s *Server) virtualNow() time.Duration {
 	return time.Duration(float64(s.clock.Now().Sub(s.start)) * s.speedup)
 }
 
+// behind returns the wall time the scheduler lags the wall clock while it has work (0 idle).
+func (s *Server) behind() time.Duration {
+	if !s.busy.Load() {
+		return 0
+	}
+	return max(0, time.Duration(float64(s.virtualNow()-time.Duration(s.vnow.Load()))/s.speedup))
+}
+
 // realUntil returns the wall time until model time v.
 func (s *Server) realUntil(v time.Duration) time.Duration {
 	at := s.start.Add(time.Duration(float64(v) / s.speedup))
@@ -310,8 +323,10 @@ func (s *Server) snapshot() engine.Stats {
 }
 
 // maxLag is how far the loop may fall behind the wall clock before it skips ahead; what it
-// skips is counted lost (Server.lost, speedmatrix_sim_lost_seconds_total).
-const maxLag = 250 * time.Millisecond
+// skips is counted lost (Server.lost, speedmatrix_sim_lost_seconds_total). Below it, the loop
+// catches up, running steps back to back: a machine that kept it off the CPU for a moment
+// delays tokens (speedmatrix_sim_behind_seconds says by how much) but loses none.
+const maxLag = time.Second
 
 // loop is the scheduler: it alone touches the engine. Each iteration takes in new and aborted
 // requests, plans one engine step, sleeps until the step's end in scaled time and hands each
@@ -353,7 +368,9 @@ func (s *Server) loop(ctx context.Context) {
 			<-ctx.Done()
 			return
 		}
+		s.vnow.Store(int64(vnow))
 		res := s.eng.Step(vnow)
+		s.busy.Store(res.Duration > 0)
 		if res.Duration == 0 {
 			idle = true
 			s.publish()
@@ -383,6 +400,7 @@ func (s *Server) loop(ctx context.Context) {
 			}
 		}
 		vnow = end
+		s.vnow.Store(int64(vnow))
 		for _, o := range res.Outputs {
 			o.Req.Tag.(*stream).push(o.Tokens, o.Finished)
 		}

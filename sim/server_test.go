@@ -349,6 +349,8 @@ func TestMetricsNamesTypesAndValues(t *testing.T) {
 		"vllm:spec_decode_num_draft_tokens_total":            dto.MetricType_COUNTER,
 		"vllm:spec_decode_num_accepted_tokens_total":         dto.MetricType_COUNTER,
 		"vllm:spec_decode_num_accepted_tokens_per_pos_total": dto.MetricType_COUNTER,
+		LostMetric:   dto.MetricType_COUNTER,
+		BehindMetric: dto.MetricType_GAUGE,
 	}
 	got := map[string]dto.MetricType{}
 	for name, f := range fams {
@@ -627,5 +629,53 @@ func TestServingLogNamesInjections(t *testing.T) {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the serving log lacks %q:\n%s", want, buf.String())
 		}
+	}
+}
+
+// TestFaultStarveReportsLostTime: the starve fault loses model time as a simulator kept off
+// the CPU does (the request's engine steps take 1/(1−rate) as long) and counts it in LostMetric, so that
+// a client can tell a starved measurement from a slow engine; without it nothing is lost.
+func TestFaultStarveReportsLostTime(t *testing.T) {
+	for _, tt := range []struct {
+		fault    string
+		wantLost bool
+	}{{"", false}, {"starve=50%", true}} {
+		synctest.Test(t, func(t *testing.T) {
+			n := memnet.New()
+			ln, err := n.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := startSim(t, func(c *Config) { c.Fault = tt.fault; c.Listener = ln })
+			client := &http.Client{Transport: &http.Transport{DialContext: n.DialContext}}
+			defer client.CloseIdleConnections()
+			data, _ := json.Marshal(map[string]any{"prompt": strings.Repeat("word ", 300), "max_tokens": 40, "ignore_eos": true})
+			start := time.Now()
+			resp, err := client.Post(s.URL()+"/v1/completions", "application/json", bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			took := time.Since(start)
+			time.Sleep(20 * time.Millisecond)
+			resp, err = client.Get(s.URL() + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := expfmt.NewTextParser(model.LegacyValidation)
+			fams, err := p.TextToMetricFamilies(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lost := value(fams[LostMetric])
+			if got := lost > 0; got != tt.wantLost {
+				t.Errorf("fault %q: %s = %g s after a request of %v", tt.fault, LostMetric, lost, took)
+			}
+			if tt.wantLost && lost > 0.5*took.Seconds() {
+				t.Errorf("fault %q: lost %g s of a request of %v, want at most half (its steps' share)", tt.fault, lost, took)
+			}
+		})
 	}
 }

@@ -23,6 +23,7 @@ import (
 // that works, and the cell it could not measure (the first prefill) is an error, not a slow
 // engine.
 func TestRunStarvedSimulatorNotValid(t *testing.T) {
+	t.Setenv(bench.KeepStarvedEnv, "0") // TestMain keeps starved measurements for the other tests
 	out := filepath.Join(t.TempDir(), "r.json")
 	_, stderr, err := runSimTime(t, nil, "run", "--contexts", "8K", "--concurrency", "1,8", "--warmup", "0", "--quiet",
 		"--sim-fault", "starve=50%", "-o", out)
