@@ -60,7 +60,7 @@ type session struct {
 	// starvedKept counts the measurements kept although starved (Config.KeepStarved).
 	scoutLate   Lateness
 	starvedKept int
-	budget   budget
+	budget      budget
 }
 
 // Run measures the matrix cfg describes and returns the results file. When the run cannot start

@@ -24,7 +24,8 @@ pids=()
 cleanup() {
 	for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
 }
-trap cleanup EXIT INT TERM
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 for _ in $(seq "$loops"); do
 	yes >/dev/null &
 	pids+=($!)
