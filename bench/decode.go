@@ -261,6 +261,9 @@ ready:
 		s.note("the server sends no usage: output tokens were counted as one per chunk, which undercounts multi-token chunks (speculative decoding)")
 	}
 	starvedWhy := starved(w.End.Sub(start), late, simLost(w.First, w.Last))
+	if starvedWhy == "" {
+		starvedWhy = starvedEdges(w.Start, end, w.End, late)
+	}
 	s.log.Debug("the machine while measuring a window", "cell", id.String(), "span", w.End.Sub(start), "late_total", late.Total, "late_worst", late.Worst, "sim_lost_s", simLost(w.First, w.Last), "starved", starvedWhy)
 	return trialResult{Analysis: analyze(recs, w), Status: st, Why: why, StopTimedOut: stopTimedOut, Starved: starvedWhy}, nil
 }

@@ -18,9 +18,27 @@ import (
 var ErrHostStarved = errors.New("the machine could not keep up with the measurement")
 
 // Lateness is how late a process ran while it measured: the sum over its meter's ticks of how
-// much later than asked each woke (Total), and the longest single delay (Worst).
+// much later than asked each woke (Total), the longest single delay (Worst), and each delay
+// beyond the slack as the span it lasted (Gaps, in order; the default meter's only).
 type Lateness struct {
 	Total, Worst time.Duration
+	Gaps         []Gap
+}
+
+// Gap is a span during which the meter waited for the CPU: from when its tick was due to when
+// it ran.
+type Gap struct{ From, To time.Time }
+
+// around returns the longest gap that overlaps [from, to].
+func (l Lateness) around(from, to time.Time) time.Duration {
+	var d time.Duration
+	for _, g := range l.Gaps {
+		if g.To.Before(from) || g.From.After(to) {
+			continue
+		}
+		d = max(d, g.To.Sub(g.From))
+	}
+	return d
 }
 
 // LagMeter measures how late this process runs. Start begins a measurement; the function it
@@ -66,6 +84,7 @@ func (m tickMeter) Start() func() Lateness {
 			if late := now.Sub(last) - lagPeriod - lagSlack; late > 0 {
 				l.Total += late
 				l.Worst = max(l.Worst, late)
+				l.Gaps = append(l.Gaps, Gap{From: last.Add(lagPeriod), To: now})
 			}
 			last = now
 			t.Reset(lagPeriod)
@@ -81,14 +100,18 @@ func (m tickMeter) Start() func() Lateness {
 // window, or the wait judged). A client off the CPU for d when its window closes counts none of
 // the tokens of those d while the window's length holds them (an in-process simulator, off the
 // CPU too, catches up only after): the cell reads up to d/span slower, and a d at the window's
-// start reads it faster; a simulator that falls too far behind skips model time outright. How
-// long the client waits for the CPU in all does not bias a window by itself (a busy machine
-// hands out short slices), so only the longest wait is judged; Lateness.Total is reported.
+// start reads it faster; a simulator that falls too far behind skips model time outright. A
+// wait inside the window biases nothing (the tokens are read late, inside it, and the
+// simulator catches up), nor does how long the client waits for the CPU in all (a busy machine
+// hands out short slices): the waits at the window's two ends are judged (starveEdge), and any
+// wait long enough to be more than a busy machine's (starveWorst); Lateness.Total is reported.
 const (
-	// starveWorst: the client was off the CPU for this share of the span at once (60 ms of a
-	// 1.5 s window, the in-process simulator's at 20×): a bias beyond the noise a comparison
-	// tells from a 3 % change.
-	starveWorst = 0.04
+	// starveEdge: the client was off the CPU at the window's opening or closing for this share
+	// of the window (30 ms of a 1.5 s window, the in-process simulator's at 20×): a bias
+	// beyond the noise a comparison tells from a 3 % change.
+	starveEdge = 0.02
+	// starveWorst: the client was off the CPU for this share of the span at once.
+	starveWorst = 0.15
 	// starveLost: the simulator skipped this share of the window's model time, which reads
 	// the engine that much slower.
 	starveLost = 0.02
@@ -120,6 +143,26 @@ func starved(span time.Duration, l Lateness, lost float64) string {
 		return fmt.Sprintf("the client waited %v at once for the CPU in %v (%s; %v in all)", l.Worst.Round(time.Millisecond), span.Round(time.Millisecond), share(l.Worst), l.Total.Round(time.Millisecond))
 	}
 	return ""
+}
+
+// starvedEdges says why the window [open, close) (close as planned; closed at closed) is the
+// machine's fault for a client off the CPU at its opening or closing; "" when it is not.
+func starvedEdges(open, close, closed time.Time, l Lateness) string {
+	w := close.Sub(open)
+	if w <= 0 {
+		return ""
+	}
+	at := func(t0, t1 time.Time) time.Duration { return l.around(t0.Add(-lagPeriodMin), t1.Add(lagPeriodMin)) }
+	last := closed
+	if last.Before(close) {
+		last = close
+	}
+	edge := max(at(open, open), at(close, last))
+	if float64(edge) < starveEdge*float64(w) {
+		return ""
+	}
+	return fmt.Sprintf("the client waited %v for the CPU as its %v window opened or closed (%s)", edge.Round(time.Millisecond), w.Round(time.Millisecond),
+		strconv.FormatFloat(100*edge.Seconds()/w.Seconds(), 'f', 0, 64)+" %")
 }
 
 // lagMeter returns the run's LagMeter.
@@ -296,9 +339,15 @@ func MeasureLag(ctx context.Context, d time.Duration) Lateness {
 	return stop()
 }
 
-// KeepsUp says why a machine late by l would starve a window of span (starved's rule for the
-// client), "" when it would not.
-func KeepsUp(span time.Duration, l Lateness) string { return starved(span, l, -1) }
+// KeepsUp says why a machine late by l would starve windows of span (a wait as long as its
+// longest, at a window's opening or closing), "" when it would not.
+func KeepsUp(span time.Duration, l Lateness) string {
+	if float64(l.Worst) < starveEdge*float64(span) {
+		return ""
+	}
+	return fmt.Sprintf("the client waited up to %v at once for the CPU, %s of a %v window", l.Worst.Round(time.Millisecond),
+		strconv.FormatFloat(100*l.Worst.Seconds()/span.Seconds(), 'f', 0, 64)+" %", span.Round(time.Millisecond))
+}
 
 // KeepStarvedEnv is the environment variable that, set to 1, makes DefaultConfig keep starved
 // measurements (Config.KeepStarved).

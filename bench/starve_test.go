@@ -40,7 +40,8 @@ func TestStarved(t *testing.T) {
 	}{
 		{"idle machine", Lateness{Total: 5 * time.Millisecond, Worst: time.Millisecond}, 0, ""},
 		{"busy machine, short slices", Lateness{Total: 600 * time.Millisecond, Worst: 20 * time.Millisecond}, -1, ""},
-		{"off the CPU 80 ms at once", Lateness{Total: 100 * time.Millisecond, Worst: 80 * time.Millisecond}, -1, "waited 80ms at once"},
+		{"off the CPU 80 ms at once", Lateness{Total: 100 * time.Millisecond, Worst: 80 * time.Millisecond}, -1, ""},
+		{"off the CPU 300 ms at once", Lateness{Total: 400 * time.Millisecond, Worst: 300 * time.Millisecond}, -1, "waited 300ms at once"},
 		{"simulator skipped 50 ms", Lateness{}, 0.05, "50ms of the 1.5s window's model time skipped"},
 		{"simulator skipped 10 ms", Lateness{}, 0.01, ""},
 		{"not a simulator", Lateness{}, -1, ""},
@@ -53,6 +54,34 @@ func TestStarved(t *testing.T) {
 	}
 	if got := starved(0, Lateness{Worst: time.Second}, 1); got != "" {
 		t.Errorf("no span: starved = %q, want none", got)
+	}
+}
+
+// TestStarvedEdges: a client off the CPU when its window opens or closes biases the window; the
+// same wait in the middle of it does not.
+func TestStarvedEdges(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	open, end := t0, t0.Add(1500*time.Millisecond)
+	gap := func(from, d time.Duration) Lateness {
+		return Lateness{Worst: d, Total: d, Gaps: []Gap{{From: t0.Add(from), To: t0.Add(from + d)}}}
+	}
+	tests := []struct {
+		name    string
+		late    Lateness
+		closed  time.Time
+		starved bool
+	}{
+		{"no wait", Lateness{}, end, false},
+		{"60 ms in the middle", gap(700*time.Millisecond, 60*time.Millisecond), end, false},
+		{"60 ms over the opening", gap(-20*time.Millisecond, 60*time.Millisecond), end, true},
+		{"60 ms over the planned close", gap(1480*time.Millisecond, 60*time.Millisecond), end.Add(40 * time.Millisecond), true},
+		{"60 ms ending as the window closed late", gap(1490*time.Millisecond, 60*time.Millisecond), end.Add(50 * time.Millisecond), true},
+		{"10 ms at the close", gap(1495*time.Millisecond, 10*time.Millisecond), end, false},
+	}
+	for _, tt := range tests {
+		if got := starvedEdges(open, end, tt.closed, tt.late) != ""; got != tt.starved {
+			t.Errorf("%s: starved %v, want %v", tt.name, got, tt.starved)
+		}
 	}
 }
 
