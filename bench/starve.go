@@ -26,7 +26,7 @@ type Lateness struct {
 }
 
 // Gap is a span during which the meter waited for the CPU: from when its tick was due to when
-// it ran.
+// it ran, by time.Now (the runner's clock unless Runner.Now says otherwise).
 type Gap struct{ From, To time.Time }
 
 // around returns the longest gap that overlaps [from, to].
@@ -47,7 +47,7 @@ type LagMeter interface {
 	Start() (stop func() Lateness)
 }
 
-// lagPeriod bounds the tick of the default lag meter (a 300th of the window, so that a window
+// lagPeriodMin and lagPeriodMax bound the tick of the default lag meter (a 300th of the window, so that a window
 // of minutes does not wake it thousands of times), lagSlack is what of each tick's delay is
 // the timer's ordinary jitter and not counted.
 const (
@@ -56,7 +56,7 @@ const (
 	lagSlack     = time.Millisecond
 )
 
-// tickMeter is the default LagMeter: a goroutine that sleeps lagPeriod again and again and
+// tickMeter is the default LagMeter: a goroutine that sleeps its period again and again and
 // adds up how much longer each sleep took than asked. A goroutine of this process that wants
 // the CPU and waits for it is as late as the client's stream readers and, in-process, the
 // simulator's scheduler: a machine busy with other work, or a process that needs more CPU than
