@@ -9,6 +9,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/speedmatrix/speedmatrix/bench/benchtest"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -211,6 +212,48 @@ func TestRunKeepStarved(t *testing.T) {
 		}
 		if !strings.Contains(strings.Join(f.Notes, "\n"), "2 measurement(s) were kept although this machine starved") {
 			t.Errorf("notes %q lack the starved measurements kept (the prefill and the window)", f.Notes)
+		}
+	})
+}
+
+// lagWhen is a LagMeter that reports the client off the CPU for a second whenever starving
+// says so as a measurement ends.
+type lagWhen struct{ starving *atomic.Bool }
+
+func (m lagWhen) Start() func() Lateness {
+	return func() Lateness {
+		if m.starving.Load() {
+			return Lateness{Total: 2 * time.Second, Worst: time.Second}
+		}
+		return Lateness{}
+	}
+}
+
+// TestRunStarvedProbeIsNotAHang: a server whose streams stall while this client was kept off
+// the CPU is not declared hung (ErrServerDead): the short request it got no answer to went
+// unread by a starved client, and the run ends with ErrHostStarved.
+func TestRunStarvedProbeIsNotAHang(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		scfg := steady()
+		var hung atomic.Bool
+		scfg.Fault = func(_, promptTokens, maxTokens int) benchtest.Fault {
+			if promptTokens == 2048 && maxTokens > 1 {
+				hung.Store(true)
+			}
+			if hung.Load() {
+				return benchtest.FaultStall
+			}
+			return benchtest.FaultNone
+		}
+		h := newHarnessSim(t, scfg)
+		h.runner.Lag = lagWhen{&hung}
+		cfg := testConfig([]int{1024, 2048}, []int{1}, 300*time.Millisecond, 1001)
+		cfg.KeepStarved = false
+		cfg.Timeouts.Readiness = 300 * time.Millisecond
+		cfg.Timeouts.Probe = 300 * time.Millisecond
+		_, err := h.runner.Run(context.Background(), cfg)
+		if !errors.Is(err, ErrHostStarved) || errors.Is(err, ErrServerDead) {
+			t.Fatalf("err = %v, want ErrHostStarved, not ErrServerDead", err)
 		}
 	})
 }
