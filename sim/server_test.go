@@ -399,32 +399,50 @@ func TestClientDisconnectAborts(t *testing.T) {
 	t.Fatal("a disconnected client's request is still running")
 }
 
-// elapsed returns the wall time of one streamed request.
-func elapsed(t *testing.T, s *Server, tokens int) time.Duration {
+// tookInBubble returns how long one streamed request of tokens takes on a simulator set up by
+// mod; it must run in a testing/synctest bubble (over internal/memnet), where the duration is
+// the simulator's model time (÷ its speedup), whatever the machine's load.
+func tookInBubble(t *testing.T, n *memnet.Network, tokens int, mod func(*Config)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	if _, err := streamReq(t, s, "/v1/completions", map[string]any{"prompt": "warm up the engine", "max_tokens": tokens, "ignore_eos": true}); err != nil {
+	ln, err := n.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
+	s := startSim(t, func(c *Config) { mod(c); c.Listener = ln })
+	defer s.Close()
+	client := &http.Client{Transport: &http.Transport{DialContext: n.DialContext}}
+	defer client.CloseIdleConnections()
+	data, _ := json.Marshal(map[string]any{"prompt": "warm up the engine", "max_tokens": tokens, "ignore_eos": true, "stream": true})
+	start := time.Now()
+	resp, err := client.Post(s.URL()+"/v1/completions", "application/json", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 	return time.Since(start)
 }
 
 func TestSlowdownObservable(t *testing.T) {
-	base := startSim(t, func(c *Config) { c.Speedup = 20 })
-	slow := startSim(t, func(c *Config) { c.Speedup = 20; c.Slowdown = "decode=3" })
-	b, sl := elapsed(t, base, 600), elapsed(t, slow, 600)
-	if r := float64(sl) / float64(b); r < 2 {
-		t.Errorf("decode=3 made a 600-token request %.2f× slower (%v vs %v), want about 3", r, sl, b)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		b := tookInBubble(t, n, 600, func(c *Config) { c.Speedup = 20 })
+		sl := tookInBubble(t, n, 600, func(c *Config) { c.Speedup = 20; c.Slowdown = "decode=3" })
+		if r := float64(sl) / float64(b); r < 2 {
+			t.Errorf("decode=3 made a 600-token request %.2f× slower (%v vs %v), want about 3", r, sl, b)
+		}
+	})
 }
 
 func TestSpeedupScalesTime(t *testing.T) {
-	slow := startSim(t, func(c *Config) { c.Speedup = 10 })
-	fast := startSim(t, func(c *Config) { c.Speedup = 40 })
-	a, b := elapsed(t, slow, 300), elapsed(t, fast, 300)
-	if r := float64(a) / float64(b); r < 2 {
-		t.Errorf("speedup 40 vs 10 ran %.2f× faster (%v vs %v), want about 4", r, b, a)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		a := tookInBubble(t, n, 300, func(c *Config) { c.Speedup = 10 })
+		b := tookInBubble(t, n, 300, func(c *Config) { c.Speedup = 40 })
+		if r := float64(a) / float64(b); r < 3.5 || r > 4.5 {
+			t.Errorf("speedup 40 vs 10 ran %.2f× faster (%v vs %v), want 4", r, b, a)
+		}
+	})
 }
 
 func TestFaultError(t *testing.T) {
