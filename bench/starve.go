@@ -178,7 +178,7 @@ func (s *session) lagMeter() LagMeter {
 func (s *session) starveHint() string {
 	if ts := s.cfg.TimeScale; ts > 1 {
 		lower := max(1, ts/4)
-		return fmt.Sprintf("the simulator runs %s× faster than its profile, and this machine did not give it and the client the CPU that takes: run again with --sim-speedup %s (or on idle cores)",
+		return fmt.Sprintf("the simulator runs %s× faster than its profile, and this machine did not give it and the client the CPU that takes: run again with --sim-speedup %s (speedmatrix sim's, against --url), or on idle cores",
 			strconv.FormatFloat(ts, 'g', -1, 64), strconv.FormatFloat(lower, 'g', 4, 64))
 	}
 	return "other work took the CPU this client needs: run again on idle cores (the numbers measured so far are the machine's load, not the engine's speed)"
