@@ -136,6 +136,11 @@ type Config struct {
 	ContextWarmup bool
 	RunID         string // unique; prefixes every prompt
 	Timeouts      Timeouts
+	// KeepStarved keeps a measurement the machine starved (starve.go), with a note in the
+	// file, instead of measuring it again and ending the run with ErrHostStarved: for test
+	// suites of other behaviour on a shared machine (SPEEDMATRIX_KEEP_STARVED=1 sets it in
+	// DefaultConfig).
+	KeepStarved bool
 	// TimeScale is a simulator's speedup (0 or 1: a real server): the run's time estimate
 	// divides the prefills it models in the reference server's time by it.
 	TimeScale float64
@@ -183,6 +188,7 @@ func DefaultConfig() Config {
 		Timeouts:          DefaultTimeouts(),
 		Order:             results.OrderShuffled,
 		Remeasures:        DefaultRemeasures,
+		KeepStarved:       keepStarvedFromEnv(), // starve.go
 	}
 }
 

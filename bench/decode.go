@@ -23,12 +23,16 @@ type trialResult struct {
 	// StopTimedOut is set when workers did not stop within Timeouts.Stop.
 	StopTimedOut bool
 	// Dead is set (ErrServerDead, wrapped) when nothing moved during readiness for the stall
-	// span and the probe got no answer: the server hangs and the run ends.
+	// span and the probe got no answer: the server hangs and the run ends (ErrHostStarved,
+	// wrapped, when the probe went unanswered because the machine starved this client).
 	Dead error
 	// recs and win are what Analysis was computed from, so that part of the window can be
 	// analyzed again (cutAround).
 	recs []record
 	win  window
+	// Starved says why the machine, not the engine, decided this window (starve.go): the
+	// client ran late or the simulator skipped model time. "" when it did not.
+	Starved string
 }
 
 // errInterrupted marks a trial ended by the caller's context.
@@ -135,6 +139,15 @@ func (s *session) measureDecode(ctx context.Context, id results.CellID, prompt s
 	// Readiness.
 	s.phase(id, PhaseReadiness)
 	start := s.now()
+	stopLag := s.lagMeter().Start()
+	var late Lateness
+	lagging := true
+	endLag := func() {
+		if lagging {
+			lagging, late = false, stopLag()
+		}
+	}
+	defer endLag()
 	judge := newReadiness(c, s.cfg.Timeouts.Poll, useServer)
 	deadline := time.NewTimer(s.cfg.Timeouts.Readiness)
 	defer deadline.Stop()
@@ -213,6 +226,7 @@ ready:
 	defer timer.Stop()
 	closeWindow := func() {
 		w.End = s.now()
+		endLag()
 		s.budget.windows += w.End.Sub(w.Start)
 		stopSampler()
 		<-samplerDone
@@ -251,7 +265,12 @@ ready:
 	case "chunks":
 		s.note("the server sends no usage: output tokens were counted as one per chunk, which undercounts multi-token chunks (speculative decoding)")
 	}
-	return trialResult{Analysis: analyze(recs, w), Status: st, Why: why, StopTimedOut: stopTimedOut, recs: slices.Clone(recs), win: w}, nil
+	starvedWhy := starved(w.End.Sub(start), late, simLost(w.First, w.Last))
+	if starvedWhy == "" {
+		starvedWhy = starvedEdges(w.Start, end, w.End, late)
+	}
+	s.log.Debug("the machine while measuring a window", "cell", id.String(), "span", w.End.Sub(start), "late_total", late.Total, "late_worst", late.Worst, "sim_lost_s", simLost(w.First, w.Last), "starved", starvedWhy)
+	return trialResult{Analysis: analyze(recs, w), Status: st, Why: why, StopTimedOut: stopTimedOut, Starved: starvedWhy, recs: slices.Clone(recs), win: w}, nil
 }
 
 // Sampling inside a window: at least samplesPerWindow samples whatever the window's length,

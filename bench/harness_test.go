@@ -171,6 +171,7 @@ func testConfig(contexts, concurrency []int, window time.Duration, maxTokens int
 	c.RunID = "test"
 	// The fault tests name the cell measured first; TestShuffledOrder measures shuffled.
 	c.Order = results.OrderMatrix
+	c.KeepStarved = true // these tests run in real time on a shared machine; starve_test.go judges starvation
 	c.Timeouts = Timeouts{
 		Readiness: 5 * time.Second,
 		Drain:     5 * time.Second,

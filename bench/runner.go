@@ -35,6 +35,10 @@ type Runner struct {
 	Log *slog.Logger
 	// Now returns the time; nil is time.Now. Streams time-stamp chunks with the same clock.
 	Now func() time.Time
+	// Lag measures how late this process runs while it measures (starve.go); nil ticks a
+	// goroutine. A measurement made while the machine starved the client or the simulator is
+	// made again, and the run ends with ErrHostStarved when it stays starved.
+	Lag LagMeter
 	// Checkpoint, when set, is called with the results so far after every cell, so that a crash
 	// of this process loses at most one cell. Its error is logged, not fatal.
 	Checkpoint func(*results.File) error
@@ -59,6 +63,10 @@ type session struct {
 	order      int
 	rank       map[results.CellID]int
 	remeasures int
+	// scoutLate is how late the client ran during the last scout request (starve.go);
+	// starvedKept counts the measurements kept although starved (Config.KeepStarved).
+	scoutLate   Lateness
+	starvedKept int
 }
 
 // Run measures the matrix cfg describes and returns the results file. When the run cannot start
@@ -153,6 +161,7 @@ func (s *session) end(err error) (*results.File, error) {
 	end := s.now()
 	f.Run.End = end.UTC()
 	f.Run.Budget = s.budget.result(end)
+	s.noteStarved()
 	if s.rank != nil {
 		sortByRank(f, s.rank)
 	}
@@ -406,10 +415,17 @@ func (s *session) probe(ctx context.Context, after string) error {
 	pctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	req := StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: fmt.Sprintf("run %s probe: say hello.", s.cfg.RunID), MaxTokens: 2}
+	stopLag := s.lagMeter().Start()
 	_, err := s.r.Stream.Stream(pctx, req, nil)
+	late := stopLag()
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+	case err != nil && errors.Is(pctx.Err(), context.DeadlineExceeded) && !s.cfg.KeepStarved && starved(limit, late, -1) != "":
+		// Not a hung server: this process could not run to read the answer.
+		why := starved(limit, late, -1)
+		s.log.Warn("a short request got no answer, but the machine starved this client meanwhile", "after", after, "why", why)
+		return s.hostStarved("a short request during "+after+" got no answer within "+limit.String(), why)
 	case err != nil && errors.Is(pctx.Err(), context.DeadlineExceeded):
 		s.log.Warn("the server hangs: /health answers but a short request does not", "after", after, "timeout", limit)
 		return fmt.Errorf("%w during %s: /health answers, but a 2-token request got no answer within %v (the server hangs)", ErrServerDead, after, limit)
@@ -425,9 +441,16 @@ func (s *session) checkAlive(ctx context.Context, after string) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
 	}
-	if err := s.health(ctx); err != nil {
+	stopLag := s.lagMeter().Start()
+	began := s.now()
+	err := s.health(ctx)
+	late := stopLag()
+	if err != nil {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", ErrInterrupted, ctx.Err())
+		}
+		if why := starved(s.now().Sub(began), late, -1); why != "" && !s.cfg.KeepStarved {
+			return s.hostStarved("/health did not answer during "+after, why)
 		}
 		return fmt.Errorf("%w during %s: %w", ErrServerDead, after, err)
 	}
@@ -527,7 +550,14 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 		s.progress.CellStart(pid, 1)
 	}
 	began := s.now()
-	trial, err := s.scout(ctx, prompt)
+	trial, err := s.scoutOnTime(ctx, p, prompt, label)
+	if errors.Is(err, ErrHostStarved) {
+		if p.Prefill {
+			s.addPrefill(results.PrefillCell{Context: p.Context, ContextLabel: p.Label, Status: results.StatusError, Error: "not measured: " + err.Error()})
+			s.checkpoint()
+		}
+		return err
+	}
 	if errors.Is(err, ErrServerDead) {
 		return err // its watch found the server hung
 	}
@@ -551,11 +581,16 @@ func (s *session) runContext(ctx context.Context, p *ctxPlan) error {
 			pr, err := s.buildPrompt(ctx, p.Tokens, fmt.Sprintf("%s trial %d", label, t))
 			if err == nil {
 				var tr results.PrefillTrial
-				tr, err = s.scout(ctx, pr)
+				tr, err = s.scoutOnTime(ctx, p, pr, fmt.Sprintf("%s trial %d", label, t))
 				if err == nil {
 					trials = append(trials, tr)
 					continue
 				}
+			}
+			if errors.Is(err, ErrHostStarved) {
+				s.addPrefill(results.PrefillCell{Context: p.Context, ContextLabel: p.Label, Status: results.StatusError, Error: "not measured: " + err.Error()})
+				s.checkpoint()
+				return err
 			}
 			if errors.Is(err, ErrServerDead) {
 				return err
@@ -637,7 +672,9 @@ func (s *session) scout(ctx context.Context, p Prompt) (results.PrefillTrial, er
 	defer cancel()
 	before := s.prefixCounters(sctx)
 	wctx, watched := s.watchRequest(sctx, "a scout request")
+	stopLag := s.lagMeter().Start()
 	res, err := s.r.Stream.Stream(wctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: p.Text, MaxTokens: 1}, nil)
+	s.scoutLate = stopLag()
 	if dead := watched(); dead != nil {
 		return results.PrefillTrial{}, dead
 	}
@@ -747,6 +784,7 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 		remeasured int       // this cell's windows measured again
 		again      time.Time // when the re-measure now under way began; zero when none is
 	)
+	starvedTries := 0 // windows measured again because the machine starved them
 	for t := 1; t <= s.cfg.Trials; t++ {
 		s.progress.CellStart(id, t)
 		if err := s.drain(ctx, "before "+id.String()); err != nil {
@@ -762,8 +800,35 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 		}
 		if tr.Dead != nil {
 			cell.Status, cell.Error = results.StatusError, "no token arrived and nothing moved on the server while waiting for readiness (the server hangs)"
+			if errors.Is(tr.Dead, ErrHostStarved) {
+				cell.Error = "not measured: " + tr.Dead.Error()
+			}
 			s.addDecode(cell)
 			return tr.Dead
+		}
+		if tr.Starved != "" && s.cfg.KeepStarved {
+			s.keptStarved(id.String(), tr.Starved)
+			tr.Starved = ""
+		}
+		if tr.Starved != "" {
+			// The machine's load, not the engine: measure the window again once it settles,
+			// and give up on the machine (never on the engine) when it stays starved.
+			if starvedTries < starveRetries {
+				starvedTries++
+				s.log.Warn("the machine starved this window: measuring it again once the machine settles", "cell", id.String(), "why", tr.Starved, "try", starvedTries+1)
+				if err := s.settle(ctx); err != nil {
+					return err
+				}
+				t--
+				continue
+			}
+			err := s.hostStarved("the window of "+id.String(), tr.Starved)
+			cell.Status, cell.Error = results.StatusError, "not measured: "+err.Error()
+			cell.Trials = nil
+			s.addDecode(cell)
+			s.progress.CellDone(CellOutcome{ID: id, Status: cell.Status, Error: cell.Error, Elapsed: s.now().Sub(began)})
+			s.checkpoint()
+			return err
 		}
 		if tr.StopTimedOut {
 			s.note("%s: streams took longer than %v to stop after the window", id, s.cfg.Timeouts.Stop)

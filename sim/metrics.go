@@ -7,6 +7,14 @@ import (
 	"strings"
 )
 
+// LostMetric is the counter of /metrics in which the simulator reports the time it lost to a
+// machine that could not keep up with it (the client checks it over each measurement).
+const LostMetric = "speedmatrix_sim_lost_seconds_total"
+
+// BehindMetric is the gauge of /metrics in which the simulator reports how far its step clock
+// lags the wall clock now (a client compares it at a window's two ends)."
+const BehindMetric = "speedmatrix_sim_behind_seconds"
+
 // handleMetrics writes the engine's gauges and counters in the Prometheus text format with
 // vLLM's metric names, help texts and label sets.
 func (s *Server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
@@ -54,6 +62,8 @@ func (s *Server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 			sample(&b, "vllm:spec_decode_num_accepted_tokens_per_pos_total", labels("engine", "0", "model_name", s.prof.ServedModel, "position", strconv.Itoa(i)), float64(n))
 		}
 	}
+	metric(LostMetric, "counter", "Wall-clock seconds of model time the simulator skipped because the machine did not let it keep its step clock (or a starve fault took): measurements over that time read the engine slower than it is.", float64(s.lost.Load())/1e9, "")
+	metric(BehindMetric, "gauge", "Wall-clock seconds the simulator's step clock lags the wall clock while it has work: tokens owed, to come late (it catches up, or past 1 s skips ahead and counts the time lost).", s.behind().Seconds(), "")
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_, _ = w.Write(b.Bytes())
 }

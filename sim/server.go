@@ -104,6 +104,15 @@ type Server struct {
 	deadCh   chan struct{}
 	hung     atomic.Bool
 	crashed  atomic.Bool
+	// lost is the wall time, in nanoseconds, of the model time the scheduler skipped because
+	// it fell too far behind the wall clock to catch up (a machine that did not give it the CPU
+	// it needed), or that an injected starve fault took: the time its measurements miss.
+	lost atomic.Int64
+	// vnow is the scheduler's model time (nanoseconds) and busy whether it has work: while
+	// busy, how far vnow lags the wall clock's model time is work owed, done late
+	// (speedmatrix_sim_behind_seconds).
+	vnow atomic.Int64
+	busy atomic.Bool
 
 	cancel    context.CancelFunc
 	done      chan struct{}
@@ -270,6 +279,14 @@ func (s *Server) virtualNow() time.Duration {
 	return time.Duration(float64(s.clock.Now().Sub(s.start)) * s.speedup)
 }
 
+// behind returns the wall time the scheduler lags the wall clock while it has work (0 idle).
+func (s *Server) behind() time.Duration {
+	if !s.busy.Load() {
+		return 0
+	}
+	return max(0, time.Duration(float64(s.virtualNow()-time.Duration(s.vnow.Load()))/s.speedup))
+}
+
 // realUntil returns the wall time until model time v.
 func (s *Server) realUntil(v time.Duration) time.Duration {
 	at := s.start.Add(time.Duration(float64(v) / s.speedup))
@@ -305,8 +322,11 @@ func (s *Server) snapshot() engine.Stats {
 	return s.stats
 }
 
-// maxLag is how far the loop may fall behind the wall clock before it skips ahead.
-const maxLag = 250 * time.Millisecond
+// maxLag is how far the loop may fall behind the wall clock before it skips ahead; what it
+// skips is counted lost (Server.lost, speedmatrix_sim_lost_seconds_total). Below it, the loop
+// catches up, running steps back to back: a machine that kept it off the CPU for a moment
+// delays tokens (speedmatrix_sim_behind_seconds says by how much) but loses none.
+const maxLag = time.Second
 
 // loop is the scheduler: it alone touches the engine. Each iteration takes in new and aborted
 // requests, plans one engine step, sleeps until the step's end in scaled time and hands each
@@ -328,6 +348,12 @@ func (s *Server) loop(ctx context.Context) {
 		s.mu.Unlock()
 		vreal := s.virtualNow()
 		if idle || vreal-vnow > time.Duration(float64(maxLag)*s.speedup) {
+			if !idle && vreal > vnow {
+				// Work was waiting and the loop ran too late to do it in time: that model
+				// time is gone, and a client counting tokens sees the engine slower.
+				s.lost.Add(int64(float64(vreal-vnow) / s.speedup))
+				s.log.Debug("sim: the step clock fell behind the wall clock and skipped ahead", "behind", time.Duration(float64(vreal-vnow)/s.speedup))
+			}
 			vnow = max(vnow, vreal)
 		}
 		for _, st := range subs {
@@ -342,7 +368,9 @@ func (s *Server) loop(ctx context.Context) {
 			<-ctx.Done()
 			return
 		}
+		s.vnow.Store(int64(vnow))
 		res := s.eng.Step(vnow)
+		s.busy.Store(res.Duration > 0)
 		if res.Duration == 0 {
 			idle = true
 			s.publish()
@@ -361,12 +389,18 @@ func (s *Server) loop(ctx context.Context) {
 		idle = false
 		s.publishGauges()
 		end := vnow + res.Duration
+		if f := s.faults.Starve; f > 0 {
+			skip := time.Duration(float64(res.Duration) * f / (1 - f))
+			end += skip
+			s.lost.Add(int64(float64(skip) / s.speedup))
+		}
 		if d := s.realUntil(end); d > 0 {
 			if !s.sleep(ctx, timer, d, false) {
 				return
 			}
 		}
 		vnow = end
+		s.vnow.Store(int64(vnow))
 		for _, o := range res.Outputs {
 			o.Req.Tag.(*stream).push(o.Tokens, o.Finished)
 		}

@@ -349,6 +349,8 @@ func TestMetricsNamesTypesAndValues(t *testing.T) {
 		"vllm:spec_decode_num_draft_tokens_total":            dto.MetricType_COUNTER,
 		"vllm:spec_decode_num_accepted_tokens_total":         dto.MetricType_COUNTER,
 		"vllm:spec_decode_num_accepted_tokens_per_pos_total": dto.MetricType_COUNTER,
+		LostMetric:   dto.MetricType_COUNTER,
+		BehindMetric: dto.MetricType_GAUGE,
 	}
 	got := map[string]dto.MetricType{}
 	for name, f := range fams {
@@ -397,32 +399,50 @@ func TestClientDisconnectAborts(t *testing.T) {
 	t.Fatal("a disconnected client's request is still running")
 }
 
-// elapsed returns the wall time of one streamed request.
-func elapsed(t *testing.T, s *Server, tokens int) time.Duration {
+// tookInBubble returns how long one streamed request of tokens takes on a simulator set up by
+// mod; it must run in a testing/synctest bubble (over internal/memnet), where the duration is
+// the simulator's model time (÷ its speedup), whatever the machine's load.
+func tookInBubble(t *testing.T, n *memnet.Network, tokens int, mod func(*Config)) time.Duration {
 	t.Helper()
-	start := time.Now()
-	if _, err := streamReq(t, s, "/v1/completions", map[string]any{"prompt": "warm up the engine", "max_tokens": tokens, "ignore_eos": true}); err != nil {
+	ln, err := n.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
 		t.Fatal(err)
 	}
+	s := startSim(t, func(c *Config) { mod(c); c.Listener = ln })
+	defer s.Close()
+	client := &http.Client{Transport: &http.Transport{DialContext: n.DialContext}}
+	defer client.CloseIdleConnections()
+	data, _ := json.Marshal(map[string]any{"prompt": "warm up the engine", "max_tokens": tokens, "ignore_eos": true, "stream": true})
+	start := time.Now()
+	resp, err := client.Post(s.URL()+"/v1/completions", "application/json", bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 	return time.Since(start)
 }
 
 func TestSlowdownObservable(t *testing.T) {
-	base := startSim(t, func(c *Config) { c.Speedup = 20 })
-	slow := startSim(t, func(c *Config) { c.Speedup = 20; c.Slowdown = "decode=3" })
-	b, sl := elapsed(t, base, 600), elapsed(t, slow, 600)
-	if r := float64(sl) / float64(b); r < 2 {
-		t.Errorf("decode=3 made a 600-token request %.2f× slower (%v vs %v), want about 3", r, sl, b)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		b := tookInBubble(t, n, 600, func(c *Config) { c.Speedup = 20 })
+		sl := tookInBubble(t, n, 600, func(c *Config) { c.Speedup = 20; c.Slowdown = "decode=3" })
+		if r := float64(sl) / float64(b); r < 2 {
+			t.Errorf("decode=3 made a 600-token request %.2f× slower (%v vs %v), want about 3", r, sl, b)
+		}
+	})
 }
 
 func TestSpeedupScalesTime(t *testing.T) {
-	slow := startSim(t, func(c *Config) { c.Speedup = 10 })
-	fast := startSim(t, func(c *Config) { c.Speedup = 40 })
-	a, b := elapsed(t, slow, 300), elapsed(t, fast, 300)
-	if r := float64(a) / float64(b); r < 2 {
-		t.Errorf("speedup 40 vs 10 ran %.2f× faster (%v vs %v), want about 4", r, b, a)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		n := memnet.New()
+		a := tookInBubble(t, n, 300, func(c *Config) { c.Speedup = 10 })
+		b := tookInBubble(t, n, 300, func(c *Config) { c.Speedup = 40 })
+		if r := float64(a) / float64(b); r < 3.5 || r > 4.5 {
+			t.Errorf("speedup 40 vs 10 ran %.2f× faster (%v vs %v), want 4", r, b, a)
+		}
+	})
 }
 
 func TestFaultError(t *testing.T) {
@@ -627,5 +647,53 @@ func TestServingLogNamesInjections(t *testing.T) {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("the serving log lacks %q:\n%s", want, buf.String())
 		}
+	}
+}
+
+// TestFaultStarveReportsLostTime: the starve fault loses model time as a simulator kept off
+// the CPU does (the request's engine steps take 1/(1−rate) as long) and counts it in LostMetric, so that
+// a client can tell a starved measurement from a slow engine; without it nothing is lost.
+func TestFaultStarveReportsLostTime(t *testing.T) {
+	for _, tt := range []struct {
+		fault    string
+		wantLost bool
+	}{{"", false}, {"starve=50%", true}} {
+		synctest.Test(t, func(t *testing.T) {
+			n := memnet.New()
+			ln, err := n.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := startSim(t, func(c *Config) { c.Fault = tt.fault; c.Listener = ln })
+			client := &http.Client{Transport: &http.Transport{DialContext: n.DialContext}}
+			defer client.CloseIdleConnections()
+			data, _ := json.Marshal(map[string]any{"prompt": strings.Repeat("word ", 300), "max_tokens": 40, "ignore_eos": true})
+			start := time.Now()
+			resp, err := client.Post(s.URL()+"/v1/completions", "application/json", bytes.NewReader(data))
+			if err != nil {
+				t.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			took := time.Since(start)
+			time.Sleep(20 * time.Millisecond)
+			resp, err = client.Get(s.URL() + "/metrics")
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := expfmt.NewTextParser(model.LegacyValidation)
+			fams, err := p.TextToMetricFamilies(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			lost := value(fams[LostMetric])
+			if got := lost > 0; got != tt.wantLost {
+				t.Errorf("fault %q: %s = %g s after a request of %v", tt.fault, LostMetric, lost, took)
+			}
+			if tt.wantLost && lost > 0.5*took.Seconds() {
+				t.Errorf("fault %q: lost %g s of a request of %v, want at most half (its steps' share)", tt.fault, lost, took)
+			}
+		})
 	}
 }

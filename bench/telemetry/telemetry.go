@@ -102,6 +102,13 @@ type Snapshot struct {
 	SpecAccepted     Value // counter, accepted draft tokens
 	// Finished counts the requests the server has ended, whatever the reason (a counter).
 	Finished Value
+	// SimLost is the built-in simulator's speedmatrix_sim_lost_seconds_total: the wall-clock
+	// seconds of model time it skipped because the machine did not give it the CPU to keep its
+	// step clock (a counter; absent for every other server).
+	SimLost Value
+	// SimBehind is its speedmatrix_sim_behind_seconds: how far its step clock lags the wall
+	// clock now, tokens owed to come late (a gauge).
+	SimBehind Value
 }
 
 // names maps each Snapshot field to the metric names that feed it, first match wins.
@@ -170,6 +177,8 @@ func FromFamilies(fams map[string]*dto.MetricFamily, at time.Time) Snapshot {
 			s.Flavor = FlavorSGLang
 		}
 	}
+	s.SimLost = sum(fams, []string{"speedmatrix_sim_lost_seconds_total"})
+	s.SimBehind = sum(fams, []string{"speedmatrix_sim_behind_seconds"})
 	switch s.Flavor {
 	case FlavorVLLM:
 		n = vllmNames

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"github.com/speedmatrix/speedmatrix/bench"
 	"net/http"
 	"net/url"
 	"os"
@@ -380,6 +381,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == engine.ReaperArg {
 		engine.Reap(os.Args[2:]) // the test binary is the engines' reaper (engineReaper)
 	}
+	// The tests measure in real time on a shared machine: a measurement the machine starved is
+	// kept with a note, not measured again (bench/starve.go, runsim_starve_test.go judge it).
+	os.Setenv(bench.KeepStarvedEnv, "1")
 	code := m.Run()
 	for _, b := range []*measuredOnce{&baselineReal, &baselineSim} {
 		if b.path != "" {

@@ -9,9 +9,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/report"
@@ -93,7 +95,11 @@ on 2× H200) and:
  4. summarises on the terminal: the verdict, the cells that regressed, and the files.
 
 Figures are in the profile's time (the rates of the GPU it simulates), though it runs
---sim-speedup times faster. --format markdown prints the PR comment instead of the summary,
+--sim-speedup times faster. A measurement the machine could not make (the client or the
+simulator kept off the CPU by other work long enough to bias a window) is never a verdict:
+it is measured again, and without --sim-speedup the demo measures every run at a quarter of
+the speed (down to 5×) on a machine too busy for 20×, and says so; a machine too busy even
+for that ends the demo with an error that names the setting to try. --format markdown prints the PR comment instead of the summary,
 --format text the comparison for a terminal.
 
 The exit status is 0 when the demo ran, whatever the verdict; with --exit-code it is the one
@@ -119,7 +125,7 @@ a regression, 4 when the verdict cannot pass (unproven, incomplete, not comparab
 	f.StringVar(&o.headSlowdown, "head-slowdown", demoSlowdown, "make the head slower (see speedmatrix sim --help); '' for an A/A run")
 	f.IntVar(&o.historyRuns, "history-runs", demoHistoryRuns, "measure the base this many times, as separate runs of earlier default-branch commits, and store them as the baseline's history (the run-to-run noise)")
 	f.StringVar(&o.profile, "sim-profile", profile.Default, "the simulator's profile: a built-in name or a YAML file")
-	f.Float64Var(&o.speedup, "sim-speedup", demoSpeedup, "run the simulator this many times faster than its profile")
+	f.Float64Var(&o.speedup, "sim-speedup", demoSpeedup, "run the simulator this many times faster than its profile (not given: lowered to 5 on a machine too busy for 20)")
 	f.StringVar(&o.format, "format", "summary", "what to print: summary, markdown (the PR comment) or text (the comparison for a terminal)")
 	f.BoolVar(&o.quiet, "quiet", false, "show no progress while measuring")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit with compare's status: 3 when the comparison finds a regression, 4 when its verdict cannot pass")
@@ -164,6 +170,9 @@ func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) e
 			return err
 		}
 	}
+	// A run the machine starved ends the others: the demo measures them all again slower.
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	errs := make([]error, len(runs))
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, demoParallel)
@@ -177,6 +186,9 @@ func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) e
 		case slots <- struct{}{}:
 		case <-ctx.Done():
 			wg.Wait()
+			if err := context.Cause(ctx); errors.Is(err, bench.ErrHostStarved) {
+				return err
+			}
 			return ctx.Err()
 		}
 		env.Log.Info("demo: measuring the "+o.matrix+" matrix on the simulator", "side", r.side, "commit", ghbot.ShortSHA(r.commit), "slowdown", r.slowdown)
@@ -184,11 +196,70 @@ func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) e
 			defer func() { <-slots }()
 			if err := runSimulated(ctx, env, ro); err != nil {
 				errs[i] = fmt.Errorf("measure the %s (%s): %w", r.side, filepath.Base(r.path), err)
+				if errors.Is(err, bench.ErrHostStarved) {
+					cancel(errs[i])
+				}
 			}
 		})
 	}
 	wg.Wait()
+	if err := context.Cause(ctx); errors.Is(err, bench.ErrHostStarved) {
+		return err // the others' errors are the interruption it caused
+	}
 	return errors.Join(errs...)
+}
+
+// demoSpeedupFloor is the lowest speedup the demo lowers its simulator to on its own: below it
+// the demo would take minutes, and a machine that cannot keep even this speed is told so.
+const demoSpeedupFloor = 5
+
+// demoProbe is how long the demo measures the machine's lateness before it picks its speedup.
+const demoProbe = time.Second
+
+// demoWindow returns the demo's decode window at speedup: the default window's model time,
+// as run gives it the in-process simulator (runOptions.simTime).
+func demoWindow(speedup float64) time.Duration {
+	return max(time.Duration(float64(defaultRunOptions().Duration)/speedup), bench.MinDuration)
+}
+
+// demoMeasureFed measures the demo's runs (demoMeasure) at o.speedup; when the machine could
+// not keep up with the simulator (bench.ErrHostStarved: the client or the simulator was kept
+// off the CPU so long that a window would measure the machine's load, not the engine) and
+// adapt is set (--sim-speedup not given), it measures every run again, base and head alike, at
+// a quarter of the speedup, down to demoSpeedupFloor, and says so: lowered is what the
+// summary tells ("" when the speedup stayed). A machine that cannot keep the floor ends the
+// demo with the error, which names the setting to try.
+func demoMeasureFed(ctx context.Context, env *Env, o *demoOptions, runs []demoRun, adapt bool) (lowered string, err error) {
+	first := o.speedup
+	if adapt {
+		// A second of this machine's lateness before measuring: a machine already too busy
+		// for the default speedup's windows starts lower, rather than after a failed try.
+		late := bench.MeasureLag(ctx, demoProbe)
+		for o.speedup/4 >= demoSpeedupFloor {
+			why := bench.KeepsUp(demoWindow(o.speedup), late)
+			if why == "" {
+				break
+			}
+			env.Log.Warn("demo: this machine is busy; measuring at a lower speedup", "speedup", o.speedup, "now", o.speedup/4, "why", why)
+			o.speedup /= 4
+			lowered = fmt.Sprintf("lowered from %g×: this machine, busy with other work, would not keep the simulator and the client on time at %g× (%s while idle)", first, first, why)
+		}
+	}
+	for {
+		err = demoMeasure(ctx, env, *o, runs)
+		if err == nil || !errors.Is(err, bench.ErrHostStarved) || !adapt || o.speedup/4 < demoSpeedupFloor {
+			return lowered, err
+		}
+		next := o.speedup / 4
+		env.Log.Warn("demo: this machine could not keep up with the simulator; measuring every run again, the base and the head, at a lower speedup",
+			"speedup", o.speedup, "now", next, "why", firstLine(err.Error()))
+		o.speedup = next
+		why := firstLine(err.Error())
+		if se := (*bench.StarvedError)(nil); errors.As(err, &se) {
+			why = se.What + ": " + se.Why
+		}
+		lowered = fmt.Sprintf("lowered from %g×: this machine, busy with other work, could not keep the simulator and the client on time at %g× (%s)", first, first, why)
+	}
 }
 
 // runDemo measures the base several times and the head on the simulator, stores the base's
@@ -218,7 +289,8 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 		return err
 	}
 	runs := demoRuns(dir, o.historyRuns, o.headSlowdown)
-	if err := demoMeasure(ctx, env, o, runs); err != nil {
+	lowered, err := demoMeasureFed(ctx, env, &o, runs, !cmd.Flags().Changed("sim-speedup"))
+	if err != nil {
 		return err
 	}
 	// The base's runs go through the store, as the bot's pushes do: each stored under its
@@ -270,7 +342,7 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 	case "markdown":
 		_, err = io.WriteString(env.Stdout, d.Comment.Body)
 	default:
-		err = demoSummary(env.Stdout, d, demoSummaryInput{dir: dir, store: st.Root(), slowdown: o.headSlowdown, matrix: o.matrix, profile: o.profile, speedup: head.TimeScale(), runs: o.historyRuns, tempDir: o.dir == ""})
+		err = demoSummary(env.Stdout, d, demoSummaryInput{lowered: lowered, dir: dir, store: st.Root(), slowdown: o.headSlowdown, matrix: o.matrix, profile: o.profile, speedup: head.TimeScale(), runs: o.historyRuns, tempDir: o.dir == ""})
 	}
 	if err != nil {
 		return err

@@ -60,6 +60,8 @@ type demoSummaryInput struct {
 	// tempDir says that dir is a new temporary folder the demo made (no --dir): the summary
 	// says that it is kept, and how to choose or remove it.
 	tempDir bool
+	// lowered says why the demo measured at a lower speedup than asked ("" when it did not).
+	lowered string
 	// runs is how many runs of the base were stored; the comparison says how many of them it
 	// took as history (none when too few to measure the noise).
 	runs int
@@ -75,6 +77,9 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "speedmatrix demo: the %s matrix on the simulated GPU (profile %s, run %g× faster; figures are in the profile's time)\n\n", in.matrix, in.profile, scale)
+	if in.lowered != "" {
+		fmt.Fprintf(&b, "Run %g× faster, %s.\n\n", scale, in.lowered)
+	}
 	if in.runs > 1 {
 		fmt.Fprintf(&b, "1. base: measured %d times, each a separate run of the simulator, and stored in %s as %d default-branch commits: the newest, %s, is the baseline, all %d its history\n",
 			in.runs, in.store, in.runs, demoBaseSHA[:7], in.runs)

@@ -119,8 +119,9 @@ func recordSimulator(settings *results.SimulatorSettings) func(*results.File) {
 }
 
 // simulatorAtURL asks the server of `run --url` whether it is the built-in simulator (its
-// /version says so, with its speedup). When it is, the returned finish records it, as for the
-// in-process simulator; for any other server, or when /version does not answer (the runner
+// /version says so, with its speedup). When it is, o measures it as the in-process simulator
+// at that speedup (simTime: the same windows, so that compare takes the two as a pair) and the
+// returned finish records it; for any other server, or when /version does not answer (the runner
 // reports that itself), it returns nil. What /version said (nothing, for a server without one)
 // goes to o.serverVersion, so that the runner does not ask again.
 func simulatorAtURL(ctx context.Context, env *Env, o *runOptions) func(*results.File) {
@@ -130,6 +131,9 @@ func simulatorAtURL(ctx context.Context, env *Env, o *runOptions) func(*results.
 	var opts []server.Option
 	if o.APIKeyEnv != "" {
 		opts = append(opts, server.WithAPIKey(env.Getenv(o.APIKeyEnv)))
+	}
+	if env.Net != nil {
+		opts = append(opts, server.WithHTTPClient(env.httpClient(10*time.Second)))
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -143,7 +147,7 @@ func simulatorAtURL(ctx context.Context, env *Env, o *runOptions) func(*results.
 	if err != nil || v.Simulator == nil {
 		return nil
 	}
-	env.Log.Info("the server is the built-in simulator: progress lines and reports show its numbers in the profile's time", "profile", v.Simulator.Profile, "speedup", v.Simulator.Speedup)
-	o.timeScale = v.Simulator.Speedup
+	o.simTime(v.Simulator.Speedup) // runsim_setup.go: the in-process simulator's windows at that speedup
+	env.Log.Info("the server is the built-in simulator: progress lines and reports show its numbers in the profile's time; windows and readiness left at their defaults last as long as in process at its speedup", "profile", v.Simulator.Profile, "speedup", v.Simulator.Speedup, "window", o.Duration)
 	return recordSimulator(&results.SimulatorSettings{Profile: v.Simulator.Profile, Speedup: v.Simulator.Speedup})
 }

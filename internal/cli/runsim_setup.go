@@ -51,15 +51,26 @@ func newSimSetup(o *runOptions) (simSetup, error) {
 	if s.p, err = profile.Load(s.so.Profile, nil); err != nil {
 		return s, usagef("--sim-profile: %v", err)
 	}
+	o.simTime(s.so.Speedup)
+	return s, nil
+}
+
+// simTime adapts o to a built-in simulator that runs speedup times faster than its profile, in
+// process or at --url alike, so that both measure with the same windows and compare accepts
+// the pair: the window and the readiness wait left at their defaults last the same model time
+// as on a real server, and the client samples in model time (scaleSim).
+func (o *runOptions) simTime(speedup float64) {
+	if !(speedup > 0) {
+		return
+	}
 	def := defaultRunOptions()
 	if o.Duration == def.Duration {
-		o.Duration = max(time.Duration(float64(o.Duration)/s.so.Speedup), bench.MinDuration)
+		o.Duration = max(time.Duration(float64(o.Duration)/speedup), bench.MinDuration)
 	}
 	if o.ReadyTimeout == def.ReadyTimeout {
-		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/s.so.Speedup), time.Second)
+		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/speedup), time.Second)
 	}
-	o.simSpeedup, o.timeScale = s.so.Speedup, s.so.Speedup
-	return s, nil
+	o.simSpeedup, o.timeScale = speedup, speedup
 }
 
 // config returns the simulator's configuration.

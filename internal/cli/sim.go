@@ -43,7 +43,9 @@ Injection, repeatable under --seed:
   --fault error=5%,cut=100@0.1       error=RATE (HTTP 500), cut=N[@RATE] (streams end after N
                                      tokens), crash=DUR (connections refused), dead=DUR (/health
                                      503, requests 500), hang=DUR (streams stall),
-                                     slow-health=DUR; durations are wall-clock since start
+                                     slow-health=DUR, starve=RATE (loses that share of model
+                                     time, as a starved machine does, and reports it);
+                                     durations are wall-clock since start
 
 --api-key KEY (or VLLM_API_KEY in the environment when the flag is absent, as vLLM reads it)
 requires "Authorization: Bearer KEY" on every route but /health, /version and /metrics, which

@@ -38,6 +38,9 @@
 //	      | "hang=" duration          after that long, the engine stops stepping: streams stall
 //	                                  and new requests never answer; /health still answers 200
 //	      | "slow-health=" duration   /health answers only after that delay
+//	      | "starve=" rate            the engine loses that fraction of model time, as on a
+//	                                  machine too busy to keep its step clock, and says so in
+//	                                  speedmatrix_sim_lost_seconds_total (below 100 %)
 //	rate     = a fraction 0..1 (0.05) or a percentage (5%)
 //	duration = a Go duration (30s, 1m30s), wall-clock time since the server started
 //
@@ -292,9 +295,13 @@ type Faults struct {
 	Dead       time.Duration // the engine dies after this long (0: never)
 	Hang       time.Duration // the engine stops stepping after this long (0: never)
 	SlowHealth time.Duration // /health delay
+	// Starve is the fraction of model time the simulator loses, as on a machine too busy to
+	// keep its step clock (0: none): after each step it skips ahead by that share and counts
+	// it lost (speedmatrix_sim_lost_seconds_total), as it does when it really falls behind.
+	Starve float64
 }
 
-const faultHelp = `want items like error=5%, cut=100@0.1, crash=30s, dead=30s, hang=20s or slow-health=2s, separated by commas`
+const faultHelp = `want items like error=5%, cut=100@0.1, crash=30s, dead=30s, hang=20s, slow-health=2s or starve=50%, separated by commas`
 
 // ParseFaults parses a --fault spec; the empty spec injects nothing.
 func ParseFaults(spec string) (*Faults, error) {
@@ -343,6 +350,11 @@ func ParseFaults(spec string) (*Faults, error) {
 			f.Hang, err = parseDuration(val)
 		case "slow-health":
 			f.SlowHealth, err = parseDuration(val)
+		case "starve":
+			f.Starve, err = parseRate(val)
+			if err == nil && f.Starve >= 1 {
+				err = fmt.Errorf("rate %q must be below 100%%", val)
+			}
 		default:
 			return bad("unknown fault %q", name)
 		}

@@ -120,6 +120,8 @@ func TestParseFaults(t *testing.T) {
 		{"cut=100", &Faults{CutAfter: 100, CutRate: 1}, ""},
 		{"cut=100@0.25, crash=30s", &Faults{CutAfter: 100, CutRate: 0.25, Crash: 30 * time.Second}, ""},
 		{"dead=1m,hang=2s,slow-health=500ms", &Faults{Dead: time.Minute, Hang: 2 * time.Second, SlowHealth: 500 * time.Millisecond}, ""},
+		{"starve=40%", &Faults{Starve: 0.4}, ""},
+		{"starve=100%", nil, "below 100"},
 		{"error=2", nil, "between 0 and 1"},
 		{"cut=0", nil, "≥ 1"},
 		{"crash=soon", nil, "positive"},
