@@ -24,11 +24,11 @@ import (
 //     stretch's bins are set to the rest's mean. Two levels (a step) are a run effect, left to
 //     the order test below;
 //   - the measuring order is each cell's trials' start times (the cell's Started where its
-//     trials carry none; its Order where the run records no times at all). Where the base side (base files
-//     and history) holds at least three runs, each run's cells are set against the base side's
-//     per-cell medians, and the deviations (deciding metric, log scale, centred per phase,
-//     weighted by each cell's noise, winsorised at orderWinsor robust SDs so that a stalled
-//     window does not pull the fit) are tested for a step at one position of the order (the
+//     trials carry none; its Order where the run records no times at all). Where the base side
+//     (base files and history) holds at least three runs, each run's cells are set against the
+//     base side's per-cell medians, and the deviations (deciding metric, log scale, centred
+//     per phase, weighted by each cell's noise, winsorised at orderWinsor robust SDs so that a
+//     stalled window does not pull the fit) are tested for a step at one position of the order (the
 //     supremum of the F statistic over the splits that leave orderTrim of the cells, and at
 //     least orderMinSide, on each side; its size is the two sides' weighted medians apart) and
 //     for a linear trend along it. A step or trend that is significant (orderStepF,
