@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -16,16 +17,18 @@ import (
 // warm-up, a co-tenant). undisturbed takes both out before the comparison, on copies of the
 // files, and says what it took out in the comparison's warnings:
 //
-//   - a decode window of at least dipMinConcurrency requests whose output-token bins hold one
-//     stretch of at least dipMinBins bins below dipLevel of the window's median, at most half
-//     the window and with no empty bin (an empty stretch is a stalled server, which fails
-//     closed), is decided from the rest of its bins: its rates are those of the undisturbed
-//     bins, and the stretch's bins are set to the rest's mean;
-//   - the measuring order is each cell's trials' start times. Where the base side (base files
-//     and history) holds at least three runs, each run's cells are set against the base side's
-//     per-cell medians, and the deviations (deciding metric, log scale, centred per phase,
-//     weighted by each cell's noise, winsorised at orderWinsor robust SDs so that a stalled
-//     window does not pull the fit) are tested for a step at one position of the order (the
+//   - a decode window whose output-token bins show a stall (results.DetectDisturbance, the
+//     runner's rule: a stretch of bins well below the rest that the window recovered from),
+//     with no empty bin in it (an empty stretch is a stalled server, which fails closed), is
+//     decided from the rest of its bins: its rates are those of the undisturbed bins, and the
+//     stretch's bins are set to the rest's mean. Two levels (a step) are a run effect, left to
+//     the order test below;
+//   - the measuring order is each cell's trials' start times (the cell's Started where its
+//     trials carry none; its Order where the run records no times at all). Where the base side
+//     (base files and history) holds at least three runs, each run's cells are set against the
+//     base side's per-cell medians, and the deviations (deciding metric, log scale, centred
+//     per phase, weighted by each cell's noise, winsorised at orderWinsor robust SDs so that a
+//     stalled window does not pull the fit) are tested for a step at one position of the order (the
 //     supremum of the F statistic over the splits that leave orderTrim of the cells, and at
 //     least orderMinSide, on each side; its size is the two sides' weighted medians apart) and
 //     for a linear trend along it. A step or trend that is significant (orderStepF,
@@ -38,20 +41,15 @@ import (
 //
 // A paired file's blocks are runs of their own and left alone.
 
-// Thresholds of the dip and order tests.
+// Thresholds of the order tests.
 const (
-	dipLevel   = 0.6
-	dipMinBins = 3
-	// dipMinConcurrency is the fewest requests a window must hold for a dip of its bins to be
-	// read as a stall.
-	dipMinConcurrency = 4
-	orderTrim         = 0.05
-	orderStepF        = 30
-	orderTrendF       = 25
-	orderMinEffect    = 0.015
-	orderMinCells     = 12
-	orderMinSide      = 4
-	orderWinsor       = 6
+	orderTrim      = 0.05
+	orderStepF     = 30
+	orderTrendF    = 25
+	orderMinEffect = 0.015
+	orderMinCells  = 12
+	orderMinSide   = 4
+	orderWinsor    = 6
 	// orderMaxAligned is the largest rank correlation of the order with the decode cells'
 	// context or concurrency at which the order tests run.
 	orderMaxAligned = 0.5
@@ -140,64 +138,38 @@ func cloneFile(f *results.File) *results.File {
 	return &g
 }
 
-// dipOf returns the stretch [at, at+n) of bins far below the rest, and the rest's mean bin; ok
-// false when the window holds none (or too few bins to tell).
-func dipOf(bins []int) (at, n int, rest float64, ok bool) {
-	if len(bins) < 2*dipMinBins+2 {
-		return 0, 0, 0, false
+// stallOf returns the stall DetectDisturbance finds in trial t's bins (the runner's rule) and
+// the mean of the window's other full bins; nil when the window shows none, when what it shows
+// is a step (two levels: a run effect, left to the order test), or when the stall holds an
+// empty bin (a stalled server, which fails closed: failclosed.go's stalledWindow).
+func stallOf(t *results.DecodeTrial) (*results.Disturbance, float64) {
+	d := results.DetectDisturbance(t.BinOutputTokens, t.BinSeconds, t.WindowSeconds)
+	if d == nil || d.Kind != results.DisturbStall {
+		return nil, 0
 	}
-	xs := make([]float64, len(bins))
-	for i, b := range bins {
-		xs[i] = float64(b)
-	}
-	med := median(xs)
-	// The longest stretch below dipLevel × the median; then the rest's median checks it.
-	best, bestAt := 0, 0
-	for i := 0; i < len(xs); {
-		if xs[i] >= dipLevel*med {
-			i++
-			continue
-		}
-		j := i
-		for j < len(xs) && xs[j] < dipLevel*med {
-			j++
-		}
-		if j-i > best {
-			best, bestAt = j-i, i
-		}
-		i = j
-	}
-	if best < dipMinBins || 2*best > len(xs) {
-		return 0, 0, 0, false
-	}
-	// Empty bins are a stalled server, which fails closed (failclosed.go's stalledWindow):
-	// not a dip to decide around.
-	for _, x := range xs[bestAt : bestAt+best] {
-		if x == 0 {
-			return 0, 0, 0, false
-		}
+	bins := t.BinOutputTokens
+	full := len(bins)
+	if t.WindowSeconds < float64(full)*t.BinSeconds*(1-1e-9) {
+		full-- // the last bin is short: not a level
 	}
 	var others []float64
-	for i, x := range xs {
-		if i < bestAt || i >= bestAt+best {
-			others = append(others, x)
+	for i, b := range bins[:full] {
+		if i >= d.FirstBin && i <= d.LastBin {
+			if b == 0 {
+				return nil, 0
+			}
+			continue
 		}
+		others = append(others, float64(b))
 	}
-	// The last bin may be short; the rest's level is its median, its mean what replaces the dip.
-	if m := median(others); !(m > 0) {
-		return 0, 0, 0, false
+	if d.LastBin >= full || len(others) == 0 {
+		return nil, 0
 	}
-	// Every other bin below the threshold too would make it noise, not a stretch.
-	below := 0
-	for _, x := range others {
-		if x < dipLevel*median(others) {
-			below++
-		}
+	rest := meanOf(others)
+	if !(rest > 0) {
+		return nil, 0
 	}
-	if below > len(others)/10 {
-		return 0, 0, 0, false
-	}
-	return bestAt, best, meanOf(others), true
+	return d, rest
 }
 
 // repairDips returns a copy of f whose stalled decode windows are decided from the rest of
@@ -205,13 +177,8 @@ func dipOf(bins []int) (at, n int, rest float64, ok bool) {
 func repairDips(f *results.File) (*results.File, []results.CellID) {
 	var hit []int
 	for i := range f.Decode {
-		// Below dipMinConcurrency requests a window's bins dip by themselves whenever a request
-		// ends and the next one prefills: that is the cell's speed, not a stall.
-		if f.Decode[i].Concurrency < dipMinConcurrency {
-			continue
-		}
 		for k := range f.Decode[i].Trials {
-			if _, _, _, ok := dipOf(f.Decode[i].Trials[k].BinOutputTokens); ok {
+			if d, _ := stallOf(&f.Decode[i].Trials[k]); d != nil {
 				hit = append(hit, i)
 				break
 			}
@@ -228,15 +195,15 @@ func repairDips(f *results.File) (*results.File, []results.CellID) {
 		var gs []float64
 		for k := range c.Trials {
 			t := &c.Trials[k]
-			at, n, rest, ok := dipOf(t.BinOutputTokens)
-			if !ok {
+			d, rest := stallOf(t)
+			if d == nil {
 				gs = append(gs, 1)
 				continue
 			}
 			var before, after int
 			for j, b := range t.BinOutputTokens {
 				before += b
-				if j >= at && j < at+n {
+				if j >= d.FirstBin && j <= d.LastBin {
 					t.BinOutputTokens[j] = int(math.Round(rest))
 				}
 				after += t.BinOutputTokens[j]
@@ -327,7 +294,7 @@ func newOrderRef(runs []*results.File, th Thresholds) *orderRef {
 // orderPoint is one cell of a run in the order tests.
 type orderPoint struct {
 	id    results.CellID
-	t     float64 // mean start of its trials, Unix seconds
+	t     float64 // its position in the order: startOf
 	e, w  float64 // deviation from the reference (centred per phase), weight 1/sd²
 	u     float64 // rank in the order, 0..1
 	phase results.Phase
@@ -335,7 +302,7 @@ type orderPoint struct {
 
 // removeOrderEffect returns a copy of f with its step or trend along the measuring order taken
 // out, and what it took out in words; nil when the run shows none (or cannot tell: too few
-// cells with a start time and a reference).
+// cells with a place in the order and a reference).
 func (o *orderRef) removeOrderEffect(f *results.File) (*results.File, string) {
 	pts := o.points(f)
 	if len(pts) < orderMinCells || alignedOrder(pts) {
@@ -498,10 +465,11 @@ func scaleDecodeAll(d *results.DecodeMetrics, l float64) {
 	}
 }
 
-// points returns f's cells that have a start time and a reference, in measuring order, with
+// points returns f's cells that have a place in the measuring order (startOf) and a reference, in measuring order, with
 // their deviations centred per phase (weighted median) and winsorised.
 func (o *orderRef) points(f *results.File) []orderPoint {
 	var pts []orderPoint
+	byOrder := !fileTimed(f)
 	for _, p := range []results.Phase{results.PhasePrefill, results.PhaseDecode} {
 		vals := runValues(f, p)
 		var ph []orderPoint
@@ -510,7 +478,7 @@ func (o *orderRef) points(f *results.File) []orderPoint {
 			if !ok {
 				continue
 			}
-			t, ok := startOf(f, id)
+			t, ok := startOf(f, id, byOrder)
 			if !ok {
 				continue
 			}
@@ -558,35 +526,62 @@ func (o *orderRef) points(f *results.File) []orderPoint {
 	return pts
 }
 
-// startOf returns the mean start of cell id's trials in f (Unix seconds); ok false when none
-// of its trials has one.
-func startOf(f *results.File, id results.CellID) (float64, bool) {
+// startOf returns cell id's position in f's measuring order: the mean start of its trials
+// (Unix seconds), else, for trials that carry no start, the cell's Started; byOrder (a file
+// whose cells carry no time at all, fileTimed false) takes the cell's Order instead. ok false
+// when the cell has none of them.
+func startOf(f *results.File, id results.CellID, byOrder bool) (float64, bool) {
 	var ts []float64
+	var started time.Time
+	var order int
 	if id.Phase == results.PhasePrefill {
 		for i := range f.Prefill {
-			if f.Prefill[i].ID() == id {
-				for _, t := range f.Prefill[i].Trials {
+			if c := &f.Prefill[i]; c.ID() == id {
+				for _, t := range c.Trials {
 					if !t.Start.IsZero() {
 						ts = append(ts, float64(t.Start.UnixNano())/1e9)
 					}
 				}
+				started, order = c.Started, c.Order
 			}
 		}
 	} else {
 		for i := range f.Decode {
-			if f.Decode[i].ID() == id {
-				for _, t := range f.Decode[i].Trials {
+			if c := &f.Decode[i]; c.ID() == id {
+				for _, t := range c.Trials {
 					if !t.Start.IsZero() {
 						ts = append(ts, float64(t.Start.UnixNano())/1e9)
 					}
 				}
+				started, order = c.Started, c.Order
 			}
 		}
 	}
-	if len(ts) == 0 {
-		return 0, false
+	switch {
+	case byOrder:
+		return float64(order), order > 0
+	case len(ts) > 0:
+		return meanOf(ts), true
+	case !started.IsZero():
+		return float64(started.UnixNano()) / 1e9, true
 	}
-	return meanOf(ts), true
+	return 0, false
+}
+
+// fileTimed reports whether any cell of f carries a time (a trial's Start or the cell's
+// Started): then the order tests place cells by time, else by their Order.
+func fileTimed(f *results.File) bool {
+	for i := range f.Prefill {
+		if !f.Prefill[i].Started.IsZero() || slices.ContainsFunc(f.Prefill[i].Trials, func(t results.PrefillTrial) bool { return !t.Start.IsZero() }) {
+			return true
+		}
+	}
+	for i := range f.Decode {
+		if !f.Decode[i].Started.IsZero() || slices.ContainsFunc(f.Decode[i].Trials, func(t results.DecodeTrial) bool { return !t.Start.IsZero() }) {
+			return true
+		}
+	}
+	return false
 }
 
 // fitOrder tests deviations e of pts (in measuring order) for a step and for a linear trend

@@ -88,8 +88,8 @@ func TestFewQuietTrialsStandAlone(t *testing.T) {
 func TestFewTrialsFloorKeepsWithinNoise(t *testing.T) {
 	var noisy []int
 	for _, m := range []int{900, 1000, 1100, 1000, 1000} {
-		for range 6 {
-			noisy = append(noisy, m)
+		for k := range 6 {
+			noisy = append(noisy, m+100*(1-2*(k%2))) // bin-to-bin noise, not a stall (as TestWithinRunNoise)
 		}
 	}
 	head := func(v float64) *results.File { return summaryFile("m", map[int]float64{16: v}, nil) }
