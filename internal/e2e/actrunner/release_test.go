@@ -75,7 +75,7 @@ func runRelease(t *testing.T, h *harness, file string) {
 			"ref": "refs/tags/" + tag, "before": strings.Repeat("0", 40), "after": sha, "created": true, "deleted": false,
 			"forced": false, "head_commit.id": sha, "commits": []any{}, "base_ref": nil,
 		}), sha, false}
-		rw := h.runAct(t, r, file, "tag "+tag, ev)
+		rw := h.runAct(t, r, file, "tag-"+tag, ev)
 		if rw.exit != 0 {
 			t.Errorf("act exited %d, want 0", rw.exit)
 		}
