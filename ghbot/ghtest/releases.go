@@ -104,6 +104,14 @@ func (h *handler) routeReleases(m string, seg []string, upload bool) bool {
 			}
 		}
 		writeError(h.w, http.StatusNotFound, "Not Found")
+	case m == "GET" && len(seg) == 5 && seg[4] == "latest":
+		for i := len(h.s.releases) - 1; i >= 0; i-- { // the newest published full release
+			if r := h.s.releases[i]; r.Repo == repo && !r.Draft && !r.Prerelease {
+				h.json(200, h.releaseJSON(r))
+				return true
+			}
+		}
+		writeError(h.w, http.StatusNotFound, "Not Found")
 	case m == "GET" && len(seg) == 5:
 		h.withRelease(repo, seg[4], func(r *Release) { h.json(200, h.releaseJSON(r)) })
 	case m == "PATCH" && len(seg) == 5:

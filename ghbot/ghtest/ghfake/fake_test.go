@@ -238,6 +238,9 @@ func TestFakeReleasesAPI(t *testing.T) {
 		got.Assets[0].GetBrowserDownloadURL() != srv.URL+"/o/r/releases/download/v1.0.0/bin" {
 		t.Errorf("the published release: %+v", got)
 	}
+	if latest, _, err := gh.Repositories.GetLatestRelease(ctx, "o", "r"); err != nil || latest.GetID() != rel.GetID() {
+		t.Errorf("the latest release: %v, %v; want %d", latest.GetID(), err, rel.GetID())
+	}
 	if code := download("bin"); code != 200 {
 		t.Errorf("the published release's file: %d, want 200", code)
 	}
