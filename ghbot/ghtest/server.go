@@ -145,6 +145,8 @@ type State struct {
 	Dispatches []Dispatch
 	// Issues are the issues (not pull requests), oldest first.
 	Issues []Issue
+	// Releases are the releases, oldest first, with their assets' metadata (releases.go).
+	Releases []Release
 }
 
 // CommentsOn returns the comments on one issue or PR, oldest first.
@@ -235,6 +237,8 @@ type Server struct {
 	labelEvents []LabelEvent
 	// dispatches are the workflow_dispatch events asked for (actions.go).
 	dispatches []Dispatch
+	// releases are the repositories' releases, oldest first (releases.go).
+	releases []*Release
 }
 
 type principal struct {
@@ -461,6 +465,15 @@ func (s *Server) State() State {
 		ii.Labels = slices.Clone(i.Labels)
 		st.Issues = append(st.Issues, ii)
 	}
+	for _, r := range s.releases {
+		rr := *r
+		rr.Assets = nil
+		for _, a := range r.Assets {
+			a.data = nil
+			rr.Assets = append(rr.Assets, a)
+		}
+		st.Releases = append(st.Releases, rr)
+	}
 	return st
 }
 
@@ -487,6 +500,12 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	path, ok := strings.CutPrefix(r.URL.Path, s.prefix)
+	upload := false
+	if up, isUp := strings.CutPrefix(r.URL.Path, uploadsPrefix+"/"); isUp {
+		// The uploads API (a release's assets): its bodies are files, recorded by size only.
+		path, ok, upload = "/"+up, true, true
+		call.Body = fmt.Sprintf("(%d bytes)", len(body))
+	}
 	if !ok || (s.prefix == "" && strings.HasPrefix(path, "/api/v3/")) {
 		writeError(rec, http.StatusNotFound, "Not Found")
 		return
@@ -519,7 +538,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		writeError(rec, http.StatusForbidden, "Resource not accessible by integration")
 		return
 	}
-	h := &handler{s: s, w: rec, r: r, body: body, who: who, base: "http://" + r.Host + s.prefix}
+	h := &handler{s: s, w: rec, r: r, body: body, who: who, base: "http://" + r.Host + s.prefix, upload: upload}
 	s.beforeGit(r.Method, path)
 	h.route(path)
 }
@@ -576,6 +595,8 @@ type handler struct {
 	body []byte
 	who  principal
 	base string
+	// upload is a request on the uploads API (uploadsPrefix), which serves only release assets.
+	upload bool
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
@@ -606,6 +627,12 @@ func (h *handler) route(path string) {
 	}
 	h.s.mu.Lock()
 	defer h.s.mu.Unlock()
+	if h.upload {
+		if !h.routeReleases(m, seg, true) {
+			writeError(h.w, http.StatusNotFound, "Not Found")
+		}
+		return
+	}
 	switch {
 	case match("GET", "app"):
 		h.getApp()
@@ -642,6 +669,7 @@ func (h *handler) route(path string) {
 	case match("POST", "repos", "*", "*", "actions", "workflows", "*", "dispatches"):
 		h.createDispatch(seg[1]+"/"+seg[2], seg[5]) // actions.go
 	case h.routeIssues(m, seg):
+	case h.routeReleases(m, seg, false):
 	case h.routeGit(seg):
 	default:
 		writeError(h.w, http.StatusNotFound, "Not Found")

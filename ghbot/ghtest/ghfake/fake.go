@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -127,7 +128,7 @@ func (f *fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(f.dump(r.URL.Query().Get("ref")))
 	case strings.HasPrefix(r.URL.Path, "/api/"):
 		f.api.ServeHTTP(w, r)
-	case f.releases != "" && strings.Contains(r.URL.Path, "/releases/download/"):
+	case strings.Contains(r.URL.Path, "/releases/download/"):
 		f.serveRelease(w, r)
 	case f.gitRoot != "":
 		f.serveGit(w, r)
@@ -165,8 +166,9 @@ func (f *fake) serveGit(w http.ResponseWriter, r *http.Request) {
 	h.ServeHTTP(w, r)
 }
 
-// serveRelease answers GET /OWNER/NAME/releases/download/TAG/FILE from the releases folder, as
-// github.com serves a release's attached files.
+// serveRelease answers GET /OWNER/NAME/releases/download/TAG/FILE, as github.com serves a
+// release's attached files: a file uploaded to a published release through the API
+// (ghtest's releases), else one of the releases folder.
 func (f *fake) serveRelease(w http.ResponseWriter, r *http.Request) {
 	p := strings.Split(strings.TrimPrefix(r.URL.Path, "/"), "/")
 	if r.Method != http.MethodGet || len(p) != 6 || p[2] != "releases" || p[3] != "download" {
@@ -178,6 +180,16 @@ func (f *fake) serveRelease(w http.ResponseWriter, r *http.Request) {
 			http.NotFound(w, r)
 			return
 		}
+	}
+	if b, ok := f.api.ReleaseAsset(p[0]+"/"+p[1], p[4], p[5]); ok {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set("Content-Length", strconv.Itoa(len(b)))
+		w.Write(b)
+		return
+	}
+	if f.releases == "" {
+		http.NotFound(w, r)
+		return
 	}
 	http.ServeFile(w, r, filepath.Join(f.releases, p[0], p[1], p[4], p[5]))
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -181,3 +182,81 @@ func TestFakeServesReleaseFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestFakeReleasesAPI: a release made as `gh release create` makes it with files (a draft,
+// its assets uploaded to the uploads API, then published), read by go-github, is served at the
+// download path once published, and not while a draft; a second asset of one name and a second
+// release of one tag are refused as GitHub refuses them.
+func TestFakeReleasesAPI(t *testing.T) {
+	f := newFake("", "")
+	srv := httptest.NewServer(f)
+	defer srv.Close()
+	if _, err := f.apply([]byte(`{"Repos":[{"Owner":"o","Name":"r","DefaultBranch":"main"}],"Tokens":{"tok":"github-actions[bot]"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	gh, err := github.NewClient(nil).WithAuthToken("tok").WithEnterpriseURLs(srv.URL+"/api/v3/", srv.URL+"/api/uploads/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	download := func(name string) int {
+		resp, err := http.Get(srv.URL + "/o/r/releases/download/v1.0.0/" + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	rel, _, err := gh.Repositories.CreateRelease(ctx, "o", "r", &github.RepositoryRelease{TagName: github.String("v1.0.0"), Draft: github.Bool(true), GenerateReleaseNotes: github.Bool(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := srv.URL + "/api/uploads/repos/o/r/releases/" + fmtID(rel.GetID()) + "/assets{?name,label}"; rel.GetUploadURL() != want {
+		t.Errorf("upload_url %q, want %q", rel.GetUploadURL(), want)
+	}
+	file := filepath.Join(t.TempDir(), "bin")
+	os.WriteFile(file, []byte("binary"), 0o644)
+	for i, want := range []bool{true, false} {
+		fh, _ := os.Open(file)
+		_, _, err := gh.Repositories.UploadReleaseAsset(ctx, "o", "r", rel.GetID(), &github.UploadOptions{Name: "bin"}, fh)
+		fh.Close()
+		if (err == nil) != want {
+			t.Errorf("upload %d of bin: %v, want ok %v", i+1, err, want)
+		}
+	}
+	if code := download("bin"); code != 404 {
+		t.Errorf("a draft's file downloaded: %d, want 404", code)
+	}
+	if _, _, err := gh.Repositories.EditRelease(ctx, "o", "r", rel.GetID(), &github.RepositoryRelease{Draft: github.Bool(false)}); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := gh.Repositories.GetReleaseByTag(ctx, "o", "r", "v1.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.GetDraft() || len(got.Assets) != 1 || got.Assets[0].GetSize() != 6 || got.GetBody() == "" ||
+		got.Assets[0].GetBrowserDownloadURL() != srv.URL+"/o/r/releases/download/v1.0.0/bin" {
+		t.Errorf("the published release: %+v", got)
+	}
+	if latest, _, err := gh.Repositories.GetLatestRelease(ctx, "o", "r"); err != nil || latest.GetID() != rel.GetID() {
+		t.Errorf("the latest release: %v, %v; want %d", latest.GetID(), err, rel.GetID())
+	}
+	if code := download("bin"); code != 200 {
+		t.Errorf("the published release's file: %d, want 200", code)
+	}
+	if code := download("other"); code != 404 {
+		t.Errorf("a file the release has not: %d, want 404", code)
+	}
+	if _, _, err := gh.Repositories.CreateRelease(ctx, "o", "r", &github.RepositoryRelease{TagName: github.String("v1.0.0")}); err == nil {
+		t.Error("a second release of v1.0.0 was created")
+	}
+	st := f.api.State()
+	if len(st.Releases) != 1 || st.Releases[0].Assets[0].SHA256 != binarySHA {
+		t.Errorf("state: %+v", st.Releases)
+	}
+}
+
+func fmtID(id int64) string { return strconv.FormatInt(id, 10) }
+
+// binarySHA is the SHA-256 of "binary".
+const binarySHA = "9a3a45d01531a20e89ac6ae10b0b0beb0492acd7216a368aa062d1a5fecaf9cd"

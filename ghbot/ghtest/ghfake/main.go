@@ -2,7 +2,7 @@
 // shipped workflows under a real Actions runner (internal/e2e/actrunner): one HTTP server on
 // loopback that is, like github.com for a runner, both the REST API (under /api/v3, as GitHub
 // Enterprise Server serves it) and the git origin of the repositories below -git (git's smart
-// HTTP through `git http-backend`) and the host of release downloads (-releases), with two control endpoints for the test:
+// HTTP through `git http-backend`) and the host of release downloads (the releases created through the API, and the files of -releases), with two control endpoints for the test:
 //
 //	POST /_setup   a JSON Setup: repositories, tokens, permissions, commits, refs, pull
 //	               requests and comments to add; answers {"comment_ids":[…]}

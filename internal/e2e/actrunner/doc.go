@@ -1,5 +1,5 @@
 // Package actrunner runs the shipped workflows (.github/workflows/example-gpu.yml,
-// example-gpu-sharded.yml, selftest.yml) and the composite action (action.yml) under a real
+// example-gpu-sharded.yml, selftest.yml, release.yml) and the composite action (action.yml) under a real
 // GitHub Actions runner, nektos/act, on the host: every other test of the bot calls
 // `speedmatrix action` directly, and none of them would see a workflow that never finishes.
 //
@@ -7,7 +7,7 @@
 // runs as its own step of .ci/run:
 //
 //	go install github.com/nektos/act@v0.2.89
-//	ACT=$(go env GOPATH)/bin/act go test -tags realrunner ./internal/e2e/actrunner -v -timeout 30m
+//	ACT=$(go env GOPATH)/bin/act go test -tags realrunner ./internal/e2e/actrunner -v -timeout 40m
 //
 // For each workflow it makes a scratch repository with the workflow copied unchanged (read from
 // this repository at test time), a speedmatrix.yaml that serves the built-in simulator, and the
@@ -17,6 +17,14 @@
 // deliver (the workflow's own on: keys choose pull_request or pull_request_target); and asserts
 // what the fake holds afterwards: the comments, the check runs with their status and
 // conclusion, the data branch. It ends with a workflow × scenario table and each job's wall time.
+//
+// The release scenario (release_test.go) runs release.yml for the push of tag v1.0.0 on a
+// scratch repository holding this module's source, its release/SHA256SUMS made by
+// `release/make.sh v1.0.0` there first: make.sh --verify must pass and `gh release create`
+// (a stand-in gh, testdata/gh, making gh's REST calls against the fake's releases API) must
+// publish the release with both binaries and SHA256SUMS; then the action's release/binary.sh
+// must download and use the binary (found=true, `speedmatrix version` v1.0.0) and refuse a
+// tampered one. Run it alone with -run 'TestWorkflows/release'.
 //
 // The bisection scenarios (bisect_test.go) run a default-branch regression's bisection through
 // the split workflow: a push's change point on a seeded history, then each workflow_dispatch the

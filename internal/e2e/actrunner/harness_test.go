@@ -96,6 +96,7 @@ func TestWorkflows(t *testing.T) {
 		{"example-gpu-bisect", "example-gpu.yml", runBisect}, // bisect_test.go
 		{"example-gpu-sharded", "example-gpu-sharded.yml", runSharded},
 		{"selftest", "selftest.yml", runSelftest},
+		{"release", "release.yml", runRelease}, // release_test.go
 	} {
 		t.Run(wf.name, func(t *testing.T) { wf.run(t, h, wf.file) })
 	}
@@ -149,9 +150,10 @@ func newHarness(t *testing.T) *harness {
 	return h
 }
 
-// gobuild builds the simulator's binary (the engine the scratch repositories serve) and ghfake.
+// gobuild builds the simulator's binary (the engine the scratch repositories serve), ghfake and
+// the stand-in gh (testdata/gh: GitHub's runners have the GitHub CLI; the host may not).
 func (h *harness) gobuild(t *testing.T) {
-	cmd := exec.Command("go", "build", "-o", h.bin+string(filepath.Separator), "./cmd/speedmatrix", "./ghbot/ghtest/ghfake")
+	cmd := exec.Command("go", "build", "-o", h.bin+string(filepath.Separator), "./cmd/speedmatrix", "./ghbot/ghtest/ghfake", "./internal/e2e/actrunner/testdata/gh")
 	cmd.Dir = h.root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -161,7 +163,8 @@ func (h *harness) gobuild(t *testing.T) {
 // toolCache lays the machine's Go out in act's tool cache as setup-go expects it
 // (go/VERSION/x64 with an x64.complete marker), under both the machine's version and go.mod's,
 // behind a go that logs each build of ./cmd/speedmatrix with the job's RUNNER_TEMP (the
-// acceptance: one build per runner per action commit).
+// acceptance: one build per runner per action commit); release/make.sh's builds (-o
+// dist/speedmatrix_*) are a release's binaries, not the action's, and are not logged.
 func (h *harness) toolCache(t *testing.T) {
 	goroot := strings.TrimSpace(run(t, "", "go", "env", "GOROOT"))
 	version := strings.TrimPrefix(strings.TrimSpace(run(t, "", "go", "env", "GOVERSION")), "go")
@@ -174,7 +177,9 @@ func (h *harness) toolCache(t *testing.T) {
 		mustMkdir(t, filepath.Join(x64, "bin"))
 		wrapper := fmt.Sprintf(`#!/bin/sh
 if [ "$1" = build ]; then
-  for a in "$@"; do case "$a" in *cmd/speedmatrix) echo "${RUNNER_TEMP:-none}" >> %q;; esac; done
+  release=false
+  for a in "$@"; do case "$a" in dist/speedmatrix_*) release=true;; esac; done
+  $release || for a in "$@"; do case "$a" in *cmd/speedmatrix) echo "${RUNNER_TEMP:-none}" >> %q;; esac; done
 fi
 exec %q "$@"
 `, h.buildLog, filepath.Join(goroot, "bin", "go"))
@@ -244,8 +249,10 @@ func (h *harness) mapActions(t *testing.T) {
 		t.Fatalf("build the release binary: %v\n%s", err, out)
 	}
 	sum := strings.Fields(run(t, dst, "sha256sum", name))[0]
+	// binary.sh uses a release binary only for the source its sums name (# source HASH).
+	source := strings.TrimSpace(run(t, h.release, "bash", "release/sourcehash.sh"))
 	writeFile(t, filepath.Join(h.release, "release", "TAG"), tag+"\n", 0o644)
-	writeFile(t, filepath.Join(h.release, "release", "SHA256SUMS"), sum+"  "+name+"\n", 0o644)
+	writeFile(t, filepath.Join(h.release, "release", "SHA256SUMS"), "# source "+source+"\n"+sum+"  "+name+"\n", 0o644)
 }
 
 // copyTree copies the files git tracks or would track (not what it ignores) from root to dst.
@@ -338,7 +345,7 @@ func (h *harness) state(t *testing.T) ghtest.Dump {
 // shipped workflows must say cache: false (its cache of a path outside the workspace only warns
 // "Restore cache failed", and no Go cache may cross jobs on a GPU runner).
 func (h *harness) checkSetupGoCache(t *testing.T) {
-	files := []string{"action.yml", ".github/workflows/example-gpu.yml", ".github/workflows/example-gpu-sharded.yml", ".github/workflows/selftest.yml"}
+	files := []string{"action.yml", ".github/workflows/example-gpu.yml", ".github/workflows/example-gpu-sharded.yml", ".github/workflows/selftest.yml", ".github/workflows/release.yml"}
 	var bad []string
 	for _, f := range files {
 		var doc map[string]any
