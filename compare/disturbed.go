@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -324,7 +325,7 @@ func (o *orderRef) removeOrderEffect(f *results.File) (*results.File, string) {
 			for i := k; i < len(pts); i++ {
 				adj[i] += size
 			}
-			what = append(what, fmt.Sprintf("from its %d%s cell in measuring order on (%d of %d cells), every cell %s", k+1, ordinal(k+1), len(pts)-k, len(pts), signedPct(size)))
+			what = append(what, fmt.Sprintf("from its %d%s cell in measuring order on (%d of %d cells), every cell %s", k+1, textout.Ordinal(k+1), len(pts)-k, len(pts), signedPct(size)))
 		case "trend":
 			for i, p := range pts {
 				adj[i] += size * (p.u - 0.5)
@@ -429,19 +430,7 @@ func spearman(xs, ys []float64) float64 {
 
 // ranks returns the ranks of xs, ties at their mean rank.
 func ranks(xs []float64) []float64 {
-	idx := make([]int, len(xs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		switch {
-		case xs[a] < xs[b]:
-			return -1
-		case xs[a] > xs[b]:
-			return 1
-		}
-		return 0
-	})
+	idx := argsort(xs)
 	out := make([]float64, len(xs))
 	for i := 0; i < len(idx); {
 		j := i
@@ -657,21 +646,6 @@ func medianStep(pts []orderPoint, e []float64, split int) float64 {
 	return weightedMedian(e[split:], ws[split:]) - weightedMedian(e[:split], ws[:split])
 }
 
-// ordinal returns the English suffix of n: "st", "nd", "rd" or "th".
-func ordinal(n int) string {
-	if n%100 >= 11 && n%100 <= 13 {
-		return "th"
-	}
-	switch n % 10 {
-	case 1:
-		return "st"
-	case 2:
-		return "nd"
-	case 3:
-		return "rd"
-	}
-	return "th"
-}
 
 // signedPct formats a log change as a signed percentage: "−5.1 % slower" or "+2.0 % faster".
 func signedPct(l float64) string {

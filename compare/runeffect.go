@@ -126,19 +126,7 @@ func runValues(f *results.File, p results.Phase) map[results.CellID]float64 {
 
 // weightedMedian returns the weighted median of xs.
 func weightedMedian(xs, ws []float64) float64 {
-	idx := make([]int, len(xs))
-	for i := range idx {
-		idx[i] = i
-	}
-	slices.SortFunc(idx, func(a, b int) int {
-		switch {
-		case xs[a] < xs[b]:
-			return -1
-		case xs[a] > xs[b]:
-			return 1
-		}
-		return 0
-	})
+	idx := argsort(xs)
 	var total float64
 	for _, w := range ws {
 		total += w
@@ -453,4 +441,22 @@ func adjustment(f map[results.Phase]float64, p results.Phase, m results.Metric) 
 		return f[p]
 	}
 	return -f[p]
+}
+
+// argsort returns the indices of xs in ascending order of their values, ties in index order.
+func argsort(xs []float64) []int {
+	idx := make([]int, len(xs))
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		switch {
+		case xs[a] < xs[b]:
+			return -1
+		case xs[a] > xs[b]:
+			return 1
+		}
+		return 0
+	})
+	return idx
 }

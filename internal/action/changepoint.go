@@ -9,6 +9,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare/changepoint"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/history"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -295,7 +296,7 @@ func (j *job) upsertChangePoint(ctx context.Context, c *ghbot.Client, st cpState
 			code(ghbot.ShortSHA(s.First)), code(orDash(ghbot.ShortSHA(s.Last))), s.Before, s.After, 100*s.Change)
 	}
 	fmt.Fprintf(&b, "\nA change point needs %d results at the new level (E-divisive means, minimum segment %d), so a shift is reported on the %d%s push after it at the earliest. The issue is closed when every series is back within the minimum change of its old level (or better) for %d results, saying at which commit.\n",
-		minSize, minSize, minSize, ordinal(minSize), minSize)
+		minSize, minSize, minSize, textout.Ordinal(minSize), minSize)
 	if j.runURL != "" {
 		fmt.Fprintf(&b, "\n[The run](%s)\n", j.runURL)
 	}
@@ -327,20 +328,4 @@ func (j *job) closeChangePoint(ctx context.Context, c *ghbot.Client, issue int, 
 		return
 	}
 	j.log.Info("the change point recovered; issue closed", "issue", n, "config_id", id)
-}
-
-// ordinal returns the English ordinal suffix of n (1st, 2nd, 3rd, 4th, 11th…).
-func ordinal(n int) string {
-	if n%100 >= 11 && n%100 <= 13 {
-		return "th"
-	}
-	switch n % 10 {
-	case 1:
-		return "st"
-	case 2:
-		return "nd"
-	case 3:
-		return "rd"
-	}
-	return "th"
 }

@@ -33,3 +33,20 @@ func Plural(n int, one, many string) string {
 	}
 	return strconv.Itoa(n) + " " + many
 }
+
+// Ordinal returns the English ordinal suffix of n: "st", "nd", "rd" or "th" (1st, 2nd, 3rd,
+// 4th, 11th, 21st…).
+func Ordinal(n int) string {
+	if n%100 >= 11 && n%100 <= 13 {
+		return "th"
+	}
+	switch n % 10 {
+	case 1:
+		return "st"
+	case 2:
+		return "nd"
+	case 3:
+		return "rd"
+	}
+	return "th"
+}
