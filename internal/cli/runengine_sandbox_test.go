@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -25,13 +26,14 @@ const sandboxSecret = "sandbox-late-secret-4711"
 
 // daemonScript returns a bash line that leaves a detached (setsid) process which, for ever,
 // copies every ACTIONS_RUNTIME_TOKEN it finds in any process's environment into stolen and
-// overwrites each of targets (results and meta files); tag is in its command line.
+// overwrites each of targets (results and meta files); tag is in its command line. It creates
+// stolen first thing.
 func daemonScript(tag, stolen string, targets ...string) string {
 	quoted := make([]string, len(targets))
 	for i, p := range targets {
 		quoted[i] = fmt.Sprintf("%q", p)
 	}
-	return fmt.Sprintf(`setsid bash -c 'while :; do for f in /proc/[0-9]*/environ; do grep -a -o "ACTIONS_RUNTIME_TOKEN=[a-z0-9-]*" "$f" >> "$0" 2>/dev/null; done; for t in "$@"; do printf tampered > "$t" 2>/dev/null; done; sleep 0.05; done; : %s' %q %s </dev/null >/dev/null 2>&1 &`, tag, stolen, strings.Join(quoted, " "))
+	return fmt.Sprintf(`setsid bash -c ': >> "$0"; while :; do grep -a -h -o "ACTIONS_RUNTIME_TOKEN=[a-z0-9-]*" /proc/[0-9]*/environ >> "$0" 2>/dev/null; for t in "$@"; do printf tampered > "$t" 2>/dev/null; done; sleep 0.05; done; : %s' %q %s </dev/null >/dev/null 2>&1 &`, tag, stolen, strings.Join(quoted, " "))
 }
 
 // daemonEngine is an engine, the simulator served in the sandbox, whose engine.serve (phase
@@ -47,14 +49,16 @@ type daemonEngine struct {
 func newDaemonEngine(t *testing.T, phase string, targets ...string) (daemonEngine, string) {
 	t.Helper()
 	src, head, _ := gitInit(t)
-	d := daemonEngine{phase: phase, src: src, cache: t.TempDir(), tag: "speedmatrix-sandbox-daemon-" + phase + "-" + strconv.Itoa(os.Getpid())}
+	d := daemonEngine{phase: phase, src: src, cache: t.TempDir(), tag: "speedmatrix-sandbox-daemon-" + strings.ReplaceAll(t.Name(), "/", "-") + "-" + strconv.Itoa(os.Getpid())}
 	// What the daemon steals lands where the engine may write and the test can read.
 	serve := simCommand("--sim-speedup", "20")
 	build := "build: none"
 	if phase == "serve" {
 		serve = append([]string{"bash", "-c", daemonScript(d.tag, filepath.Join(src, "stolen"), targets...) + ` exec "$@"`, "engine"}, serve...)
 	} else {
-		build = fmt.Sprintf("build: {command: %q}", daemonScript(d.tag, "$SPEEDMATRIX_ENV_DIR/stolen", targets...)+" echo built")
+		build = fmt.Sprintf("build: {command: %q}", daemonScript(d.tag, "$SPEEDMATRIX_ENV_DIR/stolen", targets...)+
+			// The build waits (a bounded while) for its daemon to start: its end ends the sandbox.
+			` for i in $(seq 500); do [ -e "$SPEEDMATRIX_ENV_DIR/stolen" ] && break; sleep 0.01; done; echo built`)
 	}
 	var quoted []string
 	for _, a := range serve {
@@ -95,14 +99,23 @@ func (d daemonEngine) checkGone(t *testing.T, want map[string][]byte) {
 	_ = later.Wait()
 
 	stolen := filepath.Join(d.src, "stolen")
-	more, _ := filepath.Glob(filepath.Join(d.cache, "*", "stolen"))
-	for _, f := range append([]string{stolen}, more...) {
-		if data, _ := os.ReadFile(f); bytes.Contains(data, []byte(sandboxSecret)) {
+	found := []string{stolen}
+	_ = filepath.WalkDir(d.cache, func(p string, de fs.DirEntry, err error) error { // the build's (by trust level)
+		if err == nil && de.Name() == "stolen" {
+			found = append(found, p)
+		}
+		return nil
+	})
+	ran := false
+	for _, f := range found {
+		data, err := os.ReadFile(f)
+		ran = ran || err == nil
+		if bytes.Contains(data, []byte(sandboxSecret)) {
 			t.Errorf("a later process's secret was read: %s", f)
 		}
 	}
-	if _, err := os.Stat(stolen); err != nil && d.phase == "serve" {
-		t.Errorf("the daemon never ran (no %s): %v", stolen, err)
+	if !ran {
+		t.Errorf("the daemon never ran: no file named stolen in %s or under %s", d.src, d.cache)
 	}
 	for p, written := range want {
 		after, err := os.ReadFile(p)
