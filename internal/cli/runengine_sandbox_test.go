@@ -280,3 +280,27 @@ func TestCheckOutputOutsideEngineNoSource(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckEnginesCanDifferNoSource: run --paired with build none and no engine.source serves
+// the head from the current directory; a ./serve.sh there serves each commit's tree, so the
+// run is not refused (before, it was: "names no file of the checkout " with an empty path).
+func TestCheckEnginesCanDifferNoSource(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "serve.sh"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		command []string
+		wantErr bool
+	}{
+		{command: []string{"./serve.sh"}},
+		{command: []string{"speedmatrix", "sim", "--listen", "127.0.0.1:${PORT}"}, wantErr: true},
+	} {
+		var o runOptions
+		o.Engine.Serve = &config.Serve{Command: tc.command}
+		if err := checkEnginesCanDiffer(o, engine.ModeNone, ""); (err != nil) != tc.wantErr {
+			t.Errorf("%q: err = %v, want an error: %v", tc.command, err, tc.wantErr)
+		}
+	}
+}
