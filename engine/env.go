@@ -101,15 +101,22 @@ var scriptVarRE = regexp.MustCompile(`\$\{?([A-Za-z_][A-Za-z0-9_]*)`)
 // EnvHint says, for an error of a process that failed early (a server that exited during its
 // load), that its environment is allow-listed and which of inherited's variables were not
 // passed: those it may be given through engine.serve.env (names envDenied refuses never pass,
-// so they are left out), sorted, at most maxEnvHintNames of them. When script is a readable
+// so they are left out, and so are the names of passed, the process's environment, which
+// engine.serve.env may have given it), sorted, at most maxEnvHintNames of them. When script is a readable
 // text file (the command's launch script), the dropped variables it reads are named first: a
 // launch script that reads a variable of the caller's environment fails so, with exit code
 // 127 or an empty value.
-func EnvHint(inherited []string, script string) string {
+func EnvHint(inherited, passed []string, script string) string {
+	given := map[string]bool{}
+	for _, kv := range passed {
+		if name, _, ok := strings.Cut(kv, "="); ok {
+			given[name] = true
+		}
+	}
 	var names []string
 	for _, kv := range inherited {
 		name, _, ok := strings.Cut(kv, "=")
-		if ok && name != "" && !envAllowedName(name) && !envDenied(name) {
+		if ok && name != "" && !given[name] && !envAllowedName(name) && !envDenied(name) {
 			names = append(names, name)
 		}
 	}

@@ -27,6 +27,7 @@ func TestServeEnvDroppedHint(t *testing.T) {
 	for _, tc := range []struct {
 		name      string
 		base      []string
+		env       map[string]string
 		want      []string
 		wantNotIn []string
 	}{
@@ -34,10 +35,15 @@ func TestServeEnvDroppedHint(t *testing.T) {
 			want: []string{"exited during load", "exit code", "environment is allow-listed", "reads MY_ENGINE_HOME, not passed", "engine.serve.env", "/bin/engine-serve: not found"}, wantNotIn: []string{"UNRELATED", "GITHUB_TOKEN"}},
 		{name: "the script reads none of them", base: []string{"PATH=" + os.Getenv("PATH"), "OTHER_VAR=1", "GITHUB_TOKEN=x"},
 			want: []string{"environment is allow-listed", "OTHER_VAR of the caller's variables were not passed", "engine.serve.env"}, wantNotIn: []string{"GITHUB_TOKEN"}},
+		// engine.serve.env gives the server MY_ENGINE_HOME: the hint must not say it was not
+		// passed (before, it did, and sent the user to add what was already there).
+		{name: "the variable engine.serve.env passes", base: []string{"PATH=" + os.Getenv("PATH"), "MY_ENGINE_HOME=/opt/engine", "GITHUB_TOKEN=x"},
+			env:  map[string]string{"MY_ENGINE_HOME": "${MY_ENGINE_HOME}"},
+			want: []string{"exited during load", "environment is allow-listed", "no variable of the caller's was dropped"}, wantNotIn: []string{"MY_ENGINE_HOME", "GITHUB_TOKEN"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := engine.StartServer(context.Background(), engine.ServeSpec{
-				Command: []string{script}, BaseEnv: tc.base, LogPath: filepath.Join(t.TempDir(), "server.log"),
+				Command: []string{script}, Env: tc.env, BaseEnv: tc.base, LogPath: filepath.Join(t.TempDir(), "server.log"),
 				ReadyTimeout: 20 * time.Second, Poll: 50 * time.Millisecond, GPU: testGPU(t),
 			})
 			var pe *engine.ProcessError
@@ -67,7 +73,7 @@ func TestEnvHintLimit(t *testing.T) {
 	for _, c := range "ABCDEFGHIJKLMNOP" {
 		base = append(base, "VAR_"+string(c)+"=1")
 	}
-	h := engine.EnvHint(base, "")
+	h := engine.EnvHint(base, nil, "")
 	if !strings.Contains(h, "VAR_A, ") || !strings.Contains(h, "and 4 more") || strings.Contains(h, "VAR_P") {
 		t.Errorf("hint %q: want 12 names and 4 more", h)
 	}

@@ -112,7 +112,8 @@ func (sb *Sandbox) Clone() *Sandbox {
 // withCommand returns sb showing, read-only, what the command names by an absolute path (the
 // program, a model directory, a file a shell line runs: as an argument or a word of one), the
 // virtual environment of a program that is a venv's interpreter (with its base interpreter's
-// installation), but nothing inside a Hidden path; and working in dir.
+// installation), but nothing inside a Hidden path; and working in dir (empty: the caller's
+// working directory, shown read-only, unless a Hidden path is in it or it in one: then /).
 func (sb *Sandbox) withCommand(argv []string, dir string) *Sandbox {
 	c := sb.Clone()
 	hidden := cleanList(sb.Hidden)
@@ -149,6 +150,15 @@ func (sb *Sandbox) withCommand(argv []string, dir string) *Sandbox {
 					}
 				}
 			}
+		}
+	}
+	if dir == "" {
+		// The command's default working directory is the caller's, as outside the sandbox
+		// (build none without engine.source serves from there): shown read-only, unless it
+		// is hidden (the results' folder, the runner's workspace), when the command runs in /.
+		if wd, err := os.Getwd(); err == nil && !slices.ContainsFunc(hidden, func(h string) bool { return under(wd, h) || under(h, wd) }) {
+			dir = wd
+			show(wd)
 		}
 	}
 	if dir != "" {

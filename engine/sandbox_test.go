@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -186,5 +187,30 @@ func TestServeUsesTree(t *testing.T) {
 		if got := engine.ServeUsesTree(tt.argv, dir); got != tt.want {
 			t.Errorf("ServeUsesTree(%q) = %v, want %v", tt.argv, got, tt.want)
 		}
+	}
+}
+
+// TestSandboxServeCallersDir: a relative launch script with no working directory given (build
+// none without engine.source: `command: [./serve.sh]` run from the engine's checkout) runs in
+// the caller's directory inside the sandbox, as it does outside. Before, the sandbox started it
+// in / and the start failed with "fork/exec ./serve.sh: no such file or directory".
+func TestSandboxServeCallersDir(t *testing.T) {
+	sb := sandboxOrSkip(t, t.TempDir())
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "serve.sh"), []byte("#!/bin/sh\necho \"cwd: $(pwd)\"\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	_, err := engine.StartServer(context.Background(), engine.ServeSpec{
+		Command: []string{"./serve.sh"}, Reaper: reaper(t), Sandbox: sb,
+		ReadyTimeout: 20 * time.Second, Poll: 50 * time.Millisecond, GPU: testGPU(t),
+		LogPath: filepath.Join(t.TempDir(), "server.log"), RawLogDir: t.TempDir(),
+	})
+	var pe *engine.ProcessError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err = %v, want a *ProcessError (the script exits 3)", err)
+	}
+	if pe.ExitCode != 3 || !strings.Contains(strings.Join(pe.Tail, "\n"), "cwd: "+dir) {
+		t.Errorf("the script did not run in %s (exit code %d):\n%v", dir, pe.ExitCode, err)
 	}
 }

@@ -349,7 +349,7 @@ func (s *Server) waitReady(ctx context.Context) error {
 			s.waitCopied(2 * time.Second)
 			code, sig := exitStatus(s.g.cmd.ProcessState)
 			return &ProcessError{What: "server", Reason: "exited during load", ExitCode: code, Signal: sig,
-				Hint: EnvHint(s.spec.BaseEnv, s.script()), Log: s.logPath, Tail: tailFile(s.logPath, TailLines)}
+				Hint: EnvHint(s.spec.BaseEnv, s.env, s.script()), Log: s.logPath, Tail: tailFile(s.logPath, TailLines)}
 		case <-deadline.C:
 			return &ProcessError{What: "server", ExitCode: -1, Log: s.logPath, Tail: tailFile(s.logPath, TailLines),
 				Reason: fmt.Sprintf("not ready after %v (GET /health and /v1/models listing %q); raise engine.serve.ready_timeout if the model loads slowly", s.spec.ReadyTimeout, s.model)}

@@ -64,8 +64,12 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 
 // checkEnginesCanDiffer refuses to measure two commits that serve the same installed engine:
 // no build (engine.build: none) and a serve command that names no file of the commit's
-// checkout source (engine.ServeUsesTree), unless paired.allow_same_engine says to.
+// checkout source (engine.ServeUsesTree; empty: the current directory, where the server then
+// runs), unless paired.allow_same_engine says to.
 func checkEnginesCanDiffer(o runOptions, mode engine.Mode, source string) error {
+	if source == "" {
+		source = "." // no engine.source: the server runs in the current directory
+	}
 	if mode != engine.ModeNone || o.Paired.AllowSameEngine || engine.ServeUsesTree(o.Engine.Serve.Command, source) {
 		return nil
 	}

@@ -119,10 +119,19 @@ func sandboxNotes(o runOptions) []string {
 
 // checkOutputOutsideEngine refuses results (and a paired run's base results) written inside
 // the checkout source, which the engine may write with engine.build: none (it serves from the
-// checkout): only speedmatrix writes results.
+// checkout): only speedmatrix writes results. Without source, the current directory is the
+// checkout when the serve command runs a file of it.
 func checkOutputOutsideEngine(o runOptions, source string) error {
-	if source == "" || o.Engine.BuildMode() != "none" {
+	if o.Engine.BuildMode() != "none" {
 		return nil
+	}
+	if source == "" {
+		// Without engine.source the server runs in the current directory; a command that runs
+		// a file of it (./serve.sh) needs it, and the sandbox hides the results' folder.
+		if o.Engine.Serve == nil || !engine.ServeUsesTree(o.Engine.Serve.Command, ".") {
+			return nil
+		}
+		source = "."
 	}
 	src, err := filepath.Abs(source)
 	if err != nil {
