@@ -176,6 +176,10 @@ engine:
   name: vllm
   source: %s
   build: precompiled
+  # The sandbox does not yet run this engine: the venv under the runner's HOME is hidden from it
+  # (No module named 'vllm'), and the precompiled environment's python is not on its PATH.
+  # Until it does, this tier measures vLLM unconfined (docs/security.md).
+  sandbox: none
   precompiled_env: %s
   cache_dir: %s
 %spaired:
