@@ -125,6 +125,15 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	sim := simulatorAtURL(ctx, env, &o)
 	err = measureURL(ctx, env, o, srv.URL(), chainFinish(sim, rec.apply, o.finish))
 	ph.measure = time.Since(start)
+	if err != nil {
+		// A server that stopped answering may still be on its way out: give it a moment to
+		// exit, so that the error says why (its exit code and last log lines), not only that
+		// it stopped answering.
+		select {
+		case <-srv.Exited():
+		case <-time.After(3 * time.Second):
+		}
+	}
 	if serr := srv.Err(); serr != nil {
 		// The server exited while it was measured: say why, with its last log lines.
 		err = errors.Join(err, serr)
