@@ -686,7 +686,11 @@ func (h *harness) runAct(t *testing.T, r *repo, file, scenario string, ev event)
 	if ev.release {
 		action, rowv.binary = h.release, "release"
 	}
+	// The examples pin the release (release/TAG, v1.0.0); the moving major tag is mapped too.
 	args = append(args, "--local-repository", "speedmatrix/speedmatrix@v1="+action)
+	if tag, err := os.ReadFile(filepath.Join(h.root, "release", "TAG")); err == nil && strings.TrimSpace(string(tag)) != "" {
+		args = append(args, "--local-repository", "speedmatrix/speedmatrix@"+strings.TrimSpace(string(tag))+"="+action)
+	}
 	cmd := exec.Command(h.act, args...)
 	cmd.Dir = r.work
 	home := filepath.Join(h.scratch, "home")
