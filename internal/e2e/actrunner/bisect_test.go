@@ -38,7 +38,8 @@ import (
 //     stored as kind bisect, and c11's pull request commented.
 //   - issue-comment: a comment on the issue that is no /bench bisect starts no job (the
 //     workflow's if: admits issue comments for /bench bisect alone).
-//   - bisect-reader: a reader's /bench bisect on the issue gets a −1 reaction; no job measures.
+//   - bisect-reader: a reader's /bench bisect on the issue starts no job (the decide job's if:
+//     admits OWNER, MEMBER and COLLABORATOR only): no reaction, nothing measured.
 //   - bisect-command: a maintainer's /bench bisect c9..c12 bisects that range (its first round
 //     in the comment's own run, then dispatched) and names c11 again.
 //   - bisect-sharded: after a push of c19 that sets bisect.runners 4, /bench bisect c9..c12
@@ -493,8 +494,8 @@ func runBisect(t *testing.T, h *harness, file string) {
 				got = append(got, x.Content)
 			}
 		}
-		if strings.Join(got, ",") != "-1" {
-			t.Errorf("the bot's reactions to a reader's /bench bisect: %v, want -1 alone", got)
+		if len(got) != 0 {
+			t.Errorf("the bot's reactions to a reader's /bench bisect: %v, want none (the decide job's if: admits OWNER, MEMBER and COLLABORATOR only)", got)
 		}
 		if js := bisectJobs(rw); len(js) != 0 || len(d.State.Dispatches) != len(before.State.Dispatches) {
 			t.Errorf("a reader's /bench bisect ran %v and dispatched %d rounds", js, len(d.State.Dispatches)-len(before.State.Dispatches))
@@ -502,7 +503,7 @@ func runBisect(t *testing.T, h *harness, file string) {
 		if n, m := len(d.State.CommentsOn(r.full, issue)), len(before.State.CommentsOn(r.full, issue)); n != m+1 {
 			t.Errorf("the issue holds %d comments after a reader's /bench bisect, want its %d and the command alone (no reply)", n, m)
 		}
-		h.record(t, rw, "refused (-1)")
+		h.record(t, rw, "ignored")
 	})
 
 	t.Run("bisect-command", func(t *testing.T) {

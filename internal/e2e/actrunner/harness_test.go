@@ -23,8 +23,6 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
 )
 
@@ -930,7 +928,7 @@ func writeFile(t *testing.T, p, s string, mode os.FileMode) {
 }
 
 // refusedByReaction fails t unless the bot answered comment id with a 👎 reaction alone (a
-// user without write access gets no reply: docs/security.md).
+// workflow whose job runs for any commenter, as the self-test's does, and refuses a reader).
 func refusedByReaction(t *testing.T, d ghtest.Dump, r *repo, issue int, id int64) {
 	t.Helper()
 	var got []string
@@ -939,8 +937,28 @@ func refusedByReaction(t *testing.T, d ghtest.Dump, r *repo, issue int, id int64
 			got = append(got, x.Content)
 		}
 	}
-	if diff := cmp.Diff([]string{"-1"}, got); diff != "" {
-		t.Errorf("the bot's reactions to the refused /bench (-want +got):\n%s", diff)
+	if strings.Join(got, ",") != "-1" {
+		t.Errorf("the bot's reactions to the refused /bench: %v, want -1 alone", got)
+	}
+	if rs := botComments(d, r, issue, false); len(rs) != 0 {
+		t.Errorf("the bot replied to a refused /bench: %q", rs[0].Body)
+	}
+}
+
+// ignoredComment fails t if the bot reacted to or answered a reader's comment id: the decide
+// job's if: starts no job for it.
+func ignoredComment(t *testing.T, d ghtest.Dump, r *repo, issue int, id int64) {
+	t.Helper()
+	var got []string
+	for _, x := range d.State.Reactions {
+		if x.Repo == r.full && x.CommentID == id && x.User == ghtest.ActionsLogin {
+			got = append(got, x.Content)
+		}
+	}
+	// A reader's comment starts no job: the decide job's if: admits OWNER, MEMBER and
+	// COLLABORATOR only (issue 34), so nothing holding a write token runs, and nothing reacts.
+	if len(got) != 0 {
+		t.Errorf("the bot reacted to a reader's /bench: %v, want nothing (no job runs for it)", got)
 	}
 	if rs := botComments(d, r, issue, false); len(rs) != 0 {
 		t.Errorf("the bot replied to a refused /bench: %q", rs[0].Body)

@@ -119,13 +119,13 @@ func runGPUScenarios(t *testing.T, h *harness, r *repo, file string, sharded boo
 		before := len(h.state(t).State.CheckRuns)
 		rw := h.runAct(t, r, file, "bench-reader", h.commentEvent(t, r, 1, reader, "/bench", "B"))
 		d := h.state(t)
-		refusedByReaction(t, d, r, 1, h.comment)
+		ignoredComment(t, d, r, 1, h.comment)
 		if after := len(d.State.CheckRuns); after != before {
 			t.Errorf("a refused /bench made %d check runs", after-before)
 		}
 		wantMeasureJobs(t, rw, 0)
 		noneInProgress(t, d, r)
-		h.record(t, rw, "refused")
+		h.record(t, rw, "ignored")
 	})
 
 	t.Run("slowed-head", func(t *testing.T) {
