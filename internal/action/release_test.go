@@ -35,9 +35,14 @@ func TestReleaseCommitted(t *testing.T) {
 	if len(sums) == 0 || !regexp.MustCompile(`^# go\d+\.\d+(\.\d+)?$`).MatchString(sums[0]) {
 		t.Fatalf("release/SHA256SUMS: the first line names the Go that built the binaries (# go1.x.y), got %q", sums[0])
 	}
+	// The second line names the source the binaries were built from (release/sourcehash.sh):
+	// release/binary.sh uses them only for that source.
+	if len(sums) < 2 || !regexp.MustCompile(`^# source [0-9a-f]{64}$`).MatchString(sums[1]) {
+		t.Fatalf("release/SHA256SUMS: the second line names the source the binaries were made from (# source HASH, release/sourcehash.sh), got %q", sums[min(1, len(sums)-1)])
+	}
 	line := regexp.MustCompile(`^([0-9a-f]{64})  (speedmatrix_linux_(amd64|arm64))$`)
 	found := map[string]bool{}
-	for _, l := range sums[1:] {
+	for _, l := range sums[2:] {
 		m := line.FindStringSubmatch(l)
 		if m == nil {
 			t.Errorf("release/SHA256SUMS: %q is no \"<sha256>  speedmatrix_linux_<arch>\" line", l)
