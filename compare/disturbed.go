@@ -646,7 +646,6 @@ func medianStep(pts []orderPoint, e []float64, split int) float64 {
 	return weightedMedian(e[split:], ws[split:]) - weightedMedian(e[:split], ws[:split])
 }
 
-
 // signedPct formats a log change as a signed percentage: "−5.1 % slower" or "+2.0 % faster".
 func signedPct(l float64) string {
 	p := (math.Exp(l) - 1) * 100
