@@ -403,6 +403,10 @@ quiet: true
 engine:
   name: speedmatrix-sim
   build: none
+  # Unconfined under act for now: in the sandbox the act workspace's serve.sh and the
+  # speedmatrix binary under RUNNER_TEMP are hidden ("cannot open serve.sh",
+  # "speedmatrix: not found"); the closing note of this stop says so.
+  sandbox: none
   serve:
     command: [speedmatrix, sim, --profile, glm-5.3-flash-nvfp4-h200x2, --sim-speedup, "10", --seed, "7"%s,
               --listen, "127.0.0.1:${PORT}"]
@@ -431,6 +435,10 @@ quiet: true
 engine:
   name: speedmatrix-sim
   build: none
+  # Unconfined under act for now: in the sandbox the act workspace's serve.sh and the
+  # speedmatrix binary under RUNNER_TEMP are hidden ("cannot open serve.sh",
+  # "speedmatrix: not found"); the closing note of this stop says so.
+  sandbox: none
   serve:
     command: [sh, serve.sh, "${PORT}"]
     port: 0
