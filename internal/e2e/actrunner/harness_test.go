@@ -683,6 +683,10 @@ func (h *harness) runAct(t *testing.T, r *repo, file, scenario string, ev event)
 		"--env", "SHA_REF=" + ev.sha,
 		"--env", "ACT_ARTIFACT_DIR=" + h.artifacts,
 		"--env", "BUILD_LOG=" + h.buildLog,
+		// act runs every scenario on this one host with one tool cache: the scenarios stand for
+		// separate (ephemeral) runners, so a push after a pull request's measurement is not refused
+		// by the untrusted-code marker (engine/trust.go).
+		"--env", "SPEEDMATRIX_EPHEMERAL_RUNNER=true",
 	}
 	for _, m := range h.actions {
 		args = append(args, "--local-repository", m)
