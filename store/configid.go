@@ -117,6 +117,10 @@ func withoutPort(cmd, serverURL string) string {
 			words[i] = strings.TrimSuffix(w, port) + "PORT"
 		case w == port && i > 0 && strings.HasSuffix(words[i-1], "port"):
 			words[i] = "PORT"
+		case w == port && i > 0 && !strings.HasPrefix(words[i-1], "-"):
+			// A positional argument, as a launch script takes it (serve.sh PORT); a flag's
+			// value equal to the port (--max-num-seqs 64) is that flag's.
+			words[i] = "PORT"
 		}
 	}
 	return strings.Join(words, " ")
