@@ -16,6 +16,7 @@ import (
 
 	"github.com/sethvargo/go-githubactions"
 
+	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/internal/redact"
@@ -125,13 +126,19 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	sim := simulatorAtURL(ctx, env, &o)
 	err = measureURL(ctx, env, o, srv.URL(), chainFinish(sim, rec.apply, o.finish))
 	ph.measure = time.Since(start)
-	if err != nil {
-		// A server that stopped answering may still be on its way out: give it a moment to
-		// exit, so that the error says why (its exit code and last log lines), not only that
-		// it stopped answering.
+	if errors.Is(err, bench.ErrServerDead) {
+		// A server that stopped answering is usually on its way out (a crash closes its
+		// socket before the process ends): wait for its exit, up to 10 s and never beyond its
+		// stop grace, so that the error says why (its exit code and last log lines), not only
+		// that it stopped answering. A server that hangs alive is stopped below.
+		wait := 10 * time.Second
+		if o.Engine.Serve != nil && o.Engine.Serve.StopGrace > 0 {
+			wait = min(wait, time.Duration(o.Engine.Serve.StopGrace))
+		}
 		select {
 		case <-srv.Exited():
-		case <-time.After(3 * time.Second):
+		case <-time.After(wait):
+		case <-ctx.Done():
 		}
 	}
 	if serr := srv.Err(); serr != nil {
