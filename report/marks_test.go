@@ -11,11 +11,6 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-const (
-	markTableBegin = "<!-- mark-table:begin"
-	markTableEnd   = "<!-- mark-table:end -->"
-)
-
 // TestMarksDoc: the table of marks in docs/verdicts.md is report.MarkTable; -update rewrites it.
 func TestMarksDoc(t *testing.T) {
 	docTable(t, markTableBegin, markTableEnd, MarkTable())
@@ -63,6 +58,23 @@ func TestMarkRowsCoverVerdicts(t *testing.T) {
 			t.Errorf("verdict %s: its mark %q is not in the set with it", o.Verdict, m)
 		}
 	}
+}
+
+// renderings renders c as compare's text and markdown, the comment and the check run's text.
+func renderings(t *testing.T, c *results.Comparison) map[string]string {
+	t.Helper()
+	var text, md bytes.Buffer
+	if err := ComparisonText(&text, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := ComparisonMarkdown(&md, c); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := NewComment(c, CommentContext{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"text": text.String(), "markdown": md.String(), "comment": cm.Body, "check text": cm.Text}
 }
 
 // TestOneSetOfMarks: the comment's matrix and compare's (and the check run's full matrices,
@@ -123,18 +135,7 @@ func TestOneSetOfMarks(t *testing.T) {
 			if compared == 0 {
 				t.Error("no cell compared")
 			}
-			var text, md bytes.Buffer
-			if err := ComparisonText(&text, c); err != nil {
-				t.Fatal(err)
-			}
-			if err := ComparisonMarkdown(&md, c); err != nil {
-				t.Fatal(err)
-			}
-			cm, err := NewComment(c, CommentContext{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for what, s := range map[string]string{"text": text.String(), "markdown": md.String(), "comment": cm.Body, "check text": cm.Text} {
+			for what, s := range renderings(t, c) {
 				if strings.ContainsAny(s, "✗✓") {
 					t.Errorf("%s writes a mark of the old set (✗ ✓)", what)
 				}

@@ -9,9 +9,12 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
+// The markers around the tables of docs/verdicts.md that the code renders.
 const (
 	verdictTableBegin = "<!-- verdict-table:begin"
 	verdictTableEnd   = "<!-- verdict-table:end -->"
+	markTableBegin    = "<!-- mark-table:begin"
+	markTableEnd      = "<!-- mark-table:end -->"
 )
 
 // TestVerdictsDoc: the table in docs/verdicts.md is report.VerdictTable, rendered from
