@@ -399,7 +399,7 @@ func cellIDWords(id string) string {
 func (m *model) notJudgedTable() string {
 	nj := m.notJudged()
 	var b strings.Builder
-	fmt.Fprintf(&b, "<details><summary>%s %s not judged</summary>\n\n", commentNotJudged, textout.Plural(len(nj), "cell", "cells"))
+	fmt.Fprintf(&b, "<details><summary>%s %s not judged</summary>\n\n", MarkNotJudged, textout.Plural(len(nj), "cell", "cells"))
 	b.WriteString("| Cell | Change | 95 % range | Reading | Smallest change it could see |\n|---|---|---|---|---|\n")
 	for _, v := range nj {
 		change, rng, see := Dash, Dash, Dash
@@ -418,7 +418,7 @@ func (m *model) notJudgedTable() string {
 		}
 		name := cellWords(v.cell)
 		if v.cell.HeadStatus == results.StatusQueued {
-			name += " " + commentQueued
+			name += " " + MarkQueued
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", name, change, rng, read, see)
 	}

@@ -369,7 +369,7 @@ func changeNote(v cellView) string {
 			}
 		}
 	} else if cell.HeadStatus == results.StatusQueued {
-		notes = append(notes, commentQueued+" queued on both sides")
+		notes = append(notes, MarkQueued+" queued on both sides")
 	}
 	if v.by != nil && v.by.Change == nil && v.by.Reason != "" {
 		notes = append(notes, v.by.Reason)
@@ -395,9 +395,9 @@ func changeNote(v cellView) string {
 // the row tests. The deciding metric is named once: in the summary when every cell shares it,
 // else in a column.
 func (m *model) changeTable(dir string, cells []cellView, rows []results.RowComparison) string {
-	mark := commentSlower
+	mark := MarkRegression
 	if dir == "faster" {
-		mark = commentFaster
+		mark = MarkImprovement
 	}
 	var metrics []string
 	for _, v := range cells {

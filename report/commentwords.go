@@ -101,38 +101,6 @@ func CellCountWords(cc results.VerdictCounts) string {
 	return s + " (" + textout.Plural(cc.Total(), "cell", "cells") + ")"
 }
 
-// BaseWord is what a report writes after a base value that is not the base run's own, so
-// that a reader knows which reference the change is taken against: " (history)" for the
-// history's estimate, " (runs pooled)" for the base side's runs pooled; "" for the base run's
-// own value (results.MetricComparison.BaseFrom).
-func BaseWord(mc *results.MetricComparison) string {
-	switch mc.BaseFrom {
-	case results.BaseFromHistory:
-		return " (history)"
-	case results.BaseFromRuns:
-		return " (runs pooled)"
-	}
-	return ""
-}
-
-// Marks after a base value in the comment's tables: the history's estimate, the base side's
-// runs pooled.
-const (
-	baseMarkHistory = "ʰ"
-	baseMarkRuns    = "ᵖ"
-)
-
-// baseMark is the mark after a base value in the comment's tables (BaseWord's short form).
-func baseMark(mc *results.MetricComparison) string {
-	switch mc.BaseFrom {
-	case results.BaseFromHistory:
-		return baseMarkHistory
-	case results.BaseFromRuns:
-		return baseMarkRuns
-	}
-	return ""
-}
-
 // cellWords names a cell for a reader: "decode 8K × 8" (context × requests at once),
 // "prefill 32K".
 func cellWords(cell *results.CellComparison) string {

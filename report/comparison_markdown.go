@@ -15,15 +15,6 @@ func mdEscape(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ")
 }
 
-// mdCell is one matrix cell in markdown: regressions in bold.
-func mdCell(cell *results.CellComparison, m *results.MetricComparison) string {
-	s := mdEscape(cellMetricText(cell, m))
-	if m.Verdict == results.VerdictRegression {
-		return "**" + s + "**"
-	}
-	return s
-}
-
 // ComparisonMarkdown writes the comparison as GitHub markdown for a pull-request comment: the
 // verdict and summary first, then one matrix table per metric with verdict marks, and the
 // evidence (regressions, improvements, rerun advice, noise sources, settings, warnings) in
@@ -136,40 +127,18 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 	return ew.Err
 }
 
-// writeMatrixTables writes the prefill table and one decode matrix per metric, each under a
-// heading of the given level ("###").
-func writeMatrixTables(ew *textout.ErrWriter, c *results.Comparison, heading string) {
-	if rows := prefillRows(c); len(rows) > 0 {
-		fmt.Fprintf(ew, "\n%s Prefill\nprompt tok/s: higher is better, δ = %s · TTFT: lower is better, δ = %s\n\n| Context | Prompt tok/s | TTFT |\n|---|---|---|\n",
+// writeMatrixTables writes compare's matrices in markdown, each under a heading of the given
+// level ("###"): the prefill table and one decode matrix per metric.
+func writeMatrixTables(w io.Writer, c *results.Comparison, heading string) {
+	if t := changePrefillTable(c); t != nil {
+		fmt.Fprintf(w, "\n%s Prefill\nprompt tok/s: higher is better, δ = %s · TTFT: lower is better, δ = %s\n\n",
 			heading, pctPlain(deltaOf(c, results.MetricPromptTokPerS)), pctPlain(deltaOf(c, results.MetricTTFT)))
-		for _, cell := range rows {
-			fmt.Fprintf(ew, "| %s", cell.ContextLabel)
-			for _, m := range results.Metrics(results.PhasePrefill) {
-				if mc := cell.Metric(m); mc != nil {
-					fmt.Fprintf(ew, " | %s", mdCell(cell, mc))
-				} else {
-					fmt.Fprint(ew, " | ")
-				}
-			}
-			fmt.Fprintln(ew, " |")
-		}
+		t.markdown(w)
 	}
 	for _, m := range decodeMetricsOf(c) {
-		g := decodeGrid(c, m, mdCell)
-		if len(g.contexts) == 0 {
-			continue
-		}
-		fmt.Fprintf(ew, "\n%s %s\nrows are context length, columns are simultaneous requests\n\n| Context |", heading, metricHeading(c, results.PhaseDecode, m))
-		for _, cc := range g.concurrency {
-			fmt.Fprintf(ew, " %d |", cc)
-		}
-		fmt.Fprintf(ew, "\n|---|%s\n", strings.Repeat("---|", len(g.concurrency)))
-		for _, ctx := range g.contexts {
-			fmt.Fprintf(ew, "| %s |", ctx)
-			for _, cc := range g.concurrency {
-				fmt.Fprintf(ew, " %s |", g.cells[ctx][cc])
-			}
-			fmt.Fprintln(ew)
+		if t := changeDecodeTable(c, m); t != nil {
+			fmt.Fprintf(w, "\n%s %s\nrows are context length, columns are simultaneous requests\n\n", heading, metricHeading(c, results.PhaseDecode, m))
+			t.markdown(w)
 		}
 	}
 }

@@ -13,62 +13,38 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// Verdict marks of the comparison renderings.
-const (
-	MarkRegression    = "✗"
-	MarkImprovement   = "✓"
-	MarkUnchanged     = "="
-	MarkInconclusive  = "?"
-	MarkNotComparable = "·"
-	MarkUnproven      = "~" // possibly worse beyond δ, neither shown nor ruled out
-	MarkIncomplete    = "!" // the head lacks data it should hold
-)
-
-// VerdictMark returns the mark of a verdict.
-func VerdictMark(v results.Verdict) string {
-	switch v {
-	case results.VerdictRegression:
-		return MarkRegression
-	case results.VerdictImprovement:
-		return MarkImprovement
-	case results.VerdictUnchanged:
-		return MarkUnchanged
-	case results.VerdictInconclusive:
-		return MarkInconclusive
-	case results.VerdictUnproven:
-		return MarkUnproven
-	case results.VerdictIncomplete:
-		return MarkIncomplete
-	}
-	return MarkNotComparable
-}
-
-// comparisonLegend explains the marks and the cell text.
+// comparisonLegend explains the marks (marks.go) and the cell text.
 var comparisonLegend = []string{
 	"Each cell: change of head against base (± half the 95 % confidence interval) and its verdict:",
 	MarkRegression + " regression: worse beyond δ, significant after false-discovery-rate control",
 	MarkImprovement + " improvement: better beyond δ, significant after false-discovery-rate control",
 	MarkUnchanged + " unchanged: shown to be within ±δ (two one-sided tests)",
-	MarkInconclusive + " inconclusive: neither; too noisy to tell at this δ (see the rerun advice)",
-	MarkNotComparable + " not comparable: missing, not measured, or a status change (named)",
+	MarkNotJudged + " inconclusive: neither; too noisy to tell at this δ (see the rerun advice)",
+	MarkNotCompared + " not comparable: missing, not measured, or a status change (named)",
 }
 
-// markLegend is comparisonLegend with the marks of unproven and incomplete cell-metrics added
-// when c has any.
+// markLegend is comparisonLegend with the marks of unproven and incomplete cell-metrics, and of
+// cells over capacity on both sides, added when c has any.
 func markLegend(c *results.Comparison) []string {
 	used := map[results.Verdict]bool{}
-	for _, cell := range c.Cells {
+	overCap := false
+	for i := range c.Cells {
+		cell := &c.Cells[i]
 		used[cell.Verdict] = true
-		for _, m := range cell.Metrics {
-			used[m.Verdict] = true
+		for j := range cell.Metrics {
+			used[cell.Metrics[j].Verdict] = true
+			overCap = overCap || metricMark(cell, &cell.Metrics[j]) == MarkOverCapacity
 		}
 	}
 	out := slices.Clone(comparisonLegend)
 	if used[results.VerdictUnproven] {
-		out = append(out, MarkUnproven+" unproven: possibly worse beyond δ, neither shown nor ruled out (a prior alone bounds its noise, or its group is not yet significant); store history, a rerun or a paired run decides it")
+		out = append(out, MarkNotJudged+" unproven: possibly worse beyond δ, neither shown nor ruled out (a prior alone bounds its noise, or its group is not yet significant); store history, a rerun or a paired run decides it")
 	}
 	if used[results.VerdictIncomplete] {
-		out = append(out, MarkIncomplete+" incomplete: the head lacks data it should hold (missing, partial or stalled)")
+		out = append(out, MarkNotJudged+" incomplete: the head lacks data it should hold (missing, partial or stalled)")
+	}
+	if overCap {
+		out = append(out, MarkOverCapacity+" over capacity on both sides: not run, as expected")
 	}
 	return out
 }
@@ -87,15 +63,6 @@ func changeText(ch *results.Change) string {
 // intervalText formats "-6.1% (95% CI -7.2% … -5.0%)".
 func intervalText(ch *results.Change, level float64) string {
 	return fmt.Sprintf("%s (%s%% CI %s … %s)", FormatPercent(ch.Change), numfmt.Plain(level*100), FormatPercent(ch.Low), FormatPercent(ch.High))
-}
-
-// cellMetricText is the text of one cell-metric in a matrix: the change and the mark, or the
-// reason it was not compared.
-func cellMetricText(cell *results.CellComparison, m *results.MetricComparison) string {
-	if m.Change != nil {
-		return changeText(m.Change) + " " + VerdictMark(m.Verdict)
-	}
-	return shortReason(cell, m) + " " + VerdictMark(m.Verdict)
 }
 
 // shortReason names why a cell-metric has no change.
@@ -141,43 +108,6 @@ func FormatValue(m results.Metric, v float64) string {
 		return formatAcceptance(v)
 	}
 	return numfmt.FormatTokPerSPrecise(v) + " tok/s"
-}
-
-// grid is one metric's decode matrix: rows are contexts, columns concurrency levels.
-type grid struct {
-	contexts    []string
-	concurrency []int
-	cells       map[string]map[int]string
-}
-
-// decodeGrid lays out metric m of the decode cells, with text from f.
-func decodeGrid(c *results.Comparison, m results.Metric, f func(*results.CellComparison, *results.MetricComparison) string) grid {
-	g := grid{cells: map[string]map[int]string{}}
-	ctxLen := map[string]int{}
-	for i := range c.Cells {
-		cell := &c.Cells[i]
-		if cell.Phase != results.PhaseDecode {
-			continue
-		}
-		for j := range cell.Metrics {
-			mc := &cell.Metrics[j]
-			if mc.Metric != m {
-				continue
-			}
-			if g.cells[cell.ContextLabel] == nil {
-				g.cells[cell.ContextLabel] = map[int]string{}
-				g.contexts = append(g.contexts, cell.ContextLabel)
-				ctxLen[cell.ContextLabel] = contextTokens(cell)
-			}
-			g.cells[cell.ContextLabel][cell.Concurrency] = f(cell, mc)
-			if !slices.Contains(g.concurrency, cell.Concurrency) {
-				g.concurrency = append(g.concurrency, cell.Concurrency)
-			}
-		}
-	}
-	slices.Sort(g.concurrency)
-	slices.SortStableFunc(g.contexts, func(a, b string) int { return ctxLen[a] - ctxLen[b] })
-	return g
 }
 
 // contextTokens returns a cell's context length for ordering rows.
@@ -539,7 +469,8 @@ func byVerdict(c *results.Comparison, v results.Verdict) []string {
 	return out
 }
 
-// table writes rows as left-aligned columns separated by two spaces, counting runes.
+// table writes rows as left-aligned columns separated by two spaces, measured in a terminal's
+// columns (textWidth).
 func table(w io.Writer, indent string, rows [][]string) {
 	var widths []int
 	for _, r := range rows {
@@ -547,7 +478,7 @@ func table(w io.Writer, indent string, rows [][]string) {
 			if i >= len(widths) {
 				widths = append(widths, 0)
 			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(s))
+			widths[i] = max(widths[i], textWidth(s))
 		}
 	}
 	for _, r := range rows {
@@ -556,11 +487,26 @@ func table(w io.Writer, indent string, rows [][]string) {
 		for i, s := range r {
 			b.WriteString(s)
 			if i < len(r)-1 {
-				b.WriteString(strings.Repeat(" ", widths[i]-utf8.RuneCountInString(s)+2))
+				b.WriteString(strings.Repeat(" ", widths[i]-textWidth(s)+2))
 			}
 		}
 		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
 	}
+}
+
+// wideMarks are the marks a terminal draws two columns wide (emoji, East Asian width W).
+const wideMarks = MarkRegression + MarkImprovement + MarkNotJudged + MarkQueued
+
+// textWidth is how many columns a terminal gives s: one per rune, two for a wide mark. The text
+// tables hold numbers, context labels, words and marks, no other wide character.
+func textWidth(s string) int {
+	n := utf8.RuneCountInString(s)
+	for _, r := range s {
+		if strings.ContainsRune(wideMarks, r) {
+			n++
+		}
+	}
+	return n
 }
 
 // ComparisonText writes the comparison as benchstat-like plain text: the verdict and summary,
@@ -586,42 +532,16 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 	fmt.Fprintf(ew, "Family: %d cell-metrics%s under Benjamini–Hochberg at %.3g (look %d of 2; FDR q = %g%s over both looks)\n",
 		c.Summary.Tests, rowsInFamily(c), c.Settings.Level, c.Settings.Look, c.Settings.FDR, falseAlarmText(c))
 
-	if rows := prefillRows(c); len(rows) > 0 {
+	if t := changePrefillTable(c); t != nil {
 		fmt.Fprintf(ew, "\nPrefill (prompt tok/s: higher is better, δ = %s; TTFT: lower is better, δ = %s)\n",
 			pctPlain(deltaOf(c, results.MetricPromptTokPerS)), pctPlain(deltaOf(c, results.MetricTTFT)))
-		tab := [][]string{{"Context", "Prompt tok/s", "TTFT"}}
-		for _, cell := range rows {
-			r := []string{cell.ContextLabel}
-			for _, m := range results.Metrics(results.PhasePrefill) {
-				if mc := cell.Metric(m); mc != nil {
-					r = append(r, cellMetricText(cell, mc))
-				} else {
-					r = append(r, "")
-				}
-			}
-			tab = append(tab, r)
-		}
-		table(ew, "", tab)
+		t.text(ew, "")
 	}
 	for _, m := range decodeMetricsOf(c) {
-		g := decodeGrid(c, m, cellMetricText)
-		if len(g.contexts) == 0 {
-			continue
+		if t := changeDecodeTable(c, m); t != nil {
+			fmt.Fprintf(ew, "\n%s\n", metricHeading(c, results.PhaseDecode, m))
+			t.text(ew, "")
 		}
-		fmt.Fprintf(ew, "\n%s\n", metricHeading(c, results.PhaseDecode, m))
-		head := []string{"Context"}
-		for _, cc := range g.concurrency {
-			head = append(head, strconv.Itoa(cc))
-		}
-		tab := [][]string{head}
-		for _, ctx := range g.contexts {
-			r := []string{ctx}
-			for _, cc := range g.concurrency {
-				r = append(r, g.cells[ctx][cc])
-			}
-			tab = append(tab, r)
-		}
-		table(ew, "", tab)
 	}
 	fmt.Fprintln(ew)
 	for _, l := range markLegend(c) {
@@ -854,22 +774,11 @@ func noiseGrid(c *results.Comparison) (string, [][]string) {
 	for _, cell := range prefillRows(c) {
 		pre = append(pre, cell.ContextLabel+" "+letters(cell))
 	}
-	g := decodeGrid(c, results.MetricTotalTokPerS, func(cell *results.CellComparison, _ *results.MetricComparison) string {
-		return letters(cell)
+	t := decodeTable(c, "decode", func(cell *results.CellComparison) (matrixCell, bool) {
+		return matrixCell{text: letters(cell)}, cell.Metric(results.MetricTotalTokPerS) != nil
 	})
-	if len(g.contexts) > 0 {
-		head := []string{"decode"}
-		for _, cc := range g.concurrency {
-			head = append(head, strconv.Itoa(cc))
-		}
-		rows = append(rows, head)
-		for _, ctx := range g.contexts {
-			r := []string{ctx}
-			for _, cc := range g.concurrency {
-				r = append(r, g.cells[ctx][cc])
-			}
-			rows = append(rows, r)
-		}
+	if t != nil {
+		rows = t.grid()
 	}
 	return strings.Join(pre, ", "), rows
 }

@@ -31,27 +31,17 @@ func pairedComparison() *results.Comparison {
 func TestPairedSaysSo(t *testing.T) {
 	c := pairedComparison()
 	want := "Paired A/B: base and head were served alternately on one machine, 6 blocks each in ABBA order; every change is from the per-pair head/base ratios, with the drift between blocks (up to 4.1% per block) removed."
-	var text, md bytes.Buffer
-	if err := ComparisonText(&text, c); err != nil {
-		t.Fatal(err)
-	}
-	if err := ComparisonMarkdown(&md, c); err != nil {
-		t.Fatal(err)
-	}
-	cm, err := NewComment(c, CommentContext{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, got := range map[string]string{"text": text.String(), "markdown": md.String(), "comment": cm.Body} {
-		if !strings.Contains(got, want) {
+	pages := renderings(t, c)
+	for _, name := range []string{"text", "markdown", "comment"} {
+		if got := pages[name]; !strings.Contains(got, want) {
 			t.Errorf("%s report lacks %q:\n%s", name, want, got)
 		}
 	}
-	if !strings.Contains(text.String(), "paired: 1 (") {
-		t.Errorf("text report's noise sources lack the paired count:\n%s", text.String())
+	if !strings.Contains(pages["text"], "paired: 1 (") {
+		t.Errorf("text report's noise sources lack the paired count:\n%s", pages["text"])
 	}
 	c.Settings.Pairing = nil
-	text.Reset()
+	var text bytes.Buffer
 	_ = ComparisonText(&text, c)
 	if strings.Contains(text.String(), "Paired A/B") {
 		t.Errorf("an unpaired comparison says it was paired:\n%s", text.String())

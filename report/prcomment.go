@@ -671,7 +671,7 @@ func (m *model) acceptance() string {
 // mean change (the test itself is in the statistics).
 func (m *model) groupList() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<details><summary>%s %s slower as a whole</summary>\n\n", commentSlower, textout.Plural(len(m.slowerGroups), "group of cells", "groups of cells"))
+	fmt.Fprintf(&b, "<details><summary>%s %s slower as a whole</summary>\n\n", MarkRegression, textout.Plural(len(m.slowerGroups), "group of cells", "groups of cells"))
 	for _, g := range m.slowerGroups {
 		fmt.Fprintf(&b, "- %s: %s on average over %s\n", groupWords(g), pctWords(g.Change), textout.Plural(len(g.Cells), "cell", "cells"))
 	}
@@ -861,8 +861,8 @@ func (m *model) matrices() string {
 	var buf bytes.Buffer
 	buf.WriteString("<details><summary>Full matrices: every cell and metric</summary>\n\n")
 	buf.WriteString("Each cell: change of head against base, ± half its 95% interval, and a mark: " +
-		MarkRegression + " slower, " + MarkImprovement + " faster, " + MarkUnchanged + " unchanged, " + MarkInconclusive + " too noisy to tell, " + MarkNotComparable + " not compared (named). Slower cells in bold.\n")
-	writeMatrixTables(&textout.ErrWriter{W: &buf}, m.c, "####")
+		MarkRegression + " slower, " + MarkImprovement + " faster, " + MarkUnchanged + " unchanged, " + MarkNotJudged + " too noisy to tell, " + MarkNotCompared + " not compared (named). Slower cells in bold.\n")
+	writeMatrixTables(&buf, m.c, "####")
 	buf.WriteString("\n</details>\n")
 	return buf.String()
 }

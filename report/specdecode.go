@@ -47,11 +47,11 @@ func (m *model) specAcceptance() string {
 		var mark string
 		switch mc.Verdict {
 		case results.VerdictRegression:
-			mark = commentSlower
+			mark = MarkRegression
 		case results.VerdictImprovement:
-			mark = commentFaster
+			mark = MarkImprovement
 		case results.VerdictUnproven:
-			mark = commentNotJudged
+			mark = MarkNotJudged
 		default:
 			continue // acceptance did not move: the line is only for a move
 		}

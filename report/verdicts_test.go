@@ -9,27 +9,37 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
+// The markers around the tables of docs/verdicts.md that the code renders.
 const (
 	verdictTableBegin = "<!-- verdict-table:begin"
 	verdictTableEnd   = "<!-- verdict-table:end -->"
+	markTableBegin    = "<!-- mark-table:begin"
+	markTableEnd      = "<!-- mark-table:end -->"
 )
 
 // TestVerdictsDoc: the table in docs/verdicts.md is report.VerdictTable, rendered from
 // results.Outcomes; -update rewrites it.
 func TestVerdictsDoc(t *testing.T) {
+	docTable(t, verdictTableBegin, verdictTableEnd, VerdictTable())
+}
+
+// docTable checks that docs/verdicts.md holds want between the lines begin and end, or with
+// -update writes it there.
+func docTable(t *testing.T, begin, end, want string) {
+	t.Helper()
 	path := filepath.Join("..", "docs", "verdicts.md")
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(doc)
-	i := strings.Index(s, verdictTableBegin)
-	j := strings.Index(s, verdictTableEnd)
+	i := strings.Index(s, begin)
+	j := strings.Index(s, end)
 	if i < 0 || j < i {
-		t.Fatalf("%s lacks the markers %q … %q around the verdict table", path, verdictTableBegin, verdictTableEnd)
+		t.Fatalf("%s lacks the markers %q … %q around the table", path, begin, end)
 	}
 	i += strings.Index(s[i:], "\n") + 1
-	got, want := s[i:j], VerdictTable()
+	got := s[i:j]
 	if got == want {
 		return
 	}
@@ -39,7 +49,7 @@ func TestVerdictsDoc(t *testing.T) {
 		}
 		return
 	}
-	t.Errorf("the table of %s differs from results.Outcomes (go test ./report -run TestVerdictsDoc -update rewrites it):\n--- doc\n%s--- table\n%s", path, got, want)
+	t.Errorf("the table of %s differs from the code's (go test ./report -run 'Test(Verdicts|Marks)Doc' -update rewrites it):\n--- doc\n%s--- table\n%s", path, got, want)
 }
 
 // TestVerdictTable: one row per verdict of results.Outcomes, in its order, each saying its exit
@@ -89,8 +99,8 @@ func TestComparisonTextNewVerdicts(t *testing.T) {
 		v          results.Verdict
 		head, mark string
 	}{
-		{results.VerdictUnproven, "Unproven: a change worse than δ, neither shown nor ruled out", MarkUnproven + " unproven"},
-		{results.VerdictIncomplete, "Incomplete: the head lacks data it should hold", MarkIncomplete + " incomplete"},
+		{results.VerdictUnproven, "Unproven: a change worse than δ, neither shown nor ruled out", MarkNotJudged + " unproven"},
+		{results.VerdictIncomplete, "Incomplete: the head lacks data it should hold", MarkNotJudged + " incomplete"},
 	} {
 		t.Run(string(tc.v), func(t *testing.T) {
 			c := &results.Comparison{Verdict: tc.v, Cells: []results.CellComparison{{Cell: "decode/32K/8", Phase: results.PhaseDecode, ContextLabel: "32K", Concurrency: 8, Verdict: tc.v,
@@ -107,8 +117,8 @@ func TestComparisonTextNewVerdicts(t *testing.T) {
 					t.Errorf("%s lacks %q or %q:\n%s", name, tc.head, tc.mark, out)
 				}
 			}
-			if VerdictMark(tc.v) == MarkNotComparable {
-				t.Errorf("VerdictMark(%s) is not comparable's", tc.v)
+			if VerdictMark(tc.v) != MarkNotJudged {
+				t.Errorf("VerdictMark(%s) = %q, want %q (not judged)", tc.v, VerdictMark(tc.v), MarkNotJudged)
 			}
 		})
 	}

@@ -87,8 +87,8 @@ no cell measured on both sides). 1 error, 2 usage.`,
 			case historyDir != "" && fromStore:
 				return usagef("give --history or --store (--branch), not both")
 			}
-			if format != "text" && format != "markdown" && format != "json" {
-				return usagef("--format %q: want text, markdown or json", format)
+			if format != "text" && format != "markdown" && format != "json" && format != commentFormat {
+				return usagef("--format %q: want text, markdown, json or comment", format)
 			}
 			th, err := compareThresholds(cmd, configPath, fdr, falseAlarm)
 			if err != nil {
@@ -169,6 +169,9 @@ no cell measured on both sides). 1 error, 2 usage.`,
 					return err
 				}
 			}
+			if format == commentFormat {
+				th.HeadOnlyReruns = rerunsHeadOnly(in.Head) // compare_comment.go: the advice of the bot's comment
+			}
 			c, err := compare.Compare(in, th)
 			if err != nil {
 				return err
@@ -190,6 +193,8 @@ no cell measured on both sides). 1 error, 2 usage.`,
 				err = results.WriteComparison(env.Stdout, c)
 			case "markdown":
 				err = report.ComparisonMarkdown(env.Stdout, c)
+			case commentFormat:
+				err = writeComment(env.Stdout, c, in.Head)
 			default:
 				err = report.ComparisonText(env.Stdout, c)
 			}
@@ -218,7 +223,7 @@ no cell measured on both sides). 1 error, 2 usage.`,
 	f.Float64Var(&falseAlarm, "false-alarm", def.FalseAlarm, "whole-matrix false-alarm rate to keep besides the FDR: both looks together spend min(fdr, false-alarm); 0 turns this cap off")
 	f.BoolVar(&force, "force", false, "compare files of different models, hardware or simulator speedups (the output warns)")
 	f.StringVarP(&out, "output", "o", "", "also write the comparison file (speedmatrix/comparison/v1 JSON) to this path")
-	f.StringVar(&format, "format", "text", "output on stdout: text (benchstat-like), markdown (the comparison as a markdown page; the bot's pull-request comment is another page, which demo and action write) or json (the comparison file)")
+	f.StringVar(&format, "format", "text", "output on stdout: text (benchstat-like), markdown (the comparison as a markdown page), json (the comparison file) or comment (the pull-request comment the bot would post for this comparison, its rerun advice for the head alone as /bench rerun measures it)")
 	f.BoolVar(&partial, "accept-partial", false, "compare a head run that stopped early (partial) on the cells it holds, the others left out with a warning; without it a partial head is incomplete (exit 4)")
 	f.IntVar(&look, "look", 1, "1 for a first comparison; 2 for the comparison of pooled trials after the advised rerun (stricter level, no third look)")
 	f.BoolVar(&minEffect, "minimum-effect", false, "test whether a change lies beyond ±δ (H0: |change| ≤ δ) instead of whether it is zero: fewer false alarms when the noise is measured (history, trials), much less power in a first comparison")
