@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bisect"
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/compare"
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
