@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/internal/quantile"
+	"github.com/speedmatrix/speedmatrix/merge"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -332,10 +332,10 @@ func (m *Matrix) worldRunWith(r *rand.Rand, w WorldModel, runID string, trials i
 	return out
 }
 
-// mergeTrials joins windows of the matrix into one file as the runner does (bench.MergeBlocks
+// mergeTrials joins windows of the matrix into one file as the runner does (merge.Blocks
 // derives the summaries from the trials, as results.Validate checks them).
 func mergeTrials(files []*results.File, nums []int) *results.File {
-	out, err := bench.MergeBlocks(files, nums)
+	out, err := merge.Blocks(files, nums)
 	if err != nil { // only for mismatched arguments, which the callers never pass
 		panic(err)
 	}
