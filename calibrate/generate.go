@@ -166,6 +166,20 @@ type Slowdown struct {
 	RateFactor, TTFTFactor float64
 }
 
+// syntheticFile returns the header of a synthetic run of the matrix, without cells: the
+// hardware, engine and run that every file calibrate draws claims (two H200 NVL, vLLM
+// "synthetic", fixed-duration windows of m.Windows seconds).
+func (m *Matrix) syntheticFile(runID string) *results.File {
+	return &results.File{
+		Schema:   results.SchemaV1,
+		Hardware: results.Hardware{Type: "Discrete GPU", GPU: "H200 NVL", GPUCount: 2},
+		Engine:   results.Engine{Name: "vllm", Version: "synthetic"},
+		Run: results.Run{ID: runID, Source: results.SourceMeasured, ServedModel: "synthetic/model",
+			Tool: results.Tool{Name: "speedmatrix calibrate"}, DecodeTest: results.DecodeFixedDuration,
+			SecondsPerMeasurement: float64(m.Windows), MaxOutputTokens: maxTokens},
+	}
+}
+
 // Run draws one run of the matrix (one trial per cell), with slowdown applied when it is not nil.
 func (m *Matrix) Run(r *rand.Rand, runID string, slow *Slowdown) *results.File {
 	return m.RunCells(r, runID, slow, nil)
@@ -178,14 +192,7 @@ func (m *Matrix) RunCells(r *rand.Rand, runID string, slow *Slowdown, only []res
 	for _, id := range only {
 		want[id] = true
 	}
-	f := &results.File{
-		Schema:   results.SchemaV1,
-		Hardware: results.Hardware{Type: "Discrete GPU", GPU: "H200 NVL", GPUCount: 2},
-		Engine:   results.Engine{Name: "vllm", Version: "synthetic"},
-		Run: results.Run{ID: runID, Source: results.SourceMeasured, ServedModel: "synthetic/model",
-			Tool: results.Tool{Name: "speedmatrix calibrate"}, DecodeTest: results.DecodeFixedDuration,
-			SecondsPerMeasurement: float64(m.Windows), MaxOutputTokens: maxTokens},
-	}
+	f := m.syntheticFile(runID)
 	for _, tc := range m.Cells {
 		if len(want) > 0 && !want[tc.ID] {
 			continue
