@@ -1,9 +1,3 @@
-// Package calibrate measures the error rates of package compare on synthetic matrices: a
-// generator of results files with realistic per-cell noise (run-to-run CVs from 0.5 % to 20 %,
-// per-window output-token bins and per-request samples as the runner writes them, variation
-// between runs as well as within), and a harness that runs many A/A and A/B comparisons and
-// counts false alarms and detections. It is pure and seeded: the same settings give the same
-// figures. It must not do I/O.
 package calibrate
 
 import (
