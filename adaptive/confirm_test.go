@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/adaptive"
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/compare"
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 

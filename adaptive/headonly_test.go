@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/adaptive"
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 

@@ -761,14 +761,7 @@ func prefillCell(p *ctxPlan, trials []results.PrefillTrial, cellErr string) resu
 			return c
 		}
 	}
-	var ttfts, rates []float64
-	for _, t := range trials {
-		ttfts = append(ttfts, t.TTFTMs)
-		rates = append(rates, t.PromptTokPerS)
-	}
-	c.TTFTMs, c.PromptTokPerS = medianPtr(ttfts), medianPtr(rates)
-	c.PromptTokens = ptr(trials[0].PromptTokens)
-	c.CompletedRequests = ptr(len(trials))
+	c.Summarize()
 	return c
 }
 
@@ -899,7 +892,7 @@ func (s *session) decodeCell(ctx context.Context, p *ctxPlan, prompt string, c i
 		cell.Trials = append(cell.Trials, trial)
 	}
 	if cell.Status != results.StatusError {
-		cell.DecodeMetrics = summarize(cell.Trials)
+		cell.DecodeMetrics = results.SummarizeDecode(cell.Trials)
 		if cell.Status == results.StatusQueued {
 			s.log.Debug("cell queued", "cell", id.String(), "rules", strings.Join(whys, "; "))
 		}

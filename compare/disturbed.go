@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -263,7 +264,7 @@ func newOrderRef(runs []*results.File, th Thresholds) *orderRef {
 			}
 		}
 		for id, xs := range all {
-			o.ref[id] = median(xs)
+			o.ref[id] = quantile.Median(xs)
 			o.sd[id] = th.Prior.CV(id, results.DecidingMetric(p))
 		}
 		if len(runs) < 5 {
@@ -275,7 +276,9 @@ func newOrderRef(runs []*results.File, th Thresholds) *orderRef {
 			for id, x := range vals[j] {
 				ds = append(ds, x-o.ref[id])
 			}
-			shift[j] = median(ds)
+			if len(ds) > 0 { // a run without cells of the phase has no shift (and no residual below)
+				shift[j] = quantile.Median(ds)
+			}
 		}
 		res := map[results.CellID][]float64{}
 		for j := range runs {
@@ -285,7 +288,7 @@ func newOrderRef(runs []*results.File, th Thresholds) *orderRef {
 		}
 		for id, rs := range res {
 			if len(rs) >= 5 {
-				o.sd[id] = math.Max(1.4826*median(rs), 0.003)
+				o.sd[id] = math.Max(1.4826*quantile.Median(rs), 0.003)
 			}
 		}
 	}
@@ -495,7 +498,7 @@ func (o *orderRef) points(f *results.File) []orderPoint {
 	for i, q := range pts {
 		zs[i] = math.Abs(q.e * math.Sqrt(q.w))
 	}
-	lim := orderWinsor * math.Max(1, 1.4826*median(zs))
+	lim := orderWinsor * math.Max(1, 1.4826*quantile.Median(zs))
 	for i := range pts {
 		s := math.Sqrt(pts[i].w)
 		pts[i].e = math.Max(-lim, math.Min(lim, pts[i].e*s)) / s

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -122,7 +123,7 @@ func checkLoneCells(c *results.Comparison, in Input) {
 			}
 		}
 		for _, xs := range [][]float64{row, col} {
-			if len(xs) > 0 && median(xs) < *own/3 {
+			if len(xs) > 0 && quantile.Median(xs) < *own/3 {
 				return
 			}
 		}

@@ -5,8 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/compare"
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 

@@ -4,6 +4,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -214,7 +215,7 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 					xs = append(xs, x-a[j])
 				}
 			}
-			ref[i] = median(xs)
+			ref[i] = quantile.Median(xs) // never empty: every cell is in the first base run
 		}
 		for j, run := range side {
 			var ds, ws []float64
@@ -414,20 +415,6 @@ func headShift(run map[results.CellID]float64, cells []results.CellID, ref, prio
 		}
 	}
 	return best, alt
-}
-
-// median returns the median of xs (0 for none).
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // adjustment returns what to subtract from the log value of metric m of a run with factors f:

@@ -19,6 +19,10 @@
 // merged; fields.go lists every field and what merging does with it. Each refusal wraps one of
 // the Err* sentinels.
 //
+// Blocks does the same for the blocks of one side of a paired run (`run --paired`): each a
+// results file of the whole matrix with one trial per cell, joined into one file whose cells
+// hold a trial per block, marked with its block and pair, and summaries recomputed from them.
+//
 // The package must not read or write files or measure: the caller reads (and so validates) the
 // files and writes the result.
 //

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/compare"
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/merge"
 	"github.com/speedmatrix/speedmatrix/results"
 )

@@ -7,11 +7,12 @@ import (
 	"github.com/speedmatrix/speedmatrix/internal/quantile"
 )
 
-// A cell's summary numbers are derived from its trials, and a trial's from its raw samples, as
-// the runner derives them (package bench: analyze for a trial, summarize and prefillCell for a
-// cell). The checks below recompute each derivation and reject a file in which they disagree,
-// because the report renders the summaries while compare reads the trials: a file that
-// contradicts itself would be shown as one thing and judged as another.
+// A cell's summary numbers are derived from its trials, and a trial's from its raw samples, as the
+// runner derives them (package bench's analyze for a trial; for a cell, summary.go:
+// PrefillCell.Summarize and SummarizeDecode, which the runner and merge.Blocks call). The checks
+// below recompute each derivation and reject a file in which they disagree, because the report
+// renders the summaries while compare reads the trials: a file that contradicts itself would be
+// shown as one thing and judged as another.
 //
 // Agreement is "within rounding": |a − b| ≤ max(agreeAbs, agreeRel·max(|a|, |b|)), so a summary
 // rounded to a tenth (as reports print rates) or to four significant digits still agrees.

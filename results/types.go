@@ -1,14 +1,3 @@
-// Package results defines the speedmatrix results file (schema speedmatrix/results/v1): the
-// contract every stage reads and writes. It validates, reads and writes that file atomically, and
-// imports llm-inference-bench "Speed test matrix" reports. It must not depend on any other
-// package of this module except the leaves internal/numfmt (how numbers print) and
-// internal/quantile (the medians a summary is checked against).
-//
-// Validate rejects what no measurement can produce: a summary that disagrees with the trials it
-// summarizes, or a trial with the raw samples it was computed from (within rounding: 0.1 % or
-// 0.05); a measured (valid or queued) decode window in which no output token arrived; and
-// implausible values: a rate above 10^7 tok/s, a latency above a day (8.64·10^7 ms), a window
-// or measurement longer than a day, anything negative or not finite.
 package results
 
 import "time"

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/speedmatrix/speedmatrix/bisect"
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/compare"
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 )
 
 // TestTable checks a small table: at 20 % and 16 commits, bisect names the culprit nearly

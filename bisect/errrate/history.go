@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 
 	"github.com/speedmatrix/speedmatrix/bisect"
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/compare"
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 

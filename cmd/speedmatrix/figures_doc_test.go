@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/speedmatrix/speedmatrix/bench"
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/calibrate"
 )
 
 // TestDocsMatrixFigures: the full matrix has one time and one cell count wherever a user reads

@@ -1,4 +1,3 @@
-// Command speedmatrix measures, compares and reports the speed matrix of LLM inference engines.
 package main
 
 import (

@@ -13,7 +13,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/internal/action"
 	"github.com/speedmatrix/speedmatrix/internal/cli"

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/calibrate"
 )
 
 // firstScreen does return README.md's first screen: everything before its first "## " heading.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/compare"
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/results"

@@ -18,8 +18,8 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/bisect"
 	"github.com/speedmatrix/speedmatrix/bisect/errrate"
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/compare"
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/results"

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 

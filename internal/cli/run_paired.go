@@ -12,6 +12,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/merge"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
 )
@@ -216,7 +217,7 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 		if len(s.blocks) == 0 {
 			return nil
 		}
-		f, err := bench.MergeBlocks(s.blocks, s.nums)
+		f, err := merge.Blocks(s.blocks, s.nums)
 		if err != nil {
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 
 	"github.com/google/go-github/v66/github"
 
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/ghbot/ghtest"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"

@@ -1,6 +1,3 @@
-// Package envexpand expands ${NAME} references, the one substitution speedmatrix applies to a
-// launch command and its environment (config and engine share it). It must not run a shell:
-// nothing but ${NAME} and $$ is interpreted.
 package envexpand
 
 import (

@@ -1,8 +1,3 @@
-// Package numfmt formats numbers exactly as the reference "Speed test matrix" report prints
-// them ("12.2K", "9,819.0", "1,645 ms"). Both the renderer and the importer use it, so what one
-// writes the other reads. The Precise formats, for comparisons, add the decimals that the
-// reference's forms would drop below three significant digits ("0.700 ms", not "0.7 ms"). It is
-// a leaf: it imports nothing of this module.
 package numfmt
 
 import (

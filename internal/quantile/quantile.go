@@ -1,6 +1,3 @@
-// Package quantile computes the order statistics that every stage of speedmatrix reports (the
-// runner's cell medians, the simulator's replayed matrix, the statistics' per-trial values), so
-// that they agree to the last digit. It is a leaf: it imports nothing of this module.
 package quantile
 
 import (

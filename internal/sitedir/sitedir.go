@@ -1,4 +1,3 @@
-// Package sitedir writes a static site (package history's pages and charts) into a folder.
 package sitedir
 
 import (

@@ -1,7 +1,3 @@
-// Package textout holds what the plain-text renderers (report, history) write with: a writer
-// that keeps the first error, so that a renderer checks once at the end instead of after every
-// line, and counted nouns ("1 cell", "3 cells"). It is a leaf: it imports nothing of this
-// module, and it does no I/O of its own.
 package textout
 
 import (

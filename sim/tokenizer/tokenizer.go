@@ -1,8 +1,3 @@
-// Package tokenizer is the simulator's tokenizer: a deterministic word-level tokenizer whose
-// vocabulary grows as it meets new words, with a reverse map, so that /tokenize and /detokenize
-// behave like a real server's (detokenize(tokenize(x)) == x, and a slice of token ids
-// detokenizes to text that tokenizes back to the same ids). It also writes the natural-looking
-// text the simulated model generates. It knows nothing of HTTP or of the engine.
 package tokenizer
 
 import (

@@ -1,10 +1,3 @@
-// Package vmatrix measures the speed matrix of a simulated engine in virtual time: it replays
-// the reference tool's protocol (a prefill scout per context, then C workers streaming
-// requests back to back, a readiness check, a fixed window, ~1 s samples of the running and
-// waiting counts, the over-capacity rule) directly against sim/engine, with no HTTP and no
-// wall clock, so that a whole matrix takes a second and is exactly repeatable. It is the
-// calibration check of a profile, not the benchmark client: the real client lives in package
-// bench and measures the simulator over HTTP like any server. It does no I/O.
 package vmatrix
 
 import (

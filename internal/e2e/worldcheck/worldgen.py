@@ -1,7 +1,7 @@
 """worldgen: an independent generator of noisy speedmatrix results files.
 
 Written for issue 21 ("Other data sets than ours will be used to check these figures") without
-reading or reusing compare/calibrate's world generator. It takes a results file measured by the
+reading or reusing calibrate's world generator. It takes a results file measured by the
 real program (`speedmatrix run --matrix full --sim-speedup 200`, one or three trials) as the
 truth, and derives noisy runs from it by multiplying each measured cell's level by drawn factors,
 everywhere results.Validate cross-checks a level: the window's bin_output_tokens, the trial's

@@ -14,7 +14,7 @@ import (
 // Comparisons with row tests and whole-row rerun advice pass the comparison file's checks and
 // its JSON Schema.
 func TestRowComparisonsValidate(t *testing.T) {
-	sch, err := jsonschema.NewCompiler().Compile("../../results/schema/comparison-v1.schema.json")
+	sch, err := jsonschema.NewCompiler().Compile("../results/schema/comparison-v1.schema.json")
 	if err != nil {
 		t.Fatal(err)
 	}

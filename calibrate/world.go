@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 
-	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/internal/quantile"
+	"github.com/speedmatrix/speedmatrix/merge"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -332,10 +332,10 @@ func (m *Matrix) worldRunWith(r *rand.Rand, w WorldModel, runID string, trials i
 	return out
 }
 
-// mergeTrials joins windows of the matrix into one file as the runner does (bench.MergeBlocks
+// mergeTrials joins windows of the matrix into one file as the runner does (merge.Blocks
 // derives the summaries from the trials, as results.Validate checks them).
 func mergeTrials(files []*results.File, nums []int) *results.File {
-	out, err := bench.MergeBlocks(files, nums)
+	out, err := merge.Blocks(files, nums)
 	if err != nil { // only for mismatched arguments, which the callers never pass
 		panic(err)
 	}
@@ -368,14 +368,7 @@ func (m *Matrix) WorldPaired(r *rand.Rand, w WorldModel, id string, shape Shape)
 // worldWindow draws one window of every cell of the matrix: one trial (the trial-th of the
 // run), run factor f, disturbed by d (nil: no disturbance).
 func (m *Matrix) worldWindow(r *rand.Rand, w WorldModel, runID string, slow func(results.CellID, int) float64, f float64, d *disturbance, trial int) *results.File {
-	file := &results.File{
-		Schema:   results.SchemaV1,
-		Hardware: results.Hardware{Type: "Discrete GPU", GPU: "H200 NVL", GPUCount: 2},
-		Engine:   results.Engine{Name: "vllm", Version: "synthetic"},
-		Run: results.Run{ID: runID, Source: results.SourceMeasured, ServedModel: "synthetic/model",
-			Tool: results.Tool{Name: "speedmatrix calibrate"}, DecodeTest: results.DecodeFixedDuration,
-			SecondsPerMeasurement: float64(m.Windows), MaxOutputTokens: maxTokens},
-	}
+	file := m.syntheticFile(runID)
 	for _, tc := range m.Cells {
 		if tc.ID.Phase == results.PhasePrefill {
 			rate := tc.Rate * f * w.cellFactorAt(r, tc.Context, 0, false) * math.Exp(d.logFactor(tc.ID, trial))

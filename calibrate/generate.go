@@ -1,9 +1,3 @@
-// Package calibrate measures the error rates of package compare on synthetic matrices: a
-// generator of results files with realistic per-cell noise (run-to-run CVs from 0.5 % to 20 %,
-// per-window output-token bins and per-request samples as the runner writes them, variation
-// between runs as well as within), and a harness that runs many A/A and A/B comparisons and
-// counts false alarms and detections. It is pure and seeded: the same settings give the same
-// figures. It must not do I/O.
 package calibrate
 
 import (
@@ -166,6 +160,20 @@ type Slowdown struct {
 	RateFactor, TTFTFactor float64
 }
 
+// syntheticFile returns the header of a synthetic run of the matrix, without cells: the
+// hardware, engine and run that every file calibrate draws claims (two H200 NVL, vLLM
+// "synthetic", fixed-duration windows of m.Windows seconds).
+func (m *Matrix) syntheticFile(runID string) *results.File {
+	return &results.File{
+		Schema:   results.SchemaV1,
+		Hardware: results.Hardware{Type: "Discrete GPU", GPU: "H200 NVL", GPUCount: 2},
+		Engine:   results.Engine{Name: "vllm", Version: "synthetic"},
+		Run: results.Run{ID: runID, Source: results.SourceMeasured, ServedModel: "synthetic/model",
+			Tool: results.Tool{Name: "speedmatrix calibrate"}, DecodeTest: results.DecodeFixedDuration,
+			SecondsPerMeasurement: float64(m.Windows), MaxOutputTokens: maxTokens},
+	}
+}
+
 // Run draws one run of the matrix (one trial per cell), with slowdown applied when it is not nil.
 func (m *Matrix) Run(r *rand.Rand, runID string, slow *Slowdown) *results.File {
 	return m.RunCells(r, runID, slow, nil)
@@ -178,14 +186,7 @@ func (m *Matrix) RunCells(r *rand.Rand, runID string, slow *Slowdown, only []res
 	for _, id := range only {
 		want[id] = true
 	}
-	f := &results.File{
-		Schema:   results.SchemaV1,
-		Hardware: results.Hardware{Type: "Discrete GPU", GPU: "H200 NVL", GPUCount: 2},
-		Engine:   results.Engine{Name: "vllm", Version: "synthetic"},
-		Run: results.Run{ID: runID, Source: results.SourceMeasured, ServedModel: "synthetic/model",
-			Tool: results.Tool{Name: "speedmatrix calibrate"}, DecodeTest: results.DecodeFixedDuration,
-			SecondsPerMeasurement: float64(m.Windows), MaxOutputTokens: maxTokens},
-	}
+	f := m.syntheticFile(runID)
 	for _, tc := range m.Cells {
 		if len(want) > 0 && !want[tc.ID] {
 			continue

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/compare"
-	"github.com/speedmatrix/speedmatrix/compare/calibrate"
 	"github.com/speedmatrix/speedmatrix/store"
 )
 
