@@ -67,7 +67,8 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	if err := checkAmbiguity(c, in, th, re); err != nil { // ambiguity.go
 		return nil, err
 	}
-	checkLoneCells(c, in) // lonecell.go
+	checkExcursions(c, in, findExcursions(in.History, cellIDs(c), re, th), th) // excursion.go
+	checkLoneCells(c, in)                                                      // lonecell.go
 	c.Warnings = append(c.Warnings, disturbed...)
 	// One number per cell-metric: the base every report shows is the reference the change was
 	// taken against.

@@ -337,11 +337,12 @@ func groupTests(tests []*pending, re *runEffects, scores []float64) []*groupPend
 		// Rates: a positive shift is faster. A history can be quiet by chance (ten runs of
 		// which none met the slower kernel pick that one run in five gets): the shift is tested
 		// against at least defaultRunCV, the run-to-run spread GPUs show across days, so that
-		// only a shift beyond what any run may do blocks.
+		// only a shift beyond what any run may do blocks; where both sides measured their own
+		// spread on three or more runs, at least its upper confidence bound (shiftFloor).
 		// Where that floor binds, the spread is a fixed assumption, not an estimate from the
 		// few runs at hand: the shift is referred to the normal, not to Student's t on their
 		// degrees of freedom.
-		floor := defaultRunCV * re.shiftSE[ph] / math.Max(re.tau[ph], 1e-9)
+		floor := re.shiftFloor(ph) * re.shiftSE[ph] / math.Max(re.tau[ph], 1e-9)
 		se := math.Max(re.shiftSE[ph], floor)
 		z := -re.shift[ph] / se
 		p := 2 * stats.TSurvival(math.Abs(z), re.shiftDF[ph])

@@ -116,8 +116,8 @@ func rowTests(tests []*pending, th Thresholds) []*rowPending {
 			continue
 		}
 		est, err := stats.WelchEstimate(yh, yb)
-		if err != nil {
-			continue
+		if err != nil || !(est.SE > 0) || !(est.DF > 0) {
+			continue // no spread to test against (the runs agree to the last bit)
 		}
 		pairs := 0
 		if e, n, ok := pairedRow(ts, w); ok { // a paired comparison: pair by pair (paired.go)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/results"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
 // A run is one server lifetime: one results file (trials inside it are replicates within the
@@ -44,6 +45,10 @@ type runEffects struct {
 	measured                map[results.Phase]bool
 	// tau is the run-to-run SD of the factors by phase.
 	tau map[results.Phase]float64
+	// tauDF is tau's degrees of freedom by phase; bothSides says, by phase, that each side
+	// held at least minSpreadRuns whole runs, so that both measured their own spread.
+	tauDF     map[results.Phase]float64
+	bothSides map[results.Phase]bool
 	// alt is, by phase, the head's other factor where the matrix is ambiguous: a larger one
 	// (the head's run faster, so more of its cells slower) that explains it about as well as
 	// the one chosen (ambiguityCost). A matrix whose cells split into groups that moved apart
@@ -61,6 +66,27 @@ const ambiguityCost = 6.63
 
 // defaultRunCV is the run-to-run SD of a run's factor assumed where none was measured.
 const defaultRunCV = 0.02
+
+// minSpreadRuns is the fewest whole runs each side must hold for the shift test to trust the
+// runs' own spread below defaultRunCV (shiftFloor).
+const minSpreadRuns = 3
+
+// shiftFloor returns the least run-to-run SD the shift test of phase p assumes: defaultRunCV,
+// the spread GPUs show across days, which guards a history quiet by chance (ten runs of which
+// none met the slower kernel pick one run in five gets, then a head run that did); or, where
+// each side measured its own spread on minSpreadRuns or more whole runs, the lesser of that and
+// the 95 % upper confidence bound of the measured spread (τ·√(df/χ²_{df,0.05})). A side of
+// three runs that all met the slower pick against three that all missed it stays possible,
+// but a head side's runs then disagree with each other as often as the base side's do, and
+// the bound follows them; a spread measured on both sides far below 2 % (a server whose
+// runs agree) is no longer hidden behind a floor that no run of it came near.
+func (re *runEffects) shiftFloor(p results.Phase) float64 {
+	if !re.bothSides[p] || !(re.tauDF[p] >= 2) {
+		return defaultRunCV
+	}
+	ucb := re.tau[p] * math.Sqrt(re.tauDF[p]/distuv.ChiSquared{K: re.tauDF[p]}.Quantile(0.05))
+	return math.Min(defaultRunCV, ucb)
+}
 
 // runCap is k: a cell whose deviation from the shift exceeds k of its noise is left out of the
 // shift's estimate.
@@ -152,7 +178,7 @@ func estimateRunEffects(base, head, hist []*results.File, th Thresholds, overrid
 		base: make([]map[results.Phase]float64, len(base)), head: make([]map[results.Phase]float64, len(head)),
 		hist: make([]map[results.Phase]float64, len(hist)), shift: map[results.Phase]float64{},
 		shiftSE: map[results.Phase]float64{}, shiftDF: map[results.Phase]float64{}, measured: map[results.Phase]bool{},
-		tau: map[results.Phase]float64{},
+		tau: map[results.Phase]float64{}, tauDF: map[results.Phase]float64{}, bothSides: map[results.Phase]bool{},
 	}
 	for _, l := range [][]map[results.Phase]float64{re.base, re.head, re.hist} {
 		for i := range l {
@@ -205,30 +231,7 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 		prior[i] = th.Prior.CV(id, m)
 		w[i] = 1 / (prior[i] * prior[i])
 	}
-	a := make([]float64, len(side))
-	ref := make([]float64, len(cells))
-	for range 3 {
-		for i, id := range cells {
-			var xs []float64
-			for j, run := range side {
-				if x, ok := run[id]; ok {
-					xs = append(xs, x-a[j])
-				}
-			}
-			ref[i] = quantile.Median(xs) // never empty: every cell is in the first base run
-		}
-		for j, run := range side {
-			var ds, ws []float64
-			for i, id := range cells {
-				if x, ok := run[id]; ok {
-					ds, ws = append(ds, x-ref[i]), append(ws, w[i])
-				}
-			}
-			if len(ds) > 0 {
-				a[j] = weightedMedian(ds, ws)
-			}
-		}
-	}
+	a, ref := sideFactors(side, cells, w)
 	// Each cell's own noise around its run's factor: measured on the base side's runs where
 	// there are three or more (floored at a tenth of the prior, so that a cell that happened to
 	// agree does not weigh like a certainty), else its prior.
@@ -296,18 +299,47 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 	// a slowdown of every row.
 	choice := math.Max(tau, defaultRunCV)
 	var hw []float64 // the head's whole runs' factors
+	var wholeHeads []map[results.CellID]float64
+	var wholeIdx []int
 	for k, run := range heads {
 		if k == 0 || whole(run) {
-			var alt float64
-			hs[k], alt = headShift(run, cells, ref, prior, w, choice)
-			if k == 0 && nWhole == 1 && alt > hs[k] {
-				re.alt[p] = alt
-			}
-			if v, ok := override[p]; ok && k == 0 {
-				hs[k] = v
-			}
+			wholeHeads, wholeIdx = append(wholeHeads, run), append(wholeIdx, k)
+		}
+	}
+	if len(wholeHeads) >= 2 {
+		// Several head runs: their factors relative to each other are measured as the base
+		// side's are (no change of the code tells them apart), and the one shift between the
+		// sides is chosen once, on the head side's consensus. Chosen run by run, a change of
+		// every cell alike read as a slower run in some head runs and as changed cells in
+		// others, which both spread the head's factors and pulled the shift towards zero.
+		// Each run's own factor is then taken against the head side's consensus, as a lone
+		// head run's is against the base (headShift: the mean of the cells near the best
+		// shift, not one dominant cell's deviation): the code is the same in every head run,
+		// so nothing but the run tells them apart.
+		_, href := sideFactors(wholeHeads, cells, w)
+		consensus := map[results.CellID]float64{}
+		for i, id := range cells { // every cell is in the first head run
+			consensus[id] = href[i]
+		}
+		shift, _ := headShift(consensus, cells, ref, prior, w, choice)
+		if v, ok := override[p]; ok {
+			shift = v
+		}
+		for j, k := range wholeIdx {
+			own, _ := headShift(wholeHeads[j], cells, href, prior, w, choice)
+			hs[k] = shift + own
 			hw = append(hw, hs[k])
 		}
+	} else {
+		var alt float64
+		hs[0], alt = headShift(heads[0], cells, ref, prior, w, choice)
+		if nWhole == 1 && alt > hs[0] {
+			re.alt[p] = alt
+		}
+		if v, ok := override[p]; ok {
+			hs[0] = v
+		}
+		hw = append(hw, hs[0])
 	}
 	for k, run := range heads {
 		if k > 0 && !whole(run) {
@@ -332,6 +364,8 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 	}
 	re.shift[p] = meanOf(hw) - meanOf(aw)
 	re.tau[p] = tau
+	re.tauDF[p] = df
+	re.bothSides[p] = measured && len(hw) >= minSpreadRuns && len(aw) >= minSpreadRuns
 	re.measured[p] = measured
 	if measured {
 		re.shiftSE[p] = tau * math.Sqrt(1/float64(len(hw))+1/float64(len(aw)))
@@ -345,6 +379,37 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 		re.shiftSE[p] = math.Max(q, 0.01) * math.Sqrt(1/float64(len(hw))+1/float64(len(aw)))
 		re.shiftDF[p] = math.Inf(1)
 	}
+}
+
+// sideFactors returns the log factor of each of runs (its cells' precision-weighted median
+// deviation from the references, weights w) and the reference of each cell (the median of its
+// values after their runs' factors; every cell must be in the first run), by three alternating rounds.
+func sideFactors(runs []map[results.CellID]float64, cells []results.CellID, w []float64) (a, ref []float64) {
+	a = make([]float64, len(runs))
+	ref = make([]float64, len(cells))
+	for range 3 {
+		for i, id := range cells {
+			var xs []float64
+			for j, run := range runs {
+				if x, ok := run[id]; ok {
+					xs = append(xs, x-a[j])
+				}
+			}
+			ref[i] = quantile.Median(xs) // never empty: every cell is in the first run
+		}
+		for j, run := range runs {
+			var ds, ws []float64
+			for i, id := range cells {
+				if x, ok := run[id]; ok {
+					ds, ws = append(ds, x-ref[i]), append(ws, w[i])
+				}
+			}
+			if len(ds) > 0 {
+				a[j] = weightedMedian(ds, ws)
+			}
+		}
+	}
+	return a, ref
 }
 
 // headShift returns the factor of one head run (see runEffects), and alt: the largest factor
