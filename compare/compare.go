@@ -69,6 +69,7 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	}
 	checkExcursions(c, in, findExcursions(in.History, cellIDs(c), re, th), th) // excursion.go
 	checkLoneCells(c, in)                                                      // lonecell.go
+	checkStretch(c, in)                                                        // stretch.go
 	c.Warnings = append(c.Warnings, disturbed...)
 	// One number per cell-metric: the base every report shows is the reference the change was
 	// taken against.
