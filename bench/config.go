@@ -9,10 +9,10 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// The matrices known by name.
+// The matrices known by name (results.MatrixFull, results.MatrixQuick).
 const (
-	MatrixFull  = "full"
-	MatrixQuick = "quick"
+	MatrixFull  = results.MatrixFull
+	MatrixQuick = results.MatrixQuick
 )
 
 // Matrix is a set of contexts and concurrency levels.
@@ -47,15 +47,16 @@ func QuickMatrix() Matrix {
 	}
 }
 
-// MatrixByName returns the matrix called name.
+// MatrixByName returns the matrix called name ("" is the full one); an unknown name is an error
+// (results.CheckMatrixName).
 func MatrixByName(name string) (Matrix, error) {
-	switch name {
-	case MatrixFull, "":
-		return FullMatrix(), nil
-	case MatrixQuick:
+	if err := results.CheckMatrixName(name); err != nil {
+		return Matrix{}, err
+	}
+	if name == MatrixQuick {
 		return QuickMatrix(), nil
 	}
-	return Matrix{}, fmt.Errorf("matrix %q unknown: want %s or %s", name, MatrixFull, MatrixQuick)
+	return FullMatrix(), nil
 }
 
 // Timeouts bound every wait of a run, and set the sampling periods.

@@ -3,23 +3,24 @@ package config
 import (
 	"time"
 
-	"github.com/speedmatrix/speedmatrix/bench"
+	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// Default returns the defaults of every setting; they are set here and nowhere else.
+// Default returns the defaults of every setting; they are set here and nowhere else. Those that
+// bench.DefaultConfig also holds (the endpoint, matrix, window, tokens, trials, warm-up and the
+// timeouts) are the same there: a test holds the two together.
 func Default() Config {
-	t := bench.DefaultTimeouts()
 	return Config{
 		Run: Run{
-			Endpoint:      bench.EndpointCompletions,
-			Matrix:        bench.MatrixFull,
+			Endpoint:      results.EndpointCompletions,
+			Matrix:        results.MatrixFull,
 			Duration:      30 * time.Second,
 			MaxTokens:     4096,
 			Trials:        1,
 			Warmup:        2,
-			ReadyTimeout:  t.Readiness,
-			DrainTimeout:  t.Drain,
-			HealthTimeout: t.Health,
+			ReadyTimeout:  60 * time.Second,
+			DrainTimeout:  120 * time.Second,
+			HealthTimeout: 10 * time.Second,
 			Output:        "results.json",
 			Engine:        Engine{Keep: 3},
 			Paired:        Paired{Blocks: 4, Scheme: PairedABBA, Mode: PairedModeAuto},

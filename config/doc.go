@@ -14,7 +14,9 @@
 // engine.build is {command: "..."}.
 //
 // The package reads and checks; it must not run anything, touch the network, or read the
-// environment itself (the caller passes a lookup).
+// environment itself (the caller passes a lookup). It imports no package that measures or
+// compares (bench, compare): its names of endpoints and matrices are package results', and the
+// caller turns its settings into theirs (compare.Overrides for compare and store's keys).
 //
 // The JSON Schema of the file is schema/speedmatrix-v1.schema.json; a test keeps it and the Go
 // types in step.

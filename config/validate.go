@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -28,10 +27,10 @@ func (c Config) Validate() error {
 	if r.APIKeyEnv != "" && !IsEnvName(r.APIKeyEnv) {
 		v.fail("api_key_env", "%q: want the name of an environment variable (the key itself never goes in the file)", r.APIKeyEnv)
 	}
-	if r.Endpoint != bench.EndpointCompletions && r.Endpoint != bench.EndpointChat {
-		v.fail("endpoint", "%q: want %s or %s", r.Endpoint, bench.EndpointCompletions, bench.EndpointChat)
+	if r.Endpoint != results.EndpointCompletions && r.Endpoint != results.EndpointChat {
+		v.fail("endpoint", "%q: want %s or %s", r.Endpoint, results.EndpointCompletions, results.EndpointChat)
 	}
-	if _, err := bench.MatrixByName(r.Matrix); err != nil {
+	if err := results.CheckMatrixName(r.Matrix); err != nil {
 		v.fail("matrix", "%v", err)
 	}
 	v.contexts("contexts", r.Contexts)

@@ -1,13 +1,12 @@
 // Package history turns an ordered series of results files (the default branch's runs, oldest
 // commit first) into trends: one series per cell-metric over commits, its sustained shifts found
-// by package compare/changepoint, and renderings of both: a text table, an SVG chart (gonum/plot)
-// and a static page of every cell's trend with the latest matrix (one index.html and its SVGs, no
-// scripts, suitable for GitHub Pages).
+// by package compare/changepoint, and renderings of both: a text table and an SVG chart
+// (gonum/plot). Package history/pages lays them out as a static site with the latest matrix.
 //
 // It must not read or write files, nor decide which runs belong together: the caller passes the
 // results of one configuration in commit order (the results store's index, or `speedmatrix
-// history --dir`, which orders a folder by run start) and writes what Site returns. It does no
-// statistics of its own beyond collecting the values.
+// history --dir`, which orders a folder by run start). It does no statistics of its own beyond
+// collecting the values, and must not import package report (history/pages does).
 //
 // # API
 //
@@ -15,7 +14,7 @@
 //	s := h.Find(cell, metric)                                    // one series and its shifts
 //	history.WriteText(w, s)                                      // the series as a table
 //	svg, err := s.SVG(8*vg.Inch, 3*vg.Inch)                      // its chart
-//	site, err := h.Site()                                        // "index.html" and "charts/*.svg"
+//	site, err := pages.Site(h)                                   // "index.html" and "charts/*.svg"
 //
 // # Values
 //

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"encoding/xml"
 	"flag"
-	"fmt"
 	"io"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,49 +12,21 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"gonum.org/v1/plot/vg"
 
-	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/compare/changepoint"
+	"github.com/speedmatrix/speedmatrix/history/internal/historytest"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
-
-// t0 is the start of the first synthetic run.
-var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
-
-// commitOf is the synthetic commit of run i: 40 hex digits.
-func commitOf(i int) string { return fmt.Sprintf("%07x%033d", 0xa000000+i*0x1111, i) }
-
-// synthetic returns n runs of calibrate's synthetic matrix, one a day, with the decode row slowRow
-// slowed by 6 % (2δ: rates × 0.94, TTFT × 1.06) from run slowAt on (no slowdown when slowRow is "").
-func synthetic(t testing.TB, n, slowAt int, slowRow string) []*results.File {
-	t.Helper()
-	m := calibrate.NewMatrix(11, 1)
-	r := rand.New(rand.NewPCG(12, 13))
-	files := make([]*results.File, n)
-	for i := range files {
-		var slow *calibrate.Slowdown
-		if slowRow != "" && i >= slowAt {
-			slow = &calibrate.Slowdown{ContextLabel: slowRow, RateFactor: 0.94, TTFTFactor: 1.06}
-		}
-		f := m.Run(r, fmt.Sprintf("run-%02d", i), slow)
-		f.Engine.Commit = commitOf(i)
-		f.Run.Start = t0.Add(time.Duration(i) * 24 * time.Hour)
-		if err := results.Validate(f); err != nil {
-			t.Fatalf("synthetic run %d: %v", i, err)
-		}
-		files[i] = f
-	}
-	return files
-}
 
 // TestAnalyzeFindsRowSlowdown slows the decode row 8K by 2δ from the 16th of 30 runs and checks
 // that every quiet cell of the row (concurrency ≥ 8, run-to-run CV ≤ 1 %) shows one total tok/s
 // regression within two runs of it, and that no quiet cell of another row shows any.
 func TestAnalyzeFindsRowSlowdown(t *testing.T) {
 	const n, at = 30, 15
-	h, err := Analyze(synthetic(t, n, at, "8K"), DefaultOptions())
+	h, err := Analyze(historytest.Synthetic(t, n, at, "8K"), DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +68,7 @@ func TestAnalyzeFindsRowSlowdown(t *testing.T) {
 // TestNoFalseShiftsInQuietHistory checks 30 runs without any change: no cell-metric whose
 // run-to-run CV is under δ may show a shift, and in all the count is logged.
 func TestNoFalseShiftsInQuietHistory(t *testing.T) {
-	h, err := Analyze(synthetic(t, 30, 0, ""), DefaultOptions())
+	h, err := Analyze(historytest.Synthetic(t, 30, 0, ""), DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,43 +91,10 @@ func TestNoFalseShiftsInQuietHistory(t *testing.T) {
 // f64 returns a pointer to v.
 func f64(v float64) *float64 { return &v }
 
-// small returns a hand-made history: prefill/8K and decode/8K/32 over 12 runs, decode/8K/32's
-// total tok/s falling by 10 % at run 6, its TTFT missing at run 3, the cell over capacity at
-// run 9 and absent at run 10.
-func small() []*results.File {
-	var files []*results.File
-	for i := range 12 {
-		rate := 1000 + float64(i%3)*5
-		if i >= 6 {
-			rate *= 0.9
-		}
-		f := &results.File{
-			Schema: results.SchemaV1, Engine: results.Engine{Name: "vllm", Commit: commitOf(i)},
-			Hardware: results.Hardware{GPU: "H200", GPUCount: 1},
-			Run: results.Run{ID: fmt.Sprintf("r%d", i), Source: results.SourceMeasured, ServedModel: "m", Start: t0.Add(time.Duration(i) * time.Hour),
-				Tool: results.Tool{Name: "test"}},
-			Prefill: []results.PrefillCell{{Context: 8192, ContextLabel: "8K", Status: results.StatusValid, PromptTokPerS: f64(9000 + float64(i%2)*10), TTFTMs: f64(900)}},
-		}
-		d := results.DecodeCell{Context: 8192, ContextLabel: "8K", Concurrency: 32, Status: results.StatusValid}
-		d.TotalTokPerS, d.TTFTMs = f64(rate), f64(200)
-		switch i {
-		case 3:
-			d.TTFTMs = nil
-		case 9:
-			d = results.DecodeCell{Context: 8192, ContextLabel: "8K", Concurrency: 32, Status: results.StatusOverCapacity}
-		}
-		if i != 10 {
-			f.Decode = []results.DecodeCell{d}
-		}
-		files = append(files, f)
-	}
-	return files
-}
-
 // TestNewSeries checks the points: values, gaps for a missing value, a cell not measured and a
 // cell absent, and the simulator's time scale.
 func TestNewSeries(t *testing.T) {
-	files := small()
+	files := historytest.Small()
 	files[1].Run.Settings = &results.Settings{Simulator: &results.SimulatorSettings{Profile: "p", Speedup: 10}}
 	id := results.CellID{Phase: results.PhaseDecode, ContextLabel: "8K", Concurrency: 32}
 	rate := NewSeries(files, id, results.MetricTotalTokPerS)
@@ -184,7 +121,7 @@ func TestNewSeries(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", tt.name, diff)
 		}
 	}
-	if rate.Points[4].Commit != commitOf(4) || !rate.Points[4].Date.Equal(t0.Add(4*time.Hour)) || rate.Points[4].RunID != "r4" {
+	if rate.Points[4].Commit != historytest.Commit(4) || !rate.Points[4].Date.Equal(historytest.Start.Add(4*time.Hour)) || rate.Points[4].RunID != "r4" {
 		t.Errorf("point 4 = %+v; want commit, date and run id of run 4", rate.Points[4])
 	}
 }
@@ -194,7 +131,7 @@ func TestOrder(t *testing.T) {
 	mk := func(id string, start time.Time) *results.File {
 		return &results.File{Run: results.Run{ID: id, Start: start}}
 	}
-	fs := []*results.File{mk("c", t0.Add(2*time.Hour)), mk("a", t0), mk("none1", time.Time{}), mk("b", t0.Add(time.Hour)), mk("b2", t0.Add(time.Hour)), mk("none2", time.Time{})}
+	fs := []*results.File{mk("c", historytest.Start.Add(2*time.Hour)), mk("a", historytest.Start), mk("none1", time.Time{}), mk("b", historytest.Start.Add(time.Hour)), mk("b2", historytest.Start.Add(time.Hour)), mk("none2", time.Time{})}
 	Order(fs)
 	var ids []string
 	for _, f := range fs {
@@ -243,7 +180,7 @@ func golden(t *testing.T, name string, got []byte) {
 
 // TestWriteText pins the series table and the summary of the small history.
 func TestWriteText(t *testing.T) {
-	h, err := Analyze(small(), DefaultOptions())
+	h, err := Analyze(historytest.Small(), DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +202,7 @@ func TestWriteText(t *testing.T) {
 
 // TestWriteTextError checks that a failing writer's error is returned.
 func TestWriteTextError(t *testing.T) {
-	h, err := Analyze(small(), DefaultOptions())
+	h, err := Analyze(historytest.Small(), DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,12 +221,12 @@ func (failWriter) Write([]byte) (int, error) { return 0, io.ErrClosedPipe }
 // TestSVG checks that a chart is well-formed SVG with a size, the series' points, and a red
 // dashed line at the regression.
 func TestSVG(t *testing.T) {
-	h, err := Analyze(small(), DefaultOptions())
+	h, err := Analyze(historytest.Small(), DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := h.Find(results.CellID{Phase: results.PhaseDecode, ContextLabel: "8K", Concurrency: 32}, results.MetricTotalTokPerS)
-	svg, err := s.SVG(chartW, chartH)
+	svg, err := s.SVG(8*vg.Inch, 3*vg.Inch)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,64 +241,20 @@ func TestSVG(t *testing.T) {
 	if root.XMLName.Local != "svg" || root.Width == "" || root.Height == "" {
 		t.Errorf("root <%s width=%q height=%q>; want an svg with a size", root.XMLName.Local, root.Width, root.Height)
 	}
-	for _, want := range []string{"decode/8K/32 · Total tok/s", "#C62828", "stroke-dasharray", commitOf(6)[:7]} {
+	for _, want := range []string{"decode/8K/32 · Total tok/s", "#C62828", "stroke-dasharray", historytest.Commit(6)[:7]} {
 		if !bytes.Contains(svg, []byte(want)) {
 			t.Errorf("chart lacks %q", want)
 		}
 	}
 	empty := &Series{Cell: s.Cell, Metric: s.Metric, Points: []Point{{Status: results.StatusOverCapacity}}}
-	if _, err := empty.SVG(chartW, chartH); err != nil {
+	if _, err := empty.SVG(8*vg.Inch, 3*vg.Inch); err != nil {
 		t.Errorf("chart of a series without values: %v", err)
-	}
-}
-
-// TestSite checks the page: every chart it links is in the site, every main-metric cell has
-// one, the change point and the latest matrix are listed, and text from the results files is
-// escaped.
-func TestSite(t *testing.T) {
-	files := small()
-	last := files[len(files)-1]
-	last.Run.ServedModel = `<script>alert("model")</script>`
-	last.Engine.Commit = `"><img src=x onerror=alert(1)>`
-	h, err := Analyze(files, DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
-	site, err := h.Site()
-	if err != nil {
-		t.Fatal(err)
-	}
-	index := string(site["index.html"])
-	for _, bad := range []string{`<script>`, `<img src=x`, `http://`, `https://`} {
-		if strings.Contains(index, bad) {
-			t.Errorf("index.html holds %q", bad)
-		}
-	}
-	for _, want := range []string{"&lt;script&gt;", "Latest matrix", "regression", commitOf(6)[:7], "-9.9%", "prefill/8K", `<th class="num">32</th>`} {
-		if !strings.Contains(index, want) {
-			t.Errorf("index.html lacks %q", want)
-		}
-	}
-	charts := 0
-	for name := range site {
-		if strings.HasPrefix(name, "charts/") {
-			charts++
-			if !strings.Contains(index, `src="`+name+`"`) {
-				t.Errorf("chart %s is not on the page", name)
-			}
-		}
-	}
-	if charts != 2 {
-		t.Errorf("%d charts; want 2 (prefill/8K prompt tok/s, decode/8K/32 total tok/s)", charts)
-	}
-	if got, want := ChartName(h.Series[0]), "charts/prefill-8K-prompt_tok_per_s.svg"; got != want {
-		t.Errorf("ChartName = %q; want %q", got, want)
 	}
 }
 
 // TestMixedSetupsWarn checks the warning for files of different setups.
 func TestMixedSetupsWarn(t *testing.T) {
-	files := small()
+	files := historytest.Small()
 	files[4].Hardware.GPU = "A100"
 	h, err := Analyze(files, DefaultOptions())
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/compare/changepoint"
-	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -151,7 +150,7 @@ func NewSeries(files []*results.File, cell results.CellID, m results.Metric) *Se
 	for i, f := range files {
 		p := Point{Commit: f.Engine.Commit, RunID: f.Run.ID, Date: f.Run.Start}
 		p.Status, p.Value = valueOf(f, cell, m)
-		p.Value = report.ScaledMetric(m, p.Value, f.TimeScale()) // in the profile's time
+		p.Value = m.InProfileTime(p.Value, f.TimeScale()) // in the profile's time
 		s.Points[i] = p
 	}
 	return s
@@ -255,6 +254,16 @@ type History struct {
 	// Order says how the files were ordered (along the default branch's commits, or by the
 	// time they were measured), for the page; the caller that ordered them sets it.
 	Order string
+}
+
+// Config is one configuration's history, named by its config id (store.ConfigID): a store
+// that measured several configurations is analyzed one Config at a time and shown as one site
+// of pages (package history/pages).
+type Config struct {
+	// ID is the config id: the site's folder of its page.
+	ID string
+	// History is its analyzed history, oldest first.
+	History *History
 }
 
 // Analyze collects and detects every cell-metric of files, which must be in commit order, oldest

@@ -10,7 +10,6 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare/changepoint"
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
 	"github.com/speedmatrix/speedmatrix/internal/textout"
-	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -25,16 +24,17 @@ func ShortCommit(c string) string {
 	return c
 }
 
-// dateText formats a run's start in UTC, or "-".
-func dateText(t time.Time) string {
+// DateText formats a run's start in UTC ("2025-03-01 12:00"), or "-" when it is not known.
+func DateText(t time.Time) string {
 	if t.IsZero() {
 		return "-"
 	}
 	return t.UTC().Format("2006-01-02 15:04")
 }
 
-// statusText is a point's status as the table prints it.
-func statusText(p Point) string {
+// StatusText returns the point's status as the table prints it: "valid", "over capacity",
+// "valid (no value)", or "absent" for a run without the cell.
+func (p Point) StatusText() string {
 	switch {
 	case p.Status == "":
 		return "absent"
@@ -42,6 +42,25 @@ func statusText(p Point) string {
 		return string(p.Status) + " (no value)"
 	}
 	return strings.ReplaceAll(string(p.Status), "_", " ")
+}
+
+// SetupLine names what the history measured, from its latest run: "model · vllm 0.9 · 2× H200".
+func SetupLine(f *results.File) string {
+	var parts []string
+	if f.Run.ServedModel != "" {
+		parts = append(parts, f.Run.ServedModel)
+	}
+	if f.Engine.Name != "" {
+		parts = append(parts, strings.TrimSpace(f.Engine.Name+" "+f.Engine.Version))
+	}
+	if f.Hardware.GPU != "" {
+		g := f.Hardware.GPU
+		if f.Hardware.GPUCount > 1 {
+			g = fmt.Sprintf("%d× %s", f.Hardware.GPUCount, g)
+		}
+		parts = append(parts, g)
+	}
+	return strings.Join(parts, " · ")
 }
 
 // direction says which way is better.
@@ -63,6 +82,15 @@ func methodText(set changepoint.Settings, minChange string) string {
 		set.Permutations, set.Alpha, minChange, set.MinSize)
 }
 
+// MethodText describes the detection of the history's series with the minimum change as "the
+// metric's δ", for a heading; "" for a history without series.
+func (h *History) MethodText() string {
+	if len(h.Series) == 0 {
+		return ""
+	}
+	return methodText(h.Series[0].Settings, "the metric's δ")
+}
+
 // ShiftText describes one shift in a line: "regression at abc1234 (2025-03-01 12:00, after
 // 0123456): 1,234 → 1,160 tok/s (-6.0%), p = 0.005".
 func (s *Series) ShiftText(sh Shift) string {
@@ -70,8 +98,8 @@ func (s *Series) ShiftText(sh Shift) string {
 	if sh.Previous != "" {
 		after = ", after " + ShortCommit(sh.Previous)
 	}
-	return fmt.Sprintf("%s at %s (%s%s): %s → %s (%s), p = %.3g", sh.Direction, ShortCommit(sh.Commit), dateText(sh.Date), after,
-		report.FormatValue(s.Metric, sh.Before), report.FormatValue(s.Metric, sh.After), numfmt.FormatPercent(sh.Change), sh.P)
+	return fmt.Sprintf("%s at %s (%s%s): %s → %s (%s), p = %.3g", sh.Direction, ShortCommit(sh.Commit), DateText(sh.Date), after,
+		s.Metric.FormatValue(sh.Before), s.Metric.FormatValue(sh.After), numfmt.FormatPercent(sh.Change), sh.P)
 }
 
 // WriteText writes the series as a table (commit, date, value, status, a mark at each shift) and
@@ -89,13 +117,13 @@ func WriteText(w io.Writer, s *Series) error {
 	for i, p := range s.Points {
 		v := numfmt.Dash
 		if p.Value != nil {
-			v = report.FormatValue(s.Metric, *p.Value)
+			v = s.Metric.FormatValue(*p.Value)
 		}
 		mark := ""
 		if sh, ok := shiftAt[i]; ok {
 			mark = "← " + string(sh.Direction) + " " + numfmt.FormatPercent(sh.Change)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", ShortCommit(p.Commit), dateText(p.Date), v, statusText(p), mark)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", ShortCommit(p.Commit), DateText(p.Date), v, p.StatusText(), mark)
 	}
 	tw.Flush()
 	for line := range strings.Lines(table.String()) {
@@ -123,7 +151,7 @@ func WriteSummary(w io.Writer, h *History) error {
 	}
 	fmt.Fprintf(ew, "%d runs (%s … %s), %d cell-metrics\n", len(h.Files), first, last, len(h.Series))
 	if len(h.Series) > 0 {
-		fmt.Fprintf(ew, "Change points (%s):\n", methodText(h.Series[0].Settings, "the metric's δ"))
+		fmt.Fprintf(ew, "Change points (%s):\n", h.MethodText())
 	}
 	tw := tabwriter.NewWriter(ew, 0, 0, 2, ' ', 0)
 	quiet := 0

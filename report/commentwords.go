@@ -70,7 +70,7 @@ func sig3(v float64) string {
 // valueWords formats a metric's value measured at time scale s, in the profile's time, with
 // three significant digits and its unit: "612 tok/s", "2.60 s", "45.4 ms".
 func valueWords(m results.Metric, v *float64, s float64) string {
-	v = ScaledMetric(m, v, s)
+	v = m.InProfileTime(v, s)
 	if v == nil {
 		return Dash
 	}

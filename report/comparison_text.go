@@ -89,25 +89,11 @@ func statusShort(s results.Status) string {
 // formatValue formats a metric's value measured at time scale s in the profile's time, with at
 // least three significant digits so that a change of a few percent shows in the numbers.
 func formatValue(m results.Metric, v *float64, s float64) string {
-	v = ScaledMetric(m, v, s)
+	v = m.InProfileTime(v, s)
 	if v == nil {
 		return Dash
 	}
-	return FormatValue(m, *v)
-}
-
-// FormatValue formats a value of metric m with its unit and at least three significant digits,
-// so that a change of a few percent shows in the numbers.
-func FormatValue(m results.Metric, v float64) string {
-	switch m {
-	case results.MetricTTFT:
-		return numfmt.FormatTTFTPrecise(v)
-	case results.MetricTBT:
-		return numfmt.FormatTBTPrecise(v)
-	case results.MetricSpecAcceptance:
-		return formatAcceptance(v)
-	}
-	return numfmt.FormatTokPerSPrecise(v) + " tok/s"
+	return m.FormatValue(*v)
 }
 
 // contextTokens returns a cell's context length for ordering rows.

@@ -1,6 +1,3 @@
-// Package report renders results and comparisons as people read them: the "Speed test matrix"
-// page in markdown, CSV and JSON, and (in the comparison files) the verdict tables. It is pure:
-// it formats what it is given and calls no API.
 package report
 
 import "github.com/speedmatrix/speedmatrix/internal/numfmt"

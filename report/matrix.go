@@ -210,7 +210,7 @@ func (m *model) valueCell(cell *results.CellComparison, metric results.Metric, u
 		out.text = "no number"
 	default:
 		num := func(v *float64, sc float64) string {
-			v = ScaledMetric(metric, v, sc)
+			v = metric.InProfileTime(v, sc)
 			if v == nil {
 				return Dash
 			}

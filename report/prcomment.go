@@ -794,7 +794,7 @@ func (m *model) chart() string {
 			ctxs = append(ctxs, cell.ContextLabel)
 			ctxLen[cell.ContextLabel] = contextTokens(cell)
 		}
-		pts[cell.ContextLabel][cell.Concurrency] = point{ScaledMetric(mc.Metric, mc.Base, m.c.Base.Scale()), ScaledMetric(mc.Metric, mc.Head, m.c.Head.Scale())}
+		pts[cell.ContextLabel][cell.Concurrency] = point{mc.Metric.InProfileTime(mc.Base, m.c.Base.Scale()), mc.Metric.InProfileTime(mc.Head, m.c.Head.Scale())}
 		if !slices.Contains(conc, cell.Concurrency) {
 			conc = append(conc, cell.Concurrency)
 		}

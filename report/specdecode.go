@@ -21,11 +21,6 @@ func decodeMetricsOf(c *results.Comparison) []results.Metric {
 	return ms
 }
 
-// formatAcceptance formats an acceptance length: "3.04 tokens/step".
-func formatAcceptance(v float64) string {
-	return strconv.FormatFloat(v, 'f', 2, 64) + " tokens/step"
-}
-
 // specAcceptance is the comment's line on speculative acceptance, only when acceptance moved:
 // every decode cell whose acceptance was found shorter or longer (or possibly shorter), base →
 // head with its change, and how the head served

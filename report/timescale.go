@@ -50,19 +50,6 @@ func comparisonTimeScaleLine(c *results.Comparison) string {
 	return fmt.Sprintf("Simulated at different speeds, base at %s, head at %s: each side's figures are in its profile's time (rates ÷ its speedup, times × it); the results files hold them as measured.", side(b), side(h))
 }
 
-// ScaledMetric returns a metric's value in the profile's time: a rate divided by s, a time
-// multiplied by it.
-func ScaledMetric(m results.Metric, v *float64, s float64) *float64 {
-	if v == nil || s == 1 || m == results.MetricSpecAcceptance { // a count per step, not a time
-		return v
-	}
-	x := *v * s
-	if m.HigherIsBetter() {
-		x = *v / s
-	}
-	return &x
-}
-
 // inProfileTime returns a copy of f whose summary numbers are in the profile's time (rates ÷
 // s, times × s; counts unchanged), without raw trials: what the page shows. f is not changed.
 func inProfileTime(f *results.File, s float64) *results.File {

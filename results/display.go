@@ -170,6 +170,21 @@ func (c *DecodeCell) MatrixText() []string {
 	return lines
 }
 
+// FormatValue formats a value of m with its unit and at least three significant digits, so
+// that a change of a few percent shows in the numbers: "153.9 tok/s", "12.0K tok/s", "0.700
+// ms", "3.04 tokens/step". Comparisons and histories print values so.
+func (m Metric) FormatValue(v float64) string {
+	switch m {
+	case MetricTTFT:
+		return numfmt.FormatTTFTPrecise(v)
+	case MetricTBT:
+		return numfmt.FormatTBTPrecise(v)
+	case MetricSpecAcceptance:
+		return strconv.FormatFloat(v, 'f', 2, 64) + " tokens/step"
+	}
+	return numfmt.FormatTokPerSPrecise(v) + " tok/s"
+}
+
 // ShortCommit returns the first 12 characters of a commit id, as logs and messages name a
 // commit (store list prints it so too); shorter strings are returned as they are.
 func ShortCommit(c string) string {

@@ -27,6 +27,20 @@ func (f *File) WallTime(d time.Duration) time.Duration {
 	return time.Duration(float64(d) / f.TimeScale())
 }
 
+// InProfileTime returns a value of m measured at time scale s in the profile's time: a rate
+// divided by s, a time multiplied by it; nil stays nil, and a speculative acceptance length (a
+// count per step, not a time) and any value at scale 1 are returned as they are.
+func (m Metric) InProfileTime(v *float64, s float64) *float64 {
+	if v == nil || s == 1 || m == MetricSpecAcceptance {
+		return v
+	}
+	x := *v * s
+	if m.HigherIsBetter() {
+		x = *v / s
+	}
+	return &x
+}
+
 // Scale returns the side's time scale: TimeScale, or 1 when the comparison file does not say.
 func (r ComparedRun) Scale() float64 {
 	if r.TimeScale > 0 {

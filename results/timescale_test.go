@@ -67,3 +67,63 @@ func TestWallTime(t *testing.T) {
 		}
 	}
 }
+
+// TestMetricInProfileTime checks a value's conversion to the profile's time: rates divided by
+// the scale, times multiplied, acceptance and scale 1 kept, nil kept.
+func TestMetricInProfileTime(t *testing.T) {
+	v := func(x float64) *float64 { return &x }
+	tests := []struct {
+		name string
+		m    results.Metric
+		in   *float64
+		s    float64
+		want *float64
+	}{
+		{"rate at 20×", results.MetricTotalTokPerS, v(2000), 20, v(100)},
+		{"prompt rate at 2×", results.MetricPromptTokPerS, v(9000), 2, v(4500)},
+		{"TTFT at 20×", results.MetricTTFT, v(10), 20, v(200)},
+		{"TBT at 4×", results.MetricTBT, v(1.5), 4, v(6)},
+		{"acceptance is a count", results.MetricSpecAcceptance, v(3.04), 20, v(3.04)},
+		{"real server", results.MetricTTFT, v(10), 1, v(10)},
+		{"no value", results.MetricTBT, nil, 20, nil},
+	}
+	for _, tt := range tests {
+		got := tt.m.InProfileTime(tt.in, tt.s)
+		if (got == nil) != (tt.want == nil) || (got != nil && *got != *tt.want) {
+			t.Errorf("%s: InProfileTime = %v; want %v", tt.name, deref(got), deref(tt.want))
+		}
+	}
+	if in := v(2000); results.MetricTotalTokPerS.InProfileTime(in, 20) == in || *in != 2000 {
+		t.Error("InProfileTime changed or returned its argument at a scale")
+	}
+}
+
+// deref is *p for a message, or "nil".
+func deref(p *float64) any {
+	if p == nil {
+		return "nil"
+	}
+	return *p
+}
+
+// TestMetricFormatValue checks each metric's value with its unit and three significant digits.
+func TestMetricFormatValue(t *testing.T) {
+	tests := []struct {
+		m    results.Metric
+		v    float64
+		want string
+	}{
+		{results.MetricTotalTokPerS, 153.94, "153.9 tok/s"},
+		{results.MetricPerRequestTokPerS, 8.234, "8.23 tok/s"},
+		{results.MetricPromptTokPerS, 12000, "12.0K tok/s"},
+		{results.MetricTTFT, 671.4, "671 ms"},
+		{results.MetricTTFT, 2.345, "2.35 ms"},
+		{results.MetricTBT, 0.7, "0.700 ms"},
+		{results.MetricSpecAcceptance, 3.041, "3.04 tokens/step"},
+	}
+	for _, tt := range tests {
+		if got := tt.m.FormatValue(tt.v); got != tt.want {
+			t.Errorf("%s.FormatValue(%v) = %q; want %q", tt.m, tt.v, got, tt.want)
+		}
+	}
+}

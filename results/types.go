@@ -1,6 +1,9 @@
 package results
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // SchemaV1 is the value of the schema field of a version 1 results file.
 const SchemaV1 = "speedmatrix/results/v1"
@@ -238,6 +241,29 @@ const (
 	OrderMatrix   = "matrix"
 	OrderShuffled = "shuffled"
 )
+
+// The server's endpoints a run measures (Settings.Endpoint).
+const (
+	EndpointCompletions = "completions" // POST /v1/completions with "prompt"
+	EndpointChat        = "chat"        // POST /v1/chat/completions with "messages"
+)
+
+// The matrices known by name (Settings.Matrix): the reference matrix and the smoke matrix, which
+// package bench lays out (bench.MatrixByName).
+const (
+	MatrixFull  = "full"
+	MatrixQuick = "quick"
+)
+
+// CheckMatrixName returns an error unless name is a matrix known by name; "" stands for
+// MatrixFull.
+func CheckMatrixName(name string) error {
+	switch name {
+	case MatrixFull, MatrixQuick, "":
+		return nil
+	}
+	return fmt.Errorf("matrix %q unknown: want %s or %s", name, MatrixFull, MatrixQuick)
+}
 
 // Server holds facts the benchmark read from the server.
 type Server struct {

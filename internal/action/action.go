@@ -685,11 +685,18 @@ func (j *job) compareInput(head, base *results.File, hist []*results.File, cells
 	return in, nil
 }
 
+// configThresholds returns compare's thresholds under the configuration c: the defaults with
+// its compare.fdr, compare.false_alarm, compare.thresholds and store.min_history applied where
+// set.
+func configThresholds(c config.Config) compare.Thresholds {
+	return compare.Overrides{FDR: c.Compare.FDR, FalseAlarm: c.Compare.FalseAlarm, Delta: c.Compare.Thresholds, MinHistory: c.Store.MinHistory}.Thresholds()
+}
+
 // compareWithHistory compares out.Head with base under the configuration's thresholds, the
 // noise of each cell taken from hist when it holds enough runs; warnings are added to the
 // comparison's.
 func (j *job) compareWithHistory(out outcome, base *results.File, hist []*results.File, warnings []string, cells []string) (outcome, error) {
-	th := j.cfg.Thresholds()
+	th := configThresholds(j.cfg)
 	// `/bench rerun` measures the head alone against the stored base (rerun.go), a paired
 	// comparison's reruns pair again: the advice is for what is measured again.
 	th.HeadOnlyReruns = out.Head != nil && out.Head.Run.Pairing == nil

@@ -312,7 +312,7 @@ func (s *botSteps) measure(ctx context.Context, search int, sha string) (bisect.
 // compare decides heads (runs of one commit) against the last good commit's stored results and
 // their history.
 func (s *botSteps) compare(heads []*results.File, look int) (bisect.Measurement, error) {
-	th := s.j.cfg.Thresholds()
+	th := configThresholds(s.j.cfg)
 	th.Look = min(2, look)
 	in := compare.Input{Base: []*results.File{s.goodFile}, Head: heads, BasePath: "base", HeadPath: "head", History: s.hist, HistoryByCommit: s.j.histByCommit && len(s.hist) > 0}
 	for _, c := range s.cells {

@@ -51,7 +51,7 @@ func (j *job) budgeted(ctx context.Context, cfg config.Config, out outcome, base
 		return f, err
 	}
 	res, err := adaptive.Run(ctx, adaptive.Job{
-		Compare: in, Thresholds: j.cfg.Thresholds(), Budget: out.Head.WallTime(cfg.Budget), GPU: spent, Overhead: overhead,
+		Compare: in, Thresholds: configThresholds(j.cfg), Budget: out.Head.WallTime(cfg.Budget), GPU: spent, Overhead: overhead,
 		Measure: measure, Log: j.log,
 	})
 	var mm *compare.MismatchError

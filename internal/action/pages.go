@@ -6,13 +6,14 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/history"
+	"github.com/speedmatrix/speedmatrix/history/pages"
 	"github.com/speedmatrix/speedmatrix/internal/sitedir"
 	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // pagesMode writes the store's history page into the artifact directory, for
 // actions/upload-pages-artifact and actions/deploy-pages: every configuration's default-branch
-// results along the repository's default branch (history.SiteOf: one configuration's page at
+// results along the repository's default branch (pages.SiteOf: one configuration's page at
 // the root, or a page each and an index), with the change points, every cell's trend and the
 // latest matrix, as `speedmatrix history --branch … --html` writes it. It reads the store only
 // (contents: read) and runs no engine; the output site names the folder.
@@ -55,7 +56,7 @@ func (j *job) pagesMode(ctx context.Context) error {
 		h.Warnings = append(h.Warnings, left...)
 		configs = append(configs, history.Config{ID: id, History: h})
 	}
-	site, err := history.SiteOf(configs)
+	site, err := pages.SiteOf(configs)
 	if err != nil {
 		return fmt.Errorf("mode pages: %w", err)
 	}

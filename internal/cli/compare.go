@@ -232,8 +232,15 @@ no cell measured on both sides). 1 error, 2 usage.`,
 	return cmd
 }
 
+// configThresholds returns compare's thresholds under the configuration c: the defaults with
+// its compare.fdr, compare.false_alarm, compare.thresholds and store.min_history applied where
+// set.
+func configThresholds(c config.Config) compare.Thresholds {
+	return compare.Overrides{FDR: c.Compare.FDR, FalseAlarm: c.Compare.FalseAlarm, Delta: c.Compare.Thresholds, MinHistory: c.Store.MinHistory}.Thresholds()
+}
+
 // compareThresholds returns the thresholds compare starts from: compare's defaults, or with
-// --config the configuration's (config.Thresholds, as the bot and run's adaptive job compare),
+// --config the configuration's (configThresholds, as the bot and run's adaptive job compare),
 // with --fdr and --false-alarm applied when given on the command line (or without --config).
 func compareThresholds(cmd *cobra.Command, configPath string, fdr, falseAlarm float64) (compare.Thresholds, error) {
 	th := compare.DefaultThresholds()
@@ -242,7 +249,7 @@ func compareThresholds(cmd *cobra.Command, configPath string, fdr, falseAlarm fl
 		if err != nil {
 			return th, usagef("--config: %v", err)
 		}
-		th = c.Thresholds()
+		th = configThresholds(c)
 	}
 	if configPath == "" || cmd.Flags().Changed("fdr") {
 		if !(fdr > 0 && fdr < 1) {

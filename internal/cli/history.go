@@ -14,6 +14,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/history"
+	"github.com/speedmatrix/speedmatrix/history/pages"
 	"github.com/speedmatrix/speedmatrix/internal/sitedir"
 	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -176,7 +177,7 @@ func runHistory(env *Env, files []*results.File, o history.Options, cell results
 	if htmlDir == "" {
 		return nil
 	}
-	site, err := h.Site()
+	site, err := pages.Site(h)
 	if err != nil {
 		return err
 	}

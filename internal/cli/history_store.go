@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/history"
+	"github.com/speedmatrix/speedmatrix/history/pages"
 	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -143,7 +144,7 @@ func writeSites(env *Env, sets []historySet, o history.Options, htmlDir string) 
 		}
 		configs = append(configs, history.Config{ID: set.id, History: h})
 	}
-	site, err := history.SiteOf(configs)
+	site, err := pages.SiteOf(configs)
 	if err != nil {
 		return err
 	}

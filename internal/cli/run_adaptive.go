@@ -110,7 +110,7 @@ func measureAdaptive(ctx context.Context, env *Env, o runOptions, baseURL string
 		return rf, err
 	}
 	out, err := adaptive.Run(ctx, adaptive.Job{
-		Compare: in, Thresholds: o.Config.Thresholds(), Budget: o.Budget,
+		Compare: in, Thresholds: configThresholds(o.Config), Budget: o.Budget,
 		GPU: *f.Run.GPUTime, Measure: measure, Log: env.Log,
 	})
 	if err != nil {

@@ -1,31 +1,25 @@
-package history
+package pages
 
 import (
 	"bytes"
 	"fmt"
 	"html/template"
-)
 
-// Config is one configuration's history on the site of several (Sites).
-type Config struct {
-	// ID is the config id (store.ConfigID): the site's folder of its page.
-	ID string
-	// History is its analyzed history, oldest first.
-	History *History
-}
+	"github.com/speedmatrix/speedmatrix/history"
+)
 
 // Sites renders one page per configuration, each in the folder of its config id, and an
 // "index.html" that lists them: model, engine and GPU, the runs and the commits they span, the
 // latest run, and how many cell-metrics hold a regression change point. A store that measured
 // several configurations (another model, GPU or matrix) is one site, for GitHub Pages.
-func Sites(configs []Config) (map[string][]byte, error) {
+func Sites(configs []history.Config) (map[string][]byte, error) {
 	site := map[string][]byte{}
 	data := indexData{Title: pageTitle, Generator: pageGenerator}
 	for _, c := range configs {
 		if !validConfigFolder(c.ID) {
 			return nil, fmt.Errorf("history site: config id %q is not a folder name", c.ID)
 		}
-		pages, err := c.History.Site()
+		pages, err := Site(c.History)
 		if err != nil {
 			return nil, err
 		}
@@ -35,9 +29,9 @@ func Sites(configs []Config) (map[string][]byte, error) {
 		row := indexRow{ID: c.ID, Href: c.ID + "/" + siteIndex, Runs: len(c.History.Files), Regressions: len(c.History.Regressions())}
 		if n := len(c.History.Files); n > 0 {
 			first, last := c.History.Files[0], c.History.Files[n-1]
-			row.Setup = SetupLine(last)
-			row.Span = fmt.Sprintf("%s … %s", ShortCommit(first.Engine.Commit), ShortCommit(last.Engine.Commit))
-			row.Latest = dateText(last.Run.Start)
+			row.Setup = history.SetupLine(last)
+			row.Span = fmt.Sprintf("%s … %s", history.ShortCommit(first.Engine.Commit), history.ShortCommit(last.Engine.Commit))
+			row.Latest = history.DateText(last.Run.Start)
 		}
 		data.Configs = append(data.Configs, row)
 	}
@@ -51,9 +45,9 @@ func Sites(configs []Config) (map[string][]byte, error) {
 
 // SiteOf renders the site of configs: the one configuration's page at the site's root, or with
 // several (or none) a page each and the index of Sites.
-func SiteOf(configs []Config) (map[string][]byte, error) {
+func SiteOf(configs []history.Config) (map[string][]byte, error) {
 	if len(configs) == 1 {
-		return configs[0].History.Site()
+		return Site(configs[0].History)
 	}
 	return Sites(configs)
 }

@@ -1,4 +1,4 @@
-package history
+package pages
 
 import (
 	"context"
@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/speedmatrix/speedmatrix/history"
+	"github.com/speedmatrix/speedmatrix/history/internal/historytest"
 )
 
 // browser starts a headless chromium for the test and returns a context for its first tab. The
@@ -153,11 +156,11 @@ func TestPageInBrowser(t *testing.T) {
 		t.Skip("starts a browser; skipped with -short")
 	}
 	bctx := browser(t)
-	h, err := Analyze(synthetic(t, 30, 15, "8K"), DefaultOptions())
+	h, err := history.Analyze(historytest.Synthetic(t, 30, 15, "8K"), history.DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	site, err := h.Site()
+	site, err := Site(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,13 +201,13 @@ func TestSitesInBrowser(t *testing.T) {
 		t.Skip("starts a browser; skipped with -short")
 	}
 	bctx := browser(t)
-	var configs []Config
+	var configs []history.Config
 	for i, id := range []string{"0a1b2c3d4e5f6a7b", "9f8e7d6c5b4a3f2e"} {
-		h, err := Analyze(synthetic(t, 12, 6+i, "16K"), DefaultOptions())
+		h, err := history.Analyze(historytest.Synthetic(t, 12, 6+i, "16K"), history.DefaultOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
-		configs = append(configs, Config{ID: id, History: h})
+		configs = append(configs, history.Config{ID: id, History: h})
 	}
 	site, err := Sites(configs)
 	if err != nil {

@@ -1,4 +1,4 @@
-package history
+package pages
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/plot/vg"
 
+	"github.com/speedmatrix/speedmatrix/history"
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -25,7 +26,7 @@ const (
 )
 
 // ChartName returns the file name of a series' chart inside the site: "charts/decode-8K-32-total_tok_per_s.svg".
-func ChartName(s *Series) string {
+func ChartName(s *history.Series) string {
 	return siteCharts + slug(s.Cell.String()+"-"+string(s.Metric)) + ".svg"
 }
 
@@ -36,26 +37,24 @@ func slug(s string) string {
 	return strings.Trim(unsafeName.ReplaceAllString(s, "-"), "-.")
 }
 
-// Site renders the static page: "index.html" and one chart per cell of its main metric under
-// "charts/", keyed by path relative to the site's folder. The page has no scripts and loads
-// nothing from elsewhere; every text from the results files is escaped.
-func (h *History) Site() (map[string][]byte, error) {
+// Site renders the static page of h: "index.html" and one chart per cell of its main metric
+// under "charts/", keyed by path relative to the site's folder. The page has no scripts and
+// loads nothing from elsewhere; every text from the results files is escaped.
+func Site(h *history.History) (map[string][]byte, error) {
 	site := map[string][]byte{}
 	data := pageData{Title: pageTitle, Generator: pageGenerator, Warnings: h.Warnings, Runs: len(h.Files), Order: h.Order}
 	if n := len(h.Files); n > 0 {
 		first, last := h.Files[0], h.Files[n-1]
-		data.Span = fmt.Sprintf("%s … %s", ShortCommit(first.Engine.Commit), ShortCommit(last.Engine.Commit))
-		data.Setup = SetupLine(last)
+		data.Span = fmt.Sprintf("%s … %s", history.ShortCommit(first.Engine.Commit), history.ShortCommit(last.Engine.Commit))
+		data.Setup = history.SetupLine(last)
 		data.Latest = latestMatrix(last)
 	}
-	if len(h.Series) > 0 {
-		data.Method = methodText(h.Series[0].Settings, "the metric's δ")
-	}
+	data.Method = h.MethodText()
 	for _, s := range h.Series {
 		for _, sh := range s.Shifts {
 			data.Shifts = append(data.Shifts, shiftRow(s, sh))
 		}
-		if s.Metric != MainMetric(s.Cell.Phase) {
+		if s.Metric != history.MainMetric(s.Cell.Phase) {
 			continue
 		}
 		if s.Values() == 0 {
@@ -77,7 +76,7 @@ func (h *History) Site() (map[string][]byte, error) {
 			tr.Shifts = append(tr.Shifts, s.ShiftText(sh))
 		}
 		if n := len(s.Points); n > 0 && s.Points[n-1].Value != nil {
-			tr.Latest = report.FormatValue(s.Metric, *s.Points[n-1].Value)
+			tr.Latest = s.Metric.FormatValue(*s.Points[n-1].Value)
 		}
 		data.Trends = append(data.Trends, tr)
 	}
@@ -90,47 +89,28 @@ func (h *History) Site() (map[string][]byte, error) {
 }
 
 // lastStatus is the status of the cell in the latest run that held it, as text.
-func lastStatus(s *Series) string {
+func lastStatus(s *history.Series) string {
 	for i := len(s.Points) - 1; i >= 0; i-- {
 		if p := s.Points[i]; p.Status != "" {
-			return statusText(p)
+			return p.StatusText()
 		}
 	}
 	return "absent"
 }
 
-// SetupLine names what the history measured, from its latest run.
-func SetupLine(f *results.File) string {
-	var parts []string
-	if f.Run.ServedModel != "" {
-		parts = append(parts, f.Run.ServedModel)
-	}
-	if f.Engine.Name != "" {
-		parts = append(parts, strings.TrimSpace(f.Engine.Name+" "+f.Engine.Version))
-	}
-	if f.Hardware.GPU != "" {
-		g := f.Hardware.GPU
-		if f.Hardware.GPUCount > 1 {
-			g = fmt.Sprintf("%d× %s", f.Hardware.GPUCount, g)
-		}
-		parts = append(parts, g)
-	}
-	return strings.Join(parts, " · ")
-}
-
 // shiftRow is one row of the change-point table.
-func shiftRow(s *Series, sh Shift) shiftData {
+func shiftRow(s *history.Series, sh history.Shift) shiftData {
 	return shiftData{
 		Cell: s.Cell.String(), Metric: s.Metric.Title(), Direction: string(sh.Direction), Regression: sh.Direction == "regression",
-		Commit: ShortCommit(sh.Commit), Full: sh.Commit, Date: dateText(sh.Date), Before: report.FormatValue(s.Metric, sh.Before),
-		After: report.FormatValue(s.Metric, sh.After), Change: numfmt.FormatPercent(sh.Change), P: fmt.Sprintf("%.3g", sh.P),
+		Commit: history.ShortCommit(sh.Commit), Full: sh.Commit, Date: history.DateText(sh.Date), Before: s.Metric.FormatValue(sh.Before),
+		After: s.Metric.FormatValue(sh.After), Change: numfmt.FormatPercent(sh.Change), P: fmt.Sprintf("%.3g", sh.P),
 	}
 }
 
 // latestMatrix lays out the latest run with the report's page model.
 func latestMatrix(f *results.File) *latest {
 	pg := report.NewPage(f)
-	l := &latest{Commit: ShortCommit(f.Engine.Commit), Date: dateText(f.Run.Start), RunID: f.Run.ID, MatrixLine: pg.MatrixLine,
+	l := &latest{Commit: history.ShortCommit(f.Engine.Commit), Date: history.DateText(f.Run.Start), RunID: f.Run.ID, MatrixLine: pg.MatrixLine,
 		TimeScale: pg.TimeScale, Partial: pg.Partial, Prefill: pg.Prefill, Concurrency: pg.Decode.Concurrency, Decode: pg.Decode.Rows}
 	return l
 }
