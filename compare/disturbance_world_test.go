@@ -94,3 +94,33 @@ func TestHeadRunsShareOneShift(t *testing.T) {
 		t.Errorf("every decode cell 5 %% slower, three runs a side: %d of %d passed, want none", passed, n)
 	}
 }
+
+// TestPairedUniformSlowdown: one paired run (four ABBA pairs, each block its own server run)
+// of a server whose every decode cell is 5 % slower: under speculative-decoding noise the
+// pairs' common log-ratio is chosen once on their consensus (a pair no longer reads the
+// slowdown as its runs' while another reads it as changed cells), and under run drift the
+// decode shift is also tested net of the prefill's over the pairs (pairedCovariate: each
+// pair's runs differ by a factor of the machine that moves both phases). None passes; before,
+// 10 % (speculative decoding) and 12 % (drift) of 300 passed.
+func TestPairedUniformSlowdown(t *testing.T) {
+	const n = 30
+	for _, w := range []calibrate.WorldModel{calibrate.WorldSpec, calibrate.WorldDrift} {
+		passed := 0
+		for seed := range uint64(n) {
+			m := calibrate.NewMatrix(900+seed, 1)
+			r := rand.New(rand.NewPCG(seed, 17))
+			base, head := m.WorldPaired(r, w, "paired", calibrate.ShapeDecode5)
+			c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}}, compare.DefaultThresholds())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if exitOf(c) == 0 {
+				passed++
+				t.Logf("%s seed %d passed: %s", w, seed, c.Verdict)
+			}
+		}
+		if passed > 0 {
+			t.Errorf("%s: every decode cell 5 %% slower, one paired run: %d of %d passed, want none", w, passed, n)
+		}
+	}
+}

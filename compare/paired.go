@@ -188,6 +188,7 @@ func pairEffects(base, head map[results.CellID]*sideData, runs *pairRuns, nHist 
 		re.hist[j] = map[results.Phase]float64{}
 	}
 	runs.common = map[results.Phase]map[pairKey]float64{}
+	commons := map[results.Phase][]float64{}
 	for _, ph := range []results.Phase{results.PhasePrefill, results.PhaseDecode} {
 		m := results.DecidingMetric(ph)
 		byPair := map[pairKey]map[results.CellID]float64{}
@@ -273,8 +274,43 @@ func pairEffects(base, head map[results.CellID]*sideData, runs *pairRuns, nHist 
 		// over √2.
 		re.tau[ph] = math.Max(math.Sqrt(float64(pe.Pairs)/2)*pe.SE, 1e-6)
 		re.measured[ph] = true
+		commons[ph] = g
 	}
+	re.cov = pairedCovariate(commons)
 	return re
+}
+
+// pairedCovariate is the decode shift net of the prefill's for a paired comparison
+// (covariate.go): where the pairs' common log-ratios of the two phases move together (each
+// pair's two server runs differ by a factor of the machine, which moves both phases), the
+// decode log-ratios are regressed on the prefill ones over the pairs, and the intercept, the
+// decode change of a pair whose runs did not differ, is the net shift, on the regression's
+// residual spread with n − 2 degrees of freedom. It is nil without both phases over the same
+// pairs, with fewer than four pairs, or where the phases do not move together (R² of decode on
+// prefill below covMinR2, or a slope that is not positive).
+func pairedCovariate(commons map[results.Phase][]float64) *phaseCovariate {
+	x, y := commons[results.PhasePrefill], commons[results.PhaseDecode]
+	if len(x) != len(y) || len(y) < 4 {
+		return nil
+	}
+	mx, my := meanOf(x), meanOf(y)
+	var sxx, sxy, syy float64
+	for i := range x {
+		sxx += (x[i] - mx) * (x[i] - mx)
+		sxy += (x[i] - mx) * (y[i] - my)
+		syy += (y[i] - my) * (y[i] - my)
+	}
+	if !(sxx > 0) || !(syy > 0) || sxy <= 0 {
+		return nil
+	}
+	r2, beta := sxy*sxy/(sxx*syy), sxy/sxx
+	if r2 < covMinR2 {
+		return nil
+	}
+	n := float64(len(y))
+	df := n - 2
+	s2 := math.Max((syy-beta*sxy)/df, 1e-10)
+	return &phaseCovariate{Shift: my - beta*mx, SE: math.Sqrt(s2 * (1/n + mx*mx/sxx)), DF: df, Beta: beta, R2: r2}
 }
 
 // estimatePaired sets p's estimate from the pairs of a paired run: the two-period crossover
