@@ -65,10 +65,8 @@ quiet: true
 engine:
   name: vllm
   build: none
-  # The sandbox does not yet run this engine: the venv under the runner's HOME is hidden from it
-  # (No module named 'vllm'), and the precompiled environment's python is not on its PATH.
-  # Until it does, this tier measures vLLM unconfined (docs/security.md).
-  sandbox: none
+  # In the sandbox (engine.sandbox: namespaces, the default): the venv under the runner's HOME,
+  # named behind taskset, is shown read-only with its base Python (docs/security.md).
 %s`, join(matrixContexts), join(matrixConcurrency), join(prefillContexts), matrixMaxTokens,
 		serveYAML(h.serveCommand()))
 	writeFile(t, filepath.Join(dir, "speedmatrix.yaml"), cfg)
