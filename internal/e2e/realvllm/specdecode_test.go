@@ -28,7 +28,7 @@ const pinnedLength = 2.5
 // sampling at pinnedLength, and its counters must then say that length.
 func TestSpecDecode(t *testing.T) {
 	dir := t.TempDir()
-	out := filepath.Join(h.logs, "specdecode.json")
+	out := filepath.Join(resultsDir(t, "specdecode"), "specdecode.json")
 	cfg := fmt.Sprintf(`contexts: [512]
 concurrency: [1, 2]
 prefill_contexts: none
