@@ -130,7 +130,7 @@ func startGroup(cmd *exec.Cmd, reaper []string, sb *Sandbox) (*group, error) {
 		if filepath.IsAbs(cmd.Path) {
 			cmd.Args[0] = cmd.Path // looked up here: the sandbox shows it, read-only
 		}
-		sb = sb.withCommand(cmd.Args, cmd.Dir)
+		sb = sb.withCommand(cmd.Args, cmd.Dir, cmd.Env)
 		sb.UID, sb.GID, sb.Base = os.Getuid(), os.Getgid(), base
 		sandboxAttr(cmd.SysProcAttr)
 	}

@@ -109,56 +109,93 @@ func (sb *Sandbox) Clone() *Sandbox {
 	return &c
 }
 
-// withCommand returns sb showing, read-only, what the command names by an absolute path (the
-// program, a model directory, a file a shell line runs: as an argument or a word of one), the
-// virtual environment of a program that is a venv's interpreter (with its base interpreter's
-// installation), but nothing inside a Hidden path; and working in dir (empty: the caller's
-// working directory, shown read-only, unless a Hidden path is in it or it in one: then /).
-func (sb *Sandbox) withCommand(argv []string, dir string) *Sandbox {
+// withCommand returns sb showing, read-only, what the command needs besides what sb shows:
+//
+//   - what it names by an absolute path (the program, a model directory, a file a shell line
+//     runs: as an argument or a word of one);
+//   - the virtual environment of every such path that is a venv's interpreter or lies in a
+//     venv's bin (taskset -c 1 /venv/bin/python, not only /venv/bin/python), with its base
+//     interpreter's installation (pyvenv.cfg's home: a venv's python is a link to it);
+//   - the base installation of each venv whose bin is on the command's PATH (env) and which
+//     the sandbox shows (a build's venv, put first on PATH by Build.ServeSpec): its python
+//     links into that installation;
+//   - its working directory dir (empty: the caller's, shown read-only, as outside the sandbox:
+//     build none without engine.source serves from there).
+//
+// Nothing named that lies in a Hidden path is shown, nor a path that holds one of the
+// sandbox's own private directories (/tmp, /var/tmp, /dev, /proc, /sys, /run): showing /tmp
+// would put the machine's /tmp in place of the private one. The one exception is the caller's
+// working directory when it is the engine's checkout that the command runs (a git work tree in
+// which the command names a file, as `sh serve.sh` in the job's workspace): it is shown
+// read-only, and the Hidden paths inside it (the results' directory) stay hidden
+// (Sandbox.enter mounts the deeper path last). Otherwise a working directory that is not
+// shown is replaced by /.
+func (sb *Sandbox) withCommand(argv []string, dir string, env []string) *Sandbox {
 	c := sb.Clone()
 	hidden := cleanList(sb.Hidden)
+	isHidden := func(p string) bool {
+		return slices.ContainsFunc(hidden, func(h string) bool { return under(p, h) })
+	}
+	// Shown already, or the sandbox's own (never the host's; a path inside /tmp is the host's).
 	shown := append(sandboxSystemDirs(), "/proc", "/sys", "/dev", "/run", "/var/run")
-	show := func(p string) {
+	show := func(p string) bool {
 		p = filepath.Clean(p)
-		for _, h := range hidden {
-			if under(p, h) {
-				return
-			}
+		if isHidden(p) || holdsPrivate(p) {
+			return false
 		}
-		for _, d := range shown { // shown already, or the sandbox's own (never the host's)
+		for _, d := range shown {
 			if under(p, d) {
-				return
+				return true
 			}
 		}
-		c.ReadOnly = append(c.ReadOnly, p)
+		if !slices.Contains(c.ReadOnly, p) {
+			c.ReadOnly = append(c.ReadOnly, p)
+		}
+		return true
+	}
+	visible := func(p string) bool { // shown by the caller: the build's directory, a model cache
+		return slices.ContainsFunc(append(cleanList(sb.Writable), cleanList(sb.ReadOnly)...), func(v string) bool { return under(p, v) })
+	}
+	showVenv := func(venv string) {
+		if !visible(venv) && !show(venv) {
+			return
+		}
+		if base := venvBase(venv); base != "" {
+			show(base)
+		}
 	}
 	for _, w := range commandWords(argv) {
-		if filepath.IsAbs(w) && w != "/" {
-			if _, err := os.Stat(w); err == nil {
-				show(w)
+		if !filepath.IsAbs(w) || w == "/" {
+			continue
+		}
+		if _, err := os.Stat(w); err != nil {
+			continue
+		}
+		show(w)
+		for _, venv := range []string{filepath.Dir(filepath.Dir(w)), w} { // an interpreter or program of a venv's bin; the venv itself
+			if isVenv(venv) {
+				showVenv(venv)
 			}
 		}
 	}
-	if len(argv) > 0 && filepath.IsAbs(argv[0]) {
-		venv := filepath.Dir(filepath.Dir(argv[0]))
-		if data, err := os.ReadFile(filepath.Join(venv, "pyvenv.cfg")); err == nil {
-			show(venv)
-			for _, line := range strings.Split(string(data), "\n") {
-				if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "home" {
-					if home := strings.TrimSpace(v); filepath.IsAbs(home) {
-						show(filepath.Dir(home)) // the base interpreter's installation
-					}
-				}
-			}
+	// A venv on PATH that the caller shows (a build's, first on PATH): its python links to
+	// its base.
+	for _, e := range filepath.SplitList(envMap(env)["PATH"]) {
+		if venv := filepath.Dir(filepath.Clean(e)); filepath.IsAbs(e) && isVenv(venv) && visible(venv) {
+			showVenv(venv)
 		}
 	}
 	if dir == "" {
-		// The command's default working directory is the caller's, as outside the sandbox
-		// (build none without engine.source serves from there): shown read-only, unless it
-		// is hidden (the results' folder, the runner's workspace), when the command runs in /.
-		if wd, err := os.Getwd(); err == nil && !slices.ContainsFunc(hidden, func(h string) bool { return under(wd, h) || under(h, wd) }) {
-			dir = wd
-			show(wd)
+		if wd, err := os.Getwd(); err == nil {
+			switch {
+			case show(wd):
+				dir = wd
+			case isHidden(wd) && !holdsPrivate(wd) && isCheckout(wd) && ServeUsesTree(argv, wd):
+				// The engine's checkout, in the job's workspace (which is hidden): shown
+				// read-only, the Hidden paths inside it still hidden.
+				c.ReadOnly = append(c.ReadOnly, wd)
+				dir = wd
+			}
 		}
 	}
 	if dir != "" {
@@ -167,6 +204,48 @@ func (sb *Sandbox) withCommand(argv []string, dir string) *Sandbox {
 		}
 	}
 	return c
+}
+
+// sandboxPrivateDirs are the sandbox's own directories: never the host's, and never covered
+// by a path of the host shown at or above them.
+func sandboxPrivateDirs() []string {
+	return []string{"/proc", "/sys", "/dev", "/run", "/var/run", "/tmp", "/var/tmp"}
+}
+
+// holdsPrivate reports whether p is one of the sandbox's private directories or holds one
+// (/var holds /var/tmp): shown, the host's would replace the sandbox's.
+func holdsPrivate(p string) bool {
+	return slices.ContainsFunc(sandboxPrivateDirs(), func(d string) bool { return under(d, p) })
+}
+
+// isVenv reports whether dir is a Python virtual environment (it has a pyvenv.cfg).
+func isVenv(dir string) bool {
+	st, err := os.Stat(filepath.Join(dir, "pyvenv.cfg"))
+	return err == nil && st.Mode().IsRegular()
+}
+
+// venvBase returns the installation of the base interpreter of the virtual environment venv:
+// the parent of pyvenv.cfg's home (the base python's bin), or "" when it names none.
+func venvBase(venv string) string {
+	data, err := os.ReadFile(filepath.Join(venv, "pyvenv.cfg"))
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if k, v, ok := strings.Cut(line, "="); ok && strings.TrimSpace(k) == "home" {
+			if home := filepath.Clean(strings.TrimSpace(v)); filepath.IsAbs(home) && home != "/" {
+				return filepath.Dir(home)
+			}
+		}
+	}
+	return ""
+}
+
+// isCheckout reports whether dir is the top of a git work tree (.git, a directory or, in a
+// worktree, a file).
+func isCheckout(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, ".git"))
+	return err == nil
 }
 
 // sandboxAttr sets cmd's SysProcAttr to start the reaper in the sandbox's namespaces.

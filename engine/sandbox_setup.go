@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -104,46 +106,14 @@ func (sb *Sandbox) enter() error {
 		return err
 	}
 
-	// Hidden paths inside what is shown, then the private HOME, then the read-only and the
-	// writable paths (which may lie inside a hidden one or the HOME).
-	for _, h := range cleanList(sb.Hidden) {
-		if st, err := os.Stat(at(h)); err == nil && st.IsDir() {
-			// Writable (private, empty): a writable path inside it gets its mount point there.
-			if err := unix.Mount("tmpfs", at(h), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
-				return fmt.Errorf("hide %s: %w", h, err)
-			}
-		}
-	}
-	if home := filepath.Clean(sb.Home); sb.Home != "" && filepath.IsAbs(home) && home != "/" {
-		if err := tmpfsAt(at(home), "mode=0700"); err != nil {
-			return fmt.Errorf("private HOME %s: %w", home, err)
-		}
-	}
-	for _, p := range cleanList(sb.ReadOnly) {
-		st, err := os.Stat(p)
-		if err != nil {
-			continue
-		}
-		if st.IsDir() {
-			err = bindPath(p, at(p), true)
-		} else {
-			err = bindFile(p, at(p), true)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	for _, p := range cleanList(sb.Writable) {
-		st, err := os.Stat(p)
-		if err != nil {
-			return fmt.Errorf("writable %s: %w", p, err)
-		}
-		if st.IsDir() {
-			err = bindPath(p, at(p), false)
-		} else {
-			err = bindFile(p, at(p), false)
-		}
-		if err != nil {
+	// The hidden paths, the private HOME and the shown paths, shallowest first, so that a
+	// deeper one wins: a path shown inside a hidden one (the engine's build directory in the
+	// engine cache, speedmatrix under RUNNER_TEMP) is visible, and a hidden path inside a shown
+	// one (the results' directory in the workspace, RUNNER_TEMP in a directory a command
+	// names) is covered. At one path, the private HOME covers a path shown read-only, and a
+	// writable path (the checkout) is shown over both.
+	for _, m := range sb.mounts() {
+		if err := m.mount(at); err != nil {
 			return err
 		}
 	}
@@ -267,4 +237,81 @@ func (sb *Sandbox) command(argv []string) (*exec.Cmd, error) {
 		GidMappingsEnableSetgroups: false,
 	}
 	return cmd, nil
+}
+
+// sandboxMount is one mount of the sandbox's own paths (Sandbox.mounts).
+type sandboxMount struct {
+	path string
+	kind int // mountHidden, mountReadOnly, mountHome or mountWritable: at one path, the later wins
+}
+
+// The kinds of a sandboxMount, in the order they are mounted at one path.
+const (
+	mountHidden = iota
+	mountReadOnly
+	mountHome
+	mountWritable
+)
+
+// mounts returns sb's hidden, read-only, home and writable paths in the order enter mounts
+// them: by depth, then by kind. A shown path that is or holds one of the sandbox's private
+// directories (/tmp, /dev, ...) is left out: the host's would replace the sandbox's.
+func (sb *Sandbox) mounts() []sandboxMount {
+	var ms []sandboxMount
+	for _, h := range cleanList(sb.Hidden) {
+		ms = append(ms, sandboxMount{h, mountHidden})
+	}
+	for _, p := range cleanList(sb.ReadOnly) {
+		if !holdsPrivate(p) {
+			ms = append(ms, sandboxMount{p, mountReadOnly})
+		}
+	}
+	if home := filepath.Clean(sb.Home); sb.Home != "" && filepath.IsAbs(home) && home != "/" {
+		ms = append(ms, sandboxMount{home, mountHome})
+	}
+	for _, p := range cleanList(sb.Writable) {
+		ms = append(ms, sandboxMount{p, mountWritable})
+	}
+	depth := func(p string) int { return strings.Count(p, "/") }
+	slices.SortStableFunc(ms, func(a, b sandboxMount) int {
+		if d := depth(a.path) - depth(b.path); d != 0 {
+			return d
+		}
+		return a.kind - b.kind
+	})
+	return ms
+}
+
+// mount makes m under the new root (at maps a path to its place there).
+func (m sandboxMount) mount(at func(string) string) error {
+	switch m.kind {
+	case mountHidden:
+		if st, err := os.Stat(at(m.path)); err == nil && st.IsDir() {
+			// Writable (private, empty): a path shown inside it gets its mount point there.
+			if err := unix.Mount("tmpfs", at(m.path), "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, "mode=0755"); err != nil {
+				return fmt.Errorf("hide %s: %w", m.path, err)
+			}
+		}
+		return nil
+	case mountHome:
+		if err := tmpfsAt(at(m.path), "mode=0700"); err != nil {
+			return fmt.Errorf("private HOME %s: %w", m.path, err)
+		}
+		return nil
+	}
+	ro := m.kind == mountReadOnly
+	if holdsPrivate(m.path) {
+		return fmt.Errorf("writable %s: it is or holds the sandbox's private %s; give the engine a directory of its own", m.path, strings.Join(sandboxPrivateDirs(), ", "))
+	}
+	st, err := os.Stat(m.path)
+	if err != nil {
+		if ro {
+			return nil // a read-only path that does not exist is left out
+		}
+		return fmt.Errorf("writable %s: %w", m.path, err)
+	}
+	if st.IsDir() {
+		return bindPath(m.path, at(m.path), ro)
+	}
+	return bindFile(m.path, at(m.path), ro)
 }

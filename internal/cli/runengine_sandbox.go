@@ -65,6 +65,13 @@ func engineSandbox(env *Env, o runOptions) *engine.Sandbox {
 	if exe, err := os.Executable(); err == nil {
 		sb.ReadOnly = append(sb.ReadOnly, exe)
 	}
+	// The speedmatrix the engine's PATH names (a launch script's `speedmatrix sim`), at its
+	// place, even under RUNNER_TEMP or /tmp: the program alone, not its directory.
+	for _, path := range []string{env.Getenv("PATH"), os.Getenv("PATH")} {
+		if exe := lookPathIn("speedmatrix", path); exe != "" {
+			sb.ReadOnly = append(sb.ReadOnly, exe)
+		}
+	}
 	hf := append(get("HF_HUB_CACHE"), get("HF_HOME")...)
 	if len(get("HF_HOME")) == 0 {
 		for _, c := range get("XDG_CACHE_HOME") {
@@ -151,4 +158,19 @@ func checkOutputOutsideEngine(o runOptions, source string) error {
 		}
 	}
 	return nil
+}
+
+// lookPathIn returns the first executable file named name in the directories of path (a
+// PATH value), or "".
+func lookPathIn(name, path string) string {
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
 }

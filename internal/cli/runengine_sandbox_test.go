@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -344,5 +345,32 @@ func TestCheckEnginesCanDifferNoSource(t *testing.T) {
 		if err := checkEnginesCanDiffer(o, engine.ModeNone, ""); (err != nil) != tc.wantErr {
 			t.Errorf("%q: err = %v, want an error: %v", tc.command, err, tc.wantErr)
 		}
+	}
+}
+
+// TestEngineSandboxShowsSpeedmatrixOnPath: the speedmatrix the engine's PATH names (a launch
+// script's `speedmatrix sim`) is shown read-only at its place even where it lies in a hidden
+// directory (the action's binary under RUNNER_TEMP) or the private /tmp; that directory's other
+// files are not. Before, a launch script under act failed with "speedmatrix: not found".
+func TestEngineSandboxShowsSpeedmatrixOnPath(t *testing.T) {
+	temp := t.TempDir()
+	bin := filepath.Join(temp, "speedmatrix-bin-0123")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(bin, "speedmatrix")
+	if err := os.WriteFile(exe, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	vars := map[string]string{"PATH": "relative/bin:" + bin + ":/usr/bin", "RUNNER_TEMP": temp}
+	env := &Env{Stdout: io.Discard, Stderr: io.Discard, Getenv: func(k string) string { return vars[k] }, Log: slog.New(slog.DiscardHandler)}
+	var o runOptions
+	o.Engine.CacheDir = t.TempDir()
+	sb := engineSandbox(env, o)
+	if !slices.Contains(sb.ReadOnly, exe) {
+		t.Errorf("read-only %q, want %s in it", sb.ReadOnly, exe)
+	}
+	if slices.Contains(sb.ReadOnly, bin) || !slices.Contains(sb.Hidden, temp) {
+		t.Errorf("read-only %q, hidden %q: want %s hidden and only its binary shown", sb.ReadOnly, sb.Hidden, temp)
 	}
 }

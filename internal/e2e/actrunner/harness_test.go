@@ -403,10 +403,8 @@ quiet: true
 engine:
   name: speedmatrix-sim
   build: none
-  # Unconfined under act for now: in the sandbox the act workspace's serve.sh and the
-  # speedmatrix binary under RUNNER_TEMP are hidden ("cannot open serve.sh",
-  # "speedmatrix: not found"); the closing note of this stop says so.
-  sandbox: none
+  # In the sandbox (the default): the speedmatrix on the runner's PATH is shown read-only,
+  # nothing else of its directory (docs/security.md).
   serve:
     command: [speedmatrix, sim, --profile, glm-5.3-flash-nvfp4-h200x2, --sim-speedup, "10", --seed, "7"%s,
               --listen, "127.0.0.1:${PORT}"]
@@ -435,10 +433,8 @@ quiet: true
 engine:
   name: speedmatrix-sim
   build: none
-  # Unconfined under act for now: in the sandbox the act workspace's serve.sh and the
-  # speedmatrix binary under RUNNER_TEMP are hidden ("cannot open serve.sh",
-  # "speedmatrix: not found"); the closing note of this stop says so.
-  sandbox: none
+  # In the sandbox (the default): the workspace's checkout, whose serve.sh it runs, is shown
+  # read-only without the artifact directory in it, and the speedmatrix on PATH (docs/security.md).
   serve:
     command: [sh, serve.sh, "${PORT}"]
     port: 0

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -237,20 +236,46 @@ func serverLog(t *testing.T, path string) (kvTokens int, pids []int) {
 	return kvTokens, pids
 }
 
-// alive reports whether process pid exists and is not a zombie (one that exited and waits for
-// its parent, here init, to collect it).
+// alive reports whether a process of vLLM that logged pid is still there and not a zombie (one
+// that exited and waits for its parent, here init, to collect it). vLLM logs the ids of its
+// PID namespace: in the engine sandbox (the default) those of the sandbox's, which a process
+// of the machine shows as the last id of its NSpid; a process counts only when its command
+// line is vLLM's (the sandbox's id 8 is not the machine's process 8).
 func alive(pid int) bool {
-	if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return false
 	}
-	// pid (comm) STATE ...: comm may hold spaces and parentheses, so the state follows the last ')'.
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+	for _, e := range ents {
+		host, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", host))
+		if err != nil {
+			continue
+		}
+		ids := []string{e.Name()}
+		for _, line := range strings.Split(string(status), "\n") {
+			if v, ok := strings.CutPrefix(line, "NSpid:"); ok {
+				ids = strings.Fields(v)
+			}
+		}
+		if len(ids) == 0 || ids[len(ids)-1] != strconv.Itoa(pid) {
+			continue
+		}
+		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", host))
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", host))
+		if !strings.Contains(strings.ToLower(string(cmdline)), "vllm") {
+			continue
+		}
+		// pid (comm) STATE ...: comm may hold spaces and parentheses, so the state follows the last ')'.
+		s := string(stat)
+		if i := strings.LastIndexByte(s, ')'); i < 0 || i+2 >= len(s) || s[i+2] != 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // checkGone fails the test for every process of pids still alive: the stop must leave none.

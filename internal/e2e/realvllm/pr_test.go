@@ -176,10 +176,8 @@ engine:
   name: vllm
   source: %s
   build: precompiled
-  # The sandbox does not yet run this engine: the venv under the runner's HOME is hidden from it
-  # (No module named 'vllm'), and the precompiled environment's python is not on its PATH.
-  # Until it does, this tier measures vLLM unconfined (docs/security.md).
-  sandbox: none
+  # In the sandbox (engine.sandbox: namespaces, the default): each build's venv, first on the
+  # server's PATH, is shown with its base Python; precompiled_env read-only (docs/security.md).
   precompiled_env: %s
   cache_dir: %s
 %spaired:
