@@ -18,6 +18,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -33,7 +34,7 @@ type Deps struct {
 	Measure func(ctx context.Context, cfg config.Config) error
 	// PlanShards and MeasureShard shard the matrix over several measure jobs (shards.go); nil,
 	// the shards inputs are refused.
-	PlanShards   func(cfg config.Config, n int) ([]ShardJob, error)
+	PlanShards   func(cfg config.Config, n int) ([]measure.ShardJob, error)
 	MeasureShard func(ctx context.Context, cfg config.Config, shard, plan string) error
 	// PriceCells returns the cells of cfg's plan (one shard) and their expected time, unrounded:
 	// what a paired run within a budget prices its cells with (pairedcells.go); nil, PlanShards'

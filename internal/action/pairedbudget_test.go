@@ -9,24 +9,25 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/measure"
 )
 
 // TestFitPairedBlocks checks that a paired run in a job with a budget gets the blocks a side the
 // budget affords (2 × blocks × the cells' expected time), is refused below 2 blocks a side with
 // what it would cost, and is left alone without a budget or a price.
 func TestFitPairedBlocks(t *testing.T) {
-	priced := func(minutes float64, err error) func(config.Config, int) ([]ShardJob, error) {
-		return func(_ config.Config, n int) ([]ShardJob, error) {
+	priced := func(minutes float64, err error) func(config.Config, int) ([]measure.ShardJob, error) {
+		return func(_ config.Config, n int) ([]measure.ShardJob, error) {
 			if n != 1 {
 				t.Errorf("priced with %d shards, want 1 (the whole run)", n)
 			}
-			return []ShardJob{{Shard: "1/1", ExpectedMinutes: minutes}}, err
+			return []measure.ShardJob{{Shard: "1/1", ExpectedMinutes: minutes}}, err
 		}
 	}
 	for _, tc := range []struct {
 		name    string
 		budget  time.Duration
-		plan    func(config.Config, int) ([]ShardJob, error)
+		plan    func(config.Config, int) ([]measure.ShardJob, error)
 		want    int    // blocks a side after
 		wantErr string // "" for none
 	}{

@@ -17,6 +17,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/merge"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -39,19 +40,6 @@ import (
 //     artifact directory and then reports as for one measure job. Shards that do not make one
 //     run (other commits, hardware, engine, configuration, plan) complete the check as a
 //     failure that says why; a missing shard (its job failed) completes it as cancelled.
-
-// ShardJob is one job of the decide mode's matrix output: one shard of the plan, as
-// `speedmatrix plan --shards N` prints it.
-type ShardJob struct {
-	Shard string `json:"shard"` // K/N, the measure job's shard input
-	// Index is K alone, for names that may hold no slash (an artifact's: upload-artifact v4
-	// refuses "/"; strategy.job-index is not known to every runner, act's among them).
-	Index           int     `json:"index"`
-	Plan            string  `json:"plan"` // the plan's id, its plan input
-	Contexts        string  `json:"contexts"`
-	Cells           string  `json:"cells"`
-	ExpectedMinutes float64 `json:"expected_minutes"`
-}
 
 // maxShards is the most shards the shards input takes: GitHub runs at most 256 jobs of a matrix.
 const maxShards = 256
@@ -141,7 +129,7 @@ func (j *job) shardOutputs(p plan) error {
 		return errors.New("input shards: the plan has no shard")
 	}
 	b, err := json.Marshal(struct {
-		Include []ShardJob `json:"include"`
+		Include []measure.ShardJob `json:"include"`
 	}{jobs})
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
 	"github.com/speedmatrix/speedmatrix/sim/profile"
@@ -99,8 +100,8 @@ logged.`,
 	f.Float64Var(&noise, "noise", 0, "coefficient of variation of injected noise (default: the profile's)")
 	f.StringVar(&slowdown, "slowdown", "", "slow-down rules, e.g. decode=1.10@ctx>=64K,prefill=1.2")
 	f.StringVar(&fault, "fault", "", "faults to inject, e.g. error=5%,cut=100@0.1,crash=60s")
-	f.Float64Var(&speedup, "sim-speedup", DefaultSimSpeedup, "run the model this many times faster than the profile (1: its real speed), as run and demo do; /version says it, so that speedmatrix run --url records it and reports show the profile's time")
-	f.Float64Var(&speedup, "speedup", DefaultSimSpeedup, "the old name of --sim-speedup")
+	f.Float64Var(&speedup, "sim-speedup", measure.DefaultSimSpeedup, "run the model this many times faster than the profile (1: its real speed), as run and demo do; /version says it, so that speedmatrix run --url records it and reports show the profile's time")
+	f.Float64Var(&speedup, "speedup", measure.DefaultSimSpeedup, "the old name of --sim-speedup")
 	_ = f.MarkHidden("speedup") // RunE says it is deprecated, on stderr (pflag's notice goes to stdout, where the URL is)
 	f.StringVar(&specConfig, "speculative-config", "", `vLLM's speculative config JSON; {"rejection_sample_method":"synthetic","synthetic_acceptance_length":L} pins acceptance at L tokens per draft step (no acceptance noise), other keys are ignored (the profile drafts)`)
 	f.StringVar(&apiKey, "api-key", "", "require this key as \"Authorization: Bearer KEY\" as vLLM's --api-key does (default: $VLLM_API_KEY)")

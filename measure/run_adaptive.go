@@ -1,0 +1,107 @@
+package measure
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/speedmatrix/speedmatrix/adaptive"
+	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/report"
+	"github.com/speedmatrix/speedmatrix/results"
+)
+
+// Check refuses adaptive flags that cannot work, before anything is measured.
+func (o Settings) Check() error {
+	switch {
+	case o.Budget < 0:
+		return settingsf("--budget %v: want a positive duration like 45m, or 0 for none", o.Budget)
+	case o.Baseline == "" && (o.History != "" || o.CompareOut != ""):
+		return settingsf("--history and --compare-out need --baseline: the base's results file to compare with")
+	}
+	return nil
+}
+
+// recordGPUTime records in f the GPU time of the job so far: build and load (engine.serve),
+// and the first pass's wall time; reruns and the budget already recorded are kept.
+func recordGPUTime(f *results.File, o session) {
+	g := f.Run.GPUTime
+	if g == nil {
+		g = &results.GPUTime{BudgetSeconds: o.Budget.Seconds()}
+		f.Run.GPUTime = g
+	}
+	g.BuildSeconds, g.LoadSeconds = o.build.Seconds(), o.load.Seconds()
+	if f.Run.Budget != nil {
+		g.MeasureSeconds = f.Run.Budget.WallSeconds
+	}
+	g.Sum()
+}
+
+// measureAdaptive is the rest of a run with --baseline once the first pass f is written: it
+// compares f with the baseline, measures again within the budget what is inconclusive (each
+// rerun a run of --cells with --trials against the same server, written next to the results
+// as OUTPUT.rerunN.json), compares the pooled trials at the second look, records the GPU time
+// in the results file and writes the comparison (--compare-out). A regression is ErrRegression.
+func measureAdaptive(ctx context.Context, env *Deps, o session, baseURL string, finish func(*results.File), f *results.File, write func(*results.File) error) error {
+	base, err := ReadSide(o.Baseline)
+	if err != nil {
+		return fmt.Errorf("--baseline: %w", err)
+	}
+	in := compare.Input{Base: base, Head: []*results.File{f}, BasePath: o.Baseline, HeadPath: o.Output}
+	for _, s := range o.Cells {
+		if id, err := results.ParseCellID(s); err == nil {
+			in.Cells = append(in.Cells, id)
+		}
+	}
+	if o.History != "" {
+		var warnings []string
+		if in.History, warnings, err = ReadHistory(o.History); err != nil {
+			return err
+		}
+		for _, w := range warnings {
+			env.Log.Warn(w)
+		}
+	}
+	recordGPUTime(f, o)
+	n := 0
+	measure := func(ctx context.Context, cells []string, trials int) (*results.File, error) {
+		n++
+		r := o
+		r.Cells, r.Trials, r.Budget = config.List(cells), trials, 0
+		r.Baseline, r.History, r.CompareOut, r.build, r.load = "", "", "", 0, 0
+		r.Output = strings.TrimSuffix(o.Output, ".json") + fmt.Sprintf(".rerun%d.json", n)
+		err := measureURL(ctx, env, r, baseURL, finish)
+		rf, rerr := results.ReadFile(r.Output)
+		if rerr != nil {
+			return nil, fmt.Errorf("%w (and its results: %v)", err, rerr)
+		}
+		return rf, err
+	}
+	out, err := adaptive.Run(ctx, adaptive.Job{
+		Compare: in, Thresholds: o.Config.Thresholds(), Budget: o.Budget,
+		GPU: *f.Run.GPUTime, Measure: measure, Log: env.Log,
+	})
+	if err != nil {
+		return fmt.Errorf("compare with --baseline: %w", err)
+	}
+	f.Run.GPUTime = &out.GPU
+	if err := write(f); err != nil {
+		return err
+	}
+	c := out.Final
+	for _, w := range c.Warnings {
+		env.Log.Warn("compare: " + w)
+	}
+	if o.CompareOut != "" {
+		if err := results.WriteComparisonOutput(o.CompareOut, c); err != nil {
+			return fmt.Errorf("writing --compare-out %s: %w", o.CompareOut, err)
+		}
+	}
+	env.Log.Info("compared with the baseline", "verdict", c.Verdict, "look", c.Settings.Look, "reruns", out.GPU.Reruns,
+		"gpu_time", report.GPUTimeLine(&out.GPU), "undecided", len(out.GPU.Undecided), "comparison", o.CompareOut)
+	if c.Verdict == results.VerdictRegression {
+		return ErrRegression
+	}
+	return nil
+}
