@@ -2,6 +2,7 @@ package measure
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -64,24 +65,12 @@ func measureAdaptive(ctx context.Context, env *Deps, o session, baseURL string, 
 		}
 	}
 	recordGPUTime(f, o)
-	n := 0
-	measure := func(ctx context.Context, cells []string, trials int) (*results.File, error) {
-		n++
-		r := o
-		r.Cells, r.Trials, r.Budget = config.List(cells), trials, 0
-		r.Baseline, r.History, r.CompareOut, r.build, r.load = "", "", "", 0, 0
-		r.Output = strings.TrimSuffix(o.Output, ".json") + fmt.Sprintf(".rerun%d.json", n)
-		err := measureURL(ctx, env, r, baseURL, finish)
-		rf, rerr := results.ReadFile(r.Output)
-		if rerr != nil {
-			return nil, fmt.Errorf("%w (and its results: %v)", err, rerr)
-		}
-		return rf, err
-	}
-	out, err := adaptive.Run(ctx, adaptive.Job{
+	out, err := rerunWithin(ctx, o, adaptive.Job{
 		Compare: in, Thresholds: o.Config.Thresholds(), Budget: o.Budget,
-		GPU: *f.Run.GPUTime, Measure: measure, Log: env.Log,
-	})
+		GPU: *f.Run.GPUTime, Log: env.Log,
+	}, func(ctx context.Context, r session) error {
+		return measureURL(ctx, env, r, baseURL, finish) // the server of the first pass
+	}, nil)
 	if err != nil {
 		return fmt.Errorf("compare with --baseline: %w", err)
 	}
@@ -104,4 +93,39 @@ func measureAdaptive(ctx context.Context, env *Deps, o session, baseURL string, 
 		return ErrRegression
 	}
 	return nil
+}
+
+// Rerun is the rerun-within-budget loop of the action's budget (run --baseline goes through
+// the same, rerunWithin): package adaptive decides what to measure again within job.Budget, and
+// each rerun is a run (Run) of the settings s with the cells and trials it names, no budget and
+// no baseline, written next to s.Output as OUTPUT.rerunN.json; after, when set, is given each
+// rerun's results path once read. Rerun sets job.Measure.
+func Rerun(ctx context.Context, s Settings, job adaptive.Job, d Deps, after func(path string)) (adaptive.Outcome, error) {
+	return rerunWithin(ctx, session{Settings: s, version: d.Version}, job, func(ctx context.Context, r session) error {
+		return runCommand(ctx, &d, r)
+	}, after)
+}
+
+// rerunWithin is the one rerun-within-budget loop: adaptive.Run on job, each rerun the session
+// o with the cells and trials adaptive asks for, no budget and no baseline, written to
+// OUTPUT.rerunN.json and measured by measureOne; after, when set, is given each rerun's path.
+func rerunWithin(ctx context.Context, o session, job adaptive.Job, measureOne func(context.Context, session) error, after func(path string)) (adaptive.Outcome, error) {
+	n := 0
+	job.Measure = func(ctx context.Context, cells []string, trials int) (*results.File, error) {
+		n++
+		r := o
+		r.Cells, r.Trials, r.Budget = config.List(cells), trials, 0
+		r.Baseline, r.History, r.CompareOut, r.build, r.load = "", "", "", 0, 0
+		r.Output = strings.TrimSuffix(o.Output, ".json") + fmt.Sprintf(".rerun%d.json", n)
+		err := measureOne(ctx, r)
+		rf, rerr := results.ReadFile(r.Output)
+		if rerr != nil {
+			return nil, errors.Join(err, fmt.Errorf("read the rerun's results: %w", rerr))
+		}
+		if after != nil {
+			after(r.Output)
+		}
+		return rf, err
+	}
+	return adaptive.Run(ctx, job)
 }

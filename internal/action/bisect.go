@@ -181,7 +181,7 @@ func storedAtOrBefore(ctx context.Context, rs resultStore, good, id string) (str
 }
 
 // botSteps measures a bisection's commits in the push's job: each commit checked out, built and
-// measured as the job measures (Deps.Measure), the named cells only, and compared with the
+// measured as the job measures (measure.Run), the named cells only, and compared with the
 // last good commit's stored results and their history by the configuration's thresholds; each
 // measurement is stored as a bisection step (store.KindBisect).
 type botSteps struct {
@@ -278,7 +278,7 @@ func (s *botSteps) measure(ctx context.Context, search int, sha string) (bisect.
 		return bisect.Measurement{}, err
 	}
 	start := j.now()
-	err = j.d.Measure(ctx, cfg)
+	err = j.measure(ctx, cfg)
 	gpu := j.now().Sub(start)
 	if ctx.Err() != nil {
 		return bisect.Measurement{}, ctx.Err()

@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/spf13/cobra"
 
-	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/internal/action"
-	"github.com/speedmatrix/speedmatrix/measure"
 )
 
 // newActionCmd builds `speedmatrix action`, the GitHub Action's entry point (action.yml).
@@ -61,46 +58,11 @@ baseline cannot decide).`,
 				Log:           env.Log,
 				Mode:          mode,
 				ClientOptions: clientOpts,
-				Measure: func(ctx context.Context, c config.Config) error {
-					return measure.Run(ctx, measure.Settings{Config: c}, env.measureDeps())
-				},
-				PlanShards:   actionPlanShards(env),
-				PriceCells:   measure.PriceCells,
-				MeasureShard: actionMeasureShard(env),
+				Measure:       env.measureDeps(),
 			})
 		},
 	}
 	cmd.Flags().StringVar(&mode, "mode", "", "full, decide, measure, report, cleanup or pages (default: the mode input; one of the two is required)")
 	cmd.Flags().BoolVar(&cleanup, "cleanup", false, "complete any check run of ours left in_progress on the commit as cancelled (for an if: always() step)")
 	return cmd
-}
-
-// actionPlanShards is the action's decide mode with the shards input: the job matrix of
-// `speedmatrix plan --shards n` for the configuration c, in as many shards as c has context
-// rows when that is fewer than n (a rerun of a few cells needs fewer runners).
-func actionPlanShards(env *Env) func(c config.Config, n int) ([]measure.ShardJob, error) {
-	return func(c config.Config, n int) ([]measure.ShardJob, error) {
-		o := measure.Settings{Config: c}
-		one, err := measure.Plan(o, 1)
-		if err != nil {
-			return nil, err
-		}
-		if rows := len(one.Rows); n > rows {
-			env.Log.Info("fewer context rows than shards asked: one shard per row", "shards", n, "rows", rows)
-			n = rows
-		}
-		p, err := measure.Plan(o, n)
-		if err != nil {
-			return nil, err
-		}
-		return measure.ShardJobs(p), nil
-	}
-}
-
-// actionMeasureShard is the action's measure mode with the shard and plan inputs: `speedmatrix
-// run --shard shard --plan plan` with the configuration c.
-func actionMeasureShard(env *Env) func(ctx context.Context, c config.Config, shard, plan string) error {
-	return func(ctx context.Context, c config.Config, shard, plan string) error {
-		return measure.Run(ctx, measure.Settings{Config: c, ShardSpec: shard, PlanID: plan}, env.measureDeps())
-	}
 }
