@@ -87,11 +87,9 @@ var ErrRegression = errors.New("regression found")
 // session is one run in progress: its settings and what the run learns on its way.
 type session struct {
 	Settings
-	// simSpeedup is set while the in-process simulator runs: the client then samples in model
-	// time (runsim.go).
-	simSpeedup float64
 	// timeScale is the built-in simulator's speedup when it is the server measured (in process,
-	// or at --url): the progress lines show its numbers in the profile's time, as reports do.
+	// or at --url; 0 for any other server): the client samples in model time (scaleSim), and the
+	// progress lines show its numbers in the profile's time, as reports do.
 	timeScale float64
 	// build and load are the GPU time the job spent before measuring (runengine.go).
 	build, load time.Duration

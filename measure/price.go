@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/sim"
 )
 
 // PriceCells returns what the action prices a paired run within a budget with: the cells of
@@ -13,9 +14,9 @@ import (
 // profile's time (the default window is the profile's, shortened to the simulator's speed).
 func PriceCells(c config.Config) ([]string, time.Duration, error) {
 	if c.URL == "" && c.Engine.Serve == nil && c.Duration != DefaultSettings().Duration {
-		s := c.Sim.Speedup
-		if s == 0 {
-			s = DefaultSimSpeedup
+		s, err := sim.Speedup(c.Sim.Speedup)
+		if err != nil {
+			return nil, 0, settingsf("sim.speedup %v", err)
 		}
 		c.Duration = time.Duration(float64(c.Duration) * s)
 	}

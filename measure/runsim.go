@@ -15,12 +15,6 @@ import (
 	"github.com/speedmatrix/speedmatrix/sim"
 )
 
-// DefaultSimSpeedup is how much faster than its profile the built-in simulator runs unless told
-// otherwise, the same for `speedmatrix sim`, `run` without --url (sim.speedup) and `demo`: fast
-// enough for a demo, slow enough that a 2-core machine keeps the clock (the simulator itself
-// uses about 0.2 core at 128 streams at 20×).
-const DefaultSimSpeedup = 20
-
 // simRunOptions are the settings of the in-process simulator of `speedmatrix run` without
 // --url (YAML: sim: {profile, speedup, seed, noise, slowdown, fault}).
 type simRunOptions = config.Sim
@@ -30,11 +24,11 @@ type simRunOptions = config.Sim
 // drain polls shrink by the speedup, so a 30 s model window still gets ~30 samples; so do the
 // scout's bound, the stall span and the probe request sent after a stall.
 func (o session) scaleSim(t bench.Timeouts) bench.Timeouts {
-	if o.simSpeedup <= 1 {
+	if o.timeScale <= 1 {
 		return t
 	}
 	shrink := func(d, floor time.Duration) time.Duration {
-		return max(time.Duration(float64(d)/o.simSpeedup), floor)
+		return max(time.Duration(float64(d)/o.timeScale), floor)
 	}
 	t.Sample = shrink(t.Sample, 20*time.Millisecond)
 	t.Bin = shrink(t.Bin, 20*time.Millisecond)

@@ -30,12 +30,11 @@ func newSimSetup(o *session) (simSetup, error) {
 	if s.so.Profile == "" {
 		s.so.Profile = profile.Default
 	}
-	if s.so.Speedup == 0 {
-		s.so.Speedup = DefaultSimSpeedup
+	speedup, err := sim.Speedup(s.so.Speedup)
+	if err != nil {
+		return s, settingsf("--sim-speedup %v", err)
 	}
-	if !(s.so.Speedup > 0) {
-		return s, settingsf("--sim-speedup %g: want a number above 0", s.so.Speedup)
-	}
+	s.so.Speedup = speedup
 	if n := s.so.Noise; n != nil {
 		if *n < 0 || *n > 1 {
 			return s, settingsf("--sim-noise %g: want a coefficient of variation between 0 and 1", *n)
@@ -47,7 +46,6 @@ func newSimSetup(o *session) (simSetup, error) {
 			return s, settingsf("sim.head_slowdown: %v", err)
 		}
 	}
-	var err error
 	if s.p, err = profile.Load(s.so.Profile, nil); err != nil {
 		return s, settingsf("--sim-profile: %v", err)
 	}
@@ -70,7 +68,7 @@ func (o *session) simTime(speedup float64) {
 	if o.ReadyTimeout == def.ReadyTimeout {
 		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/speedup), time.Second)
 	}
-	o.simSpeedup, o.timeScale = speedup, speedup
+	o.timeScale = speedup
 }
 
 // config returns the simulator's configuration.

@@ -19,6 +19,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/sim"
 	"github.com/speedmatrix/speedmatrix/sim/inject"
 	"github.com/speedmatrix/speedmatrix/sim/profile"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -26,7 +27,7 @@ import (
 
 // demoSpeedup is the demo's default simulator speedup, the simulator's default: 11 quick
 // matrices take about 25 s.
-const demoSpeedup = measure.DefaultSimSpeedup
+const demoSpeedup = sim.DefaultSpeedup
 
 // demoSlowdown is the regression the demo injects into its head by default: each decode step
 // takes 1.3× as long wherever 8 or more sequences run at once (a step-time factor, as the
@@ -276,8 +277,8 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 	if _, err := profile.Load(o.profile, nil); err != nil {
 		return usagef("--sim-profile: %v", err)
 	}
-	if !(o.speedup > 0) {
-		return usagef("--sim-speedup %g: want a number above 0", o.speedup)
+	if err := sim.CheckSpeedup(o.speedup); err != nil {
+		return usagef("--sim-speedup %v", err)
 	}
 	dir := o.dir
 	if dir == "" {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/measure"
+	"github.com/speedmatrix/speedmatrix/sim"
 	"github.com/speedmatrix/speedmatrix/sim/profile"
 )
 
@@ -23,7 +24,7 @@ func ifChanged(fs *pflag.FlagSet) func(name string, apply func()) {
 // addSimRunFlags declares the --sim-* flags of `speedmatrix run`.
 func addSimRunFlags(f *pflag.FlagSet, o *config.Sim) {
 	f.StringVar(&o.Profile, "sim-profile", profile.Default, "without --url: the built-in simulator's profile, a built-in name ("+strings.Join(profile.Names(), ", ")+") or a YAML file")
-	f.Float64Var(&o.Speedup, "sim-speedup", measure.DefaultSimSpeedup, "without --url: run the simulator this many times faster than its profile; the results file records it and keeps the numbers as measured, reports show them in the profile's time, and --duration and --readiness-timeout left at their defaults shrink by it (30 s of model time per window)")
+	f.Float64Var(&o.Speedup, "sim-speedup", sim.DefaultSpeedup, "without --url: run the simulator this many times faster than its profile; the results file records it and keeps the numbers as measured, reports show them in the profile's time, and --duration and --readiness-timeout left at their defaults shrink by it (30 s of model time per window)")
 	f.Uint64Var(&o.Seed, "sim-seed", 0, "without --url: the simulator's seed (noise, acceptance draws, faults)")
 	o.Noise = new(float64)
 	f.Float64Var(o.Noise, "sim-noise", 0, "without --url: the simulator's noise CV (default: the profile's)")

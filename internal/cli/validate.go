@@ -60,7 +60,7 @@ Exit status 0 when the file is valid, 2 with the reasons when it is not.`,
 	return cmd
 }
 
-// validateRun checks the run options o as runCommand does before it measures (errors are usage
+// validateRun checks the run settings o as measure.Run does before it measures (errors are usage
 // errors) and returns what they make a run do, one indented line each.
 func validateRun(env *Env, o measure.Settings) (string, error) {
 	if err := o.Check(); err != nil {
