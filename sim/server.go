@@ -65,7 +65,8 @@ type Config struct {
 	// Slowdown and Fault are --slowdown and --fault specs (see package inject).
 	Slowdown string
 	Fault    string
-	// Speedup runs the model this many times faster than the profile; 0 means 1.
+	// Speedup runs the model this many times faster than the profile; 0 means DefaultSpeedup
+	// (Speedup checks it).
 	Speedup float64
 	// APIKey, when set, is required as "Authorization: Bearer KEY" on every route but the
 	// public ones (/health, /version, /metrics), as vLLM's --api-key; it is never logged.
@@ -126,12 +127,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Profile == nil {
 		return nil, errors.New("sim: no profile")
 	}
-	if cfg.Speedup == 0 {
-		cfg.Speedup = 1
+	speedup, err := Speedup(cfg.Speedup)
+	if err != nil {
+		return nil, fmt.Errorf("sim: speedup %w", err)
 	}
-	if !(cfg.Speedup > 0) || cfg.Speedup > 1e6 {
-		return nil, fmt.Errorf("sim: speedup %g must be above 0 and at most 1e6", cfg.Speedup)
-	}
+	cfg.Speedup = speedup
 	slow, err := inject.ParseSlowdown(cfg.Slowdown)
 	if err != nil {
 		return nil, err

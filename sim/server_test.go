@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"syscall"
@@ -695,5 +696,40 @@ func TestFaultStarveReportsLostTime(t *testing.T) {
 				t.Errorf("fault %q: lost %g s of a request of %v, want at most half (its steps' share)", tt.fault, lost, took)
 			}
 		})
+	}
+}
+
+// TestSpeedup: 0 is the default speed; a speed the simulator cannot run is refused with what to
+// give, by Start too.
+func TestSpeedup(t *testing.T) {
+	for _, tc := range []struct {
+		in, want float64
+		wantErr  bool
+	}{
+		{0, DefaultSpeedup, false},
+		{1, 1, false},
+		{0.5, 0.5, false},
+		{1e6, 1e6, false},
+		{-1, 0, true},
+		{1e7, 0, true},
+		{math.NaN(), 0, true},
+	} {
+		got, err := Speedup(tc.in)
+		if (err != nil) != tc.wantErr || (err == nil && got != tc.want) {
+			t.Errorf("Speedup(%g) = %g, %v; want %g, error %v", tc.in, got, err, tc.want, tc.wantErr)
+		}
+		if err != nil && !strings.Contains(err.Error(), "want a number above 0") {
+			t.Errorf("Speedup(%g): %v does not say what to give", tc.in, err)
+		}
+	}
+	if err := CheckSpeedup(0); err == nil {
+		t.Error("CheckSpeedup(0) passes; a speed given as 0 cannot run")
+	}
+	p, err := profile.Load(profile.Default, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Start(context.Background(), Config{Profile: p, Speedup: -2}); err == nil || !strings.Contains(err.Error(), "sim: speedup -2: want a number above 0") {
+		t.Errorf("Start at speedup -2: %v, want the refusal", err)
 	}
 }

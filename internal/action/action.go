@@ -18,6 +18,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -29,16 +30,10 @@ type Deps struct {
 	// build it with githubactions.WithGetenv and WithWriter.
 	Action *githubactions.Action
 	Log    *slog.Logger
-	// Measure measures as `speedmatrix run` does with cfg and writes cfg.Output.
-	Measure func(ctx context.Context, cfg config.Config) error
-	// PlanShards and MeasureShard shard the matrix over several measure jobs (shards.go); nil,
-	// the shards inputs are refused.
-	PlanShards   func(cfg config.Config, n int) ([]ShardJob, error)
-	MeasureShard func(ctx context.Context, cfg config.Config, shard, plan string) error
-	// PriceCells returns the cells of cfg's plan (one shard) and their expected time, unrounded:
-	// what a paired run within a budget prices its cells with (pairedcells.go); nil, PlanShards'
-	// rounded minutes.
-	PriceCells func(cfg config.Config) (cells []string, expected time.Duration, err error)
+	// Measure is what a measurement uses of the outside world: the action measures as
+	// `speedmatrix run` does (measure.Run), its shards as run --shard, within a budget as run
+	// --baseline (measure.Rerun).
+	Measure measure.Deps
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Mode, when set, overrides the mode input (the --mode and --cleanup flags).
@@ -549,7 +544,7 @@ func (j *job) measureCompare(ctx context.Context, c *ghbot.Client, p plan) (outc
 		warnings = append(warnings, "A paired run (paired.mode) failed, so the head was measured alone: "+code(firstLine(err.Error())))
 	}
 	j.log.Info("measuring", "sha", p.HeadSHA, "cells", strings.Join(p.Cells, ","), "results", cfg.Output)
-	if err := j.d.Measure(ctx, cfg); err != nil {
+	if err := j.measure(ctx, cfg); err != nil {
 		return outcome{}, fmt.Errorf("measure %s: %w", ghbot.ShortSHA(p.HeadSHA), err)
 	}
 	if err := ctx.Err(); err != nil {
@@ -685,18 +680,11 @@ func (j *job) compareInput(head, base *results.File, hist []*results.File, cells
 	return in, nil
 }
 
-// configThresholds returns compare's thresholds under the configuration c: the defaults with
-// its compare.fdr, compare.false_alarm, compare.thresholds and store.min_history applied where
-// set.
-func configThresholds(c config.Config) compare.Thresholds {
-	return compare.Overrides{FDR: c.Compare.FDR, FalseAlarm: c.Compare.FalseAlarm, Delta: c.Compare.Thresholds, MinHistory: c.Store.MinHistory}.Thresholds()
-}
-
 // compareWithHistory compares out.Head with base under the configuration's thresholds, the
 // noise of each cell taken from hist when it holds enough runs; warnings are added to the
 // comparison's.
 func (j *job) compareWithHistory(out outcome, base *results.File, hist []*results.File, warnings []string, cells []string) (outcome, error) {
-	th := configThresholds(j.cfg)
+	th := measure.Thresholds(j.cfg)
 	// `/bench rerun` measures the head alone against the stored base (rerun.go), a paired
 	// comparison's reruns pair again: the advice is for what is measured again.
 	th.HeadOnlyReruns = out.Head != nil && out.Head.Run.Pairing == nil
@@ -1008,4 +996,9 @@ func (j *job) summary(md string) {
 		return
 	}
 	j.a.AddStepSummary(md)
+}
+
+// measure measures as `speedmatrix run` does with cfg and writes cfg.Output.
+func (j *job) measure(ctx context.Context, cfg config.Config) error {
+	return measure.Run(ctx, measure.Settings{Config: cfg}, j.d.Measure)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -181,7 +182,7 @@ func storedAtOrBefore(ctx context.Context, rs resultStore, good, id string) (str
 }
 
 // botSteps measures a bisection's commits in the push's job: each commit checked out, built and
-// measured as the job measures (Deps.Measure), the named cells only, and compared with the
+// measured as the job measures (measure.Run), the named cells only, and compared with the
 // last good commit's stored results and their history by the configuration's thresholds; each
 // measurement is stored as a bisection step (store.KindBisect).
 type botSteps struct {
@@ -278,7 +279,7 @@ func (s *botSteps) measure(ctx context.Context, search int, sha string) (bisect.
 		return bisect.Measurement{}, err
 	}
 	start := j.now()
-	err = j.d.Measure(ctx, cfg)
+	err = j.measure(ctx, cfg)
 	gpu := j.now().Sub(start)
 	if ctx.Err() != nil {
 		return bisect.Measurement{}, ctx.Err()
@@ -312,7 +313,7 @@ func (s *botSteps) measure(ctx context.Context, search int, sha string) (bisect.
 // compare decides heads (runs of one commit) against the last good commit's stored results and
 // their history.
 func (s *botSteps) compare(heads []*results.File, look int) (bisect.Measurement, error) {
-	th := configThresholds(s.j.cfg)
+	th := measure.Thresholds(s.j.cfg)
 	th.Look = min(2, look)
 	in := compare.Input{Base: []*results.File{s.goodFile}, Head: heads, BasePath: "base", HeadPath: "head", History: s.hist, HistoryByCommit: s.j.histByCommit && len(s.hist) > 0}
 	for _, c := range s.cells {

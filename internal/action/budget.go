@@ -5,17 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/adaptive"
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
 // budgeted is the comparison of a job with a GPU budget (speedmatrix.yaml budget): the first
-// look, the reruns the budget buys (package adaptive), each measured through Measure with the
+// look, the reruns the budget buys (package adaptive), each measured by measure.Rerun with the
 // cells and trials to run and written next to the results (OUTPUT.rerunN.json, copied to the
 // artifact directory), and the second look on the pooled trials. The head's results and the
 // comparison record the GPU time and what deciding the undecided cells would cost. A baseline
@@ -34,25 +34,13 @@ func (j *job) budgeted(ctx context.Context, cfg config.Config, out outcome, base
 	// Each rerun is a measurement of its own: where the job starts the server, it builds
 	// (from the cache) and starts it again.
 	overhead := time.Duration((spent.BuildSeconds + spent.LoadSeconds) * float64(time.Second))
-	n := 0
-	measure := func(ctx context.Context, cells []string, trials int) (*results.File, error) {
-		n++
-		r := cfg
-		r.Cells, r.Trials, r.Budget = config.List(cells), trials, 0
-		r.Output = strings.TrimSuffix(cfg.Output, ".json") + fmt.Sprintf(".rerun%d.json", n)
-		err := j.d.Measure(ctx, r)
-		f, rerr := results.ReadFile(r.Output)
-		if rerr != nil {
-			return nil, errors.Join(err, fmt.Errorf("read the rerun's results: %w", rerr))
-		}
-		if cerr := copyFile(r.Output, filepath.Join(j.in.ArtifactDir, filepath.Base(r.Output))); cerr != nil {
+	res, err := measure.Rerun(ctx, measure.Settings{Config: cfg}, adaptive.Job{
+		Compare: in, Thresholds: measure.Thresholds(j.cfg), Budget: out.Head.WallTime(cfg.Budget), GPU: spent, Overhead: overhead,
+		Log: j.log,
+	}, j.d.Measure, func(path string) {
+		if cerr := copyFile(path, filepath.Join(j.in.ArtifactDir, filepath.Base(path))); cerr != nil {
 			j.log.Warn("copying a rerun's results to the artifact directory", "err", cerr)
 		}
-		return f, err
-	}
-	res, err := adaptive.Run(ctx, adaptive.Job{
-		Compare: in, Thresholds: configThresholds(j.cfg), Budget: out.Head.WallTime(cfg.Budget), GPU: spent, Overhead: overhead,
-		Measure: measure, Log: j.log,
 	})
 	var mm *compare.MismatchError
 	if errors.As(err, &mm) {

@@ -72,7 +72,7 @@
 // Paired A/B (paired.go): a maintainer's /bench paired, or paired.mode (always; auto: when the
 // stored baseline cannot decide — none at the merge-base, a history shorter than
 // store.min_history, or cells the first comparison left slower or inconclusive) measures the head
-// and the merge-base alternately in ABBA blocks through Measure with paired enabled (the code
+// and the merge-base alternately in ABBA blocks through measure.Run with paired enabled (the code
 // path of run --paired), the base checked out as a git worktree of engine.source; the check and
 // the comment say so, why, and the GPU time of each build. The decide mode says it in the output
 // paired (base-sha the merge-base), the measure mode takes it as the input paired, and the
@@ -100,6 +100,8 @@
 // workflow, GitHub's comment URL, validated commit ids): go-githubactions writes them with a
 // fixed heredoc delimiter, so no text from an event, a comment or an artifact may reach them.
 //
-// The package must not parse flags or run the measurement itself: the caller injects Measure
-// (what `speedmatrix run` does), PlanShards and MeasureShard (plan --shards, run --shard) and the go-githubactions Action (inputs, outputs, summary).
+// The package must not parse flags or measure by itself: it measures through package measure
+// (Run, Plan, Rerun: what `speedmatrix run`, plan --shards and run --shard do), with the outside
+// world the caller gives (Deps.Measure), and the go-githubactions Action (inputs, outputs,
+// summary) is injected too.
 package action

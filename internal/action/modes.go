@@ -12,6 +12,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -404,7 +405,7 @@ func (j *job) configChanged(ctx context.Context, rs resultStore, p plan, head *r
 	what := "its setup"
 	if in, err := j.compareInput(head, b.File, nil, nil); err == nil {
 		var mm *compare.MismatchError
-		if _, err := compare.Compare(in, configThresholds(j.cfg)); errors.As(err, &mm) && len(mm.Differences) > 0 {
+		if _, err := compare.Compare(in, measure.Thresholds(j.cfg)); errors.As(err, &mm) && len(mm.Differences) > 0 {
 			what = strings.Join(mm.Differences, "; ")
 		}
 	}

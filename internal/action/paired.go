@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -239,7 +241,7 @@ func pairedCells(c *results.Comparison) (cells []string, why string) {
 }
 
 // measurePaired measures the plan's head and the base commit info.BaseSHA alternately in blocks
-// through Measure with paired enabled (the code path of `speedmatrix run --paired`, paired.*
+// through measure.Run with paired enabled (the code path of `speedmatrix run --paired`, paired.*
 // of the configuration: blocks, scheme), the base built from a checkout of that commit
 // (paired.base_source, else a git worktree of engine.source made here) where the engine is
 // built and served, and compares the two sides (compare pairs them). Each side's file goes to the
@@ -279,7 +281,7 @@ func (j *job) measurePaired(ctx context.Context, cfg config.Config, p plan, info
 		return outcome{}, err
 	}
 	j.log.Info("measuring paired", "head", p.HeadSHA, "base", info.BaseSHA, "blocks", pc.Paired.Blocks, "scheme", pc.Paired.Scheme, "cells", strings.Join(info.Cells, ","))
-	if err := j.d.Measure(ctx, pc); err != nil {
+	if err := j.measure(ctx, pc); err != nil {
 		return outcome{}, fmt.Errorf("paired run of %s and its base %s: %w", ghbot.ShortSHA(p.HeadSHA), ghbot.ShortSHA(info.BaseSHA), err)
 	}
 	var sides [2]*results.File
@@ -324,29 +326,12 @@ func (j *job) measurePaired(ctx context.Context, cfg config.Config, p plan, info
 	return out, nil
 }
 
-// priceCells returns the cells of cfg's plan and their expected time (Deps.PriceCells, else
-// PlanShards' minutes), each cell once.
+// priceCells returns the cells of cfg's plan and their expected time (measure.PriceCells),
+// each cell once.
 func (j *job) priceCells(cfg config.Config) ([]string, time.Duration, error) {
-	var cells []string
-	var d time.Duration
-	switch {
-	case j.d.PriceCells != nil:
-		c, e, err := j.d.PriceCells(cfg)
-		if err != nil {
-			return nil, 0, err
-		}
-		cells, d = c, e
-	case j.d.PlanShards != nil:
-		jobs, err := j.d.PlanShards(cfg, 1)
-		if err != nil {
-			return nil, 0, err
-		}
-		if len(jobs) != 1 {
-			return nil, 0, fmt.Errorf("the plan has %d shards, want 1", len(jobs))
-		}
-		cells, d = strings.Split(jobs[0].Cells, ","), time.Duration(jobs[0].ExpectedMinutes*float64(time.Minute))
-	default:
-		return nil, 0, errors.New("this program cannot plan the matrix")
+	cells, d, err := measure.PriceCells(cfg)
+	if err != nil {
+		return nil, 0, err
 	}
 	var out []string
 	for _, c := range cells {
@@ -613,12 +598,18 @@ func (j *job) reportPaired(p plan, first outcome) (*outcome, error) {
 // fewer, it is refused with what it would cost (paired.mode then measures the head alone; a
 // /bench paired fails with the reason). No budget, or no way to price the cells: unchanged.
 func (j *job) fitPairedBlocks(pc *config.Config, budget time.Duration) error {
-	if budget <= 0 || j.d.PlanShards == nil {
+	if budget <= 0 {
 		return nil
 	}
-	jobs, err := j.d.PlanShards(*pc, 1)
+	jobs, err := j.planShards(*pc, 1)
+	return fitBlocks(j.log, pc, budget, jobs, err)
+}
+
+// fitBlocks is fitPairedBlocks once the cells are priced: jobs is their plan in one shard, err
+// why they could not be.
+func fitBlocks(log *slog.Logger, pc *config.Config, budget time.Duration, jobs []measure.ShardJob, err error) error {
 	if err != nil || len(jobs) != 1 || jobs[0].ExpectedMinutes <= 0 {
-		j.log.Warn("paired run within the budget: the cells could not be priced; blocks unchanged", "err", err)
+		log.Warn("paired run within the budget: the cells could not be priced; blocks unchanged", "err", err)
 		return nil
 	}
 	block := time.Duration(jobs[0].ExpectedMinutes * float64(time.Minute))
@@ -628,7 +619,7 @@ func (j *job) fitPairedBlocks(pc *config.Config, budget time.Duration) error {
 		return fmt.Errorf("a paired run needs at least 2 blocks a side, about %v of GPU time (4 × %v for the cells, model loads not counted), more than the budget %v: raise budget, or name fewer cells (/bench paired CELLS)",
 			(4 * block).Round(time.Minute), block.Round(time.Second), budget)
 	case afford < pc.Paired.Blocks:
-		j.log.Warn("paired run: fewer blocks a side to fit the budget", "blocks", afford, "configured", pc.Paired.Blocks, "budget", budget, "per_block_per_side", block.Round(time.Second))
+		log.Warn("paired run: fewer blocks a side to fit the budget", "blocks", afford, "configured", pc.Paired.Blocks, "budget", budget, "per_block_per_side", block.Round(time.Second))
 		pc.Paired.Blocks = afford
 	}
 	return nil

@@ -9,24 +9,24 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/config"
+	"github.com/speedmatrix/speedmatrix/measure"
 )
 
 // TestFitPairedBlocks checks that a paired run in a job with a budget gets the blocks a side the
 // budget affords (2 × blocks × the cells' expected time), is refused below 2 blocks a side with
 // what it would cost, and is left alone without a budget or a price.
 func TestFitPairedBlocks(t *testing.T) {
-	priced := func(minutes float64, err error) func(config.Config, int) ([]ShardJob, error) {
-		return func(_ config.Config, n int) ([]ShardJob, error) {
-			if n != 1 {
-				t.Errorf("priced with %d shards, want 1 (the whole run)", n)
-			}
-			return []ShardJob{{Shard: "1/1", ExpectedMinutes: minutes}}, err
-		}
+	type price struct {
+		jobs []measure.ShardJob
+		err  error
+	}
+	priced := func(minutes float64, err error) price {
+		return price{[]measure.ShardJob{{Shard: "1/1", ExpectedMinutes: minutes}}, err}
 	}
 	for _, tc := range []struct {
 		name    string
 		budget  time.Duration
-		plan    func(config.Config, int) ([]ShardJob, error)
+		plan    price
 		want    int    // blocks a side after
 		wantErr string // "" for none
 	}{
@@ -38,10 +38,13 @@ func TestFitPairedBlocks(t *testing.T) {
 		{"no price", time.Hour, priced(0, errors.New("no plan")), 4, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			j := &job{d: Deps{PlanShards: tc.plan}, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 			pc := config.Default()
 			pc.Paired.Blocks = 4
-			err := j.fitPairedBlocks(&pc, tc.budget)
+			j := &job{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+			err := j.fitPairedBlocks(&pc, 0) // no budget: nothing priced, nothing changed
+			if tc.budget > 0 {
+				err = fitBlocks(j.log, &pc, tc.budget, tc.plan.jobs, tc.plan.err)
+			}
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Errorf("err %v, want none", err)
@@ -51,5 +54,20 @@ func TestFitPairedBlocks(t *testing.T) {
 				t.Errorf("blocks %d, want %d", pc.Paired.Blocks, tc.want)
 			}
 		})
+	}
+}
+
+// TestFitPairedBlocksPlans checks that a paired run within a budget is priced by the plan of its
+// own settings (measure.Plan): the quick matrix's cells at a 1 s window fit 4 blocks a side in
+// an hour, and in a minute not even 2.
+func TestFitPairedBlocksPlans(t *testing.T) {
+	j := &job{log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	pc := config.Default()
+	pc.Matrix, pc.Duration, pc.Paired.Blocks = "quick", time.Second, 4
+	if err := j.fitPairedBlocks(&pc, time.Hour); err != nil || pc.Paired.Blocks != 4 {
+		t.Errorf("an hour: blocks %d, err %v; want 4 and none", pc.Paired.Blocks, err)
+	}
+	if err := j.fitPairedBlocks(&pc, time.Minute); err == nil || !strings.Contains(err.Error(), "at least 2 blocks a side") {
+		t.Errorf("a minute: err %v, want the refusal", err)
 	}
 }

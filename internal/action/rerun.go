@@ -10,6 +10,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -77,7 +78,7 @@ const noEarlierWarning = "the store holds no earlier run of this head to pool th
 // measured at look 2, merged by compare.MergeLooks. The thresholds are the configuration's with
 // head-only reruns, as the advice was made for them.
 func (j *job) compareRerun(out outcome, earlier, base *results.File, hist []*results.File, warnings []string) (outcome, error) {
-	th := configThresholds(j.cfg)
+	th := measure.Thresholds(j.cfg)
 	th.HeadOnlyReruns = true
 	th.Look = 1
 	in, err := j.compareInput(earlier, base, hist, nil)

@@ -130,7 +130,7 @@ func (j *job) aaDecide(ctx context.Context, rs resultStore, sha string) bool {
 func (j *job) measureAA(ctx context.Context, cfg config.Config, sha string) *results.File {
 	cfg.Output = strings.TrimSuffix(cfg.Output, ".json") + ".aa.json"
 	j.log.Info("A/A rerun: measuring the same commit again", "sha", sha, "every", j.cfg.Store.AAEvery)
-	if err := j.d.Measure(ctx, cfg); err != nil {
+	if err := j.measure(ctx, cfg); err != nil {
 		j.log.Warn("A/A rerun: measuring", "sha", sha, "err", err)
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/merge"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -39,19 +40,6 @@ import (
 //     artifact directory and then reports as for one measure job. Shards that do not make one
 //     run (other commits, hardware, engine, configuration, plan) complete the check as a
 //     failure that says why; a missing shard (its job failed) completes it as cancelled.
-
-// ShardJob is one job of the decide mode's matrix output: one shard of the plan, as
-// `speedmatrix plan --shards N` prints it.
-type ShardJob struct {
-	Shard string `json:"shard"` // K/N, the measure job's shard input
-	// Index is K alone, for names that may hold no slash (an artifact's: upload-artifact v4
-	// refuses "/"; strategy.job-index is not known to every runner, act's among them).
-	Index           int     `json:"index"`
-	Plan            string  `json:"plan"` // the plan's id, its plan input
-	Contexts        string  `json:"contexts"`
-	Cells           string  `json:"cells"`
-	ExpectedMinutes float64 `json:"expected_minutes"`
-}
 
 // maxShards is the most shards the shards input takes: GitHub runs at most 256 jobs of a matrix.
 const maxShards = 256
@@ -130,10 +118,7 @@ func (j *job) shardOutputs(p plan) error {
 	if j.in.Shards == 0 {
 		return nil
 	}
-	if j.d.PlanShards == nil {
-		return errors.New("input shards: this program cannot plan shards")
-	}
-	jobs, err := j.d.PlanShards(j.measureConfig(p), j.in.Shards)
+	jobs, err := j.planShards(j.measureConfig(p), j.in.Shards)
 	if err != nil {
 		return fmt.Errorf("input shards: %w", err)
 	}
@@ -141,7 +126,7 @@ func (j *job) shardOutputs(p plan) error {
 		return errors.New("input shards: the plan has no shard")
 	}
 	b, err := json.Marshal(struct {
-		Include []ShardJob `json:"include"`
+		Include []measure.ShardJob `json:"include"`
 	}{jobs})
 	if err != nil {
 		return err
@@ -151,6 +136,26 @@ func (j *job) shardOutputs(p plan) error {
 	j.setOutput("matrix", string(b))
 	j.log.Info("sharded", "shards", len(jobs), "plan", jobs[0].Plan, "asked", j.in.Shards)
 	return nil
+}
+
+// planShards returns the job matrix of `speedmatrix plan --shards n` for the configuration c,
+// in as many shards as c has context rows when that is fewer than n (a rerun of a few cells
+// needs fewer runners).
+func (j *job) planShards(c config.Config, n int) ([]measure.ShardJob, error) {
+	s := measure.Settings{Config: c}
+	one, err := measure.Plan(s, 1)
+	if err != nil {
+		return nil, err
+	}
+	if rows := len(one.Rows); n > rows {
+		j.log.Info("fewer context rows than shards asked: one shard per row", "shards", n, "rows", rows)
+		n = rows
+	}
+	p, err := measure.Plan(s, n)
+	if err != nil {
+		return nil, err
+	}
+	return measure.ShardJobs(p), nil
 }
 
 // measureOrShard measures the plan's commit: its shard with the shard input, else all of it
@@ -165,9 +170,6 @@ func (j *job) measureOrShard(ctx context.Context, p plan) (outcome, error) {
 // measureShard measures one shard (the shard and plan inputs) and writes it to the artifact
 // directory, with the local baseline of the base commit when there is one.
 func (j *job) measureShard(ctx context.Context, p plan) (outcome, error) {
-	if j.d.MeasureShard == nil {
-		return outcome{}, errors.New("input shard: this program cannot measure shards")
-	}
 	if j.in.AA {
 		j.log.Warn("input aa: a sharded run measures no A/A rerun; the push is measured once")
 	}
@@ -178,7 +180,7 @@ func (j *job) measureShard(ctx context.Context, p plan) (outcome, error) {
 		}
 	}
 	j.log.Info("measuring one shard", "sha", p.HeadSHA, "shard", j.in.Shard, "plan", j.in.Plan, "results", cfg.Output)
-	if err := j.d.MeasureShard(ctx, cfg, j.in.Shard, j.in.Plan); err != nil {
+	if err := measure.Run(ctx, measure.Settings{Config: cfg, ShardSpec: j.in.Shard, PlanID: j.in.Plan}, j.d.Measure); err != nil {
 		return outcome{}, fmt.Errorf("measure shard %s of %s: %w", j.in.Shard, ghbot.ShortSHA(p.HeadSHA), err)
 	}
 	if err := ctx.Err(); err != nil {

@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/sethvargo/go-githubactions"
 	"github.com/spf13/cobra"
 
-	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/internal/action"
 )
@@ -60,12 +58,7 @@ baseline cannot decide).`,
 				Log:           env.Log,
 				Mode:          mode,
 				ClientOptions: clientOpts,
-				Measure: func(ctx context.Context, c config.Config) error {
-					return runCommand(ctx, env, runOptions{Config: c})
-				},
-				PlanShards:   actionPlanShards(env),   // action_shard.go
-				PriceCells:   priceCells,              // action_shard.go
-				MeasureShard: actionMeasureShard(env), // action_shard.go
+				Measure:       env.measureDeps(),
 			})
 		},
 	}

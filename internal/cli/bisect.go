@@ -22,6 +22,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -149,19 +150,19 @@ func runBisect(ctx context.Context, env *Env, o bisectOptions) error {
 	if o.configPath == "" {
 		o.configPath = filepath.Join(o.source, "speedmatrix.yaml")
 	}
-	base := defaultRunOptions()
+	base := measure.DefaultSettings()
 	if err := readRunConfig(o.configPath, &base); err != nil {
 		return usagef("--config %v", err)
 	}
 	if base.Engine.Serve == nil {
 		return usagef("--config %s: bisect builds and serves each commit: give the config an engine section with serve", o.configPath)
 	}
-	spec, err := engineBuildSpec(base)
+	spec, err := measure.EngineBuildSpec(base)
 	if err != nil {
 		return err
 	}
 	base.Paired.AllowSameEngine = base.Paired.AllowSameEngine || o.allowSameEngine
-	if err := checkEnginesCanDiffer(base, spec.Mode, o.source); err != nil { // run_paired_engine.go
+	if err := measure.CheckEnginesCanDiffer(base, spec.Mode, o.source); err != nil { // run_paired_engine.go
 		return err
 	}
 	base.Paired.AllowSameEngine = true // checked once, on the clone: a commit without the file fails to serve, and is skipped
@@ -302,7 +303,7 @@ type pairedSteps struct {
 	env   *Env
 	git   gitDir
 	o     bisectOptions
-	base  runOptions
+	base  measure.Settings
 	cells []string
 
 	mu        sync.Mutex
@@ -372,21 +373,21 @@ func (p *pairedSteps) measure(ctx context.Context, base, c string, search, attem
 	o.Output = filepath.Join(p.o.work, fmt.Sprintf("%s-%s-%d-%d.json", ghbot.ShortSHA(base), ghbot.ShortSHA(c), search, attempt))
 	o.Paired.BaseOutput = ""
 	start := time.Now()
-	err = runCommand(ctx, p.env, o)
+	err = measure.Run(ctx, o, p.env.measureDeps())
 	m.GPUTime = time.Since(start)
 	if err != nil {
 		if ctx.Err() != nil {
 			return m, ctx.Err()
 		}
 		msg := err.Error()
-		if engineFailed(err) {
+		if measure.EngineFailed(err) {
 			m.Verdict, m.Reason = bisect.Skip, firstLine(msg)
 			p.env.Log.Warn("bisect: skipping a commit that did not build or serve", "commit", ghbot.ShortSHA(c), "err", firstLine(msg))
 			return m, nil
 		}
 		return m, fmt.Errorf("bisect: measuring %s against %s: %w", ghbot.ShortSHA(c), ghbot.ShortSHA(base), err)
 	}
-	bf, err := results.ReadFile(baseOutputPath(o))
+	bf, err := results.ReadFile(measure.BaseOutputPath(o))
 	if err != nil {
 		return m, err
 	}

@@ -3,9 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -14,6 +11,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/internal/textout"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -115,12 +113,12 @@ no cell measured on both sides). 1 error, 2 usage.`,
 					in.Cells = append(in.Cells, id)
 				}
 			}
-			if in.Head, err = readSide(headPath); err != nil {
+			if in.Head, err = measure.ReadSide(headPath); err != nil {
 				return err
 			}
 			if !headOnly {
 				in.BasePath = args[0]
-				if in.Base, err = readSide(args[0]); err != nil {
+				if in.Base, err = measure.ReadSide(args[0]); err != nil {
 					return err
 				}
 			}
@@ -164,7 +162,7 @@ no cell measured on both sides). 1 error, 2 usage.`,
 				}
 			}
 			if historyDir != "" {
-				in.History, histWarnings, err = readHistory(historyDir)
+				in.History, histWarnings, err = measure.ReadHistory(historyDir)
 				if err != nil {
 					return err
 				}
@@ -232,13 +230,6 @@ no cell measured on both sides). 1 error, 2 usage.`,
 	return cmd
 }
 
-// configThresholds returns compare's thresholds under the configuration c: the defaults with
-// its compare.fdr, compare.false_alarm, compare.thresholds and store.min_history applied where
-// set.
-func configThresholds(c config.Config) compare.Thresholds {
-	return compare.Overrides{FDR: c.Compare.FDR, FalseAlarm: c.Compare.FalseAlarm, Delta: c.Compare.Thresholds, MinHistory: c.Store.MinHistory}.Thresholds()
-}
-
 // compareThresholds returns the thresholds compare starts from: compare's defaults, or with
 // --config the configuration's (configThresholds, as the bot and run's adaptive job compare),
 // with --fdr and --false-alarm applied when given on the command line (or without --config).
@@ -249,7 +240,7 @@ func compareThresholds(cmd *cobra.Command, configPath string, fdr, falseAlarm fl
 		if err != nil {
 			return th, usagef("--config: %v", err)
 		}
-		th = configThresholds(c)
+		th = measure.Thresholds(c)
 	}
 	if configPath == "" || cmd.Flags().Changed("fdr") {
 		if !(fdr > 0 && fdr < 1) {
@@ -329,51 +320,4 @@ func warnSkipped(env *Env, skipped []error) {
 	for _, w := range skipped {
 		env.Log.Warn(w.Error())
 	}
-}
-
-// readSide reads one side's comma-separated results files.
-func readSide(arg string) ([]*results.File, error) {
-	var fs []*results.File
-	for _, p := range strings.Split(arg, ",") {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			continue
-		}
-		f, err := results.ReadFile(p)
-		if err != nil {
-			return nil, fmt.Errorf("cannot compare: %w", err)
-		}
-		fs = append(fs, f)
-	}
-	if len(fs) == 0 {
-		return nil, usagef("no results file in %q", arg)
-	}
-	return fs, nil
-}
-
-// readHistory reads every *.json results file in dir, in name order; files that are not valid
-// results files are skipped with a warning.
-func readHistory(dir string) ([]*results.File, []string, error) {
-	matches, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		return nil, nil, err
-	}
-	if _, err := os.Stat(dir); err != nil {
-		return nil, nil, fmt.Errorf("--history: %w", err)
-	}
-	sort.Strings(matches)
-	var fs []*results.File
-	var warnings []string
-	for _, p := range matches {
-		f, err := results.ReadFile(p)
-		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("history file skipped: %v", err))
-			continue
-		}
-		fs = append(fs, f)
-	}
-	if len(fs) == 0 {
-		warnings = append(warnings, fmt.Sprintf("--history %s holds no readable results file; the prior was used", dir))
-	}
-	return fs, warnings, nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -81,14 +82,14 @@ func resolveHeadBaseline(ctx context.Context, env *Env, st store.Store, where st
 func storePutHint(sf *storeFlags, headPath string, hb headBaseline) string {
 	args := []string{"speedmatrix", "store", "put"}
 	if sf.dir != "" {
-		args = append(args, "--store", shellQuote(sf.dir))
+		args = append(args, "--store", textout.ShellQuote(sf.dir))
 	} else {
-		args = append(args, "--branch", shellQuote(sf.branch))
+		args = append(args, "--branch", textout.ShellQuote(sf.branch))
 		if sf.repo != "" {
-			args = append(args, "--repo", shellQuote(sf.repo))
+			args = append(args, "--repo", textout.ShellQuote(sf.repo))
 		}
 	}
 	first, _, _ := strings.Cut(headPath, ",")
-	args = append(args, "--kind", "pr", "--pr", "N", "--commit", hb.headCommit, "--base", hb.b.Commit, shellQuote(strings.TrimSpace(first)))
+	args = append(args, "--kind", "pr", "--pr", "N", "--commit", hb.headCommit, "--base", hb.b.Commit, textout.ShellQuote(strings.TrimSpace(first)))
 	return strings.Join(args, " ")
 }

@@ -16,8 +16,10 @@ import (
 	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/sim"
 	"github.com/speedmatrix/speedmatrix/sim/inject"
 	"github.com/speedmatrix/speedmatrix/sim/profile"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -25,7 +27,7 @@ import (
 
 // demoSpeedup is the demo's default simulator speedup, the simulator's default: 11 quick
 // matrices take about 25 s.
-const demoSpeedup = DefaultSimSpeedup
+const demoSpeedup = sim.DefaultSpeedup
 
 // demoSlowdown is the regression the demo injects into its head by default: each decode step
 // takes 1.3× as long wherever 8 or more sequences run at once (a step-time factor, as the
@@ -177,7 +179,7 @@ func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) e
 	var wg sync.WaitGroup
 	slots := make(chan struct{}, demoParallel)
 	for i, r := range runs {
-		ro := defaultRunOptions()
+		ro := measure.DefaultSettings()
 		ro.Matrix = o.matrix
 		ro.Quiet = o.quiet || r.side != "head"
 		ro.Output = r.path
@@ -194,7 +196,7 @@ func demoMeasure(ctx context.Context, env *Env, o demoOptions, runs []demoRun) e
 		env.Log.Info("demo: measuring the "+o.matrix+" matrix on the simulator", "side", r.side, "commit", ghbot.ShortSHA(r.commit), "slowdown", r.slowdown)
 		wg.Go(func() {
 			defer func() { <-slots }()
-			if err := runSimulated(ctx, env, ro); err != nil {
+			if err := measure.Run(ctx, ro, env.measureDeps()); err != nil {
 				errs[i] = fmt.Errorf("measure the %s (%s): %w", r.side, filepath.Base(r.path), err)
 				if errors.Is(err, bench.ErrHostStarved) {
 					cancel(errs[i])
@@ -217,9 +219,9 @@ const demoSpeedupFloor = 5
 const demoProbe = time.Second
 
 // demoWindow returns the demo's decode window at speedup: the default window's model time,
-// as run gives it the in-process simulator (runOptions.simTime).
+// as run gives it the in-process simulator (measure.Settings.simTime).
 func demoWindow(speedup float64) time.Duration {
-	return max(time.Duration(float64(defaultRunOptions().Duration)/speedup), bench.MinDuration)
+	return max(time.Duration(float64(measure.DefaultSettings().Duration)/speedup), bench.MinDuration)
 }
 
 // demoMeasureFed measures the demo's runs (demoMeasure) at o.speedup; when the machine could
@@ -275,8 +277,8 @@ func runDemo(cmd *cobra.Command, env *Env, o demoOptions) error {
 	if _, err := profile.Load(o.profile, nil); err != nil {
 		return usagef("--sim-profile: %v", err)
 	}
-	if !(o.speedup > 0) {
-		return usagef("--sim-speedup %g: want a number above 0", o.speedup)
+	if err := sim.CheckSpeedup(o.speedup); err != nil {
+		return usagef("--sim-speedup %v", err)
 	}
 	dir := o.dir
 	if dir == "" {

@@ -5,8 +5,8 @@
 // # Method
 //
 // Run builds the root command (root.go) with one constructor per subcommand; each parses its
-// flags, loads the configuration (package config), calls the library packages — bench and
-// engine to measure, compare to decide, report and history to render, store and merge for
+// flags, loads the configuration (package config), calls the library packages — measure to
+// measure (`run`, `plan` and the action), compare to decide, report and history to render, store and merge for
 // results files — and writes to the streams and files it was given. Errors are typed where the
 // exit code depends on them, and ExitCode decides every exit status in one place.
 //

@@ -14,6 +14,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/engine"
+	"github.com/speedmatrix/speedmatrix/measure"
 )
 
 // engineFlags are the build flags shared by engine build and engine serve.
@@ -53,7 +54,7 @@ func (f *engineFlags) build(ctx context.Context, env *Env) (*engine.Build, error
 	if err != nil {
 		return nil, err
 	}
-	b := &engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}
+	b := &engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: measure.EngineReaper()}
 	return b.Build(ctx, spec)
 }
 
@@ -175,7 +176,7 @@ flags given on the command line win, and a command after -- replaces engine.serv
 			}
 			spec := engine.ServeSpec{
 				Command: args, Env: extra, Port: port, Model: model,
-				ReadyTimeout: readyTimeout, StopGrace: stopGrace, Log: env.Log, Reaper: engineReaper(),
+				ReadyTimeout: readyTimeout, StopGrace: stopGrace, Log: env.Log, Reaper: measure.EngineReaper(),
 				Expand: func(name string) (string, bool) { v := env.Getenv(name); return v, v != "" },
 			}
 			if f.logDir != "" {

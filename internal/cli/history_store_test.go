@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -206,30 +205,6 @@ func storedConfig(t *testing.T, dir, model string) string {
 	}
 	t.Fatalf("no results of %s in the store", model)
 	return ""
-}
-
-// TestResolveEngineCommit: run records a revision as the full commit id the engine's clone
-// resolves it to (compare --store and store put then place the run), a full id as given in lower
-// case, and what the clone does not know as given, with a warning.
-func TestResolveEngineCommit(t *testing.T) {
-	repo, ids, _ := gitChain(t, 5)
-	var logs strings.Builder
-	env := &Env{Log: slog.New(slog.NewTextHandler(&logs, nil))}
-	for _, tc := range []struct{ in, want string }{
-		{"main~1", ids[3]},
-		{"HEAD", ids[4]},
-		{ids[0][:9], ids[0]},
-		{strings.ToUpper(ids[2]), ids[2]},
-		{"no-such-branch", "no-such-branch"},
-		{"", ""},
-	} {
-		if got := resolveEngineCommit(context.Background(), env, tc.in, repo); got != tc.want {
-			t.Errorf("resolveEngineCommit(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-	if !strings.Contains(logs.String(), "recorded as given") {
-		t.Errorf("no warning for the revision the clone does not know:\n%s", logs.String())
-	}
 }
 
 // TestHistoryPageNamesSkipped: a stored result that cannot be read is left out of the trend,

@@ -10,19 +10,17 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/speedmatrix/speedmatrix/bench"
-	"github.com/speedmatrix/speedmatrix/internal/action"
-	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/measure"
 )
 
 // shardMatrix is the GitHub Actions job matrix `speedmatrix plan` prints: one include entry per
 // shard, for `strategy.matrix: ${{ fromJSON(needs.plan.outputs.matrix) }}`.
 type shardMatrix struct {
-	Include []action.ShardJob `json:"include"`
+	Include []measure.ShardJob `json:"include"`
 }
 
 // planKey is the context key under which `speedmatrix plan` asks the run command it is built
-// from for the plan instead of a run (runCommand, shardStep).
+// from for the plan instead of a run (newRunCmd).
 type planKey struct{}
 
 // newPlanCmd builds `speedmatrix plan`: the run command, every flag of it included, that prints
@@ -81,12 +79,12 @@ var planFlags = map[string]bool{
 }
 
 // printPlan prints the job matrix of the run options o in n shards (newPlanCmd).
-func printPlan(env *Env, o runOptions, n int) error {
-	p, err := planShards(o, n)
+func printPlan(env *Env, o measure.Settings, n int) error {
+	p, err := measure.Plan(o, n)
 	if err != nil {
 		return err
 	}
-	m := shardMatrix{Include: shardJobs(p)}
+	m := shardMatrix{Include: measure.ShardJobs(p)}
 	var minutes []string
 	var total, longest float64
 	for i, s := range p.Shards {
@@ -100,47 +98,7 @@ func printPlan(env *Env, o runOptions, n int) error {
 		return err
 	}
 	env.Log.Info("plan", "plan", p.ID, "shards", len(p.Shards), "rows", len(p.Rows),
-		"expected_minutes", strings.Join(minutes, "; "), "longest_minutes", roundMinutes(longest), "total_minutes", roundMinutes(total))
+		"expected_minutes", strings.Join(minutes, "; "), "longest_minutes", math.Round(longest*10)/10, "total_minutes", math.Round(total*10)/10)
 	_, err = fmt.Fprintf(env.Stdout, "%s\n", data)
 	return err
-}
-
-// shardJobs is the job matrix of the shard plan p: one entry per shard, with its rows and cells.
-func shardJobs(p bench.ShardPlan) []action.ShardJob {
-	var jobs []action.ShardJob
-	for _, s := range p.Shards {
-		var labels, ids []string
-		for _, r := range s.Rows {
-			labels = append(labels, results.ContextLabel(r))
-		}
-		for _, id := range s.Cells {
-			ids = append(ids, id.String())
-		}
-		jobs = append(jobs, action.ShardJob{Shard: s.String(), Index: s.Index, Plan: s.Plan, Contexts: strings.Join(labels, ","),
-			Cells: strings.Join(ids, ","), ExpectedMinutes: roundMinutes(s.Expected.Minutes())})
-	}
-	return jobs
-}
-
-// roundMinutes rounds to a tenth of a minute.
-func roundMinutes(m float64) float64 { return math.Round(m*10) / 10 }
-
-// planShards splits the matrix of the run options o into n shards (bench.PlanShards); errors
-// are usage errors. It depends on o as the user gave it, before the simulator shortens the
-// window, so that plan and every run --shard of the same settings agree.
-func planShards(o runOptions, n int) (bench.ShardPlan, error) {
-	if n > 1 && o.SpecDecode.Pinned() && o.SpecDecode.AcceptanceLength == 0 {
-		// Each shard would pin the mean its own acceptance pass measured: lengths that differ by
-		// noise, which merge refuses after every runner spent its time.
-		return bench.ShardPlan{}, usagef("spec_decode: pinned with --shards %d needs spec_decode.acceptance_length: each shard would pin the length its own acceptance pass measured, and shards pinned at different lengths do not merge; take the length one unsharded pinned run measured (its results' spec_decode.pinned_acceptance_length) and set it", n)
-	}
-	cfg, err := benchConfig(o, "", "")
-	if err != nil {
-		return bench.ShardPlan{}, err
-	}
-	p, err := bench.PlanShards(cfg, n)
-	if err != nil {
-		return p, usagef("--shards %d: %v", n, strings.TrimPrefix(err.Error(), fmt.Sprintf("%d shards: ", n)))
-	}
-	return p, nil
 }

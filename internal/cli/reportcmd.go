@@ -3,10 +3,10 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -61,16 +61,5 @@ func reportReadError(path string, err error) error {
 	}
 	return fmt.Errorf("%s is a comparison file, not a results file: speedmatrix report renders results files. "+
 		"A comparison is rendered by the compare that makes it; run it again with the format you want: "+
-		"speedmatrix compare --format markdown %s %s (or --format text)", path, shellQuote(base), shellQuote(head))
-}
-
-// shellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
-func shellQuote(s string) string {
-	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:+=@%", r))
-	}) < 0
-	if plain {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		"speedmatrix compare --format markdown %s %s (or --format text)", path, textout.ShellQuote(base), textout.ShellQuote(head))
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"regexp"
 	"runtime/pprof"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/speedmatrix/speedmatrix/engine"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -31,7 +31,8 @@ const (
 	ExitUndecided  = 4 // compare could not pass the head: incomplete, unproven or not comparable (compare.go)
 )
 
-// UsageError is a mistake in the command line; it exits with ExitUsage.
+// UsageError is a mistake in the command line; it exits with ExitUsage, as a
+// *measure.SettingsError does.
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
@@ -42,9 +43,10 @@ func usagef(format string, args ...any) error {
 	return &UsageError{Err: fmt.Errorf(format, args...)}
 }
 
-// ErrRegression is returned when a comparison found a regression; the report has already been
-// written, so main prints nothing more.
-var ErrRegression = errors.New("regression found")
+// ErrRegression is returned when a comparison found a regression (compare's, and run
+// --baseline's: measure.ErrRegression); the report has already been written, so main prints
+// nothing more.
+var ErrRegression = measure.ErrRegression
 
 // ErrUndecided is returned when a comparison cannot pass the head and found no regression
 // either (results.ExitUndecided: incomplete, unproven, not comparable); the report has been
@@ -99,6 +101,7 @@ func WithInterrupt(ctx context.Context, err error) error {
 // ExitCode maps an error returned by Run to the process exit code.
 func ExitCode(err error) int {
 	var ue *UsageError
+	var se *measure.SettingsError
 	var ie *InterruptedError
 	switch {
 	case err == nil:
@@ -109,7 +112,7 @@ func ExitCode(err error) int {
 		return ExitRegression
 	case errors.Is(err, ErrUndecided):
 		return ExitUndecided
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, &se):
 		return ExitUsage
 	}
 	return ExitError
@@ -132,15 +135,17 @@ type Env struct {
 }
 
 // Network listens and dials, as package net does.
-type Network interface {
-	Listen(network, address string) (net.Listener, error)
-	DialContext(ctx context.Context, network, address string) (net.Conn, error)
+type Network = measure.Network
+
+// measureDeps returns what a run uses of env (measure.Run).
+func (env *Env) measureDeps() measure.Deps {
+	return measure.Deps{Stderr: env.Stderr, Getenv: env.Getenv, Log: env.Log, Net: env.Net, Version: Version()}
 }
 
 // Run parses args (without the program name) and runs the chosen subcommand.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) > 0 && args[0] == engine.ReaperArg {
-		engine.Reap(args[1:]) // the leader of an engine's process group (engineReaper); never returns
+		engine.Reap(args[1:]) // the leader of an engine's process group (measure.EngineReaper); never returns
 	}
 	return RunEnv(ctx, &Env{Stdout: stdout, Stderr: stderr, Getenv: getenv}, args)
 }
@@ -223,7 +228,8 @@ func editDistance(a, b string) int {
 // isFlagError reports whether cobra failed on the command line itself.
 func isFlagError(err error) bool {
 	var ue *UsageError
-	if errors.As(err, &ue) {
+	var se *measure.SettingsError
+	if errors.As(err, &ue) || errors.As(err, &se) {
 		return false
 	}
 	msg := err.Error()

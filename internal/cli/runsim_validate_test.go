@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -26,9 +25,8 @@ func TestRunRejectsInvalidOptionsBeforeSimulator(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "r.json")
 			args := append([]string{"run", "--contexts", "8K", "--quiet", "-o", out}, tc.args...)
 			_, stderr, err := runBench(t, nil, args...)
-			var ue *UsageError
-			if !errors.As(err, &ue) {
-				t.Fatalf("err %v, want a usage error\n%s", err, stderr)
+			if ExitCode(err) != ExitUsage {
+				t.Fatalf("err %v, want a usage error (exit status %d)\n%s", err, ExitUsage, stderr)
 			}
 			if !strings.Contains(strings.ToLower(err.Error()), tc.want) {
 				t.Errorf("err %q does not name %q", err, tc.want)

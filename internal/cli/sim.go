@@ -60,8 +60,8 @@ logged.`,
 			if cmd.Flags().Changed("speedup") {
 				env.Log.Warn("--speedup is deprecated: use --sim-speedup, the name run and demo use")
 			}
-			if speedup <= 0 {
-				return usagef("--sim-speedup %g: want a number above 0 (1 = the profile's real speed)", speedup)
+			if err := sim.CheckSpeedup(speedup); err != nil { // a speedup given: 0 is no default here
+				return usagef("--sim-speedup %v", err)
 			}
 			if noise > 1 {
 				return usagef("--noise %g: want a coefficient of variation between 0 and 1", noise)
@@ -99,8 +99,8 @@ logged.`,
 	f.Float64Var(&noise, "noise", 0, "coefficient of variation of injected noise (default: the profile's)")
 	f.StringVar(&slowdown, "slowdown", "", "slow-down rules, e.g. decode=1.10@ctx>=64K,prefill=1.2")
 	f.StringVar(&fault, "fault", "", "faults to inject, e.g. error=5%,cut=100@0.1,crash=60s")
-	f.Float64Var(&speedup, "sim-speedup", DefaultSimSpeedup, "run the model this many times faster than the profile (1: its real speed), as run and demo do; /version says it, so that speedmatrix run --url records it and reports show the profile's time")
-	f.Float64Var(&speedup, "speedup", DefaultSimSpeedup, "the old name of --sim-speedup")
+	f.Float64Var(&speedup, "sim-speedup", sim.DefaultSpeedup, "run the model this many times faster than the profile (1: its real speed), as run and demo do; /version says it, so that speedmatrix run --url records it and reports show the profile's time")
+	f.Float64Var(&speedup, "speedup", sim.DefaultSpeedup, "the old name of --sim-speedup")
 	_ = f.MarkHidden("speedup") // RunE says it is deprecated, on stderr (pflag's notice goes to stdout, where the URL is)
 	f.StringVar(&specConfig, "speculative-config", "", `vLLM's speculative config JSON; {"rejection_sample_method":"synthetic","synthetic_acceptance_length":L} pins acceptance at L tokens per draft step (no acceptance noise), other keys are ignored (the profile drafts)`)
 	f.StringVar(&apiKey, "api-key", "", "require this key as \"Authorization: Bearer KEY\" as vLLM's --api-key does (default: $VLLM_API_KEY)")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -415,7 +416,7 @@ A/A rerun (aa/), so measuring a commit twice gives an A/A pair.`,
 			if err != nil {
 				return err
 			}
-			o := defaultRunOptions()
+			o := measure.DefaultSettings()
 			if sf.configPath != "" {
 				if err := readRunConfig(sf.configPath, &o); err != nil {
 					return usagef("--config: %v", err)
@@ -443,7 +444,7 @@ A/A rerun (aa/), so measuring a commit twice gives an A/A pair.`,
 				defer os.RemoveAll(dir)
 				o.Output = filepath.Join(dir, "results.json")
 			}
-			if err := runCommand(ctx, env, o); err != nil {
+			if err := measure.Run(ctx, o, env.measureDeps()); err != nil {
 				return err
 			}
 			f, err := results.ReadFile(o.Output)
@@ -481,7 +482,7 @@ func storeFailed(env *Env, sf *storeFlags, where, output string, f *results.File
 		if id == "" {
 			id = "baseline-" + results.ShortCommit(sha)
 		}
-		kept = fallbackPath(id) // run.go
+		kept = measure.FallbackPath(id) // run.go
 		if werr := results.WriteOutputFile(kept, f); werr != nil {
 			return fmt.Errorf("storing the baseline in the %s: %w; and keeping the results in %s failed too: %v", where, err, kept, werr)
 		}

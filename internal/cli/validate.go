@@ -12,6 +12,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/internal/action"
 	"github.com/speedmatrix/speedmatrix/internal/textout"
+	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -43,7 +44,7 @@ Exit status 0 when the file is valid, 2 with the reasons when it is not.`,
 				}
 				configPath = config.FileName
 			}
-			o := defaultRunOptions()
+			o := measure.DefaultSettings()
 			if err := readRunConfig(configPath, &o); err != nil {
 				return usagef("--config: %v", err)
 			}
@@ -59,10 +60,10 @@ Exit status 0 when the file is valid, 2 with the reasons when it is not.`,
 	return cmd
 }
 
-// validateRun checks the run options o as runCommand does before it measures (errors are usage
+// validateRun checks the run settings o as measure.Run does before it measures (errors are usage
 // errors) and returns what they make a run do, one indented line each.
-func validateRun(env *Env, o runOptions) (string, error) {
-	if err := checkAdaptive(o); err != nil {
+func validateRun(env *Env, o measure.Settings) (string, error) {
+	if err := o.Check(); err != nil {
 		return "", err
 	}
 	var b strings.Builder
@@ -70,7 +71,7 @@ func validateRun(env *Env, o runOptions) (string, error) {
 	case o.URL != "":
 		fmt.Fprintf(&b, "  measures: the server at %s\n", o.URL)
 	case o.Engine.Serve != nil:
-		spec, err := engineBuildSpec(o)
+		spec, err := measure.EngineBuildSpec(o)
 		if err != nil {
 			return "", err
 		}
@@ -79,14 +80,13 @@ func validateRun(env *Env, o runOptions) (string, error) {
 			env.Log.Warn("engine.serve names variables this environment does not set; the runner must: " + strings.Join(missing, ", "))
 		}
 	default:
-		so := o
-		ss, err := newSimSetup(&so) // runsim_setup.go
+		name, speedup, err := measure.CheckSimulator(o)
 		if err != nil {
 			return "", err
 		}
-		fmt.Fprintf(&b, "  measures: the built-in simulator (profile %s, %g× faster; no url and no engine.serve)\n", ss.p.Name, ss.so.Speedup)
+		fmt.Fprintf(&b, "  measures: the built-in simulator (profile %s, %g× faster; no url and no engine.serve)\n", name, speedup)
 	}
-	p, err := planShards(o, 1) // plan.go: checks the matrix, the cells and pinned acceptance
+	p, err := measure.Plan(o, 1) // plan.go: checks the matrix, the cells and pinned acceptance
 	if err != nil {
 		return "", err
 	}
@@ -123,7 +123,7 @@ const referenceMaxModelLen = 1 << 20
 // confirmations and reruns, and, with paired.mode auto or always, the cells a paired run
 // affords (the first pull requests, before the store holds store.min_history runs). It warns
 // when the first pass cannot fit the budget, or no paired run can.
-func budgetLines(env *Env, b *strings.Builder, o runOptions, first time.Duration) {
+func budgetLines(env *Env, b *strings.Builder, o measure.Settings, first time.Duration) {
 	if o.Budget <= 0 {
 		fmt.Fprintf(b, "  budget: none: the first pass runs as long as it takes (%.1f min and the build and model load), and nothing is rerun\n", first.Minutes())
 		return
@@ -144,7 +144,7 @@ func budgetLines(env *Env, b *strings.Builder, o runOptions, first time.Duration
 	}
 	pc := o.Config
 	pc.Trials = 1
-	ch, err := action.ChoosePairedCells(pc, priceCells) // action_shard.go
+	ch, err := action.ChoosePairedCells(pc, measure.PriceCells)
 	if err != nil {
 		b.WriteString("  paired: no paired run fits the budget\n")
 		env.Log.Warn(fmt.Sprintf("paired.mode %s: until the store holds store.min_history default-branch runs, pull requests are measured paired, but %v; they are then measured alone and compared with what the store holds", o.Paired.Mode, err))
@@ -163,7 +163,7 @@ func minHistory(c config.Config) int {
 
 // missingServeVars returns the ${NAME}s of engine.serve that the environment does not set
 // (PORT is the run's own).
-func missingServeVars(env *Env, o runOptions) []string {
+func missingServeVars(env *Env, o measure.Settings) []string {
 	var missing []string
 	_, err := o.Engine.Serve.Expanded(func(name string) (string, bool) {
 		if name == "PORT" {

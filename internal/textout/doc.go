@@ -1,6 +1,6 @@
 // Package textout holds what the plain-text renderers (report, history) write with: a writer
 // that keeps the first error, so that a renderer checks once at the end instead of after every
-// line, and counted nouns ("1 cell", "3 cells"). It is a leaf: it imports nothing of this
+// line, counted nouns ("1 cell", "3 cells") and shell words quoted for a command a user copies. It is a leaf: it imports nothing of this
 // module, and it does no I/O of its own.
 //
 // # Method

@@ -3,6 +3,7 @@ package textout
 import (
 	"io"
 	"strconv"
+	"strings"
 )
 
 // ErrWriter is an io.Writer that keeps the first error of W: after it, writes are dropped and
@@ -45,4 +46,15 @@ func Ordinal(n int) string {
 		return "rd"
 	}
 	return "th"
+}
+
+// ShellQuote quotes s for a POSIX shell when it holds anything but plain path characters.
+func ShellQuote(s string) string {
+	plain := s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./,:+=@%", r))
+	}) < 0
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"errors"
@@ -21,8 +21,8 @@ func TestEngineFailed(t *testing.T) {
 		{"nil", nil, false},
 	}
 	for _, tt := range tests {
-		if got := engineFailed(tt.err); got != tt.want {
-			t.Errorf("%s: engineFailed(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
+		if got := EngineFailed(tt.err); got != tt.want {
+			t.Errorf("%s: EngineFailed(%v) = %v, want %v", tt.name, tt.err, got, tt.want)
 		}
 	}
 	if got, want := build.Error(), "engine.build of /src: exit status 1"; got != want {

@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"context"
@@ -8,21 +8,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/bench/server"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
-	"github.com/speedmatrix/speedmatrix/sim/profile"
 )
-
-// DefaultSimSpeedup is how much faster than its profile the built-in simulator runs unless told
-// otherwise, the same for `speedmatrix sim`, `run` without --url (sim.speedup) and `demo`: fast
-// enough for a demo, slow enough that a 2-core machine keeps the clock (the simulator itself
-// uses about 0.2 core at 128 streams at 20×).
-const DefaultSimSpeedup = 20
 
 // simRunOptions are the settings of the in-process simulator of `speedmatrix run` without
 // --url (YAML: sim: {profile, speedup, seed, noise, slowdown, fault}).
@@ -32,12 +23,12 @@ type simRunOptions = config.Sim
 // its profile: the ~1 s running/waiting samples, the 1 s token bins and the readiness and
 // drain polls shrink by the speedup, so a 30 s model window still gets ~30 samples; so do the
 // scout's bound, the stall span and the probe request sent after a stall.
-func (o runOptions) scaleSim(t bench.Timeouts) bench.Timeouts {
-	if o.simSpeedup <= 1 {
+func (o session) scaleSim(t bench.Timeouts) bench.Timeouts {
+	if o.timeScale <= 1 {
 		return t
 	}
 	shrink := func(d, floor time.Duration) time.Duration {
-		return max(time.Duration(float64(d)/o.simSpeedup), floor)
+		return max(time.Duration(float64(d)/o.timeScale), floor)
 	}
 	t.Sample = shrink(t.Sample, 20*time.Millisecond)
 	t.Bin = shrink(t.Bin, 20*time.Millisecond)
@@ -50,36 +41,14 @@ func (o runOptions) scaleSim(t bench.Timeouts) bench.Timeouts {
 	return t
 }
 
-// addSimRunFlags declares the --sim-* flags of `speedmatrix run`.
-func addSimRunFlags(f *pflag.FlagSet, o *simRunOptions) {
-	f.StringVar(&o.Profile, "sim-profile", profile.Default, "without --url: the built-in simulator's profile, a built-in name ("+strings.Join(profile.Names(), ", ")+") or a YAML file")
-	f.Float64Var(&o.Speedup, "sim-speedup", DefaultSimSpeedup, "without --url: run the simulator this many times faster than its profile; the results file records it and keeps the numbers as measured, reports show them in the profile's time, and --duration and --readiness-timeout left at their defaults shrink by it (30 s of model time per window)")
-	f.Uint64Var(&o.Seed, "sim-seed", 0, "without --url: the simulator's seed (noise, acceptance draws, faults)")
-	o.Noise = new(float64)
-	f.Float64Var(o.Noise, "sim-noise", 0, "without --url: the simulator's noise CV (default: the profile's)")
-	f.StringVar(&o.Slowdown, "sim-slowdown", "", "without --url: slow-down rules for the simulator, e.g. decode=1.10@ctx>=64K (see speedmatrix sim --help)")
-	f.StringVar(&o.Fault, "sim-fault", "", "without --url: faults for the simulator to inject, e.g. error=5%,crash=60s (see speedmatrix sim --help)")
-}
-
-// overrideSimRunFlags copies the --sim-* flags given on the command line into final.
-func overrideSimRunFlags(fs *pflag.FlagSet, final, o *simRunOptions) {
-	set := ifChanged(fs) // runflags.go
-	set("sim-profile", func() { final.Profile = o.Profile })
-	set("sim-speedup", func() { final.Speedup = o.Speedup })
-	set("sim-seed", func() { final.Seed = o.Seed })
-	set("sim-noise", func() { v := *o.Noise; final.Noise = &v })
-	set("sim-slowdown", func() { final.Slowdown = o.Slowdown })
-	set("sim-fault", func() { final.Fault = o.Fault })
-}
-
 // runSimulated starts the built-in simulator in-process on a loopback port and measures it over
 // HTTP like any server, so the client's code path is the one used against vLLM.
-func runSimulated(ctx context.Context, env *Env, o runOptions) error {
+func runSimulated(ctx context.Context, env *Deps, o session) error {
 	ss, err := newSimSetup(&o) // runsim_setup.go
 	if err != nil {
 		return err
 	}
-	// Every option is checked before the simulator starts: an invalid one is a usage error
+	// Every option is checked before the simulator starts: an invalid one is a settings error
 	// that costs nothing (the URL is a placeholder; measureURL checks again with the real one).
 	if _, err := benchConfig(o, "http://127.0.0.1", "check"); err != nil {
 		return err
@@ -90,7 +59,7 @@ func runSimulated(ctx context.Context, env *Env, o runOptions) error {
 	}
 	srv, err := sim.Start(ctx, scfg)
 	if err != nil {
-		return usagef("%v", err)
+		return settingsf("%v", err)
 	}
 	defer srv.Close()
 	ss.describe(&o)
@@ -124,7 +93,7 @@ func recordSimulator(settings *results.SimulatorSettings) func(*results.File) {
 // returned finish records it; for any other server, or when /version does not answer (the runner
 // reports that itself), it returns nil. What /version said (nothing, for a server without one)
 // goes to o.serverVersion, so that the runner does not ask again.
-func simulatorAtURL(ctx context.Context, env *Env, o *runOptions) func(*results.File) {
+func simulatorAtURL(ctx context.Context, env *Deps, o *session) func(*results.File) {
 	if strings.Contains(o.URL, "@") {
 		return nil // measureURL refuses it
 	}

@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"fmt"
@@ -22,7 +22,7 @@ import (
 // finished cell in ::group:: blocks in GitHub Actions; a progress bar on a terminal; plain lines
 // per finished cell otherwise (a log file). A scale above 1 is the built-in simulator's speedup:
 // the lines then show rates and TTFT in the profile's time, as the reports do.
-func pickProgress(env *Env, quiet bool, scale float64) bench.Progress {
+func pickProgress(env *Deps, quiet bool, scale float64) bench.Progress {
 	switch {
 	case quiet:
 		return nil

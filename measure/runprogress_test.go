@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"bytes"
@@ -38,7 +38,7 @@ func TestBarProgress(t *testing.T) {
 
 func TestPickProgress(t *testing.T) {
 	var buf bytes.Buffer
-	env := &Env{Stderr: &buf, Getenv: func(k string) string { return map[string]string{"GITHUB_ACTIONS": "true"}[k] }}
+	env := &Deps{Stderr: &buf, Getenv: func(k string) string { return map[string]string{"GITHUB_ACTIONS": "true"}[k] }}
 	if p, ok := pickProgress(env, false, 0).(*lineProgress); !ok || !p.groups {
 		t.Errorf("in GitHub Actions: %T, want grouped lines", pickProgress(env, false, 0))
 	}

@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"context"
@@ -18,7 +18,7 @@ const sandboxNoneNote = "engine.sandbox: none: the engine's build and server ran
 // runner says it is ephemeral (engine.CheckTrustedRunner). The sandbox is nil with
 // engine.sandbox: none; where the machine cannot make one, the run is refused with the reason
 // and the setting that fixes it (engine.SandboxError).
-func prepareEngineRun(ctx context.Context, env *Env, o runOptions) (*engine.Sandbox, error) {
+func prepareEngineRun(ctx context.Context, env *Deps, o session) (*engine.Sandbox, error) {
 	toolDir := env.Getenv("RUNNER_TOOL_CACHE")
 	switch engine.Trust(o.Engine.Trust) {
 	case engine.TrustTrusted:
@@ -32,13 +32,13 @@ func prepareEngineRun(ctx context.Context, env *Env, o runOptions) (*engine.Sand
 	}
 	mode, err := engine.ParseSandboxMode(o.Engine.Sandbox)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, settingsf("%v", err)
 	}
 	if mode == engine.SandboxNone {
 		env.Log.Warn(sandboxNoneNote)
 		return nil, nil
 	}
-	reaper := engineReaper()
+	reaper := EngineReaper()
 	if err := engine.SandboxCheck(ctx, reaper); err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func prepareEngineRun(ctx context.Context, env *Env, o runOptions) (*engine.Sand
 // Python installations and speedmatrix itself (for speedmatrix sim as the engine) read-only;
 // the runner's directories, the Go environment, the engine cache and the results' directory
 // hidden wherever they lie inside a shown directory.
-func engineSandbox(env *Env, o runOptions) *engine.Sandbox {
+func engineSandbox(env *Deps, o session) *engine.Sandbox {
 	get := func(k string) []string { // the program's view and the engine's inherited one
 		var vs []string
 		for _, v := range []string{env.Getenv(k), os.Getenv(k)} {
@@ -117,7 +117,7 @@ func engineSandbox(env *Env, o runOptions) *engine.Sandbox {
 }
 
 // sandboxNotes returns what a served run records of its sandbox.
-func sandboxNotes(o runOptions) []string {
+func sandboxNotes(o session) []string {
 	if o.Engine.Sandbox == string(engine.SandboxNone) {
 		return []string{sandboxNoneNote}
 	}
@@ -128,7 +128,7 @@ func sandboxNotes(o runOptions) []string {
 // the checkout source, which the engine may write with engine.build: none (it serves from the
 // checkout): only speedmatrix writes results. Without source, the current directory is the
 // checkout when the serve command runs a file of it.
-func checkOutputOutsideEngine(o runOptions, source string) error {
+func checkOutputOutsideEngine(o session, source string) error {
 	if o.Engine.BuildMode() != "none" {
 		return nil
 	}
@@ -146,7 +146,7 @@ func checkOutputOutsideEngine(o runOptions, source string) error {
 	}
 	outs := []string{o.Output}
 	if o.Paired.Enabled {
-		outs = append(outs, baseOutputPath(o))
+		outs = append(outs, BaseOutputPath(o.Settings))
 	}
 	for _, p := range outs {
 		out, err := filepath.Abs(p)
@@ -154,7 +154,7 @@ func checkOutputOutsideEngine(o runOptions, source string) error {
 			continue
 		}
 		if out == src || strings.HasPrefix(out, src+"/") {
-			return usagef("results file %s is inside the engine's checkout %s, which the engine may write (build: none serves from the checkout): write the results elsewhere", p, source)
+			return settingsf("results file %s is inside the engine's checkout %s, which the engine may write (build: none serves from the checkout): write the results elsewhere", p, source)
 		}
 	}
 	return nil

@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"context"
@@ -31,9 +31,9 @@ import (
 // A pass that measured no acceptance (no spec-decode counters) ends the run before the matrix
 // unless acceptance_length is set. A run of no decode cell (a prefill-only rerun) has no pass and
 // needs acceptance_length. A rerun's --trials N applies to the pass when above its trials.
-func runEnginePinned(ctx context.Context, env *Env, o runOptions) error {
+func runEnginePinned(ctx context.Context, env *Deps, o session) error {
 	if o.URL != "" || o.Engine.Serve == nil {
-		return usagef("spec_decode: pinned needs engine.serve and no --url: speedmatrix starts the server twice, unpinned for the acceptance pass and pinned for the matrix")
+		return settingsf("spec_decode: pinned needs engine.serve and no --url: speedmatrix starts the server twice, unpinned for the acceptance pass and pinned for the matrix")
 	}
 	pass, err := acceptancePassOptions(o)
 	if err != nil {
@@ -58,7 +58,7 @@ func runEnginePinned(ctx context.Context, env *Env, o runOptions) error {
 		m, ok := meanAcceptance(cells)
 		if !ok {
 			if len(pass.Contexts) == 0 {
-				return usagef("spec_decode: pinned: the run measures no decode cell, so there is no acceptance pass to pin at; set spec_decode.acceptance_length")
+				return settingsf("spec_decode: pinned: the run measures no decode cell, so there is no acceptance pass to pin at; set spec_decode.acceptance_length")
 			}
 			return fmt.Errorf("spec_decode: pinned: the acceptance pass measured no speculative acceptance (the server exported no spec-decode counters, or serves without speculative decoding); set spec_decode.acceptance_length to pin a known length, or serve as_launched")
 		}
@@ -66,7 +66,7 @@ func runEnginePinned(ctx context.Context, env *Env, o runOptions) error {
 	}
 	serve := *o.Engine.Serve
 	if serve.Command, err = engine.PinAcceptance(serve.Command, l); err != nil {
-		return usagef("spec_decode: pinned: engine.serve.command: %v", err)
+		return settingsf("spec_decode: pinned: engine.serve.command: %v", err)
 	}
 	main := o
 	main.Engine.Serve = &serve
@@ -78,7 +78,7 @@ func runEnginePinned(ctx context.Context, env *Env, o runOptions) error {
 
 // acceptancePassOptions returns the options of the acceptance pass: the command unpinned, the
 // pass's cells only, its own output file next to the results.
-func acceptancePassOptions(o runOptions) (runOptions, error) {
+func acceptancePassOptions(o session) (session, error) {
 	sd := o.SpecDecode
 	p := o
 	p.SpecDecode = config.SpecDecode{}
@@ -109,7 +109,7 @@ func acceptancePassOptions(o runOptions) (runOptions, error) {
 }
 
 // decodeContexts returns the decode contexts the run's matrix (or its cells) measures.
-func decodeContexts(o runOptions) ([]int, error) {
+func decodeContexts(o session) ([]int, error) {
 	cfg, err := benchConfig(o, "http://127.0.0.1:1", "acceptance-pass")
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 )
 
 // envLookup returns the ${NAME} lookup of engine.serve: the environment's value, unset when empty.
-func envLookup(env *Env) func(string) (string, bool) {
+func envLookup(env *Deps) func(string) (string, bool) {
 	return func(name string) (string, bool) { v := env.Getenv(name); return v, v != "" }
 }
 
 // startServer starts the server of engine.serve (o.Engine.Serve) from the build bd, with the
 // API key of api_key_env, its output appended to logPath, in sandbox (nil: none); it returns
 // once the server answers.
-func startServer(ctx context.Context, env *Env, o runOptions, bd *engine.Build, logPath string, secrets []string, sandbox *engine.Sandbox) (*engine.Server, error) {
+func startServer(ctx context.Context, env *Deps, o session, bd *engine.Build, logPath string, secrets []string, sandbox *engine.Sandbox) (*engine.Server, error) {
 	serve := *o.Engine.Serve
 	var key string
 	if o.APIKeyEnv != "" {
@@ -25,17 +25,17 @@ func startServer(ctx context.Context, env *Env, o runOptions, bd *engine.Build, 
 	return engine.StartServer(ctx, bd.ServeSpec(engine.ServeSpec{
 		Command: serve.Command, Env: serve.Env, Port: serve.Port, Model: o.Model, APIKey: key,
 		ReadyTimeout: serve.ReadyTimeout, StopGrace: serve.StopGrace, LogPath: logPath,
-		Expand: envLookup(env), Log: env.Log, Reaper: engineReaper(),
+		Expand: envLookup(env), Log: env.Log, Reaper: EngineReaper(),
 		Secrets: secrets, RawLogDir: env.Getenv("RUNNER_TEMP"), // the raw log outside the artifact
 		Sandbox: sandbox, // Build.ServeSpec adds the build's directories; none for docker
 	}))
 }
 
-// engineReaper returns the argv that runs this program as the reaper of an engine's process
+// EngineReaper returns the argv that runs this program as the reaper of an engine's process
 // group (Run hands engine.ReaperArg to engine.Reap), so that no build or server process
 // outlives speedmatrix, even SIGKILLed; nil (the leader killed with speedmatrix, what it
 // started left to the stop) when the executable cannot be found.
-func engineReaper() []string {
+func EngineReaper() []string {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil
@@ -49,7 +49,7 @@ func engineReaper() []string {
 // of both; and o to measure it with: its URL, the engine's name, version and commit and the
 // model where o leaves them open, and no launch command (the record's is the redacted one;
 // measureURL knows only the API key).
-func servedRun(ctx context.Context, env *Env, o runOptions, srv *engine.Server, bd *engine.Build, sec *engineSecrets, logPath string, hw engine.Fingerprint, lock *engine.ClockLock) (runOptions, engineRecord) {
+func servedRun(ctx context.Context, env *Deps, o session, srv *engine.Server, bd *engine.Build, sec *engineSecrets, logPath string, hw engine.Fingerprint, lock *engine.ClockLock) (session, engineRecord) {
 	lookup := envLookup(env)
 	expanded, _ := o.Engine.Serve.Expanded(func(name string) (string, bool) {
 		if name == "PORT" {

@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"context"
@@ -8,43 +8,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/speedmatrix/speedmatrix/bench"
-	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/merge"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
 )
 
-// addPairedFlags declares the flags of a paired run (config section paired).
-func addPairedFlags(f *pflag.FlagSet, p *config.Paired) {
-	f.BoolVar(&p.Enabled, "paired", false, "paired A/B: measure the base (--base-url) and the head (--url) alternately in blocks on one machine, so that drift cancels; writes the head's results to -o and the base's to --base-output (without either URL: two built-in simulators)")
-	f.IntVar(&p.Blocks, "blocks", 4, "with --paired: blocks per side, each the whole matrix (or --cells) once")
-	f.StringVar(&p.Scheme, "paired-scheme", config.PairedABBA, "with --paired: ABBA, or sequential (every base block, then every head block: what two separate runs do; compare does not pair it)")
-	f.StringVar(&p.BaseURL, "base-url", "", "with --paired: base URL of the base's server")
-	f.StringVar(&p.BaseOutput, "base-output", "", "with --paired: the base's results file (default: -o with .base before its extension)")
-	f.StringVar(&p.BaseSource, "base-source", "", "with --paired and engine.serve: a checkout of the base commit, built and served like engine.source (one engine on the GPU at a time)")
-	f.BoolVar(&p.AllowSameEngine, "allow-same-engine", false, "with --paired and engine.serve: measure although engine.build is none and the serve command names no file of the checkouts (both commits then serve the same installed engine)")
-	f.BoolVar(&p.KeepServing, "keep-serving", false, "with --paired and engine.serve: start each side's engine once and keep both up for the whole run, measured one at a time (where both fit the machine), instead of restarting each for every block")
-}
-
-// overridePairedFlags copies the paired flags given on the command line into final.
-func overridePairedFlags(fs *pflag.FlagSet, final, o *config.Paired) {
-	set := ifChanged(fs) // runflags.go
-	set("paired", func() { final.Enabled = o.Enabled })
-	set("blocks", func() { final.Blocks = o.Blocks })
-	set("paired-scheme", func() { final.Scheme = o.Scheme })
-	set("base-url", func() { final.BaseURL = o.BaseURL })
-	set("base-output", func() { final.BaseOutput = o.BaseOutput })
-	set("base-source", func() { final.BaseSource = o.BaseSource })
-	set("keep-serving", func() { final.KeepServing = o.KeepServing })
-	set("allow-same-engine", func() { final.AllowSameEngine = o.AllowSameEngine })
-}
-
-// baseOutputPath returns the base's results file of a paired run: paired.base_output, else the
+// BaseOutputPath returns the base's results file of a paired run: paired.base_output, else the
 // head's with ".base" before its extension (results.json → results.base.json).
-func baseOutputPath(o runOptions) string {
+func BaseOutputPath(o Settings) string {
 	if o.Paired.BaseOutput != "" {
 		return o.Paired.BaseOutput
 	}
@@ -72,7 +44,7 @@ type pairedSide struct {
 // liveEngine is a side's engine kept up for the whole paired run (paired.keep_serving).
 type liveEngine struct {
 	url    string
-	o      runOptions
+	o      session
 	finish func(*results.File)
 	stop   func() error
 }
@@ -81,7 +53,7 @@ type liveEngine struct {
 // (stop stops it after the block), or, with keep, the engine started at the side's first block
 // and kept up (stop is nil; stopKept stops it when the run ends). A start counts towards the
 // side's load time.
-func (s *pairedSide) serveBlock(ctx context.Context, env *Env, keep bool) (url string, o runOptions, finish func(*results.File), stop func() error, err error) {
+func (s *pairedSide) serveBlock(ctx context.Context, env *Deps, keep bool) (url string, o session, finish func(*results.File), stop func() error, err error) {
 	if s.live != nil {
 		return s.live.url, s.live.o, s.live.finish, nil, nil
 	}
@@ -118,32 +90,32 @@ func stopKept(sides ...*pairedSide) error {
 // side is measured at a time. The servers are --base-url and --url, or, with neither, two
 // built-in simulators with the same settings (the sim section: an A/A run, for trying the
 // method; a --sim-slowdown drift such as all=+5%/min shows what pairing is for).
-func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
+func runPaired(ctx context.Context, env *Deps, o session) (err error) {
 	p := o.Paired
 	if p.Blocks < 2 {
-		return usagef("--blocks %d: want at least 2 blocks per side (pairs to estimate the noise from)", p.Blocks)
+		return settingsf("--blocks %d: want at least 2 blocks per side (pairs to estimate the noise from)", p.Blocks)
 	}
 	order, err := bench.PairOrder(p.Scheme, p.Blocks)
 	if err != nil {
-		return usagef("--paired-scheme: %v", err)
+		return settingsf("--paired-scheme: %v", err)
 	}
 	if o.Trials != 1 {
-		return usagef("--trials %d with --paired: each block measures every cell once; ask for more blocks (--blocks) instead", o.Trials)
+		return settingsf("--trials %d with --paired: each block measures every cell once; ask for more blocks (--blocks) instead", o.Trials)
 	}
-	base := &pairedSide{name: "base", url: p.BaseURL, out: baseOutputPath(o)}
+	base := &pairedSide{name: "base", url: p.BaseURL, out: BaseOutputPath(o.Settings)}
 	head := &pairedSide{name: "head", url: o.URL, out: o.Output}
 	if base.out == head.out {
-		return usagef("--base-output %s is the head's results file too: name another", base.out)
+		return settingsf("--base-output %s is the head's results file too: name another", base.out)
 	}
 	switch {
 	case base.url == "" && head.url == "" && o.Engine.Serve != nil:
 		// Two builds of the engine, served one at a time (run_paired_engine.go).
 		if p.BaseSource == "" {
-			return usagef("--paired with engine.serve needs paired.base_source (--base-source): a checkout of the base commit, built and served like engine.source")
+			return settingsf("--paired with engine.serve needs paired.base_source (--base-source): a checkout of the base commit, built and served like engine.source")
 		}
 		// The head's checkout must be the commit its results will record (the base's worktree
 		// is made by the action at the base commit; paired.base_source is the user's).
-		spec, serr := engineBuildSpec(o) // serr: err is runPaired's result, which restore sets
+		spec, serr := EngineBuildSpec(o.Settings) // serr: err is runPaired's result, which restore sets
 		if serr != nil {
 			return serr
 		}
@@ -176,11 +148,11 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 		}
 		defer stop()
 	case base.url == "" || head.url == "":
-		return usagef("--paired needs both --base-url (the base's server) and --url (the head's), or neither for two built-in simulators")
+		return settingsf("--paired needs both --base-url (the base's server) and --url (the head's), or neither for two built-in simulators")
 	default:
 		for _, s := range []*pairedSide{base, head} {
 			if strings.Contains(s.url, "@") {
-				return usagef("--url and --base-url must not hold credentials; put the key in a variable and name it with --api-key-env")
+				return settingsf("--url and --base-url must not hold credentials; put the key in a variable and name it with --api-key-env")
 			}
 			if err := checkURL(s.url); err != nil {
 				return err
@@ -211,7 +183,7 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 		}
 		env.Log.Info("paired run: both engines kept up for the whole run", "base", base.live.url, "head", head.live.url)
 	}
-	pairID := newRunID(time.Now())
+	pairID := newRunID(env.now())
 	env.Log.Info("paired run", "id", pairID, "order", order, "base", base.url, "head", head.url, "blocks_per_side", p.Blocks)
 	write := func(s *pairedSide) error {
 		if len(s.blocks) == 0 {
@@ -282,7 +254,7 @@ func runPaired(ctx context.Context, env *Env, o runOptions) (err error) {
 // id (so that its prompts are new to the server's prefix cache, as in a run of its own), in the
 // measuring order of orderSeed, the paired run's (every block in one order, so that a cell sits
 // at the same place in each and a drift cancels between a pair's blocks).
-func measureBlock(ctx context.Context, env *Env, o runOptions, baseURL, key, runID string, orderSeed uint64) (*results.File, error) {
+func measureBlock(ctx context.Context, env *Deps, o session, baseURL, key, runID string, orderSeed uint64) (*results.File, error) {
 	cfg, r, closeRunner, err := newRunner(env, o, baseURL, key, runID) // runner.go
 	if err != nil {
 		return nil, err
@@ -295,7 +267,7 @@ func measureBlock(ctx context.Context, env *Env, o runOptions, baseURL, key, run
 // startPairedSims starts the two built-in simulators of a paired run without URLs, both with
 // the sim section's settings (the same engine on both sides), and points the sides at them. It
 // adjusts o as runSimulated does (windows in model time, the launch command, the engine name).
-func startPairedSims(ctx context.Context, env *Env, o *runOptions, base, head *pairedSide) (stop func(), err error) {
+func startPairedSims(ctx context.Context, env *Deps, o *session, base, head *pairedSide) (stop func(), err error) {
 	ss, err := newSimSetup(o) // runsim_setup.go
 	if err != nil {
 		return nil, err
@@ -321,7 +293,7 @@ func startPairedSims(ctx context.Context, env *Env, o *runOptions, base, head *p
 		s, err := sim.Start(ctx, scfg)
 		if err != nil {
 			stop()
-			return nil, usagef("%v", err)
+			return nil, settingsf("%v", err)
 		}
 		srvs = append(srvs, s)
 	}

@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"context"
@@ -16,22 +16,22 @@ import (
 )
 
 // apiKey returns the server's API key, read from the variable api_key_env names ("" without
-// one); a named variable that is not set or empty is a usage error.
-func apiKey(env *Env, o runOptions) (string, error) {
+// one); a named variable that is not set or empty is a settings error.
+func apiKey(env *Deps, o session) (string, error) {
 	if o.APIKeyEnv == "" {
 		return "", nil
 	}
 	key := env.Getenv(o.APIKeyEnv)
 	if key == "" {
-		return "", usagef("--api-key-env %s: the variable is not set or empty; export the key in it", o.APIKeyEnv)
+		return "", settingsf("--api-key-env %s: the variable is not set or empty; export the key in it", o.APIKeyEnv)
 	}
 	return key, nil
 }
 
 // newRunner returns the configuration and the runner of one measurement of the server at
 // baseURL (the run's id runID; key its API key, also redacted wherever the launch command holds
-// it), and how to close its stream client once the runner is done. Errors are usage errors.
-func newRunner(env *Env, o runOptions, baseURL, key, runID string) (bench.Config, *bench.Runner, func(), error) {
+// it), and how to close its stream client once the runner is done. Errors are settings errors.
+func newRunner(env *Deps, o session, baseURL, key, runID string) (bench.Config, *bench.Runner, func(), error) {
 	cfg, err := benchConfig(o, baseURL, runID)
 	if err != nil {
 		return cfg, nil, nil, err
@@ -79,7 +79,7 @@ func newRunner(env *Env, o runOptions, baseURL, key, runID string) (bench.Config
 // command engine.serve started, or of --launch-command), the note saying that the client's
 // repetition check is off for the run; "" otherwise, and the check stays on. A model with
 // random weights repeats one token or a short loop, which the check would fail as bad output.
-func randomWeightsNote(o runOptions) string {
+func randomWeightsNote(o session) string {
 	argv := o.servedArgv
 	if argv == nil {
 		argv = strings.Fields(o.LaunchCommand)
@@ -92,13 +92,13 @@ func randomWeightsNote(o runOptions) string {
 
 // httpClient returns an HTTP client with the timeout over env.Net (which must be set): the
 // informational calls (/metrics, /tokenize, /version) of a run over an in-memory network.
-func (env *Env) httpClient(timeout time.Duration) *http.Client {
+func (env *Deps) httpClient(timeout time.Duration) *http.Client {
 	return &http.Client{Timeout: timeout, Transport: &http.Transport{DialContext: env.Net.DialContext, DisableCompression: true}}
 }
 
 // listener returns the listener of a built-in simulator: nil (sim.Start listens on a free
 // loopback port) unless env.Net is set.
-func (env *Env) listener() (net.Listener, error) {
+func (env *Deps) listener() (net.Listener, error) {
 	if env.Net == nil {
 		return nil, nil
 	}

@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/engine"
 	"github.com/speedmatrix/speedmatrix/internal/redact"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -34,7 +35,7 @@ import (
 // commit, merge-base, build mode), the launch command as run and the machine's fingerprint;
 // every secret the command was given (see engineSecrets) is redacted from them, from the log
 // file and from the error returned. How long each phase took is logged at the end.
-func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
+func runEngine(ctx context.Context, env *Deps, o session) (err error) {
 	serve := *o.Engine.Serve
 	lookup := envLookup(env) // runengine_serve.go
 	if o.APIKeyEnv == "" {
@@ -51,19 +52,19 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 		}
 		return lookup(name)
 	}); err != nil {
-		return usagef("%v", err)
+		return settingsf("%v", err)
 	}
 	if o.APIKeyEnv != "" && env.Getenv(o.APIKeyEnv) == "" {
-		return usagef("api_key_env %s: the variable is not set or empty; export the server's API key in it", o.APIKeyEnv)
+		return settingsf("api_key_env %s: the variable is not set or empty; export the server's API key in it", o.APIKeyEnv)
 	}
 	if o.Output == "" {
-		return usagef("--output: give the results file to write")
+		return settingsf("--output: give the results file to write")
 	}
 
 	var ph enginePhases
 	defer ph.log(env.Log)
 
-	spec, err := engineBuildSpec(o)
+	spec, err := EngineBuildSpec(o.Settings)
 	if err != nil {
 		return err
 	}
@@ -80,7 +81,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	}
 	spec.Sandbox = sandbox
 	start := time.Now()
-	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}).Build(ctx, spec)
+	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: EngineReaper()}).Build(ctx, spec)
 	ph.build = time.Since(start)
 	if err != nil {
 		return &engineError{phase: "engine.build", err: err}
@@ -121,7 +122,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 	o, rec := servedRun(ctx, env, o, srv, bd, sec, logPath, hw, lock)
 	env.Log.Info("server ready; measuring", "url", srv.URL(), "model", srv.Model(), "launch", rec.launch, "log", logPath)
 
-	o.adaptive.build, o.adaptive.load = ph.build, ph.load // the GPU time before measuring (run_adaptive.go)
+	o.build, o.load = ph.build, ph.load // the GPU time before measuring (run_adaptive.go)
 	start = time.Now()
 	sim := simulatorAtURL(ctx, env, &o)
 	err = measureURL(ctx, env, o, srv.URL(), chainFinish(sim, rec.apply, o.finish))
@@ -152,7 +153,7 @@ func runEngine(ctx context.Context, env *Env, o runOptions) (err error) {
 // sha) whose engine checkout is at another commit: the results would record the pinned commit
 // for what another one measured. A run that builds nothing from a checkout (build none, no
 // engine.source) has nothing to check: its commit is recorded as given.
-func checkPinnedSource(ctx context.Context, o runOptions, spec engine.BuildSpec) error {
+func checkPinnedSource(ctx context.Context, o session, spec engine.BuildSpec) error {
 	pinned := strings.ToLower(strings.TrimSpace(o.Engine.Commit))
 	if !store.IsCommit(pinned) || (spec.Mode == engine.ModeNone && o.Engine.Source == "") {
 		return nil
@@ -162,13 +163,13 @@ func checkPinnedSource(ctx context.Context, o runOptions, spec engine.BuildSpec)
 		src = "."
 	}
 	if err := engine.CheckPinned(ctx, nil, src, pinned); err != nil {
-		return usagef("engine.source: %w", err)
+		return settingsf("engine.source: %w", err)
 	}
 	return nil
 }
 
-// engineBuildSpec turns engine.{source, build, keep, cache_dir} into the build's spec.
-func engineBuildSpec(o runOptions) (engine.BuildSpec, error) {
+// EngineBuildSpec turns engine.{source, build, keep, cache_dir} into the build's spec.
+func EngineBuildSpec(o Settings) (engine.BuildSpec, error) {
 	e := o.Engine
 	spec := engine.BuildSpec{Engine: e.Name, Source: e.Source, CacheDir: e.CacheDir, Keep: e.Keep, Trust: engine.Trust(e.Trust), PrecompiledEnv: e.PrecompiledEnv}
 	if e.Build.Mode == config.BuildCommand {
@@ -177,7 +178,7 @@ func engineBuildSpec(o runOptions) (engine.BuildSpec, error) {
 	}
 	mode, err := engine.ParseMode(e.BuildMode())
 	if err != nil {
-		return spec, usagef("engine.build: %v", err)
+		return spec, settingsf("engine.build: %v", err)
 	}
 	spec.Mode = mode
 	return spec, nil
@@ -428,7 +429,7 @@ type engineSecrets struct {
 	values []string
 }
 
-func newEngineSecrets(env *Env, o runOptions, serve config.Serve) *engineSecrets {
+func newEngineSecrets(env *Deps, o session, serve config.Serve) *engineSecrets {
 	s := &engineSecrets{}
 	if o.APIKeyEnv != "" {
 		s.add(env.Getenv(o.APIKeyEnv))
@@ -456,7 +457,7 @@ func newEngineSecrets(env *Env, o runOptions, serve config.Serve) *engineSecrets
 
 // mask asks GitHub Actions, when running in it, to mask every known secret value in the job's
 // log (::add-mask::), before the build or the server can print one.
-func (s *engineSecrets) mask(env *Env) {
+func (s *engineSecrets) mask(env *Deps) {
 	if env.Getenv("GITHUB_ACTIONS") != "true" {
 		return
 	}
@@ -501,16 +502,16 @@ func (s *engineSecrets) launchCommand(argv []string, extraEnv map[string]string)
 // shellWord quotes a for a shell when it needs it; redact.Marker stays bare, the form the
 // reference report records.
 func shellWord(a string) string {
-	if plain := strings.ReplaceAll(a, redact.Marker, "_"); shellQuote(plain) == plain {
+	if plain := strings.ReplaceAll(a, redact.Marker, "_"); textout.ShellQuote(plain) == plain {
 		return a
 	}
-	return shellQuote(a)
+	return textout.ShellQuote(a)
 }
 
 // redactFile redacts the known secrets from the server's log file in place (vLLM logs its
 // non-default arguments, the API key among them). A failure is logged: the file is the
 // server's, and the run's results do not depend on it.
-func (s *engineSecrets) redactFile(env *Env, path string) {
+func (s *engineSecrets) redactFile(env *Deps, path string) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
@@ -550,8 +551,8 @@ type engineError struct {
 func (e *engineError) Error() string { return e.phase + ": " + e.err.Error() }
 func (e *engineError) Unwrap() error { return e.err }
 
-// engineFailed reports whether err is, or wraps, the engine failing to build or to serve.
-func engineFailed(err error) bool {
+// EngineFailed reports whether err is, or wraps, the engine failing to build or to serve.
+func EngineFailed(err error) bool {
 	var ee *engineError
 	return errors.As(err, &ee)
 }

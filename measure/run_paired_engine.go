@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // memory) at a time. The head's is engine (its source), the base's the same engine built from
 // paired.base_source.
 type pairedEngine struct {
-	o       runOptions // o.Engine is this side's
+	o       session // o.Engine is this side's
 	bd      *engine.Build
 	sec     *engineSecrets
 	logPath string
@@ -29,19 +29,19 @@ type pairedEngine struct {
 
 // buildPairedEngine builds the engine of o from source; the server's output goes to logPath
 // (appended to by every block, emptied first).
-func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logPath string) (*pairedEngine, error) {
+func buildPairedEngine(ctx context.Context, env *Deps, o session, source, logPath string) (*pairedEngine, error) {
 	o.Engine.Source = source
 	if o.APIKeyEnv == "" {
 		o.APIKeyEnv = keyVarOfCommand(o.Engine.Serve.Command)
 	}
 	sec := newEngineSecrets(env, o, *o.Engine.Serve)
 	sec.mask(env)
-	spec, err := engineBuildSpec(o)
+	spec, err := EngineBuildSpec(o.Settings)
 	if err != nil {
 		return nil, err
 	}
 	spec.Secrets = sec.values
-	if err := checkEnginesCanDiffer(o, spec.Mode, source); err != nil {
+	if err := CheckEnginesCanDiffer(o.Settings, spec.Mode, source); err != nil {
 		return nil, err
 	}
 	if err := checkOutputOutsideEngine(o, source); err != nil { // runengine_sandbox.go
@@ -52,7 +52,7 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 		return nil, err
 	}
 	spec.Sandbox = sandbox
-	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: engineReaper()}).Build(ctx, spec)
+	bd, err := (&engine.Builder{Getenv: env.Getenv, Stderr: env.Stderr, Log: env.Log, Reaper: EngineReaper()}).Build(ctx, spec)
 	if err != nil {
 		return nil, sec.redactError(&engineError{phase: "engine.build of " + source, err: err})
 	}
@@ -62,25 +62,25 @@ func buildPairedEngine(ctx context.Context, env *Env, o runOptions, source, logP
 	return &pairedEngine{o: o, bd: bd, sec: sec, logPath: logPath, hw: engine.Hardware(ctx), sandbox: sandbox}, nil
 }
 
-// checkEnginesCanDiffer refuses to measure two commits that serve the same installed engine:
+// CheckEnginesCanDiffer refuses to measure two commits that serve the same installed engine:
 // no build (engine.build: none) and a serve command that names no file of the commit's
 // checkout source (engine.ServeUsesTree; empty: the current directory, where the server then
 // runs), unless paired.allow_same_engine says to.
-func checkEnginesCanDiffer(o runOptions, mode engine.Mode, source string) error {
+func CheckEnginesCanDiffer(o Settings, mode engine.Mode, source string) error {
 	if source == "" {
 		source = "." // no engine.source: the server runs in the current directory
 	}
 	if mode != engine.ModeNone || o.Paired.AllowSameEngine || engine.ServeUsesTree(o.Engine.Serve.Command, source) {
 		return nil
 	}
-	return usagef("engine.build is none and engine.serve.command %q names no file of the checkout %s: every commit serves the same installed engine, so two commits cannot measure apart. "+
+	return settingsf("engine.build is none and engine.serve.command %q names no file of the checkout %s: every commit serves the same installed engine, so two commits cannot measure apart. "+
 		"Build each commit (engine.build), serve from its tree (e.g. command: [./serve.sh, \"${PORT}\"], run in the commit's checkout), or pass --allow-same-engine (paired.allow_same_engine) to measure anyway",
 		strings.Join(o.Engine.Serve.Command, " "), source)
 }
 
 // serve starts the engine and returns its URL, the options to measure it with (its model,
 // provenance), what its results record of it, and how to stop it.
-func (p *pairedEngine) serve(ctx context.Context, env *Env) (string, runOptions, func(*results.File), func() error, error) {
+func (p *pairedEngine) serve(ctx context.Context, env *Deps) (string, session, func(*results.File), func() error, error) {
 	srv, err := startServer(ctx, env, p.o, p.bd, p.logPath, p.sec.values, p.sandbox) // runengine_serve.go
 	if err != nil {
 		p.sec.redactFile(env, p.logPath)

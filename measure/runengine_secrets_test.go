@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"strings"
@@ -13,8 +13,8 @@ import (
 func TestEngineSecretsOfCommand(t *testing.T) {
 	serve := config.Serve{Command: []string{"env", "HF_TOKEN=hf_literal_s3cret", "vllm", "serve", "m",
 		"--api-key", "sk-literal-s3cret", "--middleware-header", "Authorization: Bearer tok_literal_s3cret"}}
-	env := &Env{Getenv: func(string) string { return "" }}
-	s := newEngineSecrets(env, runOptions{}, serve)
+	env := &Deps{Getenv: func(string) string { return "" }}
+	s := newEngineSecrets(env, session{}, serve)
 	log := "args: " + strings.Join(serve.Command, " ")
 	got := s.text(log)
 	for _, v := range []string{"hf_literal_s3cret", "sk-literal-s3cret", "tok_literal_s3cret"} {

@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"io"
@@ -17,7 +17,7 @@ import (
 func TestOutputKeepsInvalidResults(t *testing.T) {
 	dir := t.TempDir()
 	o := &output{path: filepath.Join(dir, "out.json"), fallback: filepath.Join(dir, "fallback.json"), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
-	f, err := results.ReadFile(filepath.Join(exampleDir, "base.json"))
+	f, err := results.ReadFile(filepath.Join("../docs/example", "base.json"))
 	if err != nil {
 		t.Fatal(err)
 	}

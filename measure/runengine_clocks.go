@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 // lockClocks locks the GPU clocks for gpu.lock_clocks (a refusal explained by clockLockError)
 // and returns the lock and the restore to defer: it restores the clocks, logs it, and joins a
 // failure, with what to do, into *err, the error the run returns.
-func lockClocks(ctx context.Context, env *Env) (*engine.ClockLock, func(err *error), error) {
+func lockClocks(ctx context.Context, env *Deps) (*engine.ClockLock, func(err *error), error) {
 	lock, err := engine.LockClocks(ctx, nil, engine.LockOptions{})
 	if err != nil {
 		return nil, nil, clockLockError(err)

@@ -1,4 +1,4 @@
-package cli
+package measure
 
 import (
 	"log/slog"
@@ -22,34 +22,32 @@ type simSetup struct {
 	p     *profile.Profile
 }
 
-// newSimSetup checks the sim section and loads its profile (errors are usage errors), and
+// newSimSetup checks the sim section and loads its profile (errors are settings errors), and
 // adapts o to a run against the simulator: windows and the readiness wait left at their defaults
 // last the same model time as on a real server, and the client samples in model time.
-func newSimSetup(o *runOptions) (simSetup, error) {
+func newSimSetup(o *session) (simSetup, error) {
 	s := simSetup{so: o.Sim, noise: -1}
 	if s.so.Profile == "" {
 		s.so.Profile = profile.Default
 	}
-	if s.so.Speedup == 0 {
-		s.so.Speedup = DefaultSimSpeedup
+	speedup, err := sim.Speedup(s.so.Speedup)
+	if err != nil {
+		return s, settingsf("--sim-speedup %v", err)
 	}
-	if !(s.so.Speedup > 0) {
-		return s, usagef("--sim-speedup %g: want a number above 0", s.so.Speedup)
-	}
+	s.so.Speedup = speedup
 	if n := s.so.Noise; n != nil {
 		if *n < 0 || *n > 1 {
-			return s, usagef("--sim-noise %g: want a coefficient of variation between 0 and 1", *n)
+			return s, settingsf("--sim-noise %g: want a coefficient of variation between 0 and 1", *n)
 		}
 		s.noise = *n
 	}
 	if h := s.so.HeadSlowdown; h != "" {
 		if _, err := inject.ParseSlowdown(h); err != nil {
-			return s, usagef("sim.head_slowdown: %v", err)
+			return s, settingsf("sim.head_slowdown: %v", err)
 		}
 	}
-	var err error
 	if s.p, err = profile.Load(s.so.Profile, nil); err != nil {
-		return s, usagef("--sim-profile: %v", err)
+		return s, settingsf("--sim-profile: %v", err)
 	}
 	o.simTime(s.so.Speedup)
 	return s, nil
@@ -59,18 +57,18 @@ func newSimSetup(o *runOptions) (simSetup, error) {
 // process or at --url alike, so that both measure with the same windows and compare accepts
 // the pair: the window and the readiness wait left at their defaults last the same model time
 // as on a real server, and the client samples in model time (scaleSim).
-func (o *runOptions) simTime(speedup float64) {
+func (o *session) simTime(speedup float64) {
 	if !(speedup > 0) {
 		return
 	}
-	def := defaultRunOptions()
+	def := defaultSession()
 	if o.Duration == def.Duration {
 		o.Duration = max(time.Duration(float64(o.Duration)/speedup), bench.MinDuration)
 	}
 	if o.ReadyTimeout == def.ReadyTimeout {
 		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/speedup), time.Second)
 	}
-	o.simSpeedup, o.timeScale = speedup, speedup
+	o.timeScale = speedup
 }
 
 // config returns the simulator's configuration.
@@ -80,7 +78,7 @@ func (s simSetup) config(log *slog.Logger) sim.Config {
 
 // describe records in o what is measured, where the options leave it open: the launch command
 // (the `speedmatrix sim` that runs the same simulator) and the engine's name.
-func (s simSetup) describe(o *runOptions) {
+func (s simSetup) describe(o *session) {
 	cmd := []string{"speedmatrix", "sim", "--profile", s.so.Profile, "--sim-speedup", strconv.FormatFloat(s.so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(s.so.Seed, 10)}
 	if s.noise >= 0 {
 		cmd = append(cmd, "--noise", strconv.FormatFloat(s.noise, 'g', -1, 64))
@@ -113,4 +111,16 @@ func (s simSetup) finish() func(*results.File) {
 			f.Run.Budget.CPUIncludesServer = true // the simulator runs in this process
 		}
 	}
+}
+
+// CheckSimulator checks the sim section of s and loads its profile, as a run without a URL
+// does before its simulator starts (errors are *SettingsError), and returns the profile's name
+// and the speedup the simulator runs at.
+func CheckSimulator(s Settings) (name string, speedup float64, err error) {
+	o := session{Settings: s}
+	ss, err := newSimSetup(&o)
+	if err != nil {
+		return "", 0, err
+	}
+	return ss.p.Name, ss.so.Speedup, nil
 }
