@@ -32,6 +32,7 @@ var InputNames = []string{
 	"baseline", "baseline-dir", "cleanup", "sha", "pr", "base-sha", "cells", "aa", "paired",
 	"shards", "shard", "plan", "shard-artifacts", // shards.go
 	"measure-result",             // measurefail.go
+	"allow-unsandboxed",          // untrusted.go
 	"bisect", "bisect-artifacts", // bisectsplit.go
 }
 
@@ -73,6 +74,9 @@ type Inputs struct {
 	// Paired, in mode measure, measures paired: the base commit (base-sha) built and served
 	// alternately with the head (the decide job's paired output).
 	Paired bool
+	// AllowUnsandboxed lets an untrusted measurement run with engine.sandbox: none (the
+	// workflow's say, never the measured configuration's: untrusted.go).
+	AllowUnsandboxed bool
 	// MeasureResult, in mode report, is the measuring job's result as the workflow saw it
 	// (needs.measure.result: success, failure, cancelled or skipped), so that a report without
 	// results says how that job ended.
@@ -172,6 +176,13 @@ func readInputs(a *githubactions.Action, mode string) (Inputs, error) {
 			return in, fmt.Errorf("input paired: %q is not true or false", v)
 		}
 		in.Paired = b
+	}
+	if v := a.GetInput("allow-unsandboxed"); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return in, fmt.Errorf("input allow-unsandboxed: %q is not true or false", v)
+		}
+		in.AllowUnsandboxed = b
 	}
 	switch v := a.GetInput("measure-result"); v {
 	case "", "success", "failure", "cancelled", "skipped":

@@ -186,7 +186,17 @@ func (j *job) measureMode(ctx context.Context) error {
 	if err := os.MkdirAll(j.in.ArtifactDir, 0o755); err != nil {
 		return err
 	}
-	out, err := j.measureOrShard(ctx, p) // shards.go
+	var out outcome
+	err := error(nil)
+	if p.Kind != ghbot.RunBaseline {
+		// The measured commit's configuration is its author's: it may not loosen the sandbox.
+		if err = checkUntrustedEngine(j.cfg, j.in.AllowUnsandboxed, j.a.Getenv); err != nil { // untrusted.go
+			err = fmt.Errorf("mode measure: %w", err)
+		}
+	}
+	if err == nil {
+		out, err = j.measureOrShard(ctx, p) // shards.go
+	}
 	if err != nil {
 		m.Error = err.Error()
 		if werr := writeMeta(j.in.ArtifactDir, m); werr != nil {
