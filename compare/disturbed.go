@@ -503,18 +503,7 @@ func (o *orderRef) points(f *results.File) []orderPoint {
 		s := math.Sqrt(pts[i].w)
 		pts[i].e = math.Max(-lim, math.Min(lim, pts[i].e*s)) / s
 	}
-	slices.SortFunc(pts, func(a, b orderPoint) int {
-		switch {
-		case a.t < b.t:
-			return -1
-		case a.t > b.t:
-			return 1
-		}
-		return strings.Compare(a.id.String(), b.id.String())
-	})
-	for i := range pts {
-		pts[i].u = float64(i) / float64(max(1, len(pts)-1))
-	}
+	sortOrder(pts)
 	return pts
 }
 
@@ -656,4 +645,21 @@ func signedPct(l float64) string {
 		return fmt.Sprintf("%.1f %% slower", -p)
 	}
 	return fmt.Sprintf("%.1f %% faster", p)
+}
+
+// sortOrder sorts pts into measuring order (by place, ties by cell id) and sets each one's
+// rank u (0 to 1).
+func sortOrder(pts []orderPoint) {
+	slices.SortFunc(pts, func(a, b orderPoint) int {
+		switch {
+		case a.t < b.t:
+			return -1
+		case a.t > b.t:
+			return 1
+		}
+		return strings.Compare(a.id.String(), b.id.String())
+	})
+	for i := range pts {
+		pts[i].u = float64(i) / float64(max(1, len(pts)-1))
+	}
 }

@@ -46,52 +46,24 @@ func checkStretch(c *results.Comparison, in Input) {
 	}
 	f := in.Head[0]
 	byOrder := !fileTimed(f)
-	type placed struct {
-		id string
-		t  float64
-	}
-	var pts []placed
-	var orderPts []orderPoint
+	var pts []orderPoint
 	for _, p := range []results.Phase{results.PhasePrefill, results.PhaseDecode} {
 		for id := range runValues(f, p) {
-			t, ok := startOf(f, id, byOrder)
-			if !ok {
-				continue
+			if t, ok := startOf(f, id, byOrder); ok {
+				pts = append(pts, orderPoint{id: id, t: t, phase: p})
 			}
-			pts = append(pts, placed{id.String(), t})
-			orderPts = append(orderPts, orderPoint{id: id, t: t, phase: p})
 		}
 	}
 	if len(pts) < minLoneMatrix {
 		return
 	}
-	slices.SortFunc(pts, func(a, b placed) int {
-		switch {
-		case a.t < b.t:
-			return -1
-		case a.t > b.t:
-			return 1
-		}
-		return strings.Compare(a.id, b.id)
-	})
-	slices.SortFunc(orderPts, func(a, b orderPoint) int {
-		switch {
-		case a.t < b.t:
-			return -1
-		case a.t > b.t:
-			return 1
-		}
-		return strings.Compare(a.id.String(), b.id.String())
-	})
-	for i := range orderPts {
-		orderPts[i].u = float64(i) / float64(max(1, len(orderPts)-1))
-	}
-	if alignedOrder(orderPts) {
+	sortOrder(pts) // disturbed.go
+	if alignedOrder(pts) {
 		return
 	}
 	place := map[string]int{}
 	for i, p := range pts {
-		place[p.id] = i + 1
+		place[p.id.String()] = i + 1
 	}
 	lo, hi := len(pts)+1, 0
 	var names []string

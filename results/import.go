@@ -389,12 +389,12 @@ func importHardware(lines []srcLine, h *Hardware) error {
 		return err
 	}
 	vramLine := 0
+	fields := map[string]*string{"type": &h.Type, "gpu": &h.GPU, "driver": &h.Driver, "clocks": &h.Clocks, "os": &h.OS}
 	for _, kv := range kvs {
+		if setField(fields, kv) {
+			continue
+		}
 		switch strings.ToLower(kv.key) {
-		case "type":
-			h.Type = kv.value
-		case "gpu":
-			h.GPU = kv.value
 		case "gpu count":
 			n, err := ParseInt(kv.value)
 			if err != nil {
@@ -425,12 +425,6 @@ func importHardware(lines []srcLine, h *Hardware) error {
 			}
 			h.VRAMPerGPUGB = per
 			vramLine = kv.n
-		case "driver":
-			h.Driver = kv.value
-		case "clocks":
-			h.Clocks = kv.value
-		case "os":
-			h.OS = kv.value
 		default:
 			kv, err := extraKV(kv)
 			if err != nil {
@@ -450,31 +444,29 @@ func importEngine(lines []srcLine, e *Engine) error {
 	if err != nil {
 		return err
 	}
+	fields := map[string]*string{"engine": &e.Name, "version": &e.Version, "commit": &e.Commit, "quantization": &e.Quantization,
+		"backend": &e.Backend, "repository": &e.Repository, "build": &e.Build}
 	for _, kv := range kvs {
-		switch strings.ToLower(kv.key) {
-		case "engine":
-			e.Name = kv.value
-		case "version":
-			e.Version = kv.value
-		case "commit":
-			e.Commit = kv.value
-		case "quantization":
-			e.Quantization = kv.value
-		case "backend":
-			e.Backend = kv.value
-		case "repository":
-			e.Repository = kv.value
-		case "build":
-			e.Build = kv.value
-		default:
-			kv, err := extraKV(kv)
-			if err != nil {
-				return err
-			}
-			e.Extra = append(e.Extra, kv)
+		if setField(fields, kv) {
+			continue
 		}
+		x, err := extraKV(kv)
+		if err != nil {
+			return err
+		}
+		e.Extra = append(e.Extra, x)
 	}
 	return nil
+}
+
+// setField sets the field of fields (by lower-case key) that kv names to its value, as written,
+// and reports whether there was one.
+func setField(fields map[string]*string, kv kvLine) bool {
+	p, ok := fields[strings.ToLower(kv.key)]
+	if ok {
+		*p = kv.value
+	}
+	return ok
 }
 
 var versionRE = regexp.MustCompile(`^(.+?)\s+(v?\d[\w.+-]*)$`)
@@ -485,12 +477,12 @@ func importRun(lines []srcLine, r *Run) error {
 		return err
 	}
 	r.Tool = Tool{Name: ImportTool}
+	fields := map[string]*string{"served model": &r.ServedModel, "revision": &r.Revision}
 	for _, kv := range kvs {
+		if setField(fields, kv) {
+			continue
+		}
 		switch strings.ToLower(kv.key) {
-		case "served model":
-			r.ServedModel = kv.value
-		case "revision":
-			r.Revision = kv.value
 		case "benchmark tool":
 			if m := versionRE.FindStringSubmatch(kv.value); m != nil {
 				r.Tool = Tool{Name: m[1], Version: m[2]}
