@@ -518,6 +518,9 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 			case !note && slowBeyond(out.Change.Low, out.Change.High, t.metric, d):
 				out.Reason = fmt.Sprintf("%s: the whole interval is slower than ±%s, but not at the level of its table's %d cells (%.4g%% CI %s … %s), nor significant among every test of the matrix (q = %.2g > %.3g)",
 					ci, pct0(d), n[k], famConf*100, pct(famLow), pct(famHigh), qs[i], level)
+				// It is judged at its table's level, and shows that interval: a cell a
+				// comparison passes never shows a slowdown beyond δ.
+				out.Change.Low, out.Change.High, out.Change.Level = famLow, famHigh, famConf
 			case out.Change.High < -d || out.Change.Low > d:
 				out.Reason = fmt.Sprintf("%s: the whole interval is beyond ±%s, but not significant among every test of the matrix (q = %.2g > %.3g)", ci, pct0(d), qs[i], level)
 			case out.MDC != nil:

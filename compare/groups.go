@@ -410,7 +410,7 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 		out.DF = g.df()
 		// A row or a column is one of many: it is held slower than δ when its interval at the
 		// groups' family level is, as the cells' (decide).
-		_, famHigh := g.interval(famConf)
+		famLow, famHigh := g.interval(famConf)
 		desc := fmt.Sprintf("%s: mean change %s (%g%% CI %s … %s) over %s, z = %+.1f", out.Name(), pct(out.Change), th.ConfidenceLevel*100, pct(out.Low), pct(out.High), textout.Plural(len(out.Cells), "cell", "cells"), out.Z)
 		switch {
 		case sig && worse && g.measured:
@@ -437,6 +437,12 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 		default:
 			out.Verdict = results.VerdictInconclusive
 			out.Reason = desc
+			if out.High < -dd {
+				// Slower than δ at the comparison's level but not at the groups': it is judged,
+				// and shown, at the latter (no group a comparison passes shows a slowdown).
+				out.Reason = fmt.Sprintf("%s: the whole interval is slower than −%s, but not at the level of the %d groups (%.4g%% CI %s … %s)", desc, pct0(dd), len(groups), famConf*100, pct(famLow), pct(famHigh))
+				out.Low, out.High, out.Level = famLow, famHigh, famConf
+			}
 		}
 		if out.Verdict != results.VerdictRegression && out.Verdict != results.VerdictImprovement && !suspected {
 			continue

@@ -284,7 +284,7 @@ func (m *model) notJudgedBlock() string {
 	for _, g := range []struct {
 		what  string
 		cells []string
-	}{{"Probably slower (the whole 95 % range is slower)", slow}, {"Probably faster", fast}, {"Moved, but could go either way", either}} {
+	}{{"Probably slower (the whole range is slower)", slow}, {"Probably faster", fast}, {"Moved, but could go either way", either}} {
 		if len(g.cells) > 0 {
 			fmt.Fprintf(&b, " %s: %s.", g.what, strings.Join(g.cells, ", "))
 		}

@@ -48,9 +48,15 @@ func pctNumber(v float64) string {
 func pctPlainWords(frac float64) string { return numfmt.Plain(frac*100) + " %" }
 
 // rangeWords formats a change's confidence interval as a range: "−42.0 … +76.0 %".
+// A range at another level than the comparison's (a cell held at its table's level) names it:
+// "−36.8 … +1.2 % at 99.88 %".
 func rangeWords(ch *results.Change) string {
 	lo, hi := pctWords(ch.Low), pctWords(ch.High)
-	return strings.TrimSuffix(lo, " %") + " … " + hi
+	r := strings.TrimSuffix(lo, " %") + " … " + hi
+	if ch.Level > 0 {
+		r += " at " + levelText(ch.Level) + " %"
+	}
+	return r
 }
 
 // sig3 formats a positive number with three significant digits: "171", "61.2", "6.12",

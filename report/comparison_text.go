@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,7 +63,10 @@ func changeText(ch *results.Change) string {
 
 // intervalText formats "-6.1% (95% CI -7.2% … -5.0%)".
 func intervalText(ch *results.Change, level float64) string {
-	return fmt.Sprintf("%s (%s%% CI %s … %s)", FormatPercent(ch.Change), numfmt.Plain(level*100), FormatPercent(ch.Low), FormatPercent(ch.High))
+	if ch.Level > 0 {
+		level = ch.Level // held at its table's level (results.Change.Level)
+	}
+	return fmt.Sprintf("%s (%s%% CI %s … %s)", FormatPercent(ch.Change), levelText(level), FormatPercent(ch.Low), FormatPercent(ch.High))
 }
 
 // shortReason names why a cell-metric has no change.
@@ -768,3 +772,7 @@ func noiseGrid(c *results.Comparison) (string, [][]string) {
 	}
 	return strings.Join(pre, ", "), rows
 }
+
+// levelText formats a confidence level as a percentage to at most two decimals: "95",
+// "99.88".
+func levelText(level float64) string { return numfmt.Plain(math.Round(level*1e4) / 100) }

@@ -315,6 +315,11 @@ type Change struct {
 	Change float64 `json:"change"`
 	Low    float64 `json:"low"`
 	High   float64 `json:"high"`
+	// Level is the confidence of Low … High where it is not the comparison's: a cell whose
+	// interval at the comparison's level lies wholly slower than δ while at its table's level
+	// (one cell of many: the level it is judged at) it does not shows the latter, so that no
+	// cell a comparison passes shows a slowdown beyond δ. 0: the comparison's level.
+	Level float64 `json:"level,omitempty"`
 	// Cells is how many cells a summary change is over.
 	Cells int `json:"cells,omitempty"`
 }
@@ -809,6 +814,10 @@ type GroupComparison struct {
 	// all of them. Zero in files written before they existed.
 	Low  float64 `json:"low,omitempty"`
 	High float64 `json:"high,omitempty"`
+	// Level is the confidence of Low … High where it is not the comparison's: a group whose
+	// interval lies wholly slower than δ at the comparison's level but not at the groups'
+	// (the level it is judged at) shows the latter (as Change.Level). 0: the comparison's.
+	Level float64 `json:"level,omitempty"`
 	// DF is the degrees of freedom of that interval (Student's t); 0: the normal.
 	DF float64 `json:"df,omitempty"`
 	P  float64 `json:"p"`
