@@ -67,9 +67,9 @@ func Compare(in Input, th Thresholds) (*results.Comparison, error) {
 	if err := checkAmbiguity(c, in, th, re); err != nil { // ambiguity.go
 		return nil, err
 	}
-	checkExcursions(c, in, findExcursions(in.History, cellIDs(c), re, th), th) // excursion.go
-	checkLoneCells(c, in)                                                      // lonecell.go
-	checkStretch(c, in)                                                        // stretch.go
+	checkExcursions(c, in, re, th) // excursion.go
+	checkLoneCells(c, in)          // lonecell.go
+	checkStretch(c, in)            // stretch.go
 	c.Warnings = append(c.Warnings, disturbed...)
 	// One number per cell-metric: the base every report shows is the reference the change was
 	// taken against.

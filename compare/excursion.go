@@ -141,11 +141,13 @@ func wilsonLower(k, n int, z float64) float64 {
 	return math.Max(0, (c-r)/(1+z*z/nf))
 }
 
-// checkExcursions widens, where the history shows lone excursions (ex), the interval of each
-// lone head cell that regressed or is unproven by the deepest of them, and makes the cells
-// whose interval then no longer lies wholly slower than δ inconclusive (see excursionHistory).
-func checkExcursions(c *results.Comparison, in Input, ex excursionHistory, th Thresholds) {
-	if len(in.Head) != 1 || in.Head[0].Run.Pairing != nil || !(ex.deepest > 0) {
+// checkExcursions widens, where the history (in.History, each run after its factor in re)
+// shows lone excursions, the interval of each lone head cell that regressed or is unproven by
+// the deepest of them, and makes the cells whose interval then no longer lies wholly slower
+// than δ inconclusive (see excursionHistory). The history is read only when there are such
+// cells.
+func checkExcursions(c *results.Comparison, in Input, re *runEffects, th Thresholds) {
+	if len(in.Head) != 1 || in.Head[0].Run.Pairing != nil || len(in.History) == 0 {
 		return
 	}
 	var cand []int
@@ -163,6 +165,10 @@ func checkExcursions(c *results.Comparison, in Input, ex excursionHistory, th Th
 		}
 	}
 	if len(cand) == 0 || !loneCells(c, in, cand, true) {
+		return
+	}
+	ex := findExcursions(in.History, cellIDs(c), re, th)
+	if !(ex.deepest > 0) {
 		return
 	}
 	var names []string
