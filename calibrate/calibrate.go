@@ -3,12 +3,12 @@ package calibrate
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"strings"
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/compare"
+	"github.com/speedmatrix/speedmatrix/compare/stats"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -65,13 +65,8 @@ func rate(k, n int) Rate {
 	if n == 0 {
 		return Rate{}
 	}
-	p := float64(k) / float64(n)
-	const z = 1.959964
-	nf := float64(n)
-	den := 1 + z*z/nf
-	center := (p + z*z/(2*nf)) / den
-	half := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf)) / den
-	return Rate{K: k, N: n, P: p, Low: math.Max(0, center-half), High: math.Min(1, center+half)}
+	low, high := stats.Wilson(k, n, 1.959964)
+	return Rate{K: k, N: n, P: float64(k) / float64(n), Low: low, High: high}
 }
 
 // String formats the rate as "0.6 % (6/1000; 95 % CI 0.3–1.3 %)".

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/speedmatrix/speedmatrix/compare/stats"
 	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -119,7 +120,7 @@ func findExcursions(history []*results.File, ids []results.CellID, re *runEffect
 		}
 	}
 	if ex.cellRuns > 0 {
-		ex.rateLow = wilsonLower(ex.count, ex.cellRuns, 1.6449)
+		ex.rateLow, _ = stats.Wilson(ex.count, ex.cellRuns, 1.6449) // one-sided 95 %
 	}
 	return ex
 }
@@ -128,17 +129,6 @@ func findExcursions(history []*results.File, ids []results.CellID, re *runEffect
 // noise of a table of n cells judged at confidence conf.
 func (ex excursionHistory) shows(n int, conf float64) bool {
 	return ex.withOne >= minExcursionRuns && n > 0 && ex.rateLow > (1-conf)/(2*float64(n))
-}
-
-// wilsonLower returns the lower end of the Wilson score interval of k successes in n at z.
-func wilsonLower(k, n int, z float64) float64 {
-	if n == 0 {
-		return 0
-	}
-	p, nf := float64(k)/float64(n), float64(n)
-	c := p + z*z/(2*nf)
-	r := z * math.Sqrt(p*(1-p)/nf+z*z/(4*nf*nf))
-	return math.Max(0, (c-r)/(1+z*z/nf))
 }
 
 // checkExcursions widens, where the history (in.History, each run after its factor in re)
