@@ -134,7 +134,7 @@ func (sb *Sandbox) withCommand(argv []string, dir string, env []string) *Sandbox
 	c := sb.Clone()
 	hidden := cleanList(sb.Hidden)
 	isHidden := func(p string) bool {
-		return slices.ContainsFunc(hidden, func(h string) bool { return under(p, h) })
+		return slices.ContainsFunc(hidden, func(h string) bool { return Within(p, h) })
 	}
 	// Shown already, or the sandbox's own (never the host's; a path inside /tmp is the host's).
 	shown := append(sandboxSystemDirs(), "/proc", "/sys", "/dev", "/run", "/var/run")
@@ -144,7 +144,7 @@ func (sb *Sandbox) withCommand(argv []string, dir string, env []string) *Sandbox
 			return false
 		}
 		for _, d := range shown {
-			if under(p, d) {
+			if Within(p, d) {
 				return true
 			}
 		}
@@ -154,7 +154,7 @@ func (sb *Sandbox) withCommand(argv []string, dir string, env []string) *Sandbox
 		return true
 	}
 	visible := func(p string) bool { // shown by the caller: the build's directory, a model cache
-		return slices.ContainsFunc(append(cleanList(sb.Writable), cleanList(sb.ReadOnly)...), func(v string) bool { return under(p, v) })
+		return slices.ContainsFunc(append(cleanList(sb.Writable), cleanList(sb.ReadOnly)...), func(v string) bool { return Within(p, v) })
 	}
 	showVenv := func(venv string) {
 		if !visible(venv) && !show(venv) {
@@ -215,7 +215,7 @@ func sandboxPrivateDirs() []string {
 // holdsPrivate reports whether p is one of the sandbox's private directories or holds one
 // (/var holds /var/tmp): shown, the host's would replace the sandbox's.
 func holdsPrivate(p string) bool {
-	return slices.ContainsFunc(sandboxPrivateDirs(), func(d string) bool { return under(d, p) })
+	return slices.ContainsFunc(sandboxPrivateDirs(), func(d string) bool { return Within(d, p) })
 }
 
 // isVenv reports whether dir is a Python virtual environment (it has a pyvenv.cfg).
@@ -316,8 +316,8 @@ func cleanList(ps []string) []string {
 	return out
 }
 
-// under reports whether p is dir or inside it.
-func under(p, dir string) bool {
+// Within reports whether the clean path p is dir or lies inside it.
+func Within(p, dir string) bool {
 	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 

@@ -153,7 +153,7 @@ func checkOutputOutsideEngine(o session, source string) error {
 		if p == "" || err != nil {
 			continue
 		}
-		if out == src || strings.HasPrefix(out, src+"/") {
+		if engine.Within(out, src) {
 			return settingsf("results file %s is inside the engine's checkout %s, which the engine may write (build: none serves from the checkout): write the results elsewhere", p, source)
 		}
 	}

@@ -31,7 +31,7 @@ func checkUntrustedEngine(cfg config.Config, allowUnsandboxed bool, getenv func(
 	// The checkout of the measured commit (the workspace) is the pull request's own: what lies
 	// in it may be named.
 	ws := cleanAbs(getenv("GITHUB_WORKSPACE"))
-	inCheckout := func(p string) bool { return ws != "" && ws != "/" && inDir(p, ws) }
+	inCheckout := func(p string) bool { return ws != "" && ws != "/" && engine.Within(p, ws) }
 	check := func(setting, p string) error {
 		if p == "" {
 			return nil
@@ -45,7 +45,7 @@ func checkUntrustedEngine(cfg config.Config, allowUnsandboxed bool, getenv func(
 			return nil
 		}
 		for _, g := range guarded {
-			if inDir(abs, g.path) || inDir(g.path, abs) {
+			if engine.Within(abs, g.path) || engine.Within(g.path, abs) {
 				return fmt.Errorf("%s %s in the measured commit's configuration is %s %s (%s): an untrusted run's engine is shown only its checkout and its build cache; leave %s unset (the default keeps untrusted builds apart) or name a directory of its own outside the runner's home, temporary and tool directories", setting, abs, g.relation(abs), g.path, g.what, setting)
 			}
 		}
@@ -74,7 +74,7 @@ func checkUntrustedEngine(cfg config.Config, allowUnsandboxed bool, getenv func(
 			continue
 		}
 		for _, g := range guarded {
-			if inDir(w, g.path) || w == g.path {
+			if engine.Within(w, g.path) || w == g.path {
 				return fmt.Errorf("the engine's command in the measured commit's configuration names %s, in %s (%s): the sandbox would show it to the engine; an untrusted run's command may name its checkout's files and the system's, not the runner's", w, g.path, g.what)
 			}
 		}
@@ -89,7 +89,7 @@ func (g guardedDir) relation(p string) string {
 	switch {
 	case p == g.path:
 		return "the runner's"
-	case inDir(p, g.path):
+	case engine.Within(p, g.path):
 		return "inside"
 	}
 	return "holds"
@@ -123,9 +123,4 @@ func cleanAbs(p string) string {
 		return ""
 	}
 	return filepath.Clean(p)
-}
-
-// inDir reports whether p is dir or lies inside it.
-func inDir(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
