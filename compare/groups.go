@@ -95,6 +95,13 @@ type groupPending struct {
 	// shiftSE and shiftDF are, for the shift test, the standard error and degrees of freedom its
 	// z was referred to (its interval's).
 	shiftSE, shiftDF float64
+	// seen and of are, for the shift test, how many of the base side's whole runs were as slow
+	// as the head's shift, and of how many (runsSeen); 0 where none was.
+	seen, of int
+	// net, for the decode shift test, says that it is the shift net of the prefill's
+	// (covariate.go), with both shifts: it suspects, it never blocks by itself (the prefill's
+	// shift may be the code's, and a prefill made faster must not read as a slower decode).
+	net string
 }
 
 // df returns the degrees of freedom of g's interval, 0 where the normal applies.
@@ -351,19 +358,34 @@ func groupTests(tests []*pending, re *runEffects, scores []float64) []*groupPend
 			p = 2 * (1 - stats.NormalCDF(math.Abs(z)))
 			df = math.Inf(1)
 		}
-		shift := re.shift[ph]
+		// A shift that the base side's own runs reached (a machine with two speeds, such as a
+		// kernel pick that one run in five gets: then the history holds such runs) is referred
+		// to those runs as well, not only to a normal spread they do not follow: its p-value is
+		// at least the share of them as slow, (m+1)/(n+1), two-sided. Ten runs of which one was
+		// as slow give 0.36; none keeps the normal test alone (a side cannot show a speed it
+		// never met, and 1/11 would hide every shift).
+		seen, of := 0, 0
+		if re.measured[ph] {
+			if seen, of = re.runsSeen(ph); seen > 0 {
+				p = math.Max(p, math.Min(1, 2*float64(seen+1)/float64(of+1)))
+			}
+		}
+		shift, net := re.shift[ph], false
 		// The decode shift net of the prefill's run factor (covariate.go), towards slower only,
 		// beside the shift's own test (Bonferroni).
 		if c := re.cov; ph == results.PhaseDecode && c != nil && c.Shift < 0 {
 			z2 := -c.Shift / c.SE
 			if p2 := 2 * stats.TSurvival(z2, c.DF); p2 < p {
-				z, p, shift, se, df = z2, math.Min(1, 2*p2), c.Shift, c.SE, c.DF
+				z, p, shift, se, df, net = z2, math.Min(1, 2*p2), c.Shift, c.SE, c.DF, true
 			} else {
 				p = math.Min(1, 2*p)
 			}
 		}
-		g := &groupPending{tests: ts, measured: re.measured[ph], shift: true, within: math.Expm1(shift), shiftSE: se, shiftDF: df,
+		g := &groupPending{tests: ts, measured: re.measured[ph], shift: true, within: math.Expm1(shift), shiftSE: se, shiftDF: df, seen: seen, of: of,
 			out: &results.GroupComparison{Kind: results.GroupShift, Phase: ph, Change: math.Expm1(shift), Z: z, P: p}}
+		if net {
+			g.net = fmt.Sprintf("net of the prefill's (the decode moved %s, the prefill %s)", pct(math.Expm1(re.shift[results.PhaseDecode])), pct(math.Expm1(re.shift[results.PhasePrefill])))
+		}
 		for _, t := range ts {
 			g.out.Cells = append(g.out.Cells, t.id.String())
 		}
@@ -411,8 +433,16 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 		// A row or a column is one of many: it is held slower than δ when its interval at the
 		// groups' family level is, as the cells' (decide).
 		famLow, famHigh := g.interval(famConf)
-		desc := fmt.Sprintf("%s: mean change %s (%g%% CI %s … %s) over %s, z = %+.1f", out.Name(), pct(out.Change), th.ConfidenceLevel*100, pct(out.Low), pct(out.High), textout.Plural(len(out.Cells), "cell", "cells"), out.Z)
+		name := out.Name()
+		if g.net != "" {
+			name += ", " + g.net
+		}
+		desc := fmt.Sprintf("%s: mean change %s (%g%% CI %s … %s) over %s, z = %+.1f", name, pct(out.Change), th.ConfidenceLevel*100, pct(out.Low), pct(out.High), textout.Plural(len(out.Cells), "cell", "cells"), out.Z)
 		switch {
+		case sig && worse && g.net != "":
+			out.Verdict = results.VerdictUnproven
+			suspected = true
+			out.Reason = fmt.Sprintf("%s, q = %.2g ≤ %.3g: slower than the prefill's run factor predicts, but the prefill may have moved with the code, not with the run; a paired run decides it", desc, out.Q, level)
 		case sig && worse && g.measured:
 			out.Verdict = results.VerdictRegression
 			out.Reason = fmt.Sprintf("%s, q = %.2g ≤ %.3g", desc, out.Q, level)
@@ -427,6 +457,9 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 			suspected = true
 			out.Reason = fmt.Sprintf("%s: slower beyond δ by itself (one-sided p = %.2g ≤ %.2g), but not significant among every test of the matrix (q = %.2g > %.3g); a paired run or a rerun decides it",
 				desc, g.p/2, at, out.Q, level)
+			if g.net != "" {
+				out.Reason += " (the prefill may have moved with the code, not with the run)"
+			}
 		case out.High < -dd && famHigh < -dd:
 			// No pass over a shown slowdown: the group's whole interval is slower than δ, at
 			// the groups' family level too.
@@ -437,6 +470,9 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 		default:
 			out.Verdict = results.VerdictInconclusive
 			out.Reason = desc
+			if g.seen > 0 && worse {
+				out.Reason = fmt.Sprintf("%s: %d of the base side's %d runs were as slow against their mean, so it may be the machine's speed that run, not the change; a paired run decides it", desc, g.seen, g.of)
+			}
 			if out.High < -dd {
 				// Slower than δ at the comparison's level but not at the groups': it is judged,
 				// and shown, at the latter (no group a comparison passes shows a slowdown).

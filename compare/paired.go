@@ -276,7 +276,7 @@ func pairEffects(base, head map[results.CellID]*sideData, runs *pairRuns, nHist 
 		re.measured[ph] = true
 		commons[ph] = g
 	}
-	re.cov = pairedCovariate(commons)
+	re.cov = pairedCovariate(commons, th.Delta[results.MetricPromptTokPerS])
 	return re
 }
 
@@ -286,14 +286,20 @@ func pairEffects(base, head map[results.CellID]*sideData, runs *pairRuns, nHist 
 // decode log-ratios are regressed on the prefill ones over the pairs, and the intercept, the
 // decode change of a pair whose runs did not differ, is the net shift, on the regression's
 // residual spread with n − 2 degrees of freedom. It is nil without both phases over the same
-// pairs, with fewer than four pairs, or where the phases do not move together (R² of decode on
-// prefill below covMinR2, or a slope that is not positive).
-func pairedCovariate(commons map[results.Phase][]float64) *phaseCovariate {
+// pairs, with fewer than four pairs, where the phases do not move together (R² of decode on
+// prefill below covMinR2, or a slope that is not positive), or where the pairs' mean prefill
+// log-ratio lies beyond prefillDelta: the runs of a pair alternate on one machine, so a mean
+// that far is the code's more than the runs', and the intercept, an extrapolation to a prefill
+// the code left alone, would read a prefill made faster as a slower decode.
+func pairedCovariate(commons map[results.Phase][]float64, prefillDelta float64) *phaseCovariate {
 	x, y := commons[results.PhasePrefill], commons[results.PhaseDecode]
 	if len(x) != len(y) || len(y) < 4 {
 		return nil
 	}
 	mx, my := meanOf(x), meanOf(y)
+	if math.Abs(mx) > math.Log1p(prefillDelta) {
+		return nil
+	}
 	var sxx, sxy, syy float64
 	for i := range x {
 		sxx += (x[i] - mx) * (x[i] - mx)

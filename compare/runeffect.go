@@ -57,6 +57,33 @@ type runEffects struct {
 	// cov is, where the base side's runs show it, the decode shift with the part its run
 	// factor shares with the prefill's taken out (covariate.go); nil otherwise.
 	cov *phaseCovariate
+	// sideDev is, by phase, each whole run of the base side's factor less their mean: how far
+	// the base side's own runs strayed (runsSeen); factorSE the standard error of one run's
+	// factor, from its cells' noise (a weighted median's: 1.25/√Σw).
+	sideDev  map[results.Phase][]float64
+	factorSE map[results.Phase]float64
+	// headRuns is, by phase, the number of the head's whole runs.
+	headRuns map[results.Phase]int
+}
+
+// runsSeen returns, for phase p, how many of the base side's whole runs strayed from their mean
+// at least as far towards slower as the head's one run did, and of how many; 0, 0 where the
+// shift is not slower, the head holds several whole runs (their mean is not one run's factor)
+// or the base side fewer than minSpreadRuns. "As far" allows for the factors' own error: a
+// run's factor is a weighted median of its cells' deviations, so two runs of one speed differ
+// by about √2·factorSE; a run counts when it is within twice that.
+func (re *runEffects) runsSeen(p results.Phase) (seen, of int) {
+	devs, s := re.sideDev[p], re.shift[p]
+	if !(s < 0) || len(devs) < minSpreadRuns || re.headRuns[p] != 1 {
+		return 0, 0
+	}
+	margin := 2 * math.Sqrt2 * re.factorSE[p]
+	for _, d := range devs {
+		if d <= s+margin {
+			seen++
+		}
+	}
+	return seen, len(devs)
 }
 
 // ambiguityCost is how much dearer (in the choice's squared standard scores, twice a negative
@@ -179,6 +206,7 @@ func estimateRunEffects(base, head, hist []*results.File, th Thresholds, overrid
 		hist: make([]map[results.Phase]float64, len(hist)), shift: map[results.Phase]float64{},
 		shiftSE: map[results.Phase]float64{}, shiftDF: map[results.Phase]float64{}, measured: map[results.Phase]bool{},
 		tau: map[results.Phase]float64{}, tauDF: map[results.Phase]float64{}, bothSides: map[results.Phase]bool{},
+		sideDev: map[results.Phase][]float64{}, factorSE: map[results.Phase]float64{}, headRuns: map[results.Phase]int{},
 	}
 	for _, l := range [][]map[results.Phase]float64{re.base, re.head, re.hist} {
 		for i := range l {
@@ -363,6 +391,15 @@ func (re *runEffects) phase(p results.Phase, base, head, hist []*results.File, t
 		re.head[k][p] = hs[k]
 	}
 	re.shift[p] = meanOf(hw) - meanOf(aw)
+	for _, f := range aw {
+		re.sideDev[p] = append(re.sideDev[p], f-meanOf(aw))
+	}
+	var sw float64
+	for _, x := range w {
+		sw += x
+	}
+	re.factorSE[p] = 1.2533 / math.Sqrt(sw)
+	re.headRuns[p] = len(hw)
 	re.tau[p] = tau
 	re.tauDF[p] = df
 	re.bothSides[p] = measured && len(hw) >= minSpreadRuns && len(aw) >= minSpreadRuns
