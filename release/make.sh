@@ -21,6 +21,9 @@ esac
 if $verify; then
   tag=$(tr -d ' \n\r' <release/TAG)
 fi
+# The sums name the commit's source (release/sourcehash.sh): a file the commit does not hold
+# would put a hash into release/SHA256SUMS that no checkout of the tag reproduces.
+bash release/committed.sh
 rm -rf dist
 mkdir -p dist
 # Everything that could change the bytes is fixed here: no cgo, no paths (-trimpath), no VCS
