@@ -40,7 +40,7 @@ func readStoreHistory(ctx context.Context, env *Env, sf *storeFlags, q storeHist
 	if err != nil {
 		return nil, err
 	}
-	st, commits, tip, tipName := a.st, a.commits, a.tip, a.along
+	st, commits, tip, tipName := a.Store, a.Commits, a.Tip, a.Name
 	ids, by, err := store.Configs(ctx, st)
 	if err != nil {
 		return nil, err
@@ -75,7 +75,7 @@ func readStoreHistory(ctx context.Context, env *Env, sf *storeFlags, q storeHist
 		env.Log.Info(ord.Describe(tipName), "config", id)
 		if n := len(ord.Off); n > 0 {
 			env.Log.Warn("left out results of commits that are not on the default branch's first-parent line", "config", id, "results", n,
-				"commits", shortCommits(ord.Off, 5), "along", tipName)
+				"commits", store.ShortCommits(ord.Off, 5), "along", tipName)
 		}
 		if len(ord.Entries) == 0 {
 			err := fmt.Errorf("config %s: none of its %s is of a commit on the first parents of %s (check --ref and --git)", id, textout.Plural(len(ord.Off), "result", "results"), tipName)
@@ -106,19 +106,6 @@ func describeConfigs(ctx context.Context, st store.Store, ids []string, by map[s
 		parts = append(parts, fmt.Sprintf("%s (%s%s, newest %s)", id, setup, textout.Plural(len(es), "result", "results"), history.ShortCommit(es[0].Commit)))
 	}
 	return strings.Join(parts, "; ")
-}
-
-// shortCommits lists up to n short commit ids of es, and how many more.
-func shortCommits(es []store.Entry, n int) string {
-	var parts []string
-	for i, e := range es {
-		if i == n {
-			parts = append(parts, fmt.Sprintf("and %d more", len(es)-n))
-			break
-		}
-		parts = append(parts, history.ShortCommit(e.Commit))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // writeSites analyzes each configuration's history, prints its change points, and writes a

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/speedmatrix/speedmatrix/engine"
+	"github.com/speedmatrix/speedmatrix/internal/usage"
 	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -31,17 +32,12 @@ const (
 	ExitUndecided  = 4 // compare could not pass the head: incomplete, unproven or not comparable (compare.go)
 )
 
-// UsageError is a mistake in the command line; it exits with ExitUsage, as a
-// *measure.SettingsError does.
-type UsageError struct{ Err error }
-
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+// UsageError is a mistake in the command line (or in what it names, found by a library
+// package); it exits with ExitUsage, as a *measure.SettingsError does.
+type UsageError = usage.Error
 
 // usagef returns a UsageError with a formatted message.
-func usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
+func usagef(format string, args ...any) error { return usage.Errorf(format, args...) }
 
 // ErrRegression is returned when a comparison found a regression (compare's, and run
 // --baseline's: measure.ErrRegression); the report has already been written, so main prints

@@ -132,7 +132,7 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 		Short: "List stored results, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkStoreKind(kind, true); err != nil { // storekind.go
+			if err := store.CheckKind(kind, true); err != nil { // storekind.go
 				return err
 			}
 			s, err := sf.openConfigured(cmd.Context(), env)
@@ -141,7 +141,7 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 			}
 			filter.Kind = store.Kind(kind)
 			if filter.Commit != "" {
-				sha, err := storedCommit(cmd.Context(), s, filter.Commit, "--commit")
+				sha, err := store.ResolveCommit(cmd.Context(), s, filter.Commit, "--commit")
 				switch {
 				case errors.Is(err, store.ErrNotFound):
 					filter.Commit = strings.ToLower(filter.Commit) // matches nothing: said below
@@ -160,7 +160,7 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 				if err != nil {
 					return err
 				}
-				env.Log.Warn(fmt.Sprintf("store list: no stored result matches %s; %s", filterText(cmd), describeHeld(all)))
+				env.Log.Warn(fmt.Sprintf("store list: no stored result matches %s; %s", filterText(cmd), store.DescribeHeld(all)))
 			}
 			if format == "json" {
 				if es == nil {
@@ -204,12 +204,12 @@ needs the id, and the error lists them.`,
 			if err != nil {
 				return err
 			}
-			commit, err := storedCommit(ctx, s, args[0], "COMMIT")
+			commit, err := store.ResolveCommit(ctx, s, args[0], "COMMIT")
 			if err != nil {
 				return err
 			}
 			if len(args) == 1 {
-				id, err := onlyConfigOf(ctx, s, commit) // storeids.go
+				id, err := store.OnlyConfigOf(ctx, s, commit) // storeids.go
 				if err != nil {
 					return err
 				}
@@ -219,7 +219,7 @@ needs the id, and the error lists them.`,
 			var damaged *store.DamagedError
 			if err != nil && !errors.As(err, &damaged) {
 				// Only when it found nothing: say what the store holds of the commit instead.
-				if cerr := checkStoredConfig(ctx, s, commit, args[1]); cerr != nil {
+				if cerr := store.CheckStoredConfig(ctx, s, commit, args[1]); cerr != nil {
 					return cerr
 				}
 			}
@@ -248,7 +248,7 @@ A default-branch result replaces the commit's earlier result of the same config,
 first kept as an A/A rerun of the commit (aa/), unless it is the same run stored again.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := checkStoreKind(putKind, false); err != nil { // storekind.go
+			if err := store.CheckKind(putKind, false); err != nil { // storekind.go
 				return err
 			}
 			if store.Kind(putKind) == store.KindPR && e.PR <= 0 {
@@ -270,21 +270,21 @@ first kept as an A/A rerun of the commit (aa/), unless it is the same run stored
 				return err
 			}
 			clone := store.GitCommits{Dir: putGit}
-			if e.Commit, err = putCommit(cmd.Context(), s, clone, "--commit", commit, f.Engine.Commit); err != nil { // storeput.go
+			if e.Commit, err = store.PutCommit(cmd.Context(), s, clone, "--commit", commit, f.Engine.Commit); err != nil { // storeput.go
 				return err
 			}
 			if base != "" {
-				if e.Base, err = putCommit(cmd.Context(), s, clone, "--base", base, ""); err != nil {
+				if e.Base, err = store.PutCommit(cmd.Context(), s, clone, "--base", base, ""); err != nil {
 					return err
 				}
 			}
-			if err := checkFileCommit(env, f, e.Commit, args[0]); err != nil { // storeput.go
+			if err := store.CheckFileCommit(env.Log, f, e.Commit, args[0]); err != nil { // storeput.go
 				return err
 			}
 			e.Kind = store.Kind(putKind)
 			var got store.Entry
 			if e.Kind == store.KindDefault {
-				got, err = putDefault(cmd.Context(), env, s, e, f) // keeps an earlier run of the commit as an A/A rerun
+				got, err = store.PutDefault(cmd.Context(), env.Log, s, e, f) // keeps an earlier run of the commit as an A/A rerun
 			} else {
 				got, err = s.Put(cmd.Context(), e, f)
 			}
@@ -348,19 +348,19 @@ one that is, by time. Otherwise newest is the last measured. The log says which.
 			if err != nil {
 				return err
 			}
-			s := src.st
+			s := src.Store
 			for _, r := range protect {
-				sha, err := storedCommit(cmd.Context(), s, r, "--protect")
+				sha, err := store.ResolveCommit(cmd.Context(), s, r, "--protect")
 				if err != nil {
 					return err
 				}
 				p.Protect = append(p.Protect, sha)
 			}
-			if p.Lineage, err = src.lineage(cmd.Context(), depth); err != nil {
+			if p.Lineage, err = src.Lineage(cmd.Context(), depth); err != nil {
 				return err
 			}
 			if p.Keep > 0 {
-				if err := logRecency(cmd.Context(), env, src, p); err != nil {
+				if err := src.LogRecency(cmd.Context(), env.Log, p); err != nil {
 					return err
 				}
 			}
@@ -412,7 +412,7 @@ A/A rerun (aa/), so measuring a commit twice gives an A/A pair.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
-			sha, err := fullCommit(ctx, commit, "--commit")
+			sha, err := store.FullCommit(ctx, commit, "--commit")
 			if err != nil {
 				return err
 			}
@@ -454,7 +454,7 @@ A/A rerun (aa/), so measuring a commit twice gives an A/A pair.`,
 			if f.Run.Partial {
 				return fmt.Errorf("the run was partial (%s): not stored as a baseline; measure again", f.Run.PartialReason)
 			}
-			e, err := putDefault(ctx, env, s, store.Entry{Commit: sha, Kind: store.KindDefault}, f) // storeput.go
+			e, err := store.PutDefault(ctx, env.Log, s, store.Entry{Commit: sha, Kind: store.KindDefault}, f) // storeput.go
 			if err != nil {
 				return storeFailed(env, &sf, where, output, f, sha, err)
 			}
