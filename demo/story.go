@@ -1,4 +1,4 @@
-package cli
+package demo
 
 import (
 	"fmt"
@@ -15,11 +15,11 @@ import (
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// demoCheckName is the check run the demo's check.md stands for.
-const demoCheckName = "speedmatrix"
+// CheckName is the check run the demo's check.md stands for.
+const CheckName = "speedmatrix"
 
-// demoPages is what the demo writes: the comparison, the PR comment and the check run's output.
-type demoPages struct {
+// Pages is what the demo writes: the comparison, the PR comment and the check run's output.
+type Pages struct {
 	Comparison *results.Comparison
 	Comment    *report.Comment
 	// Conclusion is the check's conclusion: failure for a regression, else success.
@@ -28,66 +28,66 @@ type demoPages struct {
 	Check string
 }
 
-// renderDemo compares head with base, with hist as the base's history (the run-to-run noise;
+// Render compares head with base, with hist as the base's history (the run-to-run noise;
 // the store's default-branch results, base's among them, as the bot reads them), and renders the
 // pages the bot would post. It does no I/O and gives the same pages for the same files (the
 // example in docs/example is checked with it).
-func renderDemo(base, head *results.File, hist []*results.File, basePath, headPath string) (demoPages, error) {
+func Render(base, head *results.File, hist []*results.File, basePath, headPath string) (Pages, error) {
 	th := compare.DefaultThresholds()
 	th.HeadOnlyReruns = true // as the bot's: `/bench rerun` measures the head alone against the stored base
 	c, err := compare.Compare(compare.Input{Base: []*results.File{base}, Head: []*results.File{head}, History: hist,
 		BasePath: basePath, HeadPath: headPath}, th)
 	if err != nil {
-		return demoPages{}, err
+		return Pages{}, err
 	}
-	cm, err := report.NewComment(c, report.CommentContext{Base: base, Head: head, CheckName: demoCheckName})
+	cm, err := report.NewComment(c, report.CommentContext{Base: base, Head: head, CheckName: CheckName})
 	if err != nil {
-		return demoPages{}, err
+		return Pages{}, err
 	}
 	// The bot's default conclusion of the verdict (results.Outcomes, docs/verdicts.md).
-	d := demoPages{Comparison: c, Comment: cm, Conclusion: results.OutcomeOf(c.Verdict).Check}
+	d := Pages{Comparison: c, Comment: cm, Conclusion: results.OutcomeOf(c.Verdict).Check}
 	var b strings.Builder
-	fmt.Fprintf(&b, "<!-- The check run %q the bot would complete on the head commit: its conclusion, then its output's title, summary and text. -->\n\n", demoCheckName)
+	fmt.Fprintf(&b, "<!-- The check run %q the bot would complete on the head commit: its conclusion, then its output's title, summary and text. -->\n\n", CheckName)
 	fmt.Fprintf(&b, "**Conclusion:** `%s`\n\n**Title:** %s\n\n---\n\n%s\n\n---\n\n%s", d.Conclusion, cm.Title, strings.TrimSpace(cm.Summary), cm.Text)
 	d.Check = b.String()
 	return d, nil
 }
 
-// demoSummaryInput is what the terminal summary says besides the pages.
-type demoSummaryInput struct {
-	dir, store, slowdown, profile, matrix string
-	speedup                               float64
-	// tempDir says that dir is a new temporary folder the demo made (no --dir): the summary
+// SummaryInput is what the terminal summary says besides the pages.
+type SummaryInput struct {
+	Dir, Store, Slowdown, Profile, Matrix string
+	Speedup                               float64
+	// TempDir says that Dir is a new temporary folder the demo made (no --dir): the summary
 	// says that it is kept, and how to choose or remove it.
-	tempDir bool
-	// lowered says why the demo measured at a lower speedup than asked ("" when it did not).
-	lowered string
-	// runs is how many runs of the base were stored; the comparison says how many of them it
+	TempDir bool
+	// Lowered says why the demo measured at a lower speedup than asked ("" when it did not).
+	Lowered string
+	// Runs is how many runs of the base were stored; the comparison says how many of them it
 	// took as history (none when too few to measure the noise).
-	runs int
+	Runs int
 }
 
-// demoSummary writes the demo's story for a terminal: what was measured and stored, the
+// Summary writes the demo's story for a terminal: what was measured and stored, the
 // verdict, the cells that regressed (in the profile's time), and the files written.
-func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
+func Summary(w io.Writer, d Pages, in SummaryInput) error {
 	c := d.Comparison
-	scale := in.speedup
+	scale := in.Speedup
 	if !(scale > 0) {
 		scale = 1
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "speedmatrix demo: the %s matrix on the simulated GPU (profile %s, run %g× faster; figures are in the profile's time)\n\n", in.matrix, in.profile, scale)
-	if in.lowered != "" {
-		fmt.Fprintf(&b, "Run %g× faster, %s.\n\n", scale, in.lowered)
+	fmt.Fprintf(&b, "speedmatrix demo: the %s matrix on the simulated GPU (profile %s, run %g× faster; figures are in the profile's time)\n\n", in.Matrix, in.Profile, scale)
+	if in.Lowered != "" {
+		fmt.Fprintf(&b, "Run %g× faster, %s.\n\n", scale, in.Lowered)
 	}
-	if in.runs > 1 {
+	if in.Runs > 1 {
 		fmt.Fprintf(&b, "1. base: measured %d times, each a separate run of the simulator, and stored in %s as %d default-branch commits: the newest, %s, is the baseline, all %d its history\n",
-			in.runs, in.store, in.runs, demoBaseSHA[:7], in.runs)
+			in.Runs, in.Store, in.Runs, BaseSHA[:7], in.Runs)
 	} else {
-		fmt.Fprintf(&b, "1. base: measured once and stored as the baseline of commit %s in %s, with no history\n", demoBaseSHA[:7], in.store)
+		fmt.Fprintf(&b, "1. base: measured once and stored as the baseline of commit %s in %s, with no history\n", BaseSHA[:7], in.Store)
 	}
-	if in.slowdown != "" {
-		fmt.Fprintf(&b, "2. head: measured with a regression injected: --head-slowdown %s (a step-time factor: decode steps take that many times as long)\n", in.slowdown)
+	if in.Slowdown != "" {
+		fmt.Fprintf(&b, "2. head: measured with a regression injected: --head-slowdown %s (a step-time factor: decode steps take that many times as long)\n", in.Slowdown)
 	} else {
 		b.WriteString("2. head: measured with no change injected (an A/A run)\n")
 	}
@@ -98,7 +98,7 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 		noise = fmt.Sprintf("no history (fewer than %d runs of the base: only the noise prior bounds the noise)", compare.DefaultThresholds().MinHistory)
 	}
 	fmt.Fprintf(&b, "3. compared with the stored baseline and %s: verdict %s — %s\n", noise, c.Verdict, report.CellCountWords(cc))
-	rows := demoRegressions(c, scale)
+	rows := regressions(c, scale)
 	if len(rows) > 0 {
 		b.WriteString("\n   Slower cells (the metric that decided, base → head):\n")
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
@@ -108,7 +108,7 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 		tw.Flush()
 		b.WriteString("\n")
 	}
-	fmt.Fprintf(&b, "4. the check %q: %s — %s\n\n", demoCheckName, d.Conclusion, d.Comment.Title)
+	fmt.Fprintf(&b, "4. the check %q: %s — %s\n\n", CheckName, d.Conclusion, d.Comment.Title)
 	b.WriteString("Files:\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, f := range []struct{ name, what string }{
@@ -120,30 +120,30 @@ func demoSummary(w io.Writer, d demoPages, in demoSummaryInput) error {
 		{"head.json", "the head's results, as measured"},
 		{"store", "the local store holding the baseline and its history"},
 	} {
-		if f.name == "history" && in.runs < 2 {
+		if f.name == "history" && in.Runs < 2 {
 			continue // no earlier runs
 		}
-		fmt.Fprintf(tw, "  %s\t%s\n", filepath.Join(in.dir, f.name), f.what)
+		fmt.Fprintf(tw, "  %s\t%s\n", filepath.Join(in.Dir, f.name), f.what)
 	}
 	tw.Flush()
-	if in.tempDir {
-		fmt.Fprintf(&b, "\nThey are kept in %s, a new temporary folder each run, so that you can read them: --dir DIR writes them where you choose; rm -r %s when done.\n", in.dir, in.dir)
+	if in.TempDir {
+		fmt.Fprintf(&b, "\nThey are kept in %s, a new temporary folder each run, so that you can read them: --dir DIR writes them where you choose; rm -r %s when done.\n", in.Dir, in.Dir)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// demoRow is one slower cell of the summary.
-type demoRow struct {
+// row is one slower cell of the summary.
+type row struct {
 	cell, metric, values string
 	change               float64
 }
 
-// demoRegressions returns the slower cells, worst first, each with the first of its metrics
+// regressions returns the slower cells, worst first, each with the first of its metrics
 // found slower (the order of the comparison: throughput before latency, as the comment's
 // "decided by") and the values in the profile's time.
-func demoRegressions(c *results.Comparison, scale float64) []demoRow {
-	var rows []demoRow
+func regressions(c *results.Comparison, scale float64) []row {
+	var rows []row
 	for _, cl := range c.Cells {
 		var worst *results.MetricComparison
 		for i, m := range cl.Metrics {
@@ -156,7 +156,7 @@ func demoRegressions(c *results.Comparison, scale float64) []demoRow {
 		if worst == nil {
 			continue
 		}
-		r := demoRow{cell: cl.Cell, metric: worst.Metric.Title(), change: worst.Change.Change}
+		r := row{cell: cl.Cell, metric: worst.Metric.Title(), change: worst.Change.Change}
 		if worst.Base != nil && worst.Head != nil {
 			if worst.Metric.HigherIsBetter() {
 				r.values = fmt.Sprintf("%.1f%s → %.1f tok/s", *worst.Base/scale, report.BaseWord(worst), *worst.Head/scale)
