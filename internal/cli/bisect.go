@@ -3,23 +3,17 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/speedmatrix/speedmatrix/bisect"
 	"github.com/speedmatrix/speedmatrix/bisect/errrate"
+	"github.com/speedmatrix/speedmatrix/bisect/paired"
 	"github.com/speedmatrix/speedmatrix/calibrate"
-	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/measure"
@@ -166,16 +160,16 @@ func runBisect(ctx context.Context, env *Env, o bisectOptions) error {
 		return err
 	}
 	base.Paired.AllowSameEngine = true // checked once, on the clone: a commit without the file fails to serve, and is skipped
-	g := gitDir(o.source)
-	good, err := g.revParse(ctx, o.good)
+	g := paired.Git(o.source)
+	good, err := g.RevParse(ctx, o.good)
 	if err != nil {
 		return usagef("--good: %v", err)
 	}
-	bad, err := g.revParse(ctx, o.bad)
+	bad, err := g.RevParse(ctx, o.bad)
 	if err != nil {
 		return usagef("--bad: %v", err)
 	}
-	commits, err := g.firstParent(ctx, good, bad)
+	commits, err := g.FirstParent(ctx, good, bad)
 	if err != nil {
 		return err
 	}
@@ -190,11 +184,11 @@ func runBisect(ctx context.Context, env *Env, o bisectOptions) error {
 	if err := os.MkdirAll(o.work, 0o755); err != nil {
 		return err
 	}
-	ps := &pairedSteps{env: env, git: g, o: o, base: base, cells: cells, checkouts: map[string]string{}, files: map[string][2][]*results.File{}}
-	defer ps.cleanup(context.WithoutCancel(ctx))
+	ps := paired.New(env.measureDeps(), g, o.work, o.blocks, base, cells)
+	defer ps.Cleanup(context.WithoutCancel(ctx))
 	env.Log.Info("bisect", "good", ghbot.ShortSHA(good), "bad", ghbot.ShortSHA(bad), "commits", len(commits), "cells", strings.Join(cells, ","), "runners", o.runners)
 	res, err := bisect.Run(ctx, bisect.Config{Good: good, Commits: commits, Cells: cells, Runners: o.runners, Plain: o.plain,
-		Budget: bisect.Budget{Steps: o.steps, GPUTime: o.gpuBudget}}, ps.step)
+		Budget: bisect.Budget{Steps: o.steps, GPUTime: o.gpuBudget}}, ps.Step)
 	if err != nil {
 		return err
 	}
@@ -207,27 +201,13 @@ func runBisect(ctx context.Context, env *Env, o bisectOptions) error {
 			return err
 		}
 	}
-	if err := writeBisect(env.Stdout, res); err != nil {
+	if err := res.WriteText(env.Stdout); err != nil {
 		return err
 	}
-	if !bisectNamed(res) {
+	if !res.Named() {
 		return ErrUndecided
 	}
 	return nil
-}
-
-// bisectNamed reports whether res named a culprit for every regression it found and left
-// none open.
-func bisectNamed(res *bisect.Result) bool {
-	if res.NotReproduced || res.SecondRemains || len(res.Regressions) == 0 {
-		return false
-	}
-	for _, g := range res.Regressions {
-		if g.Culprit == "" {
-			return false
-		}
-	}
-	return true
 }
 
 // bisectCells returns the cells of --cells, or the regressed cells of --comparison.
@@ -247,208 +227,8 @@ func bisectCells(o bisectOptions) ([]string, error) {
 	if err != nil {
 		return nil, usagef("--comparison: %v", err)
 	}
-	for _, cell := range c.Cells {
-		if cell.Verdict == results.VerdictRegression {
-			out = append(out, cell.Cell)
-		}
-	}
-	for _, gr := range c.Groups {
-		if gr.Verdict == results.VerdictRegression {
-			out = append(out, gr.Cells...)
-		}
-	}
-	for _, r := range c.Rows {
-		if r.Verdict == results.VerdictRegression {
-			out = append(out, r.Cells...)
-		}
-	}
-	slices.Sort(out)
-	out = slices.Compact(out)
-	if len(out) == 0 {
+	if out = bisect.RegressedCells(c); len(out) == 0 {
 		return nil, usagef("--comparison %s found no regression: nothing to bisect (give --cells to bisect other cells)", o.comparison)
 	}
 	return out, nil
-}
-
-// gitDir runs git in an engine's clone.
-type gitDir string
-
-func (g gitDir) run(ctx context.Context, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
-	cmd.Dir = string(g)
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("git %s in %s: %s (%w)", strings.Join(args, " "), string(g), strings.TrimSpace(stderr.String()), err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-func (g gitDir) revParse(ctx context.Context, rev string) (string, error) {
-	return g.run(ctx, "rev-parse", "--verify", "--end-of-options", rev+"^{commit}")
-}
-
-// firstParent returns good..bad along bad's first parents, oldest first.
-func (g gitDir) firstParent(ctx context.Context, good, bad string) ([]string, error) {
-	out, err := g.run(ctx, "rev-list", "--first-parent", "--reverse", good+".."+bad, "--")
-	if err != nil {
-		return nil, err
-	}
-	return strings.Fields(out), nil
-}
-
-// pairedSteps measures a bisection's commits, each paired with its base on one machine.
-type pairedSteps struct {
-	env   *Env
-	git   gitDir
-	o     bisectOptions
-	base  measure.Settings
-	cells []string
-
-	mu        sync.Mutex
-	checkouts map[string]string
-	// files are each search's paired runs of a commit: the base's files and the commit's.
-	files map[string][2][]*results.File
-}
-
-// checkout returns a worktree of the engine's clone at commit c, made once.
-func (p *pairedSteps) checkout(ctx context.Context, c string) (string, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if dir, ok := p.checkouts[c]; ok {
-		return dir, nil
-	}
-	dir, err := filepath.Abs(filepath.Join(p.o.work, "src", ghbot.ShortSHA(c)))
-	if err != nil {
-		return "", err
-	}
-	if _, err := p.git.run(ctx, "worktree", "add", "--force", "--detach", dir, c); err != nil {
-		return "", err
-	}
-	p.checkouts[c] = dir
-	return dir, nil
-}
-
-// cleanup removes the worktrees.
-func (p *pairedSteps) cleanup(ctx context.Context) {
-	for _, dir := range p.checkouts {
-		if _, err := p.git.run(ctx, "worktree", "remove", "--force", dir); err != nil {
-			p.env.Log.Warn("bisect: could not remove a checkout", "dir", dir, "err", err)
-		}
-	}
-}
-
-// step is the bisect.StepFunc: every commit of req measured at once, one goroutine each.
-func (p *pairedSteps) step(ctx context.Context, req bisect.Request) ([]bisect.Measurement, error) {
-	out := make([]bisect.Measurement, len(req.Commits))
-	errs := make([]error, len(req.Commits))
-	var wg sync.WaitGroup
-	for i, c := range req.Commits {
-		wg.Go(func() { out[i], errs[i] = p.measure(ctx, req.Base, c, req.Search, req.Attempt[c]) })
-	}
-	wg.Wait()
-	return out, errors.Join(errs...)
-}
-
-// measure runs one paired run of commit c against base on the named cells and decides it.
-func (p *pairedSteps) measure(ctx context.Context, base, c string, search, attempt int) (bisect.Measurement, error) {
-	m := bisect.Measurement{Commit: c}
-	baseDir, err := p.checkout(ctx, base)
-	if err != nil {
-		return m, err
-	}
-	headDir, err := p.checkout(ctx, c)
-	if err != nil {
-		return m, err
-	}
-	o := p.base
-	o.Cells = p.cells
-	o.Quiet = true
-	o.Engine.Source, o.Engine.Commit = headDir, c
-	o.Paired.Enabled, o.Paired.Blocks, o.Paired.BaseSource, o.Paired.BaseURL = true, p.o.blocks, baseDir, ""
-	if o.Paired.Scheme == "" {
-		o.Paired.Scheme = config.PairedABBA
-	}
-	o.Output = filepath.Join(p.o.work, fmt.Sprintf("%s-%s-%d-%d.json", ghbot.ShortSHA(base), ghbot.ShortSHA(c), search, attempt))
-	o.Paired.BaseOutput = ""
-	start := time.Now()
-	err = measure.Run(ctx, o, p.env.measureDeps())
-	m.GPUTime = time.Since(start)
-	if err != nil {
-		if ctx.Err() != nil {
-			return m, ctx.Err()
-		}
-		msg := err.Error()
-		if measure.EngineFailed(err) {
-			m.Verdict, m.Reason = bisect.Skip, firstLine(msg)
-			p.env.Log.Warn("bisect: skipping a commit that did not build or serve", "commit", ghbot.ShortSHA(c), "err", firstLine(msg))
-			return m, nil
-		}
-		return m, fmt.Errorf("bisect: measuring %s against %s: %w", ghbot.ShortSHA(c), ghbot.ShortSHA(base), err)
-	}
-	bf, err := results.ReadFile(measure.BaseOutputPath(o))
-	if err != nil {
-		return m, err
-	}
-	hf, err := results.ReadFile(o.Output)
-	if err != nil {
-		return m, err
-	}
-	p.mu.Lock()
-	key := fmt.Sprintf("%s|%d|%s", base, search, c)
-	sides := p.files[key]
-	sides[0], sides[1] = append(sides[0], bf), append(sides[1], hf)
-	p.files[key] = sides
-	p.mu.Unlock()
-	var ids []results.CellID
-	for _, s := range p.cells {
-		id, _ := results.ParseCellID(s) // parsed by bisectCells
-		ids = append(ids, id)
-	}
-	th := compare.DefaultThresholds()
-	th.Look = min(2, len(sides[1]))
-	cmp, err := compare.Compare(compare.Input{Base: sides[0], Head: sides[1], Cells: ids}, th)
-	if err != nil {
-		return m, fmt.Errorf("bisect: comparing %s with %s: %w", ghbot.ShortSHA(c), ghbot.ShortSHA(base), err)
-	}
-	v := bisect.StepVerdict(cmp, p.cells)
-	v.Commit, v.GPUTime = c, m.GPUTime
-	p.env.Log.Info("bisect step", "commit", ghbot.ShortSHA(c), "base", ghbot.ShortSHA(base), "attempt", attempt, "verdict", v.Verdict, "change", changeText(v.Change))
-	return v, nil
-}
-
-// firstLine returns s up to its first newline.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
-}
-
-// changeText formats a change with its interval; "-" for none.
-func changeText(c *bisect.Change) string {
-	if c == nil {
-		return "-"
-	}
-	return fmt.Sprintf("%+.1f %% [%+.1f, %+.1f]", 100*c.Change, 100*c.Low, 100*c.High)
-}
-
-// writeBisect writes the result as text: each round's evidence, then the statement.
-func writeBisect(w io.Writer, r *bisect.Result) error {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Bisect %s..%s (%d runners) on %s\n", ghbot.ShortSHA(r.Good), ghbot.ShortSHA(r.Bad), r.Runners, strings.Join(r.Cells, ", "))
-	for _, rd := range r.Rounds {
-		for _, m := range rd.Measurements {
-			fmt.Fprintf(&b, "step %d: %s %-9s against %s: %s (attempt %d, %s)", rd.Number, ghbot.ShortSHA(m.Commit), m.Verdict, ghbot.ShortSHA(rd.Base), changeText(m.Change), m.Attempt, m.GPUTime.Round(time.Second))
-			if m.Verdict == bisect.Skip || m.Verdict == bisect.Undecided {
-				fmt.Fprintf(&b, ": %s", m.Reason)
-			}
-			b.WriteString("\n")
-		}
-	}
-	for _, n := range r.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
-	}
-	fmt.Fprintf(&b, "%s\n", r.Statement)
-	_, err := io.WriteString(w, b.String())
-	return err
 }
