@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"strings"
 
@@ -125,7 +124,7 @@ no cell measured on both sides). 1 error, 2 usage.`,
 			var (
 				st    store.Store
 				where string
-				hb    headBaseline
+				hb    store.HeadBaseline
 			)
 			if fromStore {
 				if st, where, err = sf.openToRead(cmd.Context(), env, config.Default()); err != nil { // storeread.go
@@ -133,21 +132,21 @@ no cell measured on both sides). 1 error, 2 usage.`,
 				}
 			}
 			if headOnly {
-				if hb, err = resolveHeadBaseline(cmd.Context(), env, st, where, in.Head, headPath, gitDir, baseBranch); err != nil { // compare_store.go
+				if hb, err = store.ResolveHead(cmd.Context(), env.Log, st, where, in.Head, headPath, gitDir, baseBranch); err != nil { // compare_store.go
 					return err
 				}
-				in.Base, in.BasePath = []*results.File{hb.b.File}, hb.b.Entry.Path
+				in.Base, in.BasePath = []*results.File{hb.File}, hb.Entry.Path
 			}
 			if err := checkAskedCells(in.Cells, in.BasePath, headPath, in.Base, in.Head); err != nil { // compare_cells.go
 				return err
 			}
 			var histWarnings []string
 			if fromStore {
-				var along historyAlong
+				var along store.Along
 				if headOnly { // the clone that resolved the baseline orders its history too
-					along = historyAlong{commits: store.GitCommits{Dir: gitDir}, tip: hb.b.Commit}
+					along = store.Along{Commits: store.GitCommits{Dir: gitDir}, Tip: hb.Commit}
 				}
-				if in.History, in.HistoryByCommit, err = historyFromStore(cmd.Context(), env, st, in.Base[0], in.Head, historyMax, th.MinHistory, along, hb.headCommit); err != nil {
+				if in.History, in.HistoryByCommit, err = store.HeadHistory(cmd.Context(), env.Log, st, in.Base[0], in.Head, historyMax, th.MinHistory, along, hb.HeadCommit); err != nil {
 					return err
 				}
 				var commits int
@@ -178,7 +177,7 @@ no cell measured on both sides). 1 error, 2 usage.`,
 			for _, w := range c.Warnings {
 				env.Log.Warn("compare: "+w, "base", in.BasePath, "head", headPath)
 			}
-			if w := hb.b.Warning(); w != "" { // logged above by Describe
+			if w := hb.Warning(); w != "" { // logged above by Describe
 				c.Warnings = append(c.Warnings, w)
 			}
 			if out != "" {
@@ -280,38 +279,6 @@ func anyPartial(side []*results.File) bool {
 		}
 	}
 	return false
-}
-
-// historyAlong is the commit graph a store's history is read along (none: by measurement time).
-type historyAlong struct {
-	commits store.Commits
-	tip     string // the baseline commit
-}
-
-// historyFromStore returns the history compare uses with --store: the newest default-branch
-// results of the base's config id in s (at most max, none when fewer than min; along the
-// baseline's first parents when along gives a graph, and then the bool is set), leaving out the
-// head's engine commits and the commits of also (a run must not be its own noise).
-func historyFromStore(ctx context.Context, env *Env, s store.Store, base *results.File, head []*results.File, max, min int, along historyAlong, also ...string) ([]*results.File, bool, error) {
-	var exclude []string
-	for _, c := range also {
-		if c != "" {
-			exclude = append(exclude, c)
-		}
-	}
-	for _, h := range head {
-		if h.Engine.Commit != "" {
-			exclude = append(exclude, strings.ToLower(h.Engine.Commit))
-		}
-	}
-	opts := store.HistoryOptions{Max: max, Min: min, Exclude: exclude, Commits: along.commits, Tip: along.tip}
-	files, _, note, skipped, err := store.History(ctx, s, store.ConfigID(base), opts)
-	warnSkipped(env, skipped)
-	if err != nil {
-		return nil, false, fmt.Errorf("--store: %w", err)
-	}
-	env.Log.Info(note)
-	return files, along.commits != nil && along.tip != "", nil
 }
 
 // warnSkipped logs, as warnings, the stored files a reader of optional evidence (history, A/A
