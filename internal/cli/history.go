@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 
 	"github.com/spf13/cobra"
 	"gonum.org/v1/plot/vg"
@@ -18,6 +14,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/internal/sitedir"
 	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/store"
 )
 
 // newHistoryCmd builds `speedmatrix history`.
@@ -95,17 +92,24 @@ prefill.`,
 			}
 			o.Delta = th.Delta
 			if fromStore {
-				q := storeHistoryQuery{configID: configID, gitDir: gitDir, ref: ref, all: htmlDir != "" && cellArg == ""}
-				sets, err := readStoreHistory(cmd.Context(), env, &sf, q)
+				c, err := sf.config()
+				if err != nil {
+					return err
+				}
+				a, err := sf.openAlong(cmd.Context(), env, c, gitDir, ref, true, store.DefaultSeriesDepth) // storeprune.go
+				if err != nil {
+					return err
+				}
+				sets, err := history.FromStore(cmd.Context(), env.Log, a, history.StoreQuery{ConfigID: configID, All: htmlDir != "" && cellArg == ""})
 				if err != nil {
 					return err
 				}
 				if len(sets) > 1 {
 					return writeSites(env, sets, o, htmlDir)
 				}
-				return runHistory(env, sets[0].files, o, cell, metric, svgPath, htmlDir, sets[0].order, sets[0].skipped...)
+				return runHistory(env, sets[0].Files, o, cell, metric, svgPath, htmlDir, sets[0].Order, sets[0].Skipped...)
 			}
-			files, err := readResultsDir(env, dir)
+			files, err := history.ReadDir(env.Log, dir)
 			if err != nil {
 				return err
 			}
@@ -193,33 +197,32 @@ func writeSite(env *Env, htmlDir string, site map[string][]byte) error {
 	return nil
 }
 
-// readResultsDir reads every *.json results file in dir; other files are skipped with a warning.
-func readResultsDir(env *Env, dir string) ([]*results.File, error) {
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		if err == nil {
-			err = fmt.Errorf("%s is not a folder", dir)
-		}
-		return nil, usagef("--dir: %v", err)
-	}
-	paths, err := filepath.Glob(filepath.Join(dir, "*.json"))
-	if err != nil {
-		return nil, err
-	}
-	sort.Strings(paths)
-	var files []*results.File
-	for _, p := range paths {
-		f, err := results.ReadFile(p)
+// writeSites analyzes each configuration's history, prints its change points, and writes a
+// page for each and an index of them into htmlDir.
+func writeSites(env *Env, sets []history.Set, o history.Options, htmlDir string) error {
+	configs := make([]history.Config, 0, len(sets))
+	for i, set := range sets {
+		h, err := history.Analyze(set.Files, o)
 		if err != nil {
-			if errors.Is(err, fs.ErrPermission) {
-				return nil, err
-			}
-			env.Log.Warn("skipped a file that is not a valid results file", "path", p, "err", err)
-			continue
+			return usagef("%v", err)
 		}
-		files = append(files, f)
+		h.Order = set.Order
+		h.Warnings = append(h.Warnings, set.Skipped...)
+		for _, w := range h.Warnings {
+			env.Log.Warn(w, "config", set.ID)
+		}
+		if i > 0 {
+			fmt.Fprintln(env.Stdout)
+		}
+		fmt.Fprintf(env.Stdout, "Config %s\n", set.ID)
+		if err := history.WriteSummary(env.Stdout, h); err != nil {
+			return err
+		}
+		configs = append(configs, history.Config{ID: set.ID, History: h})
 	}
-	if len(files) == 0 {
-		return nil, usagef("--dir %s holds no results file (*.json)", dir)
+	site, err := pages.SiteOf(configs)
+	if err != nil {
+		return err
 	}
-	return files, nil
+	return writeSite(env, htmlDir, site)
 }
