@@ -2,14 +2,10 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/sethvargo/go-githubactions"
@@ -162,24 +158,7 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 				}
 				env.Log.Warn(fmt.Sprintf("store list: no stored result matches %s; %s", filterText(cmd), store.DescribeHeld(all)))
 			}
-			if format == "json" {
-				if es == nil {
-					es = []store.Entry{}
-				}
-				enc := json.NewEncoder(env.Stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(es)
-			}
-			tw := tabwriter.NewWriter(env.Stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "TIME\tKIND\tPR\tCOMMIT\tCONFIG\tRUN\tPATH")
-			for _, e := range es {
-				pr := ""
-				if e.PR > 0 {
-					pr = fmt.Sprint(e.PR)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Time.UTC().Format(time.RFC3339), e.Kind, pr, e.Commit[:min(12, len(e.Commit))], e.ConfigID, e.RunID, e.Path)
-			}
-			return tw.Flush()
+			return store.WriteList(env.Stdout, es, format == "json")
 		},
 	}
 	list.Flags().StringVar(&filter.ConfigID, "config-id", "", "only this config id")
@@ -434,29 +413,9 @@ A/A rerun (aa/), so measuring a commit twice gives an A/A pair.`,
 			if url != "" {
 				o.URL = url
 			}
-			o.Engine.Commit = sha
-			o.Output = output
-			if output == "" {
-				dir, err := os.MkdirTemp("", "speedmatrix-baseline-*")
-				if err != nil {
-					return err
-				}
-				defer os.RemoveAll(dir)
-				o.Output = filepath.Join(dir, "results.json")
-			}
-			if err := measure.Run(ctx, o, env.measureDeps()); err != nil {
-				return err
-			}
-			f, err := results.ReadFile(o.Output)
+			e, err := measure.Baseline(ctx, o, env.measureDeps(), s, measure.BaselineTarget{Commit: sha, Output: output, Where: where, StoreFlags: sf.storeFlagsText()})
 			if err != nil {
 				return err
-			}
-			if f.Run.Partial {
-				return fmt.Errorf("the run was partial (%s): not stored as a baseline; measure again", f.Run.PartialReason)
-			}
-			e, err := store.PutDefault(ctx, env.Log, s, store.Entry{Commit: sha, Kind: store.KindDefault}, f) // storeput.go
-			if err != nil {
-				return storeFailed(env, &sf, where, output, f, sha, err)
 			}
 			env.Log.Info("baseline stored", "where", where, "commit", sha, "config_id", e.ConfigID, "path", e.Path)
 			fmt.Fprintln(env.Stdout, e.Path)
@@ -470,24 +429,4 @@ A/A rerun (aa/), so measuring a commit twice gives an A/A pair.`,
 	f.StringVar(&url, "url", "", "the server to measure (default: the configuration's url; none: the built-in simulator)")
 	f.StringVarP(&output, "output", "o", "", "also keep the results file here")
 	return cmd
-}
-
-// storeFailed returns the error of a baseline whose results could not be stored: the results
-// are kept (in output, the -o file, else in the fallback file run writes when its output fails,
-// $TMPDIR/speedmatrix-<run-id>.json) and the error says how to store them later.
-func storeFailed(env *Env, sf *storeFlags, where, output string, f *results.File, sha string, err error) error {
-	kept := output
-	if kept == "" {
-		id := f.Run.ID
-		if id == "" {
-			id = "baseline-" + results.ShortCommit(sha)
-		}
-		kept = measure.FallbackPath(id) // run.go
-		if werr := results.WriteOutputFile(kept, f); werr != nil {
-			return fmt.Errorf("storing the baseline in the %s: %w; and keeping the results in %s failed too: %v", where, err, kept, werr)
-		}
-	}
-	env.Log.Warn("the baseline was measured but not stored; the results are kept", "results", kept)
-	return fmt.Errorf("storing the baseline in the %s: %w; the results are in %s: store them once the store is fixed with `speedmatrix store put %s --commit %s %s`",
-		where, err, kept, kept, sha, sf.storeFlagsText())
 }

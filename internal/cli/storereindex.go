@@ -1,13 +1,8 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
 
-	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/store"
 )
 
@@ -48,21 +43,7 @@ On a data branch (--branch) the index is restored from the branch's history inst
 			if err != nil {
 				return err
 			}
-			kinds := map[store.Kind]int{}
-			for _, e := range entries {
-				kinds[e.Kind]++
-			}
-			for _, w := range skipped {
-				env.Log.Warn(w.Error())
-				var se *store.SkippedError
-				if errors.As(w, &se) {
-					fmt.Fprintf(env.Stdout, "skipped %s\n", se.Path)
-				}
-			}
-			fmt.Fprintf(env.Stdout, "indexed %s (%d %s, %d %s, %d %s) in %s; %s skipped\n", textout.Plural(len(entries), "result", "results"),
-				kinds[store.KindDefault], store.KindDefault, kinds[store.KindPR], store.KindPR, kinds[store.KindAA], store.KindAA,
-				filepath.Join(dir, store.IndexFile), textout.Plural(len(skipped), "file", "files"))
-			return nil
+			return store.WriteReindex(env.Stdout, env.Log, dir, entries, skipped)
 		},
 	}
 }
