@@ -26,7 +26,7 @@ func TestDocsMatrixFigures(t *testing.T) {
 		t.Errorf("plan's estimate of the full matrix rounds to %d min, the cost model's (%v) to %d", got, model, minutes)
 	}
 	docs := userDocs(t)
-	docs = append(docs, userDoc{Path: "internal/cli/demo.go", Text: readDoc(t, "internal/cli/demo.go")})
+	docs = append(docs, userDoc{Path: "internal/cli/demo/demo.go", Text: readDoc(t, "internal/cli/demo/demo.go")})
 	timeRE := regexp.MustCompile(`(?:full|reference) matrix[^.;]{0,60}?(?:≈|about) (\d+(?:\.\d+)?) min`)
 	cellsRE := regexp.MustCompile(`(?:full|reference) matrix[^.;]{0,40}?\b(\d+) cells`)
 	prefillRE := regexp.MustCompile(`prefill at (\d+) context lengths`)

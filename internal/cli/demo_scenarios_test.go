@@ -14,6 +14,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/calibrate"
 	"github.com/speedmatrix/speedmatrix/demo"
+	"github.com/speedmatrix/speedmatrix/internal/cli/cmdutil"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -161,7 +162,7 @@ func TestDemoScenarios(t *testing.T) {
 					args = append(args, "--history", filepath.Join(dir, "history"))
 				}
 				_, stderr, code := runCLI(args...)
-				demoCode := ExitCode(compareExit(&Env{Log: discardLog()}, c))
+				demoCode := ExitCode(cmdutil.CompareExit(&Env{Log: discardLog()}, c))
 				if code != demoCode {
 					t.Errorf("compare exits %d on the demo's files, demo --exit-code %d (verdict %s)\n%s", code, demoCode, c.Verdict, stderr)
 				}
