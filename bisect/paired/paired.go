@@ -21,6 +21,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/internal/usage"
 	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -60,6 +61,26 @@ func (g Git) FirstParent(ctx context.Context, good, bad string) ([]string, error
 // only cells (parsed cell ids).
 func New(deps measure.Deps, git Git, work string, blocks int, base measure.Settings, cells []string) *Steps {
 	return &Steps{deps: deps, git: git, work: work, blocks: blocks, base: base, cells: cells, checkouts: map[string]string{}, files: map[string][2][]*results.File{}}
+}
+
+// Range returns the commits goodRev and badRev name in the clone and the first-parent line
+// good..bad, oldest first, which ends at bad; a revision the clone cannot resolve, or a bad
+// commit that is not a first-parent descendant of the good one, is a *usage.Error (--good,
+// --bad).
+func (g Git) Range(ctx context.Context, goodRev, badRev string) (good, bad string, commits []string, err error) {
+	if good, err = g.RevParse(ctx, goodRev); err != nil {
+		return "", "", nil, usage.Errorf("--good: %v", err)
+	}
+	if bad, err = g.RevParse(ctx, badRev); err != nil {
+		return "", "", nil, usage.Errorf("--bad: %v", err)
+	}
+	if commits, err = g.FirstParent(ctx, good, bad); err != nil {
+		return "", "", nil, err
+	}
+	if len(commits) == 0 || commits[len(commits)-1] != bad {
+		return "", "", nil, usage.Errorf("--good %s --bad %s: the bad commit is not a first-parent descendant of the good one", goodRev, badRev)
+	}
+	return good, bad, commits, nil
 }
 
 // Steps measures a bisection's commits, each paired with its base on one machine.

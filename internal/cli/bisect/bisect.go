@@ -163,20 +163,9 @@ func runBisect(ctx context.Context, env *cmdutil.Env, o bisectOptions) error {
 	}
 	base.Paired.AllowSameEngine = true // checked once, on the clone: a commit without the file fails to serve, and is skipped
 	g := paired.Git(o.source)
-	good, err := g.RevParse(ctx, o.good)
-	if err != nil {
-		return cmdutil.Usagef("--good: %v", err)
-	}
-	bad, err := g.RevParse(ctx, o.bad)
-	if err != nil {
-		return cmdutil.Usagef("--bad: %v", err)
-	}
-	commits, err := g.FirstParent(ctx, good, bad)
+	good, bad, commits, err := g.Range(ctx, o.good, o.bad)
 	if err != nil {
 		return err
-	}
-	if len(commits) == 0 || commits[len(commits)-1] != bad {
-		return cmdutil.Usagef("--good %s --bad %s: the bad commit is not a first-parent descendant of the good one", o.good, o.bad)
 	}
 	if o.work == "" {
 		if o.work, err = os.MkdirTemp("", "speedmatrix-bisect-"); err != nil {

@@ -139,7 +139,7 @@ no cell measured on both sides). 1 error, 2 usage.`,
 				}
 				in.Base, in.BasePath = []*results.File{hb.File}, hb.Entry.Path
 			}
-			if err := checkAskedCells(in.Cells, in.BasePath, headPath, in.Base, in.Head); err != nil { // compare_cells.go
+			if err := measure.CheckAskedCells(in.Cells, in.BasePath, headPath, in.Base, in.Head); err != nil {
 				return err
 			}
 			var histWarnings []string

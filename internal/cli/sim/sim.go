@@ -122,7 +122,7 @@ no cell bounds from above, an unknown block size or frontend time, noisy cells i
 The method is described in sim/PROFILES.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := readMatrix(args[0])
+			f, err := results.ReadOrImport(args[0])
 			if err != nil {
 				return err
 			}
@@ -172,23 +172,6 @@ The method is described in sim/PROFILES.md.`,
 	fl.Float64Var(&o.NoiseCV, "noise", 0, "default noise CV to write into the profile")
 	fl.BoolVar(&check, "check", true, "measure the fitted profile on the input's matrix and print the comparison on stderr")
 	return cmd
-}
-
-// readMatrix reads a results file (.json) or imports a report.
-func readMatrix(path string) (*results.File, error) {
-	if strings.HasSuffix(strings.ToLower(path), ".json") {
-		return results.ReadFile(path)
-	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer fh.Close()
-	f, err := results.Import(fh, path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return f, nil
 }
 
 // newSimProfilesCmd builds `speedmatrix sim profiles`.
