@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -136,4 +137,31 @@ func ReadDir(log *slog.Logger, dir string) ([]*results.File, error) {
 		return nil, usage.Errorf("--dir %s holds no results file (*.json)", dir)
 	}
 	return files, nil
+}
+
+// AnalyzeSets analyzes each configuration's history (Analyze, the set's order and skipped files
+// among its warnings, each logged), and prints each one's change points on w under "Config ID";
+// an analysis that cannot be made is a *usage.Error.
+func AnalyzeSets(w io.Writer, log *slog.Logger, sets []Set, o Options) ([]Config, error) {
+	configs := make([]Config, 0, len(sets))
+	for i, set := range sets {
+		h, err := Analyze(set.Files, o)
+		if err != nil {
+			return nil, usage.Errorf("%v", err)
+		}
+		h.Order = set.Order
+		h.Warnings = append(h.Warnings, set.Skipped...)
+		for _, warn := range h.Warnings {
+			log.Warn(warn, "config", set.ID)
+		}
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		fmt.Fprintf(w, "Config %s\n", set.ID)
+		if err := WriteSummary(w, h); err != nil {
+			return nil, err
+		}
+		configs = append(configs, Config{ID: set.ID, History: h})
+	}
+	return configs, nil
 }

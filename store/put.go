@@ -117,3 +117,27 @@ func PutCommit(ctx context.Context, s Store, clone GitCommits, what, rev, fileCo
 	}
 	return sha, nil
 }
+
+// PutFile stores the results file f (read from path) as e says (its kind, pull request and run
+// id), as `speedmatrix store put` does: commitRev and baseRev (e.Base, "" for none) resolved to
+// full ids (PutCommit, with clone), the file checked to have measured that commit
+// (CheckFileCommit), and a default-branch result stored with PutDefault, which keeps the result
+// it replaces as an A/A rerun.
+func PutFile(ctx context.Context, log *slog.Logger, s Store, clone GitCommits, e Entry, commitRev, baseRev string, f *results.File, path string) (Entry, error) {
+	var err error
+	if e.Commit, err = PutCommit(ctx, s, clone, "--commit", commitRev, f.Engine.Commit); err != nil {
+		return Entry{}, err
+	}
+	if baseRev != "" {
+		if e.Base, err = PutCommit(ctx, s, clone, "--base", baseRev, ""); err != nil {
+			return Entry{}, err
+		}
+	}
+	if err := CheckFileCommit(log, f, e.Commit, path); err != nil {
+		return Entry{}, err
+	}
+	if e.Kind == KindDefault {
+		return PutDefault(ctx, log, s, e, f) // keeps an earlier run of the commit as an A/A rerun
+	}
+	return s.Put(ctx, e, f)
+}

@@ -1,6 +1,3 @@
-// Package cli holds the speedmatrix subcommands: flag parsing and wiring of the library packages.
-// It holds no measurement, statistics or rendering logic of its own, and it decides exit codes in
-// one place (ExitCode).
 package cli
 
 import (

@@ -1,3 +1,5 @@
+// Package action is `speedmatrix action`, the GitHub Action's entry point: its flags and the
+// wiring of internal/action.
 package action
 
 import (

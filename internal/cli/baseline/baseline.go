@@ -1,3 +1,5 @@
+// Package baseline is `speedmatrix baseline`: its flags, then measure.Baseline into the store
+// the store flags name.
 package baseline
 
 import (

@@ -1,3 +1,5 @@
+// Package bisect is `speedmatrix bisect`: its flags, then package bisect's search over
+// bisect/paired's steps (or, with --calibrate, bisect/errrate's table).
 package bisect
 
 import (

@@ -1,3 +1,5 @@
+// Package calibrate is `speedmatrix calibrate`: its flags, grouped (--compare, --only), then
+// package calibrate's synthetic, budgeted, stored or world calibration.
 package calibrate
 
 import (

@@ -1,3 +1,5 @@
+// Package cmdutil holds what the commands of internal/cli share: the outside world (Env), the
+// exit errors, the store flags and the matrix flags. It must not import a command.
 package cmdutil
 
 import (

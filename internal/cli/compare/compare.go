@@ -1,3 +1,5 @@
+// Package compare is `speedmatrix compare`: its flags, the sides read (and, with a store, the
+// head's baseline and history), then package compare and a renderer of report.
 package compare
 
 import (

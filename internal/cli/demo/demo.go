@@ -1,3 +1,4 @@
+// Package demo is `speedmatrix demo`: its flags, then package demo, and the output chosen.
 package demo
 
 import (

@@ -1,3 +1,5 @@
+// Package engine is `speedmatrix engine build` and `engine serve`: their flags (or --config's
+// engine section), then package engine.
 package engine
 
 import (
@@ -89,36 +91,12 @@ vllm-openai target. It prints the environment built, as "key: value" lines.`,
 			if err != nil {
 				return err
 			}
-			printBuild(env, bd)
+			bd.WriteText(env.Stdout)
 			return nil
 		},
 	}
 	f.register(cmd, string(engine.ModeAuto))
 	return cmd
-}
-
-func printBuild(env *cmdutil.Env, bd *engine.Build) {
-	w := env.Stdout
-	fmt.Fprintf(w, "engine: %s\n", bd.Engine)
-	if bd.Commit != "" {
-		fmt.Fprintf(w, "commit: %s\n", bd.Commit)
-	}
-	fmt.Fprintf(w, "mode: %s\n", bd.Mode)
-	if bd.Reason != "" {
-		fmt.Fprintf(w, "reason: %s\n", bd.Reason)
-	}
-	if bd.Venv != "" {
-		fmt.Fprintf(w, "venv: %s\n", bd.Venv)
-	}
-	if bd.Image != "" {
-		fmt.Fprintf(w, "image: %s\n", bd.Image)
-	}
-	if bd.Dir != "" {
-		fmt.Fprintf(w, "dir: %s\n", bd.Dir)
-	}
-	if bd.Mode != engine.ModeNone {
-		fmt.Fprintf(w, "cached: %v\n", bd.Cached)
-	}
 }
 
 // newEngineServeCmd builds `speedmatrix engine serve`.

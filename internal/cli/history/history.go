@@ -1,3 +1,5 @@
+// Package history is `speedmatrix history`: its flags, the results read (a store or a folder),
+// then package history and history/pages.
 package history
 
 import (
@@ -202,25 +204,9 @@ func writeSite(env *cmdutil.Env, htmlDir string, site map[string][]byte) error {
 // writeSites analyzes each configuration's history, prints its change points, and writes a
 // page for each and an index of them into htmlDir.
 func writeSites(env *cmdutil.Env, sets []history.Set, o history.Options, htmlDir string) error {
-	configs := make([]history.Config, 0, len(sets))
-	for i, set := range sets {
-		h, err := history.Analyze(set.Files, o)
-		if err != nil {
-			return cmdutil.Usagef("%v", err)
-		}
-		h.Order = set.Order
-		h.Warnings = append(h.Warnings, set.Skipped...)
-		for _, w := range h.Warnings {
-			env.Log.Warn(w, "config", set.ID)
-		}
-		if i > 0 {
-			fmt.Fprintln(env.Stdout)
-		}
-		fmt.Fprintf(env.Stdout, "Config %s\n", set.ID)
-		if err := history.WriteSummary(env.Stdout, h); err != nil {
-			return err
-		}
-		configs = append(configs, history.Config{ID: set.ID, History: h})
+	configs, err := history.AnalyzeSets(env.Stdout, env.Log, sets, o)
+	if err != nil {
+		return err
 	}
 	site, err := pages.SiteOf(configs)
 	if err != nil {

@@ -1,3 +1,5 @@
+// Package importcmd is `speedmatrix import` (a folder not named import, a keyword): its flags,
+// then results.Import.
 package importcmd
 
 import (

@@ -1,3 +1,4 @@
+// Package merge is `speedmatrix merge`: its flags, then package merge.
 package merge
 
 import (

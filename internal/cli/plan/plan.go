@@ -1,3 +1,5 @@
+// Package plan is `speedmatrix plan`: --config, --shards and the matrix flags it shares with
+// run (cmdutil.MatrixFlags), then measure.Plan printed as a job matrix.
 package plan
 
 import (

@@ -1,3 +1,4 @@
+// Package report is `speedmatrix report`: its flags, then a renderer of package report.
 package report
 
 import (

@@ -1,3 +1,5 @@
+// Package run is `speedmatrix run`: every flag of a run's settings, over --config's, then
+// measure.Run.
 package run
 
 import (

@@ -1,3 +1,4 @@
+// Package selftest is `speedmatrix selftest`: its flags, then bench/stream's self-test.
 package selftest
 
 import (

@@ -1,3 +1,5 @@
+// Package sim is `speedmatrix sim` and its fit and profiles: their flags, then package sim and
+// sim/profile.
 package sim
 
 import (

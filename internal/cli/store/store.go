@@ -1,3 +1,5 @@
+// Package store is `speedmatrix store` (list, get, put, prune, reindex): their flags, then
+// package store.
 package store
 
 import (
@@ -135,7 +137,7 @@ A default-branch result replaces the commit's earlier result of the same config,
 first kept as an A/A rerun of the commit (aa/), unless it is the same run stored again.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := store.CheckKind(putKind, false); err != nil { // storekind.go
+			if err := store.CheckKind(putKind, false); err != nil {
 				return err
 			}
 			if store.Kind(putKind) == store.KindPR && e.PR <= 0 {
@@ -156,25 +158,8 @@ first kept as an A/A rerun of the commit (aa/), unless it is the same run stored
 			if err != nil {
 				return err
 			}
-			clone := store.GitCommits{Dir: putGit}
-			if e.Commit, err = store.PutCommit(cmd.Context(), s, clone, "--commit", commit, f.Engine.Commit); err != nil { // storeput.go
-				return err
-			}
-			if base != "" {
-				if e.Base, err = store.PutCommit(cmd.Context(), s, clone, "--base", base, ""); err != nil {
-					return err
-				}
-			}
-			if err := store.CheckFileCommit(env.Log, f, e.Commit, args[0]); err != nil { // storeput.go
-				return err
-			}
 			e.Kind = store.Kind(putKind)
-			var got store.Entry
-			if e.Kind == store.KindDefault {
-				got, err = store.PutDefault(cmd.Context(), env.Log, s, e, f) // keeps an earlier run of the commit as an A/A rerun
-			} else {
-				got, err = s.Put(cmd.Context(), e, f)
-			}
+			got, err := store.PutFile(cmd.Context(), env.Log, s, store.GitCommits{Dir: putGit}, e, commit, base, f, args[0])
 			if err != nil {
 				return err
 			}

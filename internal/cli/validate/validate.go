@@ -1,3 +1,4 @@
+// Package validate is `speedmatrix validate`: --config, then action.Validate.
 package validate
 
 import (

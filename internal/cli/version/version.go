@@ -1,3 +1,4 @@
+// Package version is `speedmatrix version`.
 package version
 
 import (
