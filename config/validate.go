@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/sim"
 )
 
 // Validate checks every setting's value and returns an Errors naming each bad one by its
@@ -72,8 +73,10 @@ func (c Config) Validate() error {
 	if r.Hardware.VRAMGB < 0 {
 		v.fail("hardware.vram_per_gpu_gb", "%g: want 0 or more", r.Hardware.VRAMGB)
 	}
-	if r.Sim.Speedup < 0 {
-		v.fail("sim.speedup", "%g: want a number above 0 (0: the default)", r.Sim.Speedup)
+	if x := r.Sim.Speedup; x != 0 { // 0: sim's default
+		if err := sim.CheckSpeedup(x); err != nil { // the one check of the simulator's speed
+			v.fail("sim.speedup", "%v", err)
+		}
 	}
 	if r.Sim.Noise != nil && (*r.Sim.Noise < 0 || *r.Sim.Noise > 1) {
 		v.fail("sim.noise", "%g: want a coefficient of variation between 0 and 1", *r.Sim.Noise)

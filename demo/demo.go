@@ -22,10 +22,6 @@ import (
 	"github.com/speedmatrix/speedmatrix/store"
 )
 
-// DefaultSpeedup is the demo's default simulator speedup, the simulator's default: 11 quick
-// matrices take about 25 s.
-const DefaultSpeedup = sim.DefaultSpeedup
-
 // DefaultSlowdown is the regression the demo injects into its head by default: each decode step
 // takes 1.3× as long wherever 8 or more sequences run at once (a step-time factor, as the
 // simulator's --slowdown is: decode tok/s there falls by 1 − 1/1.3, about 23 %), so that the

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/speedmatrix/speedmatrix/internal/cli/cmdutil"
+	"github.com/speedmatrix/speedmatrix/sim"
 
 	"github.com/spf13/cobra"
 
@@ -92,7 +93,7 @@ a regression, 4 when the verdict cannot pass (unproven, incomplete, not comparab
 	f.StringVar(&o.HeadSlowdown, "head-slowdown", demo.DefaultSlowdown, "make the head slower (see speedmatrix sim --help); '' for an A/A run")
 	f.IntVar(&o.HistoryRuns, "history-runs", demo.DefaultHistoryRuns, "measure the base this many times, as separate runs of earlier default-branch commits, and store them as the baseline's history (the run-to-run noise)")
 	f.StringVar(&o.Profile, "sim-profile", profile.Default, "the simulator's profile: a built-in name or a YAML file")
-	f.Float64Var(&o.Speedup, "sim-speedup", demo.DefaultSpeedup, "run the simulator this many times faster than its profile (not given: lowered to 5 on a machine too busy for 20)")
+	f.Float64Var(&o.Speedup, "sim-speedup", sim.DefaultSpeedup, "run the simulator this many times faster than its profile (not given: lowered to 5 on a machine too busy for 20)")
 	f.StringVar(&format, "format", "summary", "what to print: summary, markdown (the PR comment) or text (the comparison for a terminal)")
 	f.BoolVar(&o.Quiet, "quiet", false, "show no progress while measuring")
 	f.BoolVar(&exitCode, "exit-code", false, "exit with compare's status: 3 when the comparison finds a regression, 4 when its verdict cannot pass")
