@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
@@ -62,8 +63,8 @@ func (c Config) Validate() error {
 	if r.Output == "" {
 		v.fail("output", "want a file name")
 	}
-	if r.Budget < 0 {
-		v.fail("budget", "%v: want 0 (no budget) or a positive duration like 45m", r.Budget)
+	if err := CheckBudget(time.Duration(r.Budget)); err != nil {
+		v.fail("budget", "%v", err)
 	}
 	v.engine(r.Engine)
 	v.specDecode(r)
@@ -262,4 +263,13 @@ func parent(path string) string {
 		return ""
 	}
 	return path[:i]
+}
+
+// CheckBudget returns an error saying what to give unless d can be a job's GPU time budget
+// (budget, run --budget): 0 for none, or a positive duration. It is the one check of the budget.
+func CheckBudget(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%v: want 0 (no budget) or a positive duration like 45m", d)
+	}
+	return nil
 }
