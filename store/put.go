@@ -15,8 +15,8 @@ import (
 // CheckFileCommit returns a usage error when the results file at path measured another engine
 // commit than sha (its engine.commit, in full or abbreviated, is not sha): stored under sha, a
 // pull request's head or another commit's run would be compared as sha's result. A file that
-// names no engine commit gets sha, and the log says so. The check is the CLI's, not Put's:
-// tests store one fixture under many commits.
+// names no engine commit gets sha, and the log says so. The check is PutFile's (store put's),
+// not Put's: tests store one fixture under many commits.
 func CheckFileCommit(log *slog.Logger, f *results.File, sha, path string) error {
 	c := strings.ToLower(strings.TrimSpace(f.Engine.Commit))
 	switch {
@@ -37,7 +37,7 @@ func CheckFileCommit(log *slog.Logger, f *results.File, sha, path string) error 
 // another run, that earlier run is first stored as an A/A rerun of the commit (KindAA,
 // under its own run id), since two runs of one commit are an A/A pair for calibrate --store and
 // compare's measured noise. The same run stored again (the same run id) just replaces it. Only
-// the CLI's baseline and store put do this; Put replaces, as its contract says.
+// baseline (measure.Baseline) and store put (PutFile) do this; Put replaces, as its contract says.
 func PutDefault(ctx context.Context, log *slog.Logger, s Store, e Entry, f *results.File) (Entry, error) {
 	if err := keepEarlier(ctx, log, s, e, f); err != nil {
 		return Entry{}, err

@@ -113,7 +113,7 @@ share of the promised cells decided, against the 80 % the comment's words need (
 				if format != "text" && format != "json" {
 					return cmdutil.Usagef("--format %q: want text or json", format)
 				}
-				if err := cmdutil.ExistingStore(storeDir); err != nil { // storeread.go
+				if err := cmdutil.ExistingStore(storeDir); err != nil {
 					return err
 				}
 				rep, err := calibrate.StoreAA(cmd.Context(), store.NewDir(storeDir), configID, s.Thresholds)

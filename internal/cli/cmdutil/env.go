@@ -20,7 +20,7 @@ const (
 	ExitError      = 1
 	ExitUsage      = 2
 	ExitRegression = 3 // compare found a regression
-	ExitUndecided  = 4 // compare could not pass the head: incomplete, unproven or not comparable (compare.go)
+	ExitUndecided  = 4 // compare could not pass the head: incomplete, unproven or not comparable (CompareExit)
 )
 
 // UsageError is a mistake in the command line (or in what it names, found by a library

@@ -98,7 +98,7 @@ func (s *StoreFlags) OpenConfigured(ctx context.Context, env *Env) (store.Store,
 	if err != nil {
 		return nil, err
 	}
-	st, _, err := s.OpenToRead(ctx, env, c) // storeread.go: list and get only read
+	st, _, err := s.OpenToRead(ctx, env, c) // list and get only read
 	return st, err
 }
 
@@ -160,7 +160,7 @@ func (sf *StoreFlags) OpenAlong(ctx context.Context, env *Env, c config.Config, 
 			a.Commits = store.MemoCommits(gc)
 		}
 	} else {
-		st, _, err := sf.OpenToRead(ctx, env, c) // storeread.go
+		st, _, err := sf.OpenToRead(ctx, env, c)
 		if err != nil {
 			return store.Along{}, err
 		}

@@ -131,12 +131,12 @@ no cell measured on both sides). 1 error, 2 usage.`,
 				hb    store.HeadBaseline
 			)
 			if fromStore {
-				if st, where, err = sf.OpenToRead(cmd.Context(), env, config.Default()); err != nil { // storeread.go
+				if st, where, err = sf.OpenToRead(cmd.Context(), env, config.Default()); err != nil {
 					return err
 				}
 			}
 			if headOnly {
-				if hb, err = store.ResolveHead(cmd.Context(), env.Log, st, where, in.Head, headPath, gitDir, baseBranch); err != nil { // compare_store.go
+				if hb, err = store.ResolveHead(cmd.Context(), env.Log, st, where, in.Head, headPath, gitDir, baseBranch); err != nil {
 					return err
 				}
 				in.Base, in.BasePath = []*results.File{hb.File}, hb.Entry.Path
@@ -171,7 +171,7 @@ no cell measured on both sides). 1 error, 2 usage.`,
 				}
 			}
 			if format == commentFormat {
-				th.HeadOnlyReruns = rerunsHeadOnly(in.Head) // compare_comment.go: the advice of the bot's comment
+				th.HeadOnlyReruns = rerunsHeadOnly(in.Head) // comment.go: the advice of the bot's comment
 			}
 			c, err := compare.Compare(in, th)
 			if err != nil {

@@ -82,7 +82,7 @@ a regression, 4 when the verdict cannot pass (unproven, incomplete, not comparab
 			}
 			env.Log.Info("demo: done", "dir", res.Dir, "verdict", res.Comparison.Verdict, "conclusion", res.Conclusion)
 			if exitCode {
-				return cmdutil.CompareExit(env, res.Comparison) // compare.go: the verdict table's exit status
+				return cmdutil.CompareExit(env, res.Comparison) // the verdict table's exit status, as compare's
 			}
 			return nil
 		},

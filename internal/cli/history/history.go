@@ -100,7 +100,7 @@ prefill.`,
 				if err != nil {
 					return err
 				}
-				a, err := sf.OpenAlong(cmd.Context(), env, c, gitDir, ref, true, store.DefaultSeriesDepth) // storeprune.go
+				a, err := sf.OpenAlong(cmd.Context(), env, c, gitDir, ref, true, store.DefaultSeriesDepth)
 				if err != nil {
 					return err
 				}

@@ -92,9 +92,9 @@ its line, column and dotted path.`,
 	o.Remeasures = new(int)
 	f.IntVar(o.Remeasures, "remeasures", bench.DefaultRemeasures, "decode windows whose bins show a stall or two levels that the run measures again (at most 2 a cell; 0: none, the window is then decided from its undisturbed bins or kept and marked)")
 	addSimRunFlags(f, &o.Sim)
-	addAdaptiveFlags(f, &o)      // run_adaptive.go
-	addShardFlags(f, &o)         // run_shard.go
-	addPairedFlags(f, &o.Paired) // run_paired.go
+	addAdaptiveFlags(f, &o) // flags.go, as the next two
+	addShardFlags(f, &o)
+	addPairedFlags(f, &o.Paired)
 	return cmd
 }
 

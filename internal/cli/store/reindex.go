@@ -37,7 +37,7 @@ On a data branch (--branch) the index is restored from the branch's history inst
 			if dir == "" {
 				return cmdutil.Usagef("no store: give --store DIR, or store.dir in --config")
 			}
-			if err := cmdutil.ExistingStore(dir); err != nil { // storeread.go
+			if err := cmdutil.ExistingStore(dir); err != nil {
 				return err
 			}
 			entries, skipped, err := store.NewDir(dir).Reindex(cmd.Context())

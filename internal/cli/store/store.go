@@ -38,7 +38,7 @@ count, the matrix, the launch command without secrets, the simulator's time scal
 		Short: "List stored results, newest first",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := store.CheckKind(kind, true); err != nil { // storekind.go
+			if err := store.CheckKind(kind, true); err != nil {
 				return err
 			}
 			s, err := sf.OpenConfigured(cmd.Context(), env)
@@ -98,7 +98,7 @@ needs the id, and the error lists them.`,
 				return err
 			}
 			if len(args) == 1 {
-				id, err := store.OnlyConfigOf(ctx, s, commit) // storeids.go
+				id, err := store.OnlyConfigOf(ctx, s, commit)
 				if err != nil {
 					return err
 				}
@@ -216,7 +216,7 @@ one that is, by time. Otherwise newest is the last measured. The log says which.
 				return cmdutil.Usagef("--keep, --keep-aa and --pr-days must be 0 (no bound) or more")
 			}
 			depth := store.LineageDepth(p.Keep)
-			src, err := sf.OpenAlong(cmd.Context(), env, c, gitDir, ref, p.Keep > 0, depth) // storeprune.go
+			src, err := sf.OpenAlong(cmd.Context(), env, c, gitDir, ref, p.Keep > 0, depth)
 			if err != nil {
 				return err
 			}
@@ -259,6 +259,6 @@ one that is, by time. Otherwise newest is the last measured. The log says which.
 	prune.Flags().StringVar(&gitDir, "git", "", "a clone of the engine repository: rank default-branch results along the first parents of --ref in it instead of by the time they were measured (default: the clone in the current directory, along its default branch, when the stored commits are on it)")
 	prune.Flags().StringVar(&ref, "ref", "", "the default branch (or commit) whose first parents rank the results (default: the default branch of --git, its origin/HEAD or else main; the repository's default branch with --branch)")
 
-	cmd.AddCommand(list, get, put, prune, newStoreReindexCmd(env, &sf)) // storereindex.go
+	cmd.AddCommand(list, get, put, prune, newStoreReindexCmd(env, &sf)) // reindex.go
 	return cmd
 }
