@@ -127,7 +127,7 @@ func (s Settings) priorText() string {
 	return priorText(s.Thresholds.Prior.DecodeRate) + "; the runs' counters show no speculative decoding"
 }
 
-// priorText formats a decode-rate prior as --prior-decode-rate takes it.
+// priorText formats a decode-rate prior as calibrate --compare prior-decode-rate= takes it.
 func priorText(p []compare.ConcurrencyCV) string {
 	var parts []string
 	for _, e := range p {

@@ -9,7 +9,7 @@ import (
 )
 
 // ParseDecodeRatePrior parses a prior for decode rates by concurrency, as calibrate's
-// --prior-decode-rate takes it: UPTO=PERCENT entries joined by commas, in rising UPTO, the last
+// calibrate --compare prior-decode-rate= takes it: UPTO=PERCENT entries joined by commas, in rising UPTO, the last
 // one *=PERCENT for every higher concurrency ("1=20,2=24,4=9,*=1").
 func ParseDecodeRatePrior(s string) ([]compare.ConcurrencyCV, error) {
 	bad := func(why string) ([]compare.ConcurrencyCV, error) {

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/sim"
 )
 
 // Validate checks every setting's value and returns an Errors naming each bad one by its
@@ -61,8 +63,8 @@ func (c Config) Validate() error {
 	if r.Output == "" {
 		v.fail("output", "want a file name")
 	}
-	if r.Budget < 0 {
-		v.fail("budget", "%v: want 0 (no budget) or a positive duration like 45m", r.Budget)
+	if err := CheckBudget(time.Duration(r.Budget)); err != nil {
+		v.fail("budget", "%v", err)
 	}
 	v.engine(r.Engine)
 	v.specDecode(r)
@@ -72,8 +74,10 @@ func (c Config) Validate() error {
 	if r.Hardware.VRAMGB < 0 {
 		v.fail("hardware.vram_per_gpu_gb", "%g: want 0 or more", r.Hardware.VRAMGB)
 	}
-	if r.Sim.Speedup < 0 {
-		v.fail("sim.speedup", "%g: want a number above 0 (0: the default)", r.Sim.Speedup)
+	if x := r.Sim.Speedup; x != 0 { // 0: sim's default
+		if err := sim.CheckSpeedup(x); err != nil { // the one check of the simulator's speed
+			v.fail("sim.speedup", "%v", err)
+		}
 	}
 	if r.Sim.Noise != nil && (*r.Sim.Noise < 0 || *r.Sim.Noise > 1) {
 		v.fail("sim.noise", "%g: want a coefficient of variation between 0 and 1", *r.Sim.Noise)
@@ -259,4 +263,13 @@ func parent(path string) string {
 		return ""
 	}
 	return path[:i]
+}
+
+// CheckBudget returns an error saying what to give unless d can be a job's GPU time budget
+// (budget, run --budget): 0 for none, or a positive duration. It is the one check of the budget.
+func CheckBudget(d time.Duration) error {
+	if d < 0 {
+		return fmt.Errorf("%v: want 0 (no budget) or a positive duration like 45m", d)
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net/http"
 	"os"
@@ -15,26 +16,46 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/engine"
-	"github.com/speedmatrix/speedmatrix/internal/cli"
+	"github.com/speedmatrix/speedmatrix/sim"
 	"github.com/speedmatrix/speedmatrix/sim/profile"
 )
 
-// TestMain lets the test binary act as the speedmatrix command (ENGINE_TEST_EXEC=speedmatrix),
-// so that the served process of these tests is the real `speedmatrix sim`.
+// TestMain lets the test binary act as `speedmatrix sim` (ENGINE_TEST_EXEC=speedmatrix), so that
+// the served process of these tests is the real simulator (sim.Serve, as the command serves it).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == engine.ReaperArg {
 		engine.Reap(os.Args[2:]) // the reaper of TestServeReaper's servers
 	}
 	if os.Getenv("ENGINE_TEST_EXEC") == "speedmatrix" {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := cli.Run(ctx, os.Args[1:], os.Stdout, os.Stderr, os.Getenv)
+		err := serveSim(ctx, os.Args[1:])
 		stop()
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "speedmatrix:", err)
+			os.Exit(1)
 		}
-		os.Exit(cli.ExitCode(err))
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// serveSim serves the simulator as `speedmatrix sim --listen ADDR --sim-speedup N` does, with
+// the default profile.
+func serveSim(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("sim", flag.ContinueOnError)
+	listen := fs.String("listen", "127.0.0.1:8000", "")
+	speedup := fs.Float64("sim-speedup", sim.DefaultSpeedup, "")
+	if len(args) == 0 || args[0] != "sim" {
+		return fmt.Errorf("want sim, got %q", args)
+	}
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	p, err := profile.Load(profile.Default, nil)
+	if err != nil {
+		return err
+	}
+	return sim.Serve(ctx, sim.Config{Profile: p, Addr: *listen, Speedup: *speedup, NoiseCV: -1}, os.Stdout)
 }
 
 // simCommand returns the command serving `speedmatrix sim` on ${PORT}, and its environment.

@@ -12,6 +12,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/results"
+	"github.com/speedmatrix/speedmatrix/sim"
 )
 
 // Settings are the settings of one run, as `speedmatrix run` and the action give them: the
@@ -87,10 +88,10 @@ var ErrRegression = errors.New("regression found")
 // session is one run in progress: its settings and what the run learns on its way.
 type session struct {
 	Settings
-	// timeScale is the built-in simulator's speedup when it is the server measured (in process,
-	// or at --url; 0 for any other server): the client samples in model time (scaleSim), and the
-	// progress lines show its numbers in the profile's time, as reports do.
-	timeScale float64
+	// simulator is the built-in simulator when it is the server measured (in process, its
+	// configuration; at --url, the speedup its /version said); nil for any other server
+	// (simTime, timeScale).
+	simulator *sim.Config
 	// build and load are the GPU time the job spent before measuring (runengine.go).
 	build, load time.Duration
 	// shard holds the rows that ShardSpec resolves to (run_shard.go).

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/speedmatrix/speedmatrix/internal/usage"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -55,4 +56,40 @@ func ReadHistory(dir string) ([]*results.File, []string, error) {
 		warnings = append(warnings, fmt.Sprintf("--history %s holds no readable results file; the prior was used", dir))
 	}
 	return fs, warnings, nil
+}
+
+// CheckAskedCells returns a usage error when none of the cells compare --cells asks for is in
+// any of the files: a mistyped list would otherwise compare nothing and exit 0. A list of which
+// some cells are present only warns (compare's warnings), as the rerun advice may name cells a
+// side lacks.
+func CheckAskedCells(asked []results.CellID, basePath, headPath string, sides ...[]*results.File) error {
+	if len(asked) == 0 {
+		return nil
+	}
+	held := map[results.CellID]bool{}
+	var order []string
+	add := func(id results.CellID) {
+		if !held[id] {
+			held[id] = true
+			order = append(order, id.String())
+		}
+	}
+	for _, fs := range sides {
+		for _, f := range fs {
+			for i := range f.Prefill {
+				add(f.Prefill[i].ID())
+			}
+			for i := range f.Decode {
+				add(f.Decode[i].ID())
+			}
+		}
+	}
+	var names []string
+	for _, id := range asked {
+		if held[id] {
+			return nil
+		}
+		names = append(names, id.String())
+	}
+	return usage.Errorf("--cells: none of %s is in %s or %s; the files hold %s", strings.Join(names, ","), basePath, headPath, strings.Join(order, ","))
 }

@@ -15,10 +15,10 @@ import (
 
 // Check refuses adaptive flags that cannot work, before anything is measured.
 func (o Settings) Check() error {
-	switch {
-	case o.Budget < 0:
-		return settingsf("--budget %v: want a positive duration like 45m, or 0 for none", o.Budget)
-	case o.Baseline == "" && (o.History != "" || o.CompareOut != ""):
+	if err := config.CheckBudget(o.Budget); err != nil {
+		return settingsf("--budget %v", err)
+	}
+	if o.Baseline == "" && (o.History != "" || o.CompareOut != "") {
 		return settingsf("--history and --compare-out need --baseline: the base's results file to compare with")
 	}
 	return nil

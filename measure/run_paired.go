@@ -282,7 +282,7 @@ func startPairedSims(ctx context.Context, env *Deps, o *session, base, head *pai
 	// runs on one clock for both sides.
 	for i := range 2 {
 		scfg := ss.config(env.Log)
-		if h := ss.so.HeadSlowdown; i == 1 && h != "" {
+		if h := ss.headSlowdown; i == 1 && h != "" {
 			// The head's (srvs[1]): what its change does.
 			scfg.Slowdown = strings.Trim(scfg.Slowdown+","+h, ",")
 		}
@@ -301,6 +301,6 @@ func startPairedSims(ctx context.Context, env *Deps, o *session, base, head *pai
 	ss.describe(o)
 	finish := ss.finish()
 	base.finish, head.finish = finish, finish
-	env.Log.Info("paired run without URLs: measuring two built-in simulators with the same settings", "base", base.url, "head", head.url, "profile", ss.p.Name, "speedup", ss.so.Speedup, "slowdown", ss.so.Slowdown, "head_slowdown", ss.so.HeadSlowdown)
+	env.Log.Info("paired run without URLs: measuring two built-in simulators with the same settings", "base", base.url, "head", head.url, "profile", ss.cfg.Profile.Name, "speedup", ss.cfg.Speedup, "slowdown", ss.cfg.Slowdown, "head_slowdown", ss.headSlowdown)
 	return stop, nil
 }

@@ -61,7 +61,7 @@ func newRunner(env *Deps, o session, baseURL, key, runID string) (bench.Config, 
 		Server:   srv,
 		Prompts:  bench.NewPrompter(info, streamer, runID, o.Endpoint),
 		Metrics:  bench.TelemetryScraper{S: scraper},
-		Progress: pickProgress(env, o.Quiet, o.timeScale),
+		Progress: pickProgress(env, o.Quiet, o.timeScale()),
 		Log:      env.Log,
 	}
 	closeAll := func() {

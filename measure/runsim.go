@@ -24,11 +24,12 @@ type simRunOptions = config.Sim
 // drain polls shrink by the speedup, so a 30 s model window still gets ~30 samples; so do the
 // scout's bound, the stall span and the probe request sent after a stall.
 func (o session) scaleSim(t bench.Timeouts) bench.Timeouts {
-	if o.timeScale <= 1 {
+	scale := o.timeScale()
+	if scale <= 1 {
 		return t
 	}
 	shrink := func(d, floor time.Duration) time.Duration {
-		return max(time.Duration(float64(d)/o.timeScale), floor)
+		return max(time.Duration(float64(d)/scale), floor)
 	}
 	t.Sample = shrink(t.Sample, 20*time.Millisecond)
 	t.Bin = shrink(t.Bin, 20*time.Millisecond)
@@ -63,7 +64,7 @@ func runSimulated(ctx context.Context, env *Deps, o session) error {
 	}
 	defer srv.Close()
 	ss.describe(&o)
-	env.Log.Info("no --url: measuring the built-in simulator", "url", srv.URL(), "profile", ss.p.Name, "speedup", ss.so.Speedup, "window", o.Duration)
+	env.Log.Info("no --url: measuring the built-in simulator", "url", srv.URL(), "profile", ss.cfg.Profile.Name, "speedup", ss.cfg.Speedup, "window", o.Duration)
 	return measureURL(ctx, env, o, srv.URL(), ss.finish())
 }
 
@@ -116,7 +117,7 @@ func simulatorAtURL(ctx context.Context, env *Deps, o *session) func(*results.Fi
 	if err != nil || v.Simulator == nil {
 		return nil
 	}
-	o.simTime(v.Simulator.Speedup) // runsim_setup.go: the in-process simulator's windows at that speedup
+	o.simTime(sim.Config{Speedup: v.Simulator.Speedup}) // runsim_setup.go: the in-process simulator's windows at that speedup
 	env.Log.Info("the server is the built-in simulator: progress lines and reports show its numbers in the profile's time; windows and readiness left at their defaults last as long as in process at its speedup", "profile", v.Simulator.Profile, "speedup", v.Simulator.Speedup, "window", o.Duration)
 	return recordSimulator(&results.SimulatorSettings{Profile: v.Simulator.Profile, Speedup: v.Simulator.Speedup})
 }

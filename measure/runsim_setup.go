@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/speedmatrix/speedmatrix/bench"
-	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
 	"github.com/speedmatrix/speedmatrix/sim/inject"
@@ -15,79 +14,96 @@ import (
 )
 
 // simSetup is the built-in simulator a run without a URL starts (runSimulated, and both sides
-// of a paired run): the sim section with its defaults filled in, and the profile it loaded.
+// of a paired run): the simulator's configuration, its speed and noise defaulted and checked
+// by package sim, and what the run records of the sim section besides.
 type simSetup struct {
-	so    config.Sim
-	noise float64 // the noise CV asked for; -1 for the profile's
-	p     *profile.Profile
+	cfg sim.Config
+	// profileArg is the profile as the sim section gives it (a built-in name or a YAML file;
+	// profile.Default when left out), for the launch command; headSlowdown the head's extra
+	// slowdown of a paired run.
+	profileArg, headSlowdown string
 }
 
 // newSimSetup checks the sim section and loads its profile (errors are settings errors), and
 // adapts o to a run against the simulator: windows and the readiness wait left at their defaults
 // last the same model time as on a real server, and the client samples in model time.
 func newSimSetup(o *session) (simSetup, error) {
-	s := simSetup{so: o.Sim, noise: -1}
-	if s.so.Profile == "" {
-		s.so.Profile = profile.Default
+	so := o.Sim
+	s := simSetup{profileArg: so.Profile, headSlowdown: so.HeadSlowdown,
+		cfg: sim.Config{Seed: so.Seed, NoiseCV: -1, Slowdown: so.Slowdown, Fault: so.Fault}}
+	if s.profileArg == "" {
+		s.profileArg = profile.Default
 	}
-	speedup, err := sim.Speedup(s.so.Speedup)
-	if err != nil {
+	var err error
+	if s.cfg.Speedup, err = sim.Speedup(so.Speedup); err != nil {
 		return s, settingsf("--sim-speedup %v", err)
 	}
-	s.so.Speedup = speedup
-	if n := s.so.Noise; n != nil {
+	if n := so.Noise; n != nil {
 		if *n < 0 || *n > 1 {
 			return s, settingsf("--sim-noise %g: want a coefficient of variation between 0 and 1", *n)
 		}
-		s.noise = *n
+		s.cfg.NoiseCV = *n
 	}
-	if h := s.so.HeadSlowdown; h != "" {
+	if h := s.headSlowdown; h != "" {
 		if _, err := inject.ParseSlowdown(h); err != nil {
 			return s, settingsf("sim.head_slowdown: %v", err)
 		}
 	}
-	if s.p, err = profile.Load(s.so.Profile, nil); err != nil {
+	if s.cfg.Profile, err = profile.Load(s.profileArg, nil); err != nil {
 		return s, settingsf("--sim-profile: %v", err)
 	}
-	o.simTime(s.so.Speedup)
+	o.simTime(s.cfg)
 	return s, nil
 }
 
-// simTime adapts o to a built-in simulator that runs speedup times faster than its profile, in
-// process or at --url alike, so that both measure with the same windows and compare accepts
-// the pair: the window and the readiness wait left at their defaults last the same model time
-// as on a real server, and the client samples in model time (scaleSim).
-func (o *session) simTime(speedup float64) {
-	if !(speedup > 0) {
+// simTime adapts o to the built-in simulator c (in process, or at --url: then c holds only the
+// speedup its /version said), which runs c.Speedup times faster than its profile, so that both
+// measure with the same windows and compare accepts the pair: the window and the readiness
+// wait left at their defaults last the same model time as on a real server, and the client
+// samples in model time (scaleSim).
+func (o *session) simTime(c sim.Config) {
+	if !(c.Speedup > 0) {
 		return
 	}
 	def := defaultSession()
 	if o.Duration == def.Duration {
-		o.Duration = max(time.Duration(float64(o.Duration)/speedup), bench.MinDuration)
+		o.Duration = max(time.Duration(float64(o.Duration)/c.Speedup), bench.MinDuration)
 	}
 	if o.ReadyTimeout == def.ReadyTimeout {
-		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/speedup), time.Second)
+		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/c.Speedup), time.Second)
 	}
-	o.timeScale = speedup
+	o.simulator = &c
 }
 
-// config returns the simulator's configuration.
+// timeScale is the speedup of the built-in simulator the run measures (o.simulator), 0 for any
+// other server: the client samples in model time (scaleSim), and the progress lines show its
+// numbers in the profile's time, as reports do.
+func (o *session) timeScale() float64 {
+	if o.simulator == nil {
+		return 0
+	}
+	return o.simulator.Speedup
+}
+
+// config returns the simulator's configuration, logging to log.
 func (s simSetup) config(log *slog.Logger) sim.Config {
-	return sim.Config{Profile: s.p, Seed: s.so.Seed, NoiseCV: s.noise, Slowdown: s.so.Slowdown, Fault: s.so.Fault, Speedup: s.so.Speedup, Log: log}
+	c := s.cfg
+	c.Log = log
+	return c
 }
 
 // describe records in o what is measured, where the options leave it open: the launch command
 // (the `speedmatrix sim` that runs the same simulator) and the engine's name.
 func (s simSetup) describe(o *session) {
-	cmd := []string{"speedmatrix", "sim", "--profile", s.so.Profile, "--sim-speedup", strconv.FormatFloat(s.so.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(s.so.Seed, 10)}
-	if s.noise >= 0 {
-		cmd = append(cmd, "--noise", strconv.FormatFloat(s.noise, 'g', -1, 64))
+	cmd := []string{"speedmatrix", "sim", "--profile", s.profileArg, "--sim-speedup", strconv.FormatFloat(s.cfg.Speedup, 'g', -1, 64), "--seed", strconv.FormatUint(s.cfg.Seed, 10)}
+	if s.cfg.NoiseCV >= 0 {
+		cmd = append(cmd, "--noise", strconv.FormatFloat(s.cfg.NoiseCV, 'g', -1, 64))
 	}
-	if s.so.Slowdown != "" {
-		cmd = append(cmd, "--slowdown", s.so.Slowdown)
+	if s.cfg.Slowdown != "" {
+		cmd = append(cmd, "--slowdown", s.cfg.Slowdown)
 	}
-	if s.so.Fault != "" {
-		cmd = append(cmd, "--fault", s.so.Fault)
+	if s.cfg.Fault != "" {
+		cmd = append(cmd, "--fault", s.cfg.Fault)
 	}
 	if o.LaunchCommand == "" {
 		o.LaunchCommand = strings.Join(cmd, " ")
@@ -100,9 +116,10 @@ func (s simSetup) describe(o *session) {
 // finish returns the finish of measureURL for an in-process simulator: its settings and note
 // (recordSimulator), and the CPU budget marked as the server's too.
 func (s simSetup) finish() func(*results.File) {
-	settings := &results.SimulatorSettings{Profile: s.p.Name, Speedup: s.so.Speedup, Slowdown: s.so.Slowdown, Fault: s.so.Fault, Seed: int64(s.so.Seed), Noise: s.p.Noise.CV}
-	if s.noise >= 0 {
-		settings.Noise = s.noise
+	c := s.cfg
+	settings := &results.SimulatorSettings{Profile: c.Profile.Name, Speedup: c.Speedup, Slowdown: c.Slowdown, Fault: c.Fault, Seed: int64(c.Seed), Noise: c.Profile.Noise.CV}
+	if c.NoiseCV >= 0 {
+		settings.Noise = c.NoiseCV
 	}
 	record := recordSimulator(settings)
 	return func(f *results.File) {
@@ -122,5 +139,5 @@ func CheckSimulator(s Settings) (name string, speedup float64, err error) {
 	if err != nil {
 		return "", 0, err
 	}
-	return ss.p.Name, ss.so.Speedup, nil
+	return ss.cfg.Profile.Name, ss.cfg.Speedup, nil
 }

@@ -29,7 +29,7 @@ mkdir -p dist
 # Everything that could change the bytes is fixed here: no cgo, no paths (-trimpath), no VCS
 # stamp of the checkout's state (-buildvcs=false), no build id, the version from the tag, the
 # default instruction sets, and no GOFLAGS or GOEXPERIMENT of the caller's environment.
-ldflags="-buildid= -X github.com/speedmatrix/speedmatrix/internal/cli.releaseVersion=$tag"
+ldflags="-buildid= -X github.com/speedmatrix/speedmatrix/internal/cli/cmdutil.releaseVersion=$tag"
 for target in linux/amd64 linux/arm64; do
   os=${target%/*} arch=${target#*/}
   GOOS=$os GOARCH=$arch CGO_ENABLED=0 GOAMD64=v1 GOARM64=v8.0 GOFLAGS= GOEXPERIMENT= \

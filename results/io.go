@@ -349,3 +349,21 @@ func lineOf(data []byte, off int64) int {
 	}
 	return bytes.Count(data[:off], []byte("\n")) + 1
 }
+
+// ReadOrImport reads a results file (.json), or imports a report (Import) from any other file:
+// the matrices `speedmatrix sim fit` fits.
+func ReadOrImport(path string) (*File, error) {
+	if strings.HasSuffix(strings.ToLower(path), ".json") {
+		return ReadFile(path)
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	f, err := Import(fh, path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}

@@ -122,7 +122,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleVersion(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"version":   s.prof.EngineVersion,
-		"simulator": map[string]any{"name": "speedmatrix sim", "profile": s.prof.Name, "speedup": s.speedup},
+		"simulator": map[string]any{"name": "speedmatrix sim", "profile": s.prof.Name, "speedup": s.cfg.Speedup},
 	})
 }
 

@@ -84,12 +84,13 @@ type Server struct {
 	slow    *inject.Slowdown
 	faults  *inject.Faults
 	seed    uint64
-	speedup float64
-	apiKey  [sha256.Size]byte // the hash of Config.APIKey; zero when there is none
-	keyed   bool
-	clock   Clock
-	log     *slog.Logger
-	start   time.Time
+	// cfg is the configuration it started with, its speedup defaulted (Speedup).
+	cfg    Config
+	apiKey [sha256.Size]byte // the hash of Config.APIKey; zero when there is none
+	keyed  bool
+	clock  Clock
+	log    *slog.Logger
+	start  time.Time
 
 	ln   net.Listener
 	http *http.Server
@@ -180,7 +181,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		prof: cfg.Profile, eng: eng, tok: tokenizer.New(), slow: slow, faults: faults,
-		seed: cfg.Seed, speedup: cfg.Speedup, clock: cfg.Clock, log: cfg.Log,
+		seed: cfg.Seed, cfg: cfg, clock: cfg.Clock, log: cfg.Log,
 		start: start, ln: ln,
 		wake: make(chan struct{}, 1), deadCh: make(chan struct{}), done: make(chan struct{}),
 	}
@@ -205,7 +206,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		s.shutdown()
 	}()
 	s.scheduleFaults(lctx)
-	attrs := []any{"url", s.URL(), "profile", s.prof.Name, "speedup", s.speedup, "seed", s.seed, "api_key", s.keyed}
+	attrs := []any{"url", s.URL(), "profile", s.prof.Name, "speedup", s.cfg.Speedup, "seed", s.seed, "api_key", s.keyed}
 	if cfg.Slowdown != "" {
 		attrs = append(attrs, "slowdown", cfg.Slowdown) // an injected slow-down is what the runs will measure
 	}
@@ -276,7 +277,7 @@ func (s *Server) scheduleFaults(ctx context.Context) {
 
 // virtualNow returns the model time now.
 func (s *Server) virtualNow() time.Duration {
-	return time.Duration(float64(s.clock.Now().Sub(s.start)) * s.speedup)
+	return time.Duration(float64(s.clock.Now().Sub(s.start)) * s.cfg.Speedup)
 }
 
 // behind returns the wall time the scheduler lags the wall clock while it has work (0 idle).
@@ -284,12 +285,12 @@ func (s *Server) behind() time.Duration {
 	if !s.busy.Load() {
 		return 0
 	}
-	return max(0, time.Duration(float64(s.virtualNow()-time.Duration(s.vnow.Load()))/s.speedup))
+	return max(0, time.Duration(float64(s.virtualNow()-time.Duration(s.vnow.Load()))/s.cfg.Speedup))
 }
 
 // realUntil returns the wall time until model time v.
 func (s *Server) realUntil(v time.Duration) time.Duration {
-	at := s.start.Add(time.Duration(float64(v) / s.speedup))
+	at := s.start.Add(time.Duration(float64(v) / s.cfg.Speedup))
 	return at.Sub(s.clock.Now())
 }
 
@@ -347,12 +348,12 @@ func (s *Server) loop(ctx context.Context) {
 		s.inbox, s.aborts = s.inbox[:0], s.aborts[:0]
 		s.mu.Unlock()
 		vreal := s.virtualNow()
-		if idle || vreal-vnow > time.Duration(float64(maxLag)*s.speedup) {
+		if idle || vreal-vnow > time.Duration(float64(maxLag)*s.cfg.Speedup) {
 			if !idle && vreal > vnow {
 				// Work was waiting and the loop ran too late to do it in time: that model
 				// time is gone, and a client counting tokens sees the engine slower.
-				s.lost.Add(int64(float64(vreal-vnow) / s.speedup))
-				s.log.Debug("sim: the step clock fell behind the wall clock and skipped ahead", "behind", time.Duration(float64(vreal-vnow)/s.speedup))
+				s.lost.Add(int64(float64(vreal-vnow) / s.cfg.Speedup))
+				s.log.Debug("sim: the step clock fell behind the wall clock and skipped ahead", "behind", time.Duration(float64(vreal-vnow)/s.cfg.Speedup))
 			}
 			vnow = max(vnow, vreal)
 		}
@@ -392,7 +393,7 @@ func (s *Server) loop(ctx context.Context) {
 		if f := s.faults.Starve; f > 0 {
 			skip := time.Duration(float64(res.Duration) * f / (1 - f))
 			end += skip
-			s.lost.Add(int64(float64(skip) / s.speedup))
+			s.lost.Add(int64(float64(skip) / s.cfg.Speedup))
 		}
 		if d := s.realUntil(end); d > 0 {
 			if !s.sleep(ctx, timer, d, false) {

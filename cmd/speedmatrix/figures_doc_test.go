@@ -27,7 +27,7 @@ func TestDocsMatrixFigures(t *testing.T) {
 	}
 	docs := userDocs(t)
 	// The example workflows' comments too: a user copies them (the sharded one said ≈ 40 min).
-	for _, p := range []string{"internal/cli/demo.go", ".github/workflows/example-gpu.yml", ".github/workflows/example-gpu-sharded.yml"} {
+	for _, p := range []string{"internal/cli/demo/demo.go", ".github/workflows/example-gpu.yml", ".github/workflows/example-gpu-sharded.yml"} {
 		docs = append(docs, userDoc{Path: p, Text: readDoc(t, p)})
 	}
 	timeRE := regexp.MustCompile(`(?:full|reference) matrix[^.;]{0,60}?(?:≈|about) (\d+(?:\.\d+)?) min`)

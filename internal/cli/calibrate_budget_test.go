@@ -9,7 +9,7 @@ import (
 // prints both procedures in one table, and that a wrong --spec-noise or a negative budget is a
 // usage error.
 func TestCalibrateBudgetFlags(t *testing.T) {
-	out, stderr, err := runBench(t, nil, "calibrate", "--budget", "30m", "--spec-noise", "off", "--history", "2", "--aa", "2", "--ab", "2", "--naive-trials", "2", "--prior-decode-rate", "1=20,2=24,4=9,*=1")
+	out, stderr, err := runBench(t, nil, "calibrate", "--budget", "30m", "--spec-noise", "off", "--history", "2", "--aa", "2", "--ab", "2", "--naive-trials", "2", "--compare", "prior-decode-rate=1=20,2=24,4=9,*=1")
 	if err != nil {
 		t.Fatalf("calibrate --budget: %v\n%s", err, stderr)
 	}
@@ -25,7 +25,7 @@ func TestCalibrateBudgetFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{"calibrate", "--budget", "45m", "--spec-noise", "maybe"},
 		{"calibrate", "--budget", "-1m"},
-		{"calibrate", "--budget", "45m", "--prior-decode-rate", "1=20"},
+		{"calibrate", "--budget", "45m", "--compare", "prior-decode-rate=1=20"},
 		{"calibrate", "--budget", "45m", "--naive-trials", "-1"},
 	} {
 		if _, _, err := runBench(t, nil, args...); ExitCode(err) != ExitUsage {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/speedmatrix/speedmatrix/internal/cli/cmdutil"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -27,7 +28,7 @@ func TestCompareExit(t *testing.T) {
 	for v, code := range want {
 		var stderr bytes.Buffer
 		env := &Env{Log: slog.New(slog.NewTextHandler(&stderr, nil))}
-		err := compareExit(env, &results.Comparison{Verdict: v})
+		err := cmdutil.CompareExit(env, &results.Comparison{Verdict: v})
 		if got := ExitCode(err); got != code {
 			t.Errorf("verdict %s: exit %d, want %d", v, got, code)
 		}

@@ -166,7 +166,7 @@ func TestCompareHistoryAndLook2(t *testing.T) {
 }
 
 func TestCalibrateCommand(t *testing.T) {
-	out, _, code := runCLI("calibrate", "--aa", "4", "--ab", "8", "--single-look")
+	out, _, code := runCLI("calibrate", "--aa", "4", "--ab", "8", "--compare", "look=1")
 	if code != ExitOK || !strings.Contains(out, "A/A with any regression verdict") || !strings.Contains(out, "row 1019K") {
 		t.Errorf("calibrate: exit %d\n%s", code, out)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/speedmatrix/speedmatrix/demo"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -33,17 +34,17 @@ func TestDemoExampleCurrent(t *testing.T) {
 		}
 		return f
 	}
-	runs := demoRuns(exampleDir, demoHistoryRuns, demoSlowdown)
+	runs := demo.Jobs(exampleDir, demo.DefaultHistoryRuns, demo.DefaultSlowdown)
 	var hist []*results.File
 	for _, r := range runs[:len(runs)-1] {
-		hist = append(hist, read(r.path))
+		hist = append(hist, read(r.Path))
 	}
-	d, err := renderDemo(read(filepath.Join(exampleDir, "base.json")), read(filepath.Join(exampleDir, "head.json")), hist, "docs/example/base.json", "docs/example/head.json")
+	d, err := demo.Render(read(filepath.Join(exampleDir, "base.json")), read(filepath.Join(exampleDir, "head.json")), hist, "docs/example/base.json", "docs/example/head.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The baseline's own run starts the history; compare counts the others.
-	if got, want := d.Comparison.Settings.HistoryFiles, demoHistoryRuns-1; got != want {
+	if got, want := d.Comparison.Settings.HistoryFiles, demo.DefaultHistoryRuns-1; got != want {
 		t.Errorf("the example's comparison took %d history files besides the baseline, want the demo's %d", got, want)
 	}
 	for name, got := range map[string]string{"comment.md": d.Comment.Body, "check.md": d.Check} {

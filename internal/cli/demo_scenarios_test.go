@@ -13,6 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/speedmatrix/speedmatrix/calibrate"
+	"github.com/speedmatrix/speedmatrix/demo"
+	"github.com/speedmatrix/speedmatrix/internal/cli/cmdutil"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -104,23 +106,23 @@ func TestDemoScenarios(t *testing.T) {
 				dir := t.TempDir()
 				none := func(results.CellID) float64 { return 1 }
 				var hist []*results.File
-				for _, dr := range demoRuns(dir, runs, sc.slowdown) {
+				for _, dr := range demo.Jobs(dir, runs, sc.slowdown) {
 					slow := none
-					if dr.side == "head" {
+					if dr.Side == "head" {
 						slow = sc.rate
 					}
-					f := demoShape(m.SlowedRun(r, calibrate.WorldGaussian, filepath.Base(dr.path), nil, slow))
-					if dr.side == "head" {
+					f := demoShape(m.SlowedRun(r, calibrate.WorldGaussian, filepath.Base(dr.Path), nil, slow))
+					if dr.Side == "head" {
 						slowPrefill(f, slow)
 					}
-					f.Engine.Commit = dr.commit
-					if err := os.MkdirAll(filepath.Dir(dr.path), 0o755); err != nil {
+					f.Engine.Commit = dr.Commit
+					if err := os.MkdirAll(filepath.Dir(dr.Path), 0o755); err != nil {
 						t.Fatal(err)
 					}
-					if err := results.WriteFile(dr.path, f); err != nil {
+					if err := results.WriteFile(dr.Path, f); err != nil {
 						t.Fatal(err)
 					}
-					if dr.side == "base" {
+					if dr.Side == "base" {
 						hist = append(hist, f)
 					}
 				}
@@ -132,12 +134,12 @@ func TestDemoScenarios(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				d, err := renderDemo(base, head, hist, "base.json", "head.json")
+				d, err := demo.Render(base, head, hist, "base.json", "head.json")
 				if err != nil {
 					t.Fatal(err)
 				}
 				var sum strings.Builder
-				if err := demoSummary(&sum, d, demoSummaryInput{dir: "DIR", store: "DIR/store", slowdown: sc.slowdown, matrix: "quick", profile: "synthetic", speedup: 1, runs: runs}); err != nil {
+				if err := demo.Summary(&sum, d, demo.SummaryInput{Dir: "DIR", Store: "DIR/store", Slowdown: sc.slowdown, Matrix: "quick", Profile: "synthetic", Speedup: 1, Runs: runs}); err != nil {
 					t.Fatal(err)
 				}
 				c := d.Comparison
@@ -160,7 +162,7 @@ func TestDemoScenarios(t *testing.T) {
 					args = append(args, "--history", filepath.Join(dir, "history"))
 				}
 				_, stderr, code := runCLI(args...)
-				demoCode := ExitCode(compareExit(&Env{Log: discardLog()}, c))
+				demoCode := ExitCode(cmdutil.CompareExit(&Env{Log: discardLog()}, c))
 				if code != demoCode {
 					t.Errorf("compare exits %d on the demo's files, demo --exit-code %d (verdict %s)\n%s", code, demoCode, c.Verdict, stderr)
 				}

@@ -6,8 +6,8 @@ import (
 )
 
 // TestPlanHelpListsPlanFlags: plan's help lists the flags that shape a plan, and none of run's
-// own (--quiet, --compare-out, --url, -o, --budget: issue 25 counted 48 copied flags); plan still
-// accepts them, so that a workflow can pass plan and run the same ones.
+// own (--quiet, --compare-out, --url, -o, --budget: issue 25 counted 48 copied flags); plan
+// refuses them, as any unknown flag, rather than accept a flag that changes nothing.
 func TestPlanHelpListsPlanFlags(t *testing.T) {
 	out, _, code := runCLI("plan", "--help")
 	if code != ExitOK {
@@ -24,7 +24,12 @@ func TestPlanHelpListsPlanFlags(t *testing.T) {
 			t.Errorf("plan --help lists run's %s, which changes no plan", f)
 		}
 	}
-	if _, errOut, code := runCLI("plan", "--shards", "2", "--matrix", "quick", "--quiet", "--url", "http://127.0.0.1:1", "-o", "x.json"); code != ExitOK {
-		t.Errorf("plan with run's flags: exit %d, want 0 (accepted and ignored)\n%s", code, errOut)
+	for _, f := range [][]string{{"--quiet"}, {"--url", "http://127.0.0.1:1"}, {"-o", "x.json"}, {"--sim-speedup", "5"}, {"--budget", "1h"}} {
+		if _, errOut, code := runCLI(append([]string{"plan", "--shards", "2", "--matrix", "quick"}, f...)...); code != ExitUsage || !strings.Contains(errOut, "unknown") {
+			t.Errorf("plan with run's %s: exit %d, want %d (an unknown flag)\n%s", f[0], code, ExitUsage, errOut)
+		}
+	}
+	if _, errOut, code := runCLI("plan", "--shards", "2", "--matrix", "quick", "--duration", "10s", "--trials", "2"); code != ExitOK {
+		t.Errorf("plan with the flags that shape it: exit %d\n%s", code, errOut)
 	}
 }

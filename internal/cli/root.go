@@ -1,6 +1,3 @@
-// Package cli holds the speedmatrix subcommands: flag parsing and wiring of the library packages.
-// It holds no measurement, statistics or rendering logic of its own, and it decides exit codes in
-// one place (ExitCode).
 package cli
 
 import (
@@ -18,40 +15,52 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/speedmatrix/speedmatrix/engine"
+	actioncmd "github.com/speedmatrix/speedmatrix/internal/cli/action"
+	baselinecmd "github.com/speedmatrix/speedmatrix/internal/cli/baseline"
+	bisectcmd "github.com/speedmatrix/speedmatrix/internal/cli/bisect"
+	calibratecmd "github.com/speedmatrix/speedmatrix/internal/cli/calibrate"
+	"github.com/speedmatrix/speedmatrix/internal/cli/cmdutil"
+	comparecmd "github.com/speedmatrix/speedmatrix/internal/cli/compare"
+	democmd "github.com/speedmatrix/speedmatrix/internal/cli/demo"
+	enginecmd "github.com/speedmatrix/speedmatrix/internal/cli/engine"
+	historycmd "github.com/speedmatrix/speedmatrix/internal/cli/history"
+	"github.com/speedmatrix/speedmatrix/internal/cli/importcmd"
+	mergecmd "github.com/speedmatrix/speedmatrix/internal/cli/merge"
+	plancmd "github.com/speedmatrix/speedmatrix/internal/cli/plan"
+	reportcmd "github.com/speedmatrix/speedmatrix/internal/cli/report"
+	runcmd "github.com/speedmatrix/speedmatrix/internal/cli/run"
+	selftestcmd "github.com/speedmatrix/speedmatrix/internal/cli/selftest"
+	simcmd "github.com/speedmatrix/speedmatrix/internal/cli/sim"
+	storecmd "github.com/speedmatrix/speedmatrix/internal/cli/store"
+	validatecmd "github.com/speedmatrix/speedmatrix/internal/cli/validate"
+	versioncmd "github.com/speedmatrix/speedmatrix/internal/cli/version"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
-// Exit codes of the speedmatrix command.
+// Exit codes of the speedmatrix command (cmdutil's, which the commands return errors for).
 const (
-	ExitOK         = 0
-	ExitError      = 1
-	ExitUsage      = 2
-	ExitRegression = 3 // compare found a regression
-	ExitUndecided  = 4 // compare could not pass the head: incomplete, unproven or not comparable (compare.go)
+	ExitOK         = cmdutil.ExitOK
+	ExitError      = cmdutil.ExitError
+	ExitUsage      = cmdutil.ExitUsage
+	ExitRegression = cmdutil.ExitRegression
+	ExitUndecided  = cmdutil.ExitUndecided
 )
 
-// UsageError is a mistake in the command line; it exits with ExitUsage, as a
-// *measure.SettingsError does.
-type UsageError struct{ Err error }
+// Env is what every command may use of the outside world (cmdutil.Env).
+type Env = cmdutil.Env
 
-func (e *UsageError) Error() string { return e.Err.Error() }
-func (e *UsageError) Unwrap() error { return e.Err }
+// UsageError is a mistake in the command line, or in what it names; it exits with ExitUsage, as
+// a *measure.SettingsError does.
+type UsageError = cmdutil.UsageError
 
-// usagef returns a UsageError with a formatted message.
-func usagef(format string, args ...any) error {
-	return &UsageError{Err: fmt.Errorf(format, args...)}
-}
+// ErrRegression and ErrUndecided are the comparison's exit statuses 3 and 4 (cmdutil's): the
+// report has been written, so main prints nothing more.
+var ErrRegression, ErrUndecided = cmdutil.ErrRegression, cmdutil.ErrUndecided
 
-// ErrRegression is returned when a comparison found a regression (compare's, and run
-// --baseline's: measure.ErrRegression); the report has already been written, so main prints
-// nothing more.
-var ErrRegression = measure.ErrRegression
-
-// ErrUndecided is returned when a comparison cannot pass the head and found no regression
-// either (results.ExitUndecided: incomplete, unproven, not comparable); the report has been
-// written. Hook for compare.go's exit status.
-var ErrUndecided = errors.New("undecided: the comparison cannot pass the head")
+// Version returns the version of this build (cmdutil.Version).
+func Version() string { return cmdutil.Version() }
 
 // InterruptedError is the error of a command that a signal stopped (Ctrl-C sends SIGINT): it
 // exits with 128 + the signal's number (130 for SIGINT, 143 for SIGTERM), as shells report a
@@ -121,27 +130,6 @@ func ExitCode(err error) int {
 // Quiet reports whether err has been reported already and needs no message from main.
 func Quiet(err error) bool { return errors.Is(err, ErrRegression) || errors.Is(err, ErrUndecided) }
 
-// Env is what every command may use of the outside world.
-type Env struct {
-	Stdout io.Writer
-	Stderr io.Writer
-	Getenv func(string) string
-	Log    *slog.Logger
-	// Net is how the commands reach servers (the GitHub API included) and how the built-in
-	// simulator listens; nil is the machine's TCP stack. Tests give an in-memory one
-	// (internal/memnet), so that a run under testing/synctest measures in the simulator's own
-	// time whatever the machine's load.
-	Net Network
-}
-
-// Network listens and dials, as package net does.
-type Network = measure.Network
-
-// measureDeps returns what a run uses of env (measure.Run).
-func (env *Env) measureDeps() measure.Deps {
-	return measure.Deps{Stderr: env.Stderr, Getenv: env.Getenv, Log: env.Log, Net: env.Net, Version: Version()}
-}
-
 // Run parses args (without the program name) and runs the chosen subcommand.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer, getenv func(string) string) error {
 	if len(args) > 0 && args[0] == engine.ReaperArg {
@@ -187,7 +175,7 @@ func suggestFlag(cmd *cobra.Command, err error) string {
 		if f.Hidden || f.Deprecated != "" {
 			return
 		}
-		d := editDistance(typed, f.Name)
+		d := textout.EditDistance(typed, f.Name)
 		if strings.HasPrefix(f.Name, typed) && len(typed) >= 3 {
 			d = min(d, 1)
 		}
@@ -201,28 +189,6 @@ func suggestFlag(cmd *cobra.Command, err error) string {
 		return ""
 	}
 	return "; did you mean --" + best + "?"
-}
-
-// editDistance does return the Levenshtein distance of a and b (insertions, deletions and
-// substitutions of bytes).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // isFlagError reports whether cobra failed on the command line itself.
@@ -257,13 +223,13 @@ matrix with regression verdicts.`,
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			var lvl slog.Level
 			if err := lvl.UnmarshalText([]byte(logLevel)); err != nil {
-				return usagef("--log-level %q: want debug, info, warn or error", logLevel)
+				return cmdutil.Usagef("--log-level %q: want debug, info, warn or error", logLevel)
 			}
 			env.Log = slog.New(slog.NewTextHandler(env.Stderr, &slog.HandlerOptions{Level: lvl}))
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)
 				if err != nil {
-					return usagef("--cpuprofile: %v", err)
+					return cmdutil.Usagef("--cpuprofile: %v", err)
 				}
 				stopProfile = stop
 			}
@@ -280,24 +246,24 @@ matrix with regression verdicts.`,
 	_ = root.PersistentFlags().MarkHidden("cpuprofile")
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
-		newVersionCmd(env),
-		newImportCmd(env),
-		newReportCmd(env),
-		newDemoCmd(env),
-		newCompareCmd(env),
-		newCalibrateCmd(env),
-		newSimCmd(env),
-		newRunCmd(env),
-		newSelftestCmd(env),
-		newEngineCmd(env),
-		newHistoryCmd(env),
-		newBaselineCmd(env),
-		newStoreCmd(env),
-		newActionCmd(env),
-		newPlanCmd(env),
-		newMergeCmd(env),
-		newValidateCmd(env),
-		newBisectCmd(env), // bisect.go
+		versioncmd.NewCmd(env),
+		importcmd.NewCmd(env),
+		reportcmd.NewCmd(env),
+		democmd.NewCmd(env),
+		comparecmd.NewCmd(env),
+		calibratecmd.NewCmd(env),
+		simcmd.NewCmd(env),
+		runcmd.NewCmd(env),
+		selftestcmd.NewCmd(env),
+		enginecmd.NewCmd(env),
+		historycmd.NewCmd(env),
+		baselinecmd.NewCmd(env),
+		storecmd.NewCmd(env),
+		actioncmd.NewCmd(env),
+		plancmd.NewCmd(env),
+		mergecmd.NewCmd(env),
+		validatecmd.NewCmd(env),
+		bisectcmd.NewCmd(env),
 	)
 	return root
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	plancmd "github.com/speedmatrix/speedmatrix/internal/cli/plan"
+
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/speedmatrix/speedmatrix/merge"
@@ -24,7 +26,7 @@ func shardMatrixArgs() []string {
 	if testing.Short() {
 		conc = "4"
 	}
-	return []string{"--contexts", "4K,8K,16K,32K", "--concurrency", conc, "--duration", "600ms", "--warmup", "0"}
+	return []string{"--contexts", "4K,8K,16K,32K", "--concurrency", conc, "--duration", "600ms"}
 }
 
 // simShardArgs are the flags of one run of that matrix, written to out.
@@ -32,7 +34,7 @@ func simShardArgs(out string, extra ...string) []string {
 	args := append([]string{"run"}, shardMatrixArgs()...)
 	// In matrix order: the shards and the one run then measure each cell at the same point of
 	// the simulator's draws (a shuffled order draws one per run; the shards of a plan share it).
-	args = append(args, "--sim-speedup", "20", "--sim-noise", "0", "--sim-seed", "7", "--quiet", "-o", out, "--order", "matrix")
+	args = append(args, "--warmup", "0", "--sim-speedup", "20", "--sim-noise", "0", "--sim-seed", "7", "--quiet", "-o", out, "--order", "matrix")
 	return append(args, extra...)
 }
 
@@ -51,7 +53,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, stderr)
 	}
-	var m shardMatrix
+	var m plancmd.ShardMatrix
 	if err := json.Unmarshal([]byte(stdout), &m); err != nil || len(m.Include) != 4 {
 		t.Fatalf("plan printed %q (%v); want a job matrix of 4 shards", stdout, err)
 	}
