@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/speedmatrix/speedmatrix/bench/errbody"
 )
 
 // ErrNotSupported means the server has no such endpoint (404, 405 or 501).
@@ -111,7 +113,7 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 		return fmt.Errorf("%s %s: read answer: %w", method, path, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &StatusError{Method: method, Path: path, Status: resp.StatusCode, Message: message(b)}
+		return &StatusError{Method: method, Path: path, Status: resp.StatusCode, Message: errbody.Message(b)}
 	}
 	if out == nil {
 		return nil
@@ -122,32 +124,7 @@ func (c *Client) call(ctx context.Context, method, path string, in, out any) err
 	return nil
 }
 
-// message does extract an error message from an error body.
-func message(b []byte) string {
-	var o struct {
-		Message string `json:"message"`
-		Detail  any    `json:"detail"`
-		Error   any    `json:"error"`
-	}
-	if json.Unmarshal(b, &o) == nil {
-		if o.Message != "" {
-			return o.Message
-		}
-		if m, ok := o.Error.(map[string]any); ok {
-			if s, ok := m["message"].(string); ok {
-				return s
-			}
-		}
-		if s, ok := o.Error.(string); ok {
-			return s
-		}
-		if s, ok := o.Detail.(string); ok {
-			return s
-		}
-	}
-	return cut(bytes.TrimSpace(b), 300)
-}
-
+// cut does return at most n bytes of b, marking a cut.
 func cut(b []byte, n int) string {
 	if len(b) > n {
 		return string(b[:n]) + "…"

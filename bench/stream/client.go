@@ -16,6 +16,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/speedmatrix/speedmatrix/bench/errbody"
 )
 
 // Endpoints a Request can use.
@@ -402,7 +404,7 @@ func readHTTPError(resp *http.Response) error {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
 	msg := ""
 	if len(bytes.TrimSpace(b)) > 0 {
-		msg = errorMessage(b)
+		msg = errbody.Message(b)
 	}
 	return &HTTPError{Status: resp.StatusCode, Message: msg}
 }

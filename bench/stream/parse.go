@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/speedmatrix/speedmatrix/bench/errbody"
 )
 
 // Usage sources, see the package doc.
@@ -49,7 +51,6 @@ func (l *lineReader) next() ([]byte, error) {
 // wireChunk is the part of a streamed completion chunk the client reads.
 type wireChunk struct {
 	Object  string          `json:"object"`
-	Message string          `json:"message"`
 	Error   json.RawMessage `json:"error"`
 	Choices []struct {
 		Text  string `json:"text"`
@@ -245,43 +246,12 @@ func slowScan(data []byte, eventName string, f *chunkFields) error {
 // chunkError does report whether a chunk is an error object, and its message.
 func chunkError(c *wireChunk, eventName string, data []byte) (string, bool) {
 	if e := bytes.TrimSpace(c.Error); len(e) > 0 && !bytes.Equal(e, []byte("null")) {
-		return errorMessage(e), true
+		return errbody.Message(e), true
 	}
-	if c.Object == "error" {
-		if c.Message != "" {
-			return c.Message, true
-		}
-		return snippet(data, 300), true
-	}
-	if eventName == "error" {
-		return errorMessage(data), true
+	if c.Object == "error" || eventName == "error" {
+		return errbody.Message(data), true
 	}
 	return "", false
-}
-
-// errorMessage does extract a human message from an error value: a string, an object with
-// "message" (possibly nested in "error") or "detail", else a snippet of the raw JSON.
-func errorMessage(raw []byte) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	var o struct {
-		Message string          `json:"message"`
-		Detail  json.RawMessage `json:"detail"`
-		Error   json.RawMessage `json:"error"`
-	}
-	if json.Unmarshal(raw, &o) == nil {
-		switch {
-		case o.Message != "":
-			return o.Message
-		case len(o.Error) > 0 && !bytes.Equal(o.Error, []byte("null")):
-			return errorMessage(o.Error)
-		case len(o.Detail) > 0:
-			return errorMessage(o.Detail)
-		}
-	}
-	return snippet(bytes.TrimSpace(raw), 300)
 }
 
 // appendTail does keep the last bytes of the output text for the repetition detector.

@@ -26,6 +26,13 @@
 // must download and use the binary (found=true, `speedmatrix version` v1.0.0) and refuse a
 // tampered one. Run it alone with -run 'TestWorkflows/release'.
 //
+// The daemon-escape scenario (daemon_test.go) is issue 34's acceptance under a real runner: a
+// pull request whose engine.build and serve.sh each leave a detached (setsid) daemon that reads
+// every ACTIONS_RUNTIME_TOKEN in /proc and rewrites the artifact's results.json and meta.json.
+// After the run no process of the daemon is alive, it read no token, and the uploaded files are
+// speedmatrix's; with engine.sandbox none (and the step's allow-unsandboxed) every one of those
+// assertions fails. Run it alone with -run 'TestWorkflows/^example-gpu$/daemon' (2 min).
+//
 // The bisection scenarios (bisect_test.go) run a default-branch regression's bisection through
 // the split workflow: a push's change point on a seeded history, then each workflow_dispatch the
 // report job asks the fake for is run under act as GitHub would start it, round after round,

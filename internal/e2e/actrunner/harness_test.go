@@ -521,8 +521,9 @@ func (h *harness) makeRepo(t *testing.T, name string, base string, steps []commi
 }
 
 // engineRepo is the scratch engine repository of a workflow: the root on main, the push's
-// commit B, and three pull-request heads on B: H (unchanged engine), S (decodes four times as
-// slowly from 32K) and D (the engine's server crashes after 5 s). The engine's speed and faults
+// commit B, and four pull-request heads on B: H (unchanged engine), S (decodes four times as
+// slowly from 32K), D (the engine's server crashes after 5 s) and X (unchanged, but its build
+// and server leave a detached daemon: daemon_test.go). The engine's speed and faults
 // are files of its tree, read by serve.sh (treeServe).
 func (h *harness) engineRepo(t *testing.T, name, workflow string) *repo {
 	wf := readFile(t, filepath.Join(h.root, ".github", "workflows", workflow))
@@ -532,6 +533,7 @@ func (h *harness) engineRepo(t *testing.T, name, workflow string) *repo {
 		{role: "H", parent: "B", branch: "feature", files: map[string]string{"kernel.txt": "a faster kernel\n"}},
 		{role: "S", parent: "B", branch: "slow", files: map[string]string{"slowdown.txt": "decode=4@ctx>=32K"}},
 		{role: "D", parent: "B", branch: "dies", files: map[string]string{"fault.txt": "crash=5s"}},
+		{role: "X", parent: "B", branch: "daemon", files: daemonFiles(daemonMarker())}, // daemon_test.go
 	})
 }
 

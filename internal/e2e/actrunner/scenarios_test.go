@@ -14,7 +14,8 @@ import (
 // The scenarios of the two GPU examples, in order (each one's state carries to the next): a
 // push stores the baseline; a pull request gets one comment and one completed check; a /bench
 // from a maintainer reruns it, one from a reader is refused; a slowed head fails; an engine
-// that dies ends cancelled with nothing left in_progress.
+// that dies ends cancelled with nothing left in_progress; an engine whose build and server
+// leave a detached daemon leaves no process, no stolen token and the artifact untouched.
 func runExample(t *testing.T, h *harness, file string) {
 	r := h.engineRepo(t, "engine", file)
 	runGPUScenarios(t, h, r, file, false)
@@ -150,6 +151,8 @@ func runGPUScenarios(t *testing.T, h *harness, r *repo, file string, sharded boo
 		noneInProgress(t, d, r)
 		h.record(t, rw, "cancelled")
 	})
+
+	t.Run("daemon-escape", func(t *testing.T) { runDaemonEscape(t, h, r, file, prName) }) // daemon_test.go
 }
 
 // runSelftest runs selftest.yml from a copy of this repository (uses: ./ on its checkout): a
