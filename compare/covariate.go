@@ -3,6 +3,8 @@ package compare
 import (
 	"math"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"github.com/speedmatrix/speedmatrix/results"
 )
 
@@ -101,7 +103,17 @@ func (re *runEffects) covariate() *phaseCovariate {
 	for _, p := range side {
 		bxx += (p.x - bx) * (p.x - bx)
 	}
-	if math.Abs(dx) > covRange*math.Sqrt(bxx/float64(len(side)-1)) {
+	// The range is of the spread the runs may have, not only of the few the base side holds:
+	// three runs that agreed by chance (their SD 0.1–0.3 % where the machine's runs spread by
+	// 2 %) put an ordinary run's prefill factor out of it. So the spread is at least the lesser
+	// of defaultRunCV and the 95 % upper confidence bound of the prefill factors' SD within the
+	// sides (shiftFloor's rule).
+	spread := math.Sqrt(bxx / float64(len(side)-1))
+	if dfw := float64(n - groups); dfw >= 2 {
+		ucb := math.Sqrt(sxx/dfw) * math.Sqrt(dfw/distuv.ChiSquared{K: dfw}.Quantile(0.05))
+		spread = math.Max(spread, math.Min(defaultRunCV, ucb))
+	}
+	if math.Abs(dx) > covRange*spread {
 		return nil
 	}
 	nb, nh := float64(len(side)), float64(len(head))
