@@ -162,7 +162,7 @@ func TestASpeedTheHistoryShows(t *testing.T) {
 			seenPass++
 			said := false
 			for _, g := range c.Groups {
-				said = said || (g.Kind == results.GroupShift && strings.Contains(g.Reason, "of the base side's 11 runs were as slow"))
+				said = said || (g.Kind == results.GroupShift && strings.Contains(g.Reason, "of the base side's 11 runs was as slow"))
 			}
 			if !said {
 				t.Errorf("seed %d: passed without saying that the history's runs were as slow", seed)
