@@ -470,3 +470,25 @@ func (w WorldModel) telemetry(accept float64) *results.Telemetry {
 	}
 	return t
 }
+
+// ScalePrefill makes every prefill cell of f rate(cell) times as fast, its trials included (its
+// rates times the factor, its TTFTs over it): a change of the code's prefill path, which the
+// world's shapes (decode cells only) do not make.
+func ScalePrefill(f *results.File, rate func(results.CellID) float64) {
+	for i := range f.Prefill {
+		c := &f.Prefill[i]
+		k := rate(c.ID())
+		for j := range c.Trials {
+			c.Trials[j].PromptTokPerS *= k
+			c.Trials[j].TTFTMs /= k
+		}
+		if c.PromptTokPerS != nil {
+			v := *c.PromptTokPerS * k
+			c.PromptTokPerS = &v
+		}
+		if c.TTFTMs != nil {
+			v := *c.TTFTMs / k
+			c.TTFTMs = &v
+		}
+	}
+}

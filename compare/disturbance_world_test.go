@@ -191,26 +191,6 @@ func TestASpeedTheHistoryShows(t *testing.T) {
 	}
 }
 
-// speedPrefill makes every prefill cell of f k times as fast (a change of the code's prefill
-// path): its rates times k, its TTFTs over k.
-func speedPrefill(f *results.File, k float64) {
-	for i := range f.Prefill {
-		c := &f.Prefill[i]
-		if c.PromptTokPerS != nil {
-			v := *c.PromptTokPerS * k
-			c.PromptTokPerS = &v
-		}
-		if c.TTFTMs != nil {
-			v := *c.TTFTMs / k
-			c.TTFTMs = &v
-		}
-		for j := range c.Trials {
-			c.Trials[j].PromptTokPerS *= k
-			c.Trials[j].TTFTMs /= k
-		}
-	}
-}
-
 // TestPrefillFasterIsNotASlowerDecode: a change that makes prefill 5 % faster and leaves
 // decode alone, under run drift (each run's factor moves both phases), with ten history runs,
 // three runs a side and one paired run. The decode shift net of the prefill's run factor
@@ -244,7 +224,7 @@ func TestPrefillFasterIsNotASlowerDecode(t *testing.T) {
 				in.Base, in.Head = []*results.File{base}, []*results.File{head}
 			}
 			for _, h := range in.Head {
-				speedPrefill(h, 1.05)
+				calibrate.ScalePrefill(h, func(results.CellID) float64 { return 1.05 })
 			}
 			c, err := compare.Compare(in, compare.DefaultThresholds())
 			if err != nil {

@@ -68,27 +68,6 @@ func demoShape(f *results.File) *results.File {
 	return &out
 }
 
-// slowPrefill divides f's prefill rates by the scenario's factor (the generator slows decode
-// rates only).
-func slowPrefill(f *results.File, rate func(results.CellID) float64) {
-	for i := range f.Prefill {
-		c := &f.Prefill[i]
-		k := rate(c.ID())
-		for j := range c.Trials {
-			c.Trials[j].PromptTokPerS *= k
-			c.Trials[j].TTFTMs /= k
-		}
-		if c.PromptTokPerS != nil {
-			v := *c.PromptTokPerS * k
-			c.PromptTokPerS = &v
-		}
-		if c.TTFTMs != nil {
-			v := *c.TTFTMs / k
-			c.TTFTMs = &v
-		}
-	}
-}
-
 // TestDemoScenarios renders each demo scenario, with 10 and with 1 base run, from synthetic
 // runs of the demo's quick matrix (the calibration's generator: the simulator takes minutes per
 // scenario on a busy machine), and pins the terminal summary, the comment's headline and the
@@ -113,7 +92,7 @@ func TestDemoScenarios(t *testing.T) {
 					}
 					f := demoShape(m.SlowedRun(r, calibrate.WorldGaussian, filepath.Base(dr.Path), nil, slow))
 					if dr.Side == "head" {
-						slowPrefill(f, slow)
+						calibrate.ScalePrefill(f, slow)
 					}
 					f.Engine.Commit = dr.Commit
 					if err := os.MkdirAll(filepath.Dir(dr.Path), 0o755); err != nil {
