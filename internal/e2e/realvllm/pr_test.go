@@ -47,10 +47,10 @@ import (
 // 6–12 % in paired blocks, where one step's 5 ms is 0.8 %; in the worker, −3 % to +3 %.
 const (
 	stepCPU    = 0.005    // CPU seconds per engine step
-	prModelLen = 8192     // --max-model-len, and --max-num-batched-tokens: a prefill of prPrefill tokens is one step
-	prKVBytes  = 16 << 20 // 16384 tokens: prPrefill fits
+	prModelLen = 16384    // --max-model-len, and --max-num-batched-tokens: a prefill of prPrefill tokens is one step
+	prKVBytes  = 24 << 20 // 24576 tokens: a sequence of prModelLen fits
 	prContext  = 512
-	prPrefill  = 6144
+	prPrefill  = 12288 // long enough that stepCPU is under δ/2 of its TTFT on a quiet box (see predictSlowdowns)
 	prBlocks   = 8 // blocks per side of the slowed pull request's paired run
 	aaBlocks   = 6 // blocks per side of the A/A branch's paired run
 )
@@ -293,13 +293,16 @@ func TestPullRequest(t *testing.T) {
 				} else {
 					t.Errorf("not flagged, though the extra work slows it by ≥ 2δ: %s", line)
 				}
-			case s < m.Delta:
-				// Slowed by less than δ (5 ms on a 6K prefill: 0.8 % of 625 ms on a busy box,
-				// 2.5 % of 200 ms on a quiet one): a regression, which needs a change beyond δ,
-				// would be wrong.
+			case s < m.Delta/2:
+				// Slowed by less than half of δ: a regression, which needs a change measured
+				// beyond δ, would be wrong. (A control slowed by just under δ is not one: on a
+				// quiet box a 6K prefill took 200 ms, stepCPU slowed it 2.5 %, and a regression
+				// is a significant change whose estimate is beyond δ, which 8 pairs of 3 % noise
+				// measure at 2.5 % ± 1 %: flagged in about one run of four, rightly by its rule.
+				// At 12K the prefill took 0.95 s on the same box: stepCPU is 0.5 %.)
 				control++
 				if m.Verdict == results.VerdictRegression {
-					t.Errorf("flagged, though the extra work slows it by < δ: %s", line)
+					t.Errorf("flagged, though the extra work slows it by < δ/2: %s", line)
 				}
 			}
 			t.Log(line)
@@ -309,11 +312,11 @@ func TestPullRequest(t *testing.T) {
 		t.Errorf("no cell is predicted to slow by ≥ 2δ: the change tests nothing; raise stepCPU")
 	}
 	if control == 0 {
-		t.Errorf("no cell is predicted to slow by < δ: nothing checks that an unaffected cell stays unflagged; lower stepCPU or lengthen prPrefill")
+		t.Errorf("no cell is predicted to slow by < δ/2: nothing checks that an unaffected cell stays unflagged; lower stepCPU or lengthen prPrefill")
 	}
 	for _, g := range prCmp.Groups {
 		if g.Verdict == results.VerdictRegression && g.Phase == results.PhasePrefill {
-			t.Errorf("group %s %v flagged a regression: the extra work does not slow prefill by δ", g.Kind, g.Cells)
+			t.Errorf("group %s %v flagged a regression: the extra work slows prefill by under δ/2", g.Kind, g.Cells)
 		}
 	}
 	switch aaCmp.Verdict {
@@ -325,7 +328,7 @@ func TestPullRequest(t *testing.T) {
 			t.Errorf("comparison %s/%s is not paired", cmp.Base.Path, cmp.Head.Path)
 		}
 	}
-	t.Logf("slow-step: verdict %s, %d of %d cells predicted ≥ 2δ flagged, %d predicted < δ; aa: verdict %s", prCmp.Verdict, flagged, must, control, aaCmp.Verdict)
+	t.Logf("slow-step: verdict %s, %d of %d cells predicted ≥ 2δ flagged, %d predicted < δ/2; aa: verdict %s", prCmp.Verdict, flagged, must, control, aaCmp.Verdict)
 	reportNoise(t, pr, aa, prCmp, aaCmp)
 }
 

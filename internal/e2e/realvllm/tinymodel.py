@@ -30,7 +30,7 @@ def main() -> None:
     )
     tok.train([text], trainer)
     fast = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>")
-    fast.model_max_length = 8192
+    fast.model_max_length = 16384
     fast.save_pretrained(out)
     config = {
         "architectures": ["LlamaForCausalLM"],
@@ -42,7 +42,7 @@ def main() -> None:
         "num_key_value_heads": 2,
         "head_dim": 64,
         "vocab_size": VOCAB,
-        "max_position_embeddings": 8192,
+        "max_position_embeddings": 16384,
         "rms_norm_eps": 1e-5,
         "rope_theta": 10000.0,
         "hidden_act": "silu",
