@@ -125,7 +125,7 @@ func acceptanceLogs(c *results.DecodeCell) []float64 {
 }
 
 // acceptanceSample is sample for MetricSpecAcceptance: the side's acceptance cells pooled, no
-// within-run estimate.
+// within-run estimate; one window's sampling variance (acceptanceSamplingVar).
 func (s *sideData) acceptanceSample() metricSample {
 	out := metricSample{withinVar: math.NaN()}
 	for _, c := range s.accept {
@@ -141,7 +141,70 @@ func (s *sideData) acceptanceSample() metricSample {
 		v := math.Exp(meanOf(out.logs))
 		out.summary = &v
 	}
+	if len(out.logs) == 1 && len(s.accept) == 1 {
+		out.samplingVar = acceptanceSamplingVar(s.accept[0])
+	}
 	return out
+}
+
+// acceptanceSamplingVar is the variance of the log of a window's mean acceptance length that its
+// number of draft steps implies, 0 where the cell does not say enough: one window of cell c (its
+// one trial, or its summary). Each draft step of a request emits L tokens, 1 ≤ L ≤ k + 1, drawn
+// independently; the window's mean over N steps has variance Var(L)/N, its log Var(L)/(N·μ²).
+// N is the window's output tokens ÷ μ, k the draft tokens per step (μ − 1 accepted of
+// spec_acceptance_pct % of them), and Var(L) that of the geometric acceptance with mean μ: each
+// further draft position accepted with probability α given the one before, the shape vLLM's
+// per-position acceptance counters show and the simulator draws from (acceptanceVar).
+func acceptanceSamplingVar(c *results.DecodeCell) float64 {
+	m := &c.DecodeMetrics
+	if len(c.Trials) == 1 {
+		m = &c.Trials[0].DecodeMetrics
+	}
+	if m.Telemetry == nil || m.Telemetry.SpecAcceptanceLength == nil || m.Telemetry.SpecAcceptancePct == nil || m.OutputTokens == nil {
+		return 0
+	}
+	mu, pct, tokens := *m.Telemetry.SpecAcceptanceLength, *m.Telemetry.SpecAcceptancePct, float64(*m.OutputTokens)
+	if !(mu > 1) || !(pct > 0) || !(tokens > 0) {
+		return 0
+	}
+	k := int(math.Round((mu - 1) / (pct / 100)))
+	if k < 1 || mu >= float64(k+1) {
+		return 0
+	}
+	steps := tokens / mu
+	return acceptanceVar(k, mu) / (steps * mu * mu)
+}
+
+// acceptanceVar is Var(L) of the tokens a draft step of k draft tokens emits, L = 1 + the
+// accepted ones, under geometric acceptance (position i accepted with probability α^i: a
+// position is reached only if the one before was accepted) with mean μ: with I_i accepted at
+// position i, I_i·I_j = I_max(i,j), so Var(L) = Σ_{i,j} α^max(i,j) − (μ − 1)².
+func acceptanceVar(k int, mu float64) float64 {
+	mean := func(a float64) float64 {
+		s, p := 0.0, 1.0
+		for range k {
+			p *= a
+			s += p
+		}
+		return s
+	}
+	lo, hi := 0.0, 1.0
+	for range 60 { // bisection: mean rises with α from 0 to k
+		mid := (lo + hi) / 2
+		if mean(mid) < mu-1 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	a := (lo + hi) / 2
+	var s float64
+	p := 1.0
+	for m := 1; m <= k; m++ {
+		p *= a
+		s += p * float64(2*m-1)
+	}
+	return max(0, s-(mu-1)*(mu-1))
 }
 
 // acceptanceTested reports whether any cell compared speculative acceptance.

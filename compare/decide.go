@@ -186,8 +186,20 @@ func (p *pending) estimate(b, h *sideData, hist historyNoise, measured float64, 
 		}
 		diff = ch - meanOf(pool)
 		p.vb, p.vh = s2, s2
-		se = math.Sqrt(s2 * (1/float64(len(pool)) + 1/float64(kh)))
+		// A run holding fewer samples than the history's runs (a slowed head's window of
+		// fewer draft steps) is noisier than they were: its own sampling variance floors its
+		// share (samples.go); its degrees of freedom are the model's, not the history's.
+		poolVar := s2 / float64(len(pool))
+		if kb == 1 && bs.samplingVar > s2 {
+			poolVar += (bs.samplingVar - s2) / float64(len(pool)*len(pool))
+		}
 		df = hist.df
+		if kh == 1 && hs.samplingVar > s2 {
+			p.vh = hs.samplingVar
+			noise.WithinCV = ptr(math.Sqrt(hs.samplingVar))
+			df = stats.Satterthwaite([]float64{poolVar, p.vh}, []float64{hist.df, math.Inf(1)})
+		}
+		se = math.Sqrt(poolVar + p.vh/float64(kh))
 		noise.PooledRuns = len(pool)
 		kb = len(pool) // the advice's base runs
 		noise.Source = results.NoiseHistory
@@ -484,6 +496,10 @@ func decide(tests []*pending, qs []float64, m int, th Thresholds, level float64)
 		switch {
 		case sig && beyond && rankOK && note:
 			out.Verdict = results.VerdictInconclusive
+			out.Note = results.NoteBetter
+			if worse {
+				out.Note = results.NoteWorse
+			}
 			out.Reason = fmt.Sprintf("%s, beyond ±%s; q = %.2g ≤ %.3g among the notes: a note, the cell is decided on its %s", ci, pct0(d), qs[i], level, results.DecidingMetric(t.id.Phase).Title())
 		case sig && beyond && rankOK && !measured && worse:
 			out.Verdict = results.VerdictUnproven

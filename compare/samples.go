@@ -122,6 +122,12 @@ type metricSample struct {
 	// NaN when there is none.
 	withinVar float64
 	withinDF  float64
+	// samplingVar is the variance of the single run's log value that its own sample size
+	// implies (speculative acceptance: its window's draft steps, acceptance.go), 0 where none
+	// is known. A history measures the run-to-run noise of runs of its own size; a run that
+	// holds far fewer steps (a slowed head's window) is noisier than that, and this floors its
+	// share of the noise.
+	samplingVar float64
 	// summary is the value reported for the side (the cell's own number, or the geometric mean
 	// of pooled files).
 	summary *float64

@@ -198,12 +198,24 @@ func namesWords(vs []cellView) string {
 }
 
 // noiseWords says, for an unproven cell, which noise bounds it: "noise assumed 20 % (the prior
-// at 1 request), measured in this run 2.1 %".
+// at 1 request), measured in this run 2.1 %"; where a run-to-run noise was measured (the cell
+// is unproven for another reason: its group, or the other reading of the head's run), "noise
+// measured 0.4 % (the base's history)".
 func noiseWords(v cellView) string {
 	if v.by == nil || v.by.Noise == nil {
 		return ""
 	}
 	n := v.by.Noise
+	if measuredCell(v) {
+		from := map[string]string{
+			results.NoiseHistory: "the base's history", results.NoiseTrials: "repeated trials",
+			results.NoisePaired: "the pairs of a paired run", results.NoiseMeasured: "A/A reruns in the store",
+		}[n.Source]
+		if from == "" {
+			from = n.Source
+		}
+		return "noise measured " + strings.TrimPrefix(pctWords(n.CV), "+") + " (" + from + ")"
+	}
 	at := ""
 	if v.cell.Phase == results.PhaseDecode {
 		at = " at " + requestsWords([]int{v.cell.Concurrency})

@@ -71,6 +71,8 @@ func ComparisonMarkdown(w io.Writer, c *results.Comparison) error {
 	details(fmt.Sprintf("Regressions (%d)", len(reg)), reg)
 	imp := byVerdict(c, results.VerdictImprovement)
 	details(fmt.Sprintf("Improvements (%d)", len(imp)), imp)
+	notes := notesBeyond(c)
+	details(fmt.Sprintf("Notes beyond δ (%d; never a verdict of their own)", len(notes)), notes)
 	rows := rowLines(c)
 	details(fmt.Sprintf("Row tests (%d)", len(rows)), rows)
 	groups := groupLines(c)

@@ -29,15 +29,21 @@ var comparisonLegend = []string{
 func markLegend(c *results.Comparison) []string {
 	used := map[results.Verdict]bool{}
 	overCap := false
+	notes := map[string]bool{}
 	for i := range c.Cells {
 		cell := &c.Cells[i]
 		used[cell.Verdict] = true
 		for j := range cell.Metrics {
 			used[cell.Metrics[j].Verdict] = true
 			overCap = overCap || metricMark(cell, &cell.Metrics[j]) == MarkOverCapacity
+			notes[noteOf(&cell.Metrics[j])] = true
 		}
 	}
 	out := slices.Clone(comparisonLegend)
+	if notes[results.NoteWorse] || notes[results.NoteBetter] {
+		out = append(out, MarkNoteWorse+" "+MarkNoteBetter+" a note worse or better beyond δ, significant: a metric that does not decide its cell (decided on "+
+			results.DecidingMetric(results.PhaseDecode).Title()+" or "+results.DecidingMetric(results.PhasePrefill).Title()+"), never a verdict of its own")
+	}
 	if used[results.VerdictUnproven] {
 		out = append(out, MarkNotJudged+" unproven: possibly worse beyond δ, neither shown nor ruled out (a prior alone bounds its noise, or its group is not yet significant); store history, a rerun or a paired run decides it")
 	}
@@ -445,13 +451,28 @@ func detail(c *results.Comparison, cell *results.CellComparison, m *results.Metr
 	return s
 }
 
-// byVerdict lists the cell-metrics with verdict v.
+// notesBeyond returns the detail lines of every note whose change is significant and beyond δ
+// (noteOf): excluded from byVerdict's inconclusive lines, which are too noisy to tell.
+func notesBeyond(c *results.Comparison) []string {
+	var out []string
+	for i := range c.Cells {
+		cell := &c.Cells[i]
+		for j := range cell.Metrics {
+			if noteOf(&cell.Metrics[j]) != "" {
+				out = append(out, detail(c, cell, &cell.Metrics[j]))
+			}
+		}
+	}
+	return out
+}
+
+// byVerdict lists the cell-metrics with verdict v (a note beyond δ is not inconclusive's).
 func byVerdict(c *results.Comparison, v results.Verdict) []string {
 	var out []string
 	for i := range c.Cells {
 		cell := &c.Cells[i]
 		for j := range cell.Metrics {
-			if cell.Metrics[j].Verdict == v {
+			if cell.Metrics[j].Verdict == v && noteOf(&cell.Metrics[j]) == "" {
 				out = append(out, detail(c, cell, &cell.Metrics[j]))
 			}
 		}
@@ -546,6 +567,13 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 			for _, l := range lines {
 				fmt.Fprintln(ew, "  "+l)
 			}
+		}
+	}
+	if lines := notesBeyond(c); len(lines) > 0 {
+		fmt.Fprintf(ew, "\nNotes beyond δ (%d; significant, never a verdict of their own: each cell is decided on its %s or %s):\n", len(lines),
+			results.DecidingMetric(results.PhaseDecode).Title(), results.DecidingMetric(results.PhasePrefill).Title())
+		for _, l := range lines {
+			fmt.Fprintln(ew, "  "+l)
 		}
 	}
 	if lines := rowLines(c); len(lines) > 0 {

@@ -32,6 +32,10 @@ const (
 	// MarkQueued follows the mark of a cell whose head queued requests: the server ran fewer
 	// at once than asked.
 	MarkQueued = "⏳"
+	// MarkNoteWorse and MarkNoteBetter mark a note (a metric that does not decide its cell)
+	// whose change is significant and beyond δ: shown, never a verdict of its own.
+	MarkNoteWorse  = "▼"
+	MarkNoteBetter = "▲"
 )
 
 // Marks after a base value in the comment's tables: the history's estimate, the base side's
@@ -67,9 +71,24 @@ func cellMark(cell *results.CellComparison) string {
 	return markOf(cell.Verdict, cell.BaseStatus, cell.HeadStatus)
 }
 
-// metricMark is the mark of one metric of a cell.
+// metricMark is the mark of one metric of a cell: a note's own where it is one (noteOf).
 func metricMark(cell *results.CellComparison, mc *results.MetricComparison) string {
+	switch noteOf(mc) {
+	case results.NoteWorse:
+		return MarkNoteWorse
+	case results.NoteBetter:
+		return MarkNoteBetter
+	}
 	return markOf(mc.Verdict, cell.BaseStatus, cell.HeadStatus)
+}
+
+// noteOf is mc's note (results.MetricComparison.Note) while its verdict is the inconclusive a
+// note keeps; "" otherwise.
+func noteOf(mc *results.MetricComparison) string {
+	if mc.Verdict != results.VerdictInconclusive {
+		return ""
+	}
+	return mc.Note
 }
 
 // baseFrom says where a base value came from when it is not the base run's own
@@ -115,6 +134,8 @@ func markRows() []markRow {
 		{MarkNotJudged, "not judged: too noisy to tell, possibly worse beyond δ but neither shown nor ruled out, or the head lacks data it should hold (the page's words say which)", []results.Verdict{results.VerdictInconclusive, results.VerdictUnproven, results.VerdictIncomplete}},
 		{MarkOverCapacity, "over capacity on both sides: not run, as expected", []results.Verdict{results.VerdictNotComparable}},
 		{MarkNotCompared, "not compared: missing on a side, not measured, or no number", []results.Verdict{results.VerdictNotComparable}},
+		{MarkNoteWorse, "a note worse beyond δ, significant: a metric that does not decide its cell (the cell is decided on decode total tok/s or prefill prompt tok/s), shown and never a verdict of its own", []results.Verdict{results.VerdictInconclusive}},
+		{MarkNoteBetter, "a note better beyond δ, significant: as " + MarkNoteWorse + ", the other way", []results.Verdict{results.VerdictInconclusive}},
 		{MarkQueued, "after another mark: the head queued requests (the server ran fewer at once than asked)", nil},
 	}
 }

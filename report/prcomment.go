@@ -724,10 +724,12 @@ func (m *model) warnings() string {
 	return b.String()
 }
 
-// noPaths replaces the compared files' paths, which mean nothing on GitHub, by their side.
+// noPaths replaces the compared files' paths, which mean nothing on GitHub, by their side. A
+// side named by a bare word (the action names them "base" and "head") is no path: replacing it
+// made "the head's run" read "the the head file's run".
 func (m *model) noPaths(s string) string {
 	for _, p := range []struct{ path, side string }{{m.c.Base.Path, "the base file"}, {m.c.Head.Path, "the head file"}} {
-		if p.path != "" {
+		if strings.ContainsAny(p.path, "./\\") {
 			s = strings.ReplaceAll(s, p.path, p.side)
 		}
 	}
@@ -861,7 +863,7 @@ func (m *model) matrices() string {
 	var buf bytes.Buffer
 	buf.WriteString("<details><summary>Full matrices: every cell and metric</summary>\n\n")
 	buf.WriteString("Each cell: change of head against base, ± half its 95% interval, and a mark: " +
-		MarkRegression + " slower, " + MarkImprovement + " faster, " + MarkUnchanged + " unchanged, " + MarkNotJudged + " too noisy to tell, " + MarkNotCompared + " not compared (named). Slower cells in bold.\n")
+		MarkRegression + " slower, " + MarkImprovement + " faster, " + MarkUnchanged + " unchanged, " + MarkNotJudged + " too noisy to tell, " + MarkNotCompared + " not compared (named)" + noteLegend(m.c) + ". Slower cells in bold.\n")
 	writeMatrixTables(&buf, m.c, "####")
 	buf.WriteString("\n</details>\n")
 	return buf.String()
@@ -875,8 +877,14 @@ func (m *model) perMetric() string {
 	for _, sec := range []struct {
 		title string
 		v     results.Verdict
-	}{{"Slower", results.VerdictRegression}, {"Faster", results.VerdictImprovement}, {"Too noisy to tell", results.VerdictInconclusive}, {"Not compared", results.VerdictNotComparable}} {
+		notes bool
+	}{{"Slower", results.VerdictRegression, false}, {"Faster", results.VerdictImprovement, false},
+		{"Notes beyond δ (never a verdict of their own: the cell is decided on its " + results.DecidingMetric(results.PhaseDecode).Title() + " or " + results.DecidingMetric(results.PhasePrefill).Title() + ")", "", true},
+		{"Too noisy to tell", results.VerdictInconclusive, false}, {"Not compared", results.VerdictNotComparable, false}} {
 		lines := byVerdict(m.c, sec.v)
+		if sec.notes {
+			lines = notesBeyond(m.c)
+		}
 		if len(lines) == 0 {
 			continue
 		}
@@ -961,4 +969,12 @@ func (m *model) headPage() block {
 	}
 	buf.WriteString("\n</details>\n")
 	return block{name: "the head's speed test matrix", text: buf.String(), detail: true, drop: 8}
+}
+
+// noteLegend is the matrices legend's words for the notes' marks, where c has a note beyond δ.
+func noteLegend(c *results.Comparison) string {
+	if len(notesBeyond(c)) == 0 {
+		return ""
+	}
+	return ", " + MarkNoteWorse + " " + MarkNoteBetter + " a note (not the cell's deciding metric) worse or better beyond δ, never a verdict of its own"
 }

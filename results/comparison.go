@@ -391,7 +391,18 @@ type MetricComparison struct {
 	// FurtherTrials is how many more trials per side an inconclusive cell needs; nil when it
 	// needs none or more than the advice's limit.
 	FurtherTrials *int `json:"further_trials,omitempty"`
+	// Note is set on a note, a metric that does not decide its cell (DecidingMetric), whose
+	// change is significant and beyond δ: NoteWorse or NoteBetter. Its verdict stays
+	// inconclusive, since a note never decides a cell, but it is not "too noisy to tell": the
+	// reports mark it apart.
+	Note string `json:"note,omitempty"`
 }
+
+// A note's change that is significant and beyond δ (MetricComparison.Note).
+const (
+	NoteWorse  = "worse"
+	NoteBetter = "better"
+)
 
 // Where the reference a change is taken against comes from (MetricComparison.BaseFrom).
 const (
