@@ -142,9 +142,6 @@ type Config struct {
 	// suites of other behaviour on a shared machine (SPEEDMATRIX_KEEP_STARVED=1 sets it in
 	// DefaultConfig).
 	KeepStarved bool
-	// TimeScale is a simulator's speedup (0 or 1: a real server): the run's time estimate
-	// divides the prefills it models in the reference server's time by it.
-	TimeScale float64
 
 	// Provenance, copied into the results file.
 	Hardware      results.Hardware

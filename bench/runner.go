@@ -67,6 +67,9 @@ type session struct {
 	// starvedKept counts the measurements kept although starved (Config.KeepStarved).
 	scoutLate   Lateness
 	starvedKept int
+	// timeScale is the built-in simulator's speedup, read from its /metrics
+	// (speedmatrix_sim_speedup) when the run starts; 0 for every other server.
+	timeScale float64
 }
 
 // Run measures the matrix cfg describes and returns the results file. When the run cannot start
@@ -279,6 +282,9 @@ func (s *session) setup(ctx context.Context) ([]*ctxPlan, error) {
 		}
 		if err == nil {
 			server.KVCacheTokens, server.BlockSize, server.NumGPUBlocks = sm.KVCacheTokens, sm.BlockSize, sm.NumGPUBlocks
+			if v := sm.Counters.SimSpeedup; v.OK && v.V > 0 {
+				s.timeScale = v.V
+			}
 		}
 	} else {
 		s.note("no server metrics: average active requests are the client's count of requests in flight, and the queued rules use readiness only")
@@ -345,17 +351,17 @@ func withoutMetrics(r *Runner) *Runner {
 
 // estimate returns a rough duration of the plan: windows, readiness and drains.
 func (s *session) estimate(plan []*ctxPlan) time.Duration {
-	return planEstimate(s.cfg, plan)
+	return planEstimate(s.cfg, plan, s.timeScale)
 }
 
 // planEstimate returns the expected wall time of the plan on cfg's server, by the cost model of
 // PlanShards (so that run's first line and plan's expected_minutes agree): every decode trial its
 // window and 2 s, every prefill (the context warm-up, the scout, the further trials) at the
-// reference server's prompt tok/s, divided by cfg.TimeScale against a simulator that runs that
-// much faster. Unlike plan, it knows which cells the server's KV cache holds: over-capacity
-// cells cost nothing.
-func planEstimate(cfg Config, plan []*ctxPlan) time.Duration {
-	scale := max(cfg.TimeScale, 1)
+// reference server's prompt tok/s, divided by timeScale against a simulator that runs that much
+// faster (0 or 1: a real server). Unlike plan, it knows which cells the server's KV cache holds:
+// over-capacity cells cost nothing.
+func planEstimate(cfg Config, plan []*ctxPlan, timeScale float64) time.Duration {
+	scale := max(timeScale, 1)
 	var d time.Duration
 	for _, p := range plan {
 		d += time.Duration(float64(rowPrefillCost(cfg, p))/scale) + rowDecodeCost(cfg, p)

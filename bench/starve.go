@@ -176,7 +176,7 @@ func (s *session) lagMeter() LagMeter {
 // starveHint says what to change when the machine could not keep up: against a simulator that
 // runs faster than its profile, a lower speedup (a quarter, at least 1); otherwise, idle cores.
 func (s *session) starveHint() string {
-	if ts := s.cfg.TimeScale; ts > 1 {
+	if ts := s.timeScale; ts > 1 {
 		lower := max(1, ts/4)
 		return fmt.Sprintf("the simulator runs %s× faster than its profile, and this machine did not give it and the client the CPU that takes: run again with --sim-speedup %s (speedmatrix sim's, against --url), or on idle cores",
 			strconv.FormatFloat(ts, 'g', -1, 64), strconv.FormatFloat(lower, 'g', 4, 64))

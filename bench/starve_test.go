@@ -126,10 +126,11 @@ func TestRunStarvedMachineEnds(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := newHarnessSim(t, steady())
+				sc := steady()
+				sc.SimSpeedup = tt.timeScale // the server says its speed in /metrics, as the simulator does
+				h := newHarnessSim(t, sc)
 				h.runner.Lag = &scriptedLag{starvedStarts: -1}
 				cfg := testConfig([]int{1024, 2048}, []int{1, 2}, 300*time.Millisecond, 1001)
-				cfg.TimeScale = tt.timeScale
 				cfg.KeepStarved = false
 				f, err := h.runner.Run(context.Background(), cfg)
 				if !errors.Is(err, ErrHostStarved) || errors.Is(err, ErrServerDead) || !strings.Contains(err.Error(), tt.hint) {

@@ -493,6 +493,22 @@ func headShift(run map[results.CellID]float64, cells []results.CellID, ref, prio
 		}
 		return 4*n >= len(ys)
 	}
+	// weighs reports whether the cells s explains hold at least a quarter of the precision
+	// (weights ws): another reading of the run must explain cells its noise pins down. A reading
+	// that explains only noisy cells (one request at a time, whose noise is 20 %, lies within
+	// 3σ of any factor) while every precise cell lies beyond 3σ of it explains nothing: on a
+	// loaded machine whose cells scattered by ±3 % around a history that agreed to 0.4 %, such a
+	// reading called an unchanged engine's run 2 % faster and one of its cells unproven.
+	weighs := func(s float64) bool {
+		var in, all float64
+		for i, y := range ys {
+			all += ws[i]
+			if math.Abs(y-s) <= runCap*ps[i] {
+				in += ws[i]
+			}
+		}
+		return 4*in >= all
+	}
 	wm := weightedMedian(ys, ws)
 	cands := append([]float64{0, wm}, ys...)
 	best, bestCost := wm, math.Inf(1)
@@ -512,7 +528,7 @@ func headShift(run map[results.CellID]float64, cells []results.CellID, ref, prio
 	}
 	alt = best
 	for i, s := range fits {
-		if costs[i] <= bestCost+ambiguityCost && s > alt {
+		if costs[i] <= bestCost+ambiguityCost && s > alt && weighs(s) {
 			alt = s
 		}
 	}

@@ -116,7 +116,6 @@ func benchConfig(o session, baseURL, runID string) (bench.Config, error) {
 	cfg.Timeouts.Health = o.HealthTimeout
 	cfg.Timeouts = o.scaleSim(cfg.Timeouts) // model-time sampling against the simulator (runsim.go)
 	cfg.RunID = runID
-	cfg.TimeScale = o.timeScale()
 	cfg.Shard = o.shard
 	cfg.LaunchCommand = redact.Command(o.LaunchCommand)
 	cfg.Revision = o.Revision

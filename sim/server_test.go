@@ -350,8 +350,9 @@ func TestMetricsNamesTypesAndValues(t *testing.T) {
 		"vllm:spec_decode_num_draft_tokens_total":            dto.MetricType_COUNTER,
 		"vllm:spec_decode_num_accepted_tokens_total":         dto.MetricType_COUNTER,
 		"vllm:spec_decode_num_accepted_tokens_per_pos_total": dto.MetricType_COUNTER,
-		LostMetric:   dto.MetricType_COUNTER,
-		BehindMetric: dto.MetricType_GAUGE,
+		LostMetric:    dto.MetricType_COUNTER,
+		BehindMetric:  dto.MetricType_GAUGE,
+		SpeedupMetric: dto.MetricType_GAUGE,
 	}
 	got := map[string]dto.MetricType{}
 	for name, f := range fams {
@@ -366,6 +367,9 @@ func TestMetricsNamesTypesAndValues(t *testing.T) {
 	}
 	if lbl["block_size"] != "64" || lbl["num_gpu_blocks"] != "53215" {
 		t.Errorf("cache_config_info labels %v", lbl)
+	}
+	if v := value(fams[SpeedupMetric]); v != 100 {
+		t.Errorf("%s %g, want the speedup it started with, 100", SpeedupMetric, v)
 	}
 	if v := value(fams["vllm:generation_tokens_total"]); v != 80 {
 		t.Errorf("generation_tokens_total %g, want 80", v)

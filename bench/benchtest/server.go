@@ -53,6 +53,9 @@ type Config struct {
 	APIKey string
 	// NoMetrics makes /metrics answer 404.
 	NoMetrics bool
+	// SimSpeedup, when above 0, is reported as the built-in simulator reports its speed
+	// (speedmatrix_sim_speedup in /metrics).
+	SimSpeedup float64
 	// Listener, when set, is where the server serves (its URL is http:// and its address),
 	// instead of a free loopback port: tests under testing/synctest give an in-memory one
 	// (internal/memnet), so that the server's waits and its client's are the bubble's own.
@@ -311,6 +314,10 @@ func (s *Server) metrics(w http.ResponseWriter, _ *http.Request) {
 	if s.cfg.KVBlocks > 0 {
 		fmt.Fprintf(&b, "# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig\n# TYPE vllm:cache_config_info gauge\n")
 		fmt.Fprintf(&b, "vllm:cache_config_info{block_size=\"%d\",cache_dtype=\"auto\",enable_prefix_caching=\"True\",engine=\"0\",gpu_memory_utilization=\"0.9\",num_cpu_blocks=\"None\",num_gpu_blocks=\"%d\"} 1.0\n", s.cfg.BlockSize, s.cfg.KVBlocks)
+	}
+	if s.cfg.SimSpeedup > 0 {
+		fmt.Fprintf(&b, "# HELP speedmatrix_sim_speedup How many times faster than its profile the simulator runs.\n# TYPE speedmatrix_sim_speedup gauge\n")
+		fmt.Fprintf(&b, "speedmatrix_sim_speedup %g\n", s.cfg.SimSpeedup)
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 	_, _ = io.WriteString(w, b.String())

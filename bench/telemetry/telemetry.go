@@ -75,6 +75,9 @@ type Snapshot struct {
 	// SimBehind is its speedmatrix_sim_behind_seconds: how far its step clock lags the wall
 	// clock now, tokens owed to come late (a gauge).
 	SimBehind Value
+	// SimSpeedup is its speedmatrix_sim_speedup: how many times faster than its profile it
+	// runs (a gauge).
+	SimSpeedup Value
 }
 
 // names maps each Snapshot field to the metric names that feed it, first match wins.
@@ -145,6 +148,7 @@ func FromFamilies(fams map[string]*dto.MetricFamily, at time.Time) Snapshot {
 	}
 	s.SimLost = sum(fams, []string{"speedmatrix_sim_lost_seconds_total"})
 	s.SimBehind = sum(fams, []string{"speedmatrix_sim_behind_seconds"})
+	s.SimSpeedup = sum(fams, []string{"speedmatrix_sim_speedup"})
 	switch s.Flavor {
 	case FlavorVLLM:
 		n = vllmNames
