@@ -51,8 +51,8 @@ const (
 	prKVBytes  = 24 << 20 // 24576 tokens: a sequence of prModelLen fits
 	prContext  = 512
 	prPrefill  = 12288 // long enough that stepCPU is under δ/2 of its TTFT on a quiet box (see predictSlowdowns)
-	prBlocks   = 8 // blocks per side of the slowed pull request's paired run
-	aaBlocks   = 6 // blocks per side of the A/A branch's paired run
+	prBlocks   = 8     // blocks per side of the slowed pull request's paired run
+	aaBlocks   = 6     // blocks per side of the A/A branch's paired run
 )
 
 var prConcurrency = []int{1, 4}
