@@ -255,31 +255,63 @@ const (
 	scoutSlack  = 5 * time.Millisecond
 )
 
+// scoutLateSlack is how late the simulator's steps may hand out their tokens during a prefill,
+// in all, before the machine counts (below it, a timer's ordinary jitter).
+const scoutLateSlack = time.Millisecond
+
+// simClock is the simulator's account of a span: the seconds of model time it skipped (lost)
+// and by which its steps ran late (late), each -1 where the server does not report it (not
+// the built-in simulator).
+type simClock struct{ lost, late float64 }
+
+// since returns what the simulator reported between c0 and c.
+func (c simClock) since(c0 simClock) simClock {
+	d := simClock{lost: -1, late: -1}
+	if c.lost >= 0 && c0.lost >= 0 {
+		d.lost = max(0, c.lost-c0.lost)
+	}
+	if c.late >= 0 && c0.late >= 0 {
+		d.late = max(0, c.late-c0.late)
+	}
+	return d
+}
+
 // starvedScout says why a prefill trial's TTFT is the machine's fault, from the client's
-// lateness and the simulator's lost seconds meanwhile (negative: not a simulator); "" when it
-// is not.
-func starvedScout(ttft time.Duration, l Lateness, lost float64) string {
+// lateness and the simulator's account meanwhile (sim: lost and late seconds, negative where
+// not reported); "" when it is not. A simulator whose steps ran late by 2 % of the TTFT
+// lengthened it that much (a 6 ms stall in a 130 ms prefill at 20× read as a 4.6 % slower
+// prefill and blocked the demo against a history whose noise there was 1 %).
+func starvedScout(ttft time.Duration, l Lateness, sim simClock) string {
 	switch {
 	case ttft <= 0:
 		return ""
-	case lost >= 0 && lost >= starveLost*ttft.Seconds():
-		return fmt.Sprintf("the simulator fell behind the wall clock and skipped %v during a %v prefill", time.Duration(lost*float64(time.Second)).Round(time.Millisecond), ttft.Round(time.Millisecond))
+	case sim.lost >= 0 && sim.lost >= starveLost*ttft.Seconds():
+		return fmt.Sprintf("the simulator fell behind the wall clock and skipped %v during a %v prefill", time.Duration(sim.lost*float64(time.Second)).Round(time.Millisecond), ttft.Round(time.Millisecond))
+	case sim.late >= 0 && sim.late >= starveLost*ttft.Seconds() && sim.late >= scoutLateSlack.Seconds():
+		return fmt.Sprintf("the machine kept the simulator off the CPU: its steps handed out tokens %v late in all during a %v prefill", time.Duration(sim.late*float64(time.Second)).Round(100*time.Microsecond), ttft.Round(time.Millisecond))
 	case l.Worst >= scoutSlack && float64(l.Worst) >= starveScout*float64(ttft):
 		return fmt.Sprintf("the client waited %v at once for the CPU during a %v prefill", l.Worst.Round(time.Millisecond), ttft.Round(time.Millisecond))
 	}
 	return ""
 }
 
-// lostNow reads the simulator's lost seconds (-1 when the server reports none).
-func (s *session) lostNow(ctx context.Context) float64 {
+// simNow reads the simulator's lost and late seconds (-1 each where the server reports none).
+func (s *session) simNow(ctx context.Context) simClock {
+	c := simClock{lost: -1, late: -1}
 	if s.r.Metrics == nil {
-		return -1
+		return c
 	}
 	sm, err := s.scrape(ctx)
-	if err != nil || !sm.Counters.SimLost.OK {
-		return -1
+	if err != nil {
+		return c
 	}
-	return sm.Counters.SimLost.V
+	if sm.Counters.SimLost.OK {
+		c.lost = sm.Counters.SimLost.V
+	}
+	if sm.Counters.SimLate.OK {
+		c.late = sm.Counters.SimLate.V
+	}
+	return c
 }
 
 // scoutOnTime sends a scout (scout) and, when the context's prefill is measured and the machine
@@ -290,14 +322,10 @@ func (s *session) scoutOnTime(ctx context.Context, p *ctxPlan, pr Prompt, label 
 	if !p.Prefill {
 		return s.scout(ctx, pr) // it only warms the prefix cache: nothing of it is recorded
 	}
-	lost0 := s.lostNow(ctx)
+	sim0 := s.simNow(ctx)
 	tr, err := s.scout(ctx, pr)
 	for tries := 0; err == nil; tries++ {
-		lost := -1.0
-		if lost1 := s.lostNow(ctx); lost0 >= 0 && lost1 >= 0 {
-			lost = max(0, lost1-lost0)
-		}
-		why := starvedScout(time.Duration(tr.TTFTMs*float64(time.Millisecond)), s.scoutLate, lost)
+		why := starvedScout(time.Duration(tr.TTFTMs*float64(time.Millisecond)), s.scoutLate, s.simNow(ctx).since(sim0))
 		if why == "" {
 			return tr, nil
 		}
@@ -320,7 +348,7 @@ func (s *session) scoutOnTime(ctx context.Context, p *ctxPlan, pr Prompt, label 
 		if pr, err = s.buildPrompt(ctx, p.Tokens, fmt.Sprintf("%s again %d", label, tries+1)); err != nil {
 			return tr, err
 		}
-		lost0 = s.lostNow(ctx)
+		sim0 = s.simNow(ctx)
 		tr, err = s.scout(ctx, pr)
 	}
 	return tr, err

@@ -191,11 +191,29 @@ func TestStarvedScout(t *testing.T) {
 		{600 * time.Millisecond, 60 * time.Millisecond, false},
 		{600 * time.Millisecond, 150 * time.Millisecond, true},
 	}
-	if starvedScout(100*time.Millisecond, Lateness{}, 0.01) == "" {
+	if starvedScout(100*time.Millisecond, Lateness{}, simClock{lost: 0.01, late: -1}) == "" {
 		t.Error("a simulator that skipped 10 ms of a 100 ms prefill: not starved")
 	}
+	// The simulator's steps ran late: what the demo's false block was (6 ms of a 130 ms
+	// prefill); a timer's jitter is not.
+	for _, tt := range []struct {
+		ttft    time.Duration
+		late    float64
+		starved bool
+	}{
+		{130 * time.Millisecond, 0.006, true},
+		{130 * time.Millisecond, 0.002, false}, // 1.5 %
+		{30 * time.Millisecond, 0.0008, false}, // within the slack
+		{30 * time.Millisecond, 0.0012, true},
+		{2 * time.Second, 0.030, false},
+		{2 * time.Second, 0.045, true},
+	} {
+		if got := starvedScout(tt.ttft, Lateness{}, simClock{lost: 0, late: tt.late}) != ""; got != tt.starved {
+			t.Errorf("TTFT %v, the simulator %v s late: starved %v, want %v", tt.ttft, tt.late, got, tt.starved)
+		}
+	}
 	for _, tt := range tests {
-		if got := starvedScout(tt.ttft, Lateness{Worst: tt.worst}, -1) != ""; got != tt.starved {
+		if got := starvedScout(tt.ttft, Lateness{Worst: tt.worst}, simClock{lost: -1, late: -1}) != ""; got != tt.starved {
 			t.Errorf("TTFT %v, worst %v: starved %v, want %v", tt.ttft, tt.worst, got, tt.starved)
 		}
 	}

@@ -15,6 +15,11 @@ const LostMetric = "speedmatrix_sim_lost_seconds_total"
 // lags the wall clock now (a client compares it at a window's two ends)."
 const BehindMetric = "speedmatrix_sim_behind_seconds"
 
+// LateMetric is the counter of /metrics in which the simulator reports the wall time by which
+// its steps handed out tokens after their scheduled end, summed over those steps: a client checks it
+// over a prefill, whose TTFT it lengthens.
+const LateMetric = "speedmatrix_sim_late_seconds_total"
+
 // SpeedupMetric is the gauge of /metrics in which the simulator reports how many times faster
 // than its profile it runs: a client learns from it the speed of the server it measures, for its
 // time estimates and its advice when the machine cannot keep up.
@@ -69,6 +74,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, _ *http.Request) {
 	}
 	metric(LostMetric, "counter", "Wall-clock seconds of model time the simulator skipped because the machine did not let it keep its step clock (or a starve fault took): measurements over that time read the engine slower than it is.", float64(s.lost.Load())/1e9, "")
 	metric(BehindMetric, "gauge", "Wall-clock seconds the simulator's step clock lags the wall clock while it has work: tokens owed, to come late (it catches up, or past 1 s skips ahead and counts the time lost).", s.behind().Seconds(), "")
+	metric(LateMetric, "counter", "Wall-clock seconds by which the simulator's steps handed out their tokens after their scheduled end, summed over the steps that handed out tokens (a lag that lasts several steps counts in each): the machine kept its loop off the CPU, and times measured meanwhile (a prefill's TTFT) read that much longer.", float64(s.late.Load())/1e9, "")
 	metric(SpeedupMetric, "gauge", "How many times faster than its profile the simulator runs (--sim-speedup): a second of the wall clock is this many seconds of the profile's.", s.cfg.Speedup, "")
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_, _ = w.Write(b.Bytes())

@@ -110,6 +110,12 @@ type Server struct {
 	// it fell too far behind the wall clock to catch up (a machine that did not give it the CPU
 	// it needed), or that an injected starve fault took: the time its measurements miss.
 	lost atomic.Int64
+	// late is the wall time, in nanoseconds, by which steps handed out their tokens after
+	// their scheduled end, summed over the steps that handed out tokens (a lag that lasts
+	// several of them counts in each):
+	// what a machine that kept the loop off the CPU for a moment added to the times a client
+	// measures, such as a prefill's TTFT (speedmatrix_sim_late_seconds_total).
+	late atomic.Int64
 	// vnow is the scheduler's model time (nanoseconds) and busy whether it has work: while
 	// busy, how far vnow lags the wall clock's model time is work owed, done late
 	// (speedmatrix_sim_behind_seconds).
@@ -399,6 +405,12 @@ func (s *Server) loop(ctx context.Context) {
 			if !s.sleep(ctx, timer, d, false) {
 				return
 			}
+		}
+		if over := -s.realUntil(end); over > 0 && len(res.Outputs) > 0 {
+			// Only a step that hands out tokens: the schedule is absolute, so a step woken late
+			// that hands out nothing is caught up by the next (a prefill's first chunks), and
+			// what a client sees is the lateness of the hand-out.
+			s.late.Add(int64(over))
 		}
 		vnow = end
 		s.vnow.Store(int64(vnow))

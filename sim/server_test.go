@@ -353,6 +353,7 @@ func TestMetricsNamesTypesAndValues(t *testing.T) {
 		LostMetric:    dto.MetricType_COUNTER,
 		BehindMetric:  dto.MetricType_GAUGE,
 		SpeedupMetric: dto.MetricType_GAUGE,
+		LateMetric:    dto.MetricType_COUNTER,
 	}
 	got := map[string]dto.MetricType{}
 	for name, f := range fams {

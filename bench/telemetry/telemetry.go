@@ -75,6 +75,9 @@ type Snapshot struct {
 	// SimBehind is its speedmatrix_sim_behind_seconds: how far its step clock lags the wall
 	// clock now, tokens owed to come late (a gauge).
 	SimBehind Value
+	// SimLate is its speedmatrix_sim_late_seconds_total: the wall seconds by which its steps
+	// handed out tokens after their scheduled end, summed over steps (a counter).
+	SimLate Value
 	// SimSpeedup is its speedmatrix_sim_speedup: how many times faster than its profile it
 	// runs (a gauge).
 	SimSpeedup Value
@@ -149,6 +152,7 @@ func FromFamilies(fams map[string]*dto.MetricFamily, at time.Time) Snapshot {
 	s.SimLost = sum(fams, []string{"speedmatrix_sim_lost_seconds_total"})
 	s.SimBehind = sum(fams, []string{"speedmatrix_sim_behind_seconds"})
 	s.SimSpeedup = sum(fams, []string{"speedmatrix_sim_speedup"})
+	s.SimLate = sum(fams, []string{"speedmatrix_sim_late_seconds_total"})
 	switch s.Flavor {
 	case FlavorVLLM:
 		n = vllmNames
