@@ -64,7 +64,7 @@ func Validate(o measure.Settings, getenv func(string) string, log *slog.Logger) 
 		// reference's 1019K and 1024K): one prefill cell more than the plan, which knows no server.
 		cells += fmt.Sprintf("; %d cells on a 1M-token server like the reference's, which trims the longest context: its prefill is measured trimmed and whole", prefill+1+decode)
 	}
-	fmt.Fprintf(&b, "  matrix: %s (%s), %v windows, %s: about %.1f min (plan's estimate, before the server's KV cache rules cells out)\n",
+	fmt.Fprintf(&b, "  matrix: %s (%s), %v windows, %s: about %.0f min (plan's estimate, before the server's KV cache rules cells out)\n",
 		o.Matrix, cells, o.Duration, textout.Plural(o.Trials, "trial", "trials"), p.Shards[0].Expected.Minutes())
 	budgetLines(log, &b, o, p.Shards[0].Expected)
 	return b.String(), nil
