@@ -81,19 +81,22 @@ const referenceMaxModelLen = 1 << 20
 // when the first pass cannot fit the budget, or no paired run can.
 func budgetLines(log *slog.Logger, b *strings.Builder, o measure.Settings, first time.Duration) {
 	if o.Budget <= 0 {
-		fmt.Fprintf(b, "  budget: none: the first pass runs as long as it takes (%.1f min and the build and model load), and nothing is rerun\n", first.Minutes())
+		fmt.Fprintf(b, "  budget: none: the first pass runs as long as it takes (about %.0f min and the build and model load), and nothing is rerun\n", first.Minutes())
 		return
 	}
 	over := BuildLoadEstimate(o.Config)
 	need := first + over
-	fmt.Fprintf(b, "  budget: %.0f min of GPU time a pull request (build, model load, the first pass, confirmations and reruns together); the first pass ≈ %.1f min + build and load ≈ %.0f min (estimate) = %.1f min",
-		o.Budget.Minutes(), first.Minutes(), over.Minutes(), need.Minutes())
+	// Whole minutes, as the matrix line and the docs round the plan's estimate: one figure for
+	// one quantity (the first pass read "about 41 min" there and "≈ 40.7 min" here).
+	firstMin, overMin := math.Round(first.Minutes()), math.Round(over.Minutes())
+	fmt.Fprintf(b, "  budget: %.0f min of GPU time a pull request (build, model load, the first pass, confirmations and reruns together); the first pass ≈ %.0f min + build and load ≈ %.0f min (estimate) = %.0f min",
+		o.Budget.Minutes(), firstMin, overMin, firstMin+overMin)
 	if need <= o.Budget {
-		fmt.Fprintf(b, ", leaving ≈ %.1f min for confirmations and reruns\n", (o.Budget - need).Minutes())
+		fmt.Fprintf(b, ", leaving ≈ %.0f min for confirmations and reruns\n", math.Round(o.Budget.Minutes())-firstMin-overMin)
 	} else {
 		b.WriteString(": over the budget\n")
-		log.Warn(fmt.Sprintf("budget %.0f min: the first pass alone is expected to take %.1f min, with build and model load %.1f min; nothing is left for confirmations and reruns, and the job may end at its timeout-minutes: raise budget to at least %.0f min, or measure fewer cells",
-			o.Budget.Minutes(), first.Minutes(), need.Minutes(), math.Ceil(need.Minutes())))
+		log.Warn(fmt.Sprintf("budget %.0f min: the first pass alone is expected to take about %.0f min, with build and model load %.0f min; nothing is left for confirmations and reruns, and the job may end at its timeout-minutes: raise budget to at least %.0f min, or measure fewer cells",
+			o.Budget.Minutes(), firstMin, firstMin+overMin, math.Ceil(need.Minutes())))
 	}
 	if o.Paired.Mode == config.PairedModeOff {
 		return

@@ -56,7 +56,7 @@ func TestValidate(t *testing.T) {
 // pass's estimate with the build and load expected, what is left for confirmations and reruns,
 // and the cells a paired run affords before the history exists — and warns when the first
 // pass, or any paired run, cannot fit (issue 35: `budget: 30m` was accepted silently while the
-// first pass alone is 40.7 min).
+// first pass alone is about 41 min).
 func TestValidateBudget(t *testing.T) {
 	dir := t.TempDir()
 	cfg := func(budget, paired string) string {
@@ -72,15 +72,15 @@ func TestValidateBudget(t *testing.T) {
 		want, warn           []string
 	}{
 		{name: "the example's 75 min", budget: "75m",
-			want: []string{"budget: 75 min of GPU time a pull request (build, model load, the first pass, confirmations and reruns together); the first pass ≈ 40.7 min + build and load ≈ 8 min (estimate) = 48.7 min, leaving ≈ 26.3 min for confirmations and reruns",
+			want: []string{"budget: 75 min of GPU time a pull request (build, model load, the first pass, confirmations and reruns together); the first pass ≈ 41 min + build and load ≈ 8 min (estimate) = 49 min, leaving ≈ 26 min for confirmations and reruns",
 				"paired (paired.mode auto; every pull request until the store holds 10 default-branch runs): 12 of the matrix's 72 cells fit the budget 75 min"}},
 		{name: "30 min: the first pass cannot fit", budget: "30m",
-			want: []string{"= 48.7 min: over the budget"},
-			warn: []string{"budget 30 min: the first pass alone is expected to take 40.7 min, with build and model load 48.7 min", "raise budget to at least 49 min"}},
+			want: []string{"= 49 min: over the budget"},
+			warn: []string{"budget 30 min: the first pass alone is expected to take about 41 min, with build and model load 49 min", "raise budget to at least 49 min"}},
 		{name: "5 min: no paired run fits", budget: "5m",
 			warn: []string{"paired.mode auto: until the store holds store.min_history default-branch runs, pull requests are measured paired, but a paired run needs at least 2 blocks a side"}},
 		{name: "paired off", budget: "75m", paired: "paired: {mode: off}\n",
-			want: []string{"leaving ≈ 26.3 min"}},
+			want: []string{"leaving ≈ 26 min"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, errOut, code := runCLI("validate", "--config", cfg(tc.budget, tc.paired))
