@@ -8,10 +8,12 @@ package errbody
 import (
 	"bytes"
 	"encoding/json"
-	"html"
+	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/net/html"
 )
 
 // MaxLen is the most runes Message returns, an ellipsis marking a cut beyond it.
@@ -97,55 +99,64 @@ func isHTML(b []byte) bool {
 	return false
 }
 
-// htmlTitle does return the text of b's first <title> element, as one line ("" without one).
+// htmlTitle does return the text of b's first <title> element, as one line ("" without one),
+// as golang.org/x/net/html's tokenizer reads the page (entities unescaped, a title's text raw).
 func htmlTitle(b []byte) string {
-	lower := asciiLower(b)
-	i := bytes.Index(lower, []byte("<title"))
-	if i < 0 {
-		return ""
+	z := html.NewTokenizer(bytes.NewReader(b))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return ""
+		case html.StartTagToken:
+			if name, _ := z.TagName(); string(name) != "title" {
+				continue
+			}
+			var t strings.Builder
+			for {
+				switch z.Next() {
+				case html.TextToken:
+					t.Write(z.Text())
+					continue
+				case html.ErrorToken:
+					if z.Err() != io.EOF {
+						return ""
+					}
+				}
+				break
+			}
+			return oneLine(t.String())
+		}
 	}
-	j := bytes.IndexByte(lower[i:], '>')
-	if j < 0 {
-		return ""
-	}
-	start := i + j + 1
-	end := bytes.Index(lower[start:], []byte("</title"))
-	if end < 0 {
-		return ""
-	}
-	return oneLine(html.UnescapeString(string(b[start : start+end])))
 }
 
 // stripTags does return b's text without its tags, comments, scripts and styles, entities
-// unescaped; each tag ends a line, as a browser's block would.
+// unescaped, as the tokenizer reads it; each tag ends a line, as a browser's block would.
 func stripTags(b []byte) string {
-	lower := asciiLower(b)
+	z := html.NewTokenizer(bytes.NewReader(b))
 	var sb strings.Builder
-	for i := 0; i < len(b); {
-		k := bytes.IndexByte(b[i:], '<')
-		if k < 0 {
-			sb.Write(b[i:])
-			break
+	skip := "" // inside <script> or <style>: their text is code, not words
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return sb.String()
+		case html.TextToken:
+			if skip == "" {
+				sb.Write(z.Text())
+			}
+		case html.StartTagToken:
+			if name, _ := z.TagName(); string(name) == "script" || string(name) == "style" {
+				skip = string(name)
+			}
+			sb.WriteByte('\n')
+		case html.EndTagToken:
+			if name, _ := z.TagName(); string(name) == skip {
+				skip = ""
+			}
+			sb.WriteByte('\n')
+		default: // comments, doctypes, self-closing tags
+			sb.WriteByte('\n')
 		}
-		sb.Write(b[i : i+k])
-		i += k
-		end := []byte(">")
-		switch {
-		case bytes.HasPrefix(lower[i:], []byte("<!--")):
-			end = []byte("-->")
-		case bytes.HasPrefix(lower[i:], []byte("<script")):
-			end = []byte("</script>")
-		case bytes.HasPrefix(lower[i:], []byte("<style")):
-			end = []byte("</style>")
-		}
-		e := bytes.Index(lower[i:], end)
-		if e < 0 {
-			break
-		}
-		i += e + len(end)
-		sb.WriteByte('\n')
 	}
-	return html.UnescapeString(sb.String())
 }
 
 // asciiLower does return b with ASCII letters in lower case and every other byte kept, so
