@@ -105,6 +105,6 @@ func checkAmbiguity(c *results.Comparison, in Input, th Thresholds, re *runEffec
 		c.VerdictReason = fmt.Sprintf("%s %s slower %s", textout.Plural(len(slower), "cell", "cells"), isAre(len(slower)), reading)
 	}
 	c.Warnings = append(c.Warnings, fmt.Sprintf("the matrix can be read two ways: %s, %s %s slower; one head run cannot tell its own speed from a change of %s, so %s unproven: a paired run (/bench paired) or a rerun decides it",
-		reading, textout.Plural(len(slower), "cell", "cells"), isAre(len(slower)), map[bool]string{true: "that cell", false: "those cells"}[len(slower) == 1], isAre2(len(slower))))
+		reading, textout.Plural(len(slower), "cell", "cells"), isAre(len(slower)), textout.Pick(len(slower), "that cell", "those cells"), isAre2(len(slower))))
 	return nil
 }

@@ -471,11 +471,7 @@ func decideGroups(groups []*groupPending, qs []float64, th Thresholds, level flo
 			out.Verdict = results.VerdictInconclusive
 			out.Reason = desc
 			if g.seen > 0 && worse {
-				were := "were"
-				if g.seen == 1 {
-					were = "was"
-				}
-				out.Reason = fmt.Sprintf("%s: %d of the base side's %d runs %s as slow against their mean, so it may be the machine's speed that run, not the change; a paired run decides it", desc, g.seen, g.of, were)
+				out.Reason = fmt.Sprintf("%s: %d of the base side's %d runs %s as slow against their mean, so it may be the machine's speed that run, not the change; a paired run decides it", desc, g.seen, g.of, textout.Pick(g.seen, "was", "were"))
 			}
 			if out.High < -dd {
 				// Slower than δ at the comparison's level but not at the groups': it is judged,

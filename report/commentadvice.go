@@ -257,7 +257,7 @@ func (m *model) notJudgedBlock() string {
 			ws = append(ws, w)
 		}
 		fmt.Fprintf(&b, " Likely slower, but only an assumed noise bounds %s: %s. History (earlier runs of the base in the store) or a paired run (`/bench paired`) decides it; until then the check fails.",
-			noun(len(assumed), "it", "them"), strings.Join(ws, "; "))
+			textout.Pick(len(assumed), "it", "them"), strings.Join(ws, "; "))
 	}
 	if len(suspect) > 0 {
 		fmt.Fprintf(&b, " Likely slower, but not proven among every test of the matrix: %s (slower beyond %s as a row, a column or a whole phase by itself, or slower if the head's one run was faster than assumed: the statistics say which). A paired run (`/bench paired`) or a rerun decides it; until then the check fails.",
@@ -371,7 +371,7 @@ func (m *model) advice() string {
 	for _, g := range p.goals() {
 		switch {
 		case len(g.Rows) == 0:
-			goals = append(goals, fmt.Sprintf("A rerun may decide %s:\n", noun(len(g.Cells), "it", "some of these "+textout.Plural(len(g.Cells), "cell", "cells")))+
+			goals = append(goals, fmt.Sprintf("A rerun may decide %s:\n", textout.Pick(len(g.Cells), "it", "some of these "+textout.Plural(len(g.Cells), "cell", "cells")))+
 				m.rerunCommand(g.Cells, g.FurtherTrials))
 		case len(g.Rows) == 1:
 			goals = append(goals, fmt.Sprintf("No single cell of the %s decode row decides it; measured whole, the row may:\n", g.Rows[0])+
@@ -389,7 +389,7 @@ func (m *model) advice() string {
 		for _, c := range p.stuck {
 			names = append(names, cellIDWords(c))
 		}
-		goals = append(goals, fmt.Sprintf("No rerun within the advice's limit decides %s: %s.\n", noun(len(p.stuck), "this cell", "these cells"), strings.Join(names, ", ")))
+		goals = append(goals, fmt.Sprintf("No rerun within the advice's limit decides %s: %s.\n", textout.Pick(len(p.stuck), "this cell", "these cells"), strings.Join(names, ", ")))
 	}
 	return strings.Join(goals, "\n")
 }

@@ -63,7 +63,7 @@ func (m *model) decide() (State, string, string) {
 		if moves == "" {
 			moves = textout.Plural(n, "cell", "cells")
 		}
-		why, short := ", but only an assumed noise bounds "+noun(n, "it", "them")+
+		why, short := ", but only an assumed noise bounds "+textout.Pick(n, "it", "them")+
 			"; history or a paired run (`/bench paired`, paired.mode: auto) decides", ", only a prior bounds it"
 		if m.suspected() {
 			why, short = ", but not proven among every test of the matrix"+

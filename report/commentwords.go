@@ -125,7 +125,7 @@ func requestsWords(conc []int) string {
 	for _, c := range conc {
 		parts = append(parts, strconv.Itoa(c))
 	}
-	return andList(parts) + " " + noun(conc[len(conc)-1], "request", "requests")
+	return andList(parts) + " " + textout.Pick(conc[len(conc)-1], "request", "requests")
 }
 
 // andList joins "a", "a and b", "a, b and c".

@@ -29,20 +29,17 @@ var comparisonLegend = []string{
 func markLegend(c *results.Comparison) []string {
 	used := map[results.Verdict]bool{}
 	overCap := false
-	notes := map[string]bool{}
 	for i := range c.Cells {
 		cell := &c.Cells[i]
 		used[cell.Verdict] = true
 		for j := range cell.Metrics {
 			used[cell.Metrics[j].Verdict] = true
 			overCap = overCap || metricMark(cell, &cell.Metrics[j]) == MarkOverCapacity
-			notes[noteOf(&cell.Metrics[j])] = true
 		}
 	}
 	out := slices.Clone(comparisonLegend)
-	if notes[results.NoteWorse] || notes[results.NoteBetter] {
-		out = append(out, MarkNoteWorse+" "+MarkNoteBetter+" a note worse or better beyond δ, significant: a metric that does not decide its cell (decided on "+
-			results.DecidingMetric(results.PhaseDecode).Title()+" or "+results.DecidingMetric(results.PhasePrefill).Title()+"), never a verdict of its own")
+	if hasNote(c) {
+		out = append(out, MarkNoteWorse+" "+MarkNoteBetter+" a note worse or better beyond δ, significant: a metric that does not decide its cell ("+decidedOnWords("")+"), never a verdict of its own")
 	}
 	if used[results.VerdictUnproven] {
 		out = append(out, MarkNotJudged+" unproven: possibly worse beyond δ, neither shown nor ruled out (a prior alone bounds its noise, or its group is not yet significant); store history, a rerun or a paired run decides it")
@@ -570,8 +567,7 @@ func ComparisonText(w io.Writer, c *results.Comparison) error {
 		}
 	}
 	if lines := notesBeyond(c); len(lines) > 0 {
-		fmt.Fprintf(ew, "\nNotes beyond δ (%d; significant, never a verdict of their own: each cell is decided on its %s or %s):\n", len(lines),
-			results.DecidingMetric(results.PhaseDecode).Title(), results.DecidingMetric(results.PhasePrefill).Title())
+		fmt.Fprintf(ew, "\nNotes beyond δ (%d; significant, never a verdict of their own: each cell is %s):\n", len(lines), decidedOnWords("its "))
 		for _, l := range lines {
 			fmt.Fprintln(ew, "  "+l)
 		}

@@ -82,6 +82,24 @@ func metricMark(cell *results.CellComparison, mc *results.MetricComparison) stri
 	return markOf(mc.Verdict, cell.BaseStatus, cell.HeadStatus)
 }
 
+// decidedOnWords names the metrics a cell is decided on, for the words beside the notes' marks:
+// "decided on " + its + "Total tok/s or Prompt tok/s".
+func decidedOnWords(its string) string {
+	return "decided on " + its + results.DecidingMetric(results.PhaseDecode).Title() + " or " + results.DecidingMetric(results.PhasePrefill).Title()
+}
+
+// hasNote reports whether a metric of c is a note beyond δ (noteOf).
+func hasNote(c *results.Comparison) bool {
+	for i := range c.Cells {
+		for j := range c.Cells[i].Metrics {
+			if noteOf(&c.Cells[i].Metrics[j]) != "" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // noteOf is mc's note (results.MetricComparison.Note) while its verdict is the inconclusive a
 // note keeps; "" otherwise.
 func noteOf(mc *results.MetricComparison) string {

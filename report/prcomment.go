@@ -357,14 +357,6 @@ func metricName(m results.Metric) string {
 	return string(m)
 }
 
-// noun returns one when n is 1, else many.
-func noun(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // pctAbs formats a fraction's size as "8.8%".
 func pctAbs(f float64) string { return numfmt.Fixed(math.Abs(f)*100, 1) + "%" }
 
@@ -709,7 +701,7 @@ func (m *model) rerunCommand(cells []string, further int) string {
 		side = "on the head"
 	}
 	return fmt.Sprintf("```\n/bench rerun %s\n```\n%s The statistics ask for %d more %s %s.\n",
-		strings.Join(cells, ","), m.priceRerun(cells).words(), further, noun(further, "trial", "trials"), side)
+		strings.Join(cells, ","), m.priceRerun(cells).words(), further, textout.Pick(further, "trial", "trials"), side)
 }
 
 // warnings folds the comparison's warnings, with the results files' paths replaced by their side.
@@ -876,15 +868,11 @@ func (m *model) perMetric() string {
 	b.WriteString("Every cell-metric that was not shown unchanged: base → head in the profile's time, the change with its 95% interval, its q-value and where its noise estimate came from.\n")
 	for _, sec := range []struct {
 		title string
-		v     results.Verdict
-		notes bool
-	}{{"Slower", results.VerdictRegression, false}, {"Faster", results.VerdictImprovement, false},
-		{"Notes beyond δ (never a verdict of their own: the cell is decided on its " + results.DecidingMetric(results.PhaseDecode).Title() + " or " + results.DecidingMetric(results.PhasePrefill).Title() + ")", "", true},
-		{"Too noisy to tell", results.VerdictInconclusive, false}, {"Not compared", results.VerdictNotComparable, false}} {
-		lines := byVerdict(m.c, sec.v)
-		if sec.notes {
-			lines = notesBeyond(m.c)
-		}
+		lines []string
+	}{{"Slower", byVerdict(m.c, results.VerdictRegression)}, {"Faster", byVerdict(m.c, results.VerdictImprovement)},
+		{"Notes beyond δ (never a verdict of their own: the cell is " + decidedOnWords("its ") + ")", notesBeyond(m.c)},
+		{"Too noisy to tell", byVerdict(m.c, results.VerdictInconclusive)}, {"Not compared", byVerdict(m.c, results.VerdictNotComparable)}} {
+		lines := sec.lines
 		if len(lines) == 0 {
 			continue
 		}
@@ -973,7 +961,7 @@ func (m *model) headPage() block {
 
 // noteLegend is the matrices legend's words for the notes' marks, where c has a note beyond δ.
 func noteLegend(c *results.Comparison) string {
-	if len(notesBeyond(c)) == 0 {
+	if !hasNote(c) {
 		return ""
 	}
 	return ", " + MarkNoteWorse + " " + MarkNoteBetter + " a note (not the cell's deciding metric) worse or better beyond δ, never a verdict of its own"

@@ -112,9 +112,9 @@ type Server struct {
 	lost atomic.Int64
 	// late is the wall time, in nanoseconds, by which steps handed out their tokens after
 	// their scheduled end, summed over the steps that handed out tokens (a lag that lasts
-	// several of them counts in each):
-	// what a machine that kept the loop off the CPU for a moment added to the times a client
-	// measures, such as a prefill's TTFT (speedmatrix_sim_late_seconds_total).
+	// several of them counts in each): what a machine that kept the loop off the CPU for a
+	// moment added to the times a client measures, such as a prefill's TTFT
+	// (speedmatrix_sim_late_seconds_total).
 	late atomic.Int64
 	// vnow is the scheduler's model time (nanoseconds) and busy whether it has work: while
 	// busy, how far vnow lags the wall clock's model time is work owed, done late

@@ -8,7 +8,6 @@ package errbody
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -112,17 +111,8 @@ func htmlTitle(b []byte) string {
 				continue
 			}
 			var t strings.Builder
-			for {
-				switch z.Next() {
-				case html.TextToken:
-					t.Write(z.Text())
-					continue
-				case html.ErrorToken:
-					if z.Err() != io.EOF {
-						return ""
-					}
-				}
-				break
+			for z.Next() == html.TextToken {
+				t.Write(z.Text())
 			}
 			return oneLine(t.String())
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/report"
 	"github.com/speedmatrix/speedmatrix/results"
@@ -505,7 +506,7 @@ func (j *job) abort(ctx context.Context, c *ghbot.Client, p plan, cause error) {
 	if partial != nil {
 		n := measuredCells(partial)
 		why += fmt.Sprintf(" %d %s measured before it stopped: their results are in the run's artifacts (%s, marked partial) and below.",
-			n, plural(n, "cell was", "cells were"), artifactResults)
+			n, textout.Pick(n, "cell was", "cells were"), artifactResults)
 	}
 	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()

@@ -19,6 +19,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/bisect"
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
 )
@@ -304,7 +305,7 @@ func roundText(req *bisect.Request, runners int) string {
 		}
 		cs = append(cs, s)
 	}
-	return fmt.Sprintf("%s (%d %s at once, bisect.runners %d)", strings.Join(cs, ", "), len(cs), plural(len(cs), "GPU job", "GPU jobs"), runners)
+	return fmt.Sprintf("%s (%d %s at once, bisect.runners %d)", strings.Join(cs, ", "), len(cs), textout.Pick(len(cs), "GPU job", "GPU jobs"), runners)
 }
 
 // bisectJob is one entry of the decide job's bisect-matrix output: one commit of the round,
@@ -782,7 +783,7 @@ func (j *job) reportBisect(ctx context.Context) error {
 	if next == nil {
 		return j.endRecord(ctx, c, lr)
 	}
-	head := fmt.Sprintf("in progress: %d %s measured; round %d measures %s.", len(lr.rec.Rounds), plural(len(lr.rec.Rounds), "round", "rounds"), round+1, roundText(next, lr.rec.Runners))
+	head := fmt.Sprintf("in progress: %d %s measured; round %d measures %s.", len(lr.rec.Rounds), textout.Pick(len(lr.rec.Rounds), "round", "rounds"), round+1, roundText(next, lr.rec.Runners))
 	if err := j.editRecord(ctx, c, lr, partial, head); err != nil {
 		return err
 	}

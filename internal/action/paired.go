@@ -16,6 +16,7 @@ import (
 	"github.com/speedmatrix/speedmatrix/config"
 	"github.com/speedmatrix/speedmatrix/ghbot"
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -114,7 +115,7 @@ func (j *job) pairedBefore(ctx context.Context, rs resultStore, p plan) (why, ba
 			return "paired.mode is auto and the store has no baseline: " + b.Reason, orSHA(b.MergeBase, p.BaseSHA)
 		case b.Distance > 0:
 			return fmt.Sprintf("paired.mode is auto and the merge-base %s has no stored results (the nearest are %d %s before it)",
-				code(ghbot.ShortSHA(b.MergeBase)), b.Distance, plural(b.Distance, "commit", "commits")), b.MergeBase
+				code(ghbot.ShortSHA(b.MergeBase)), b.Distance, textout.Pick(b.Distance, "commit", "commits")), b.MergeBase
 		}
 		base = b.MergeBase
 	}
@@ -131,7 +132,7 @@ func (j *job) pairedBefore(ctx context.Context, rs resultStore, p plan) (why, ba
 	}
 	if min := j.minHistory(); n < min {
 		return fmt.Sprintf("paired.mode is auto and the store holds %d default-branch %s of this config, fewer than store.min_history (%d)",
-			n, plural(n, "result", "results"), min), orSHA(base, p.BaseSHA)
+			n, textout.Pick(n, "result", "results"), min), orSHA(base, p.BaseSHA)
 	}
 	return "", ""
 }
@@ -232,10 +233,10 @@ func pairedCells(c *results.Comparison) (cells []string, why string) {
 	undecided := cellsWith(c, results.VerdictInconclusive)
 	cells = append(append(append([]string{}, slower...), unproven...), undecided...)
 	why = fmt.Sprintf("paired.mode is auto and the comparison with the stored baseline left %d %s slower and %d inconclusive",
-		len(slower), plural(len(slower), "cell", "cells"), len(undecided))
+		len(slower), textout.Pick(len(slower), "cell", "cells"), len(undecided))
 	if len(unproven) > 0 {
 		why = fmt.Sprintf("paired.mode is auto and the comparison with the stored baseline left %d %s slower, %d unproven (a slowdown only the prior bounds) and %d inconclusive",
-			len(slower), plural(len(slower), "cell", "cells"), len(unproven), len(undecided))
+			len(slower), textout.Pick(len(slower), "cell", "cells"), len(unproven), len(undecided))
 	}
 	return cells, why
 }
@@ -423,7 +424,7 @@ func pairedLine(info *pairedInfo) string {
 	var b strings.Builder
 	scheme := orDash(info.Scheme)
 	fmt.Fprintf(&b, "**Paired A/B** (%s, %d %s per side): the base %s (the merge-base) was built on this runner too and served alternately with the head, so that drift cancels",
-		scheme, info.Blocks, plural(info.Blocks, "block", "blocks"), code(orDash(ghbot.ShortSHA(info.BaseSHA))))
+		scheme, info.Blocks, textout.Pick(info.Blocks, "block", "blocks"), code(orDash(ghbot.ShortSHA(info.BaseSHA))))
 	if len(info.Cells) > 0 {
 		fmt.Fprintf(&b, "; cells %s", code(strings.Join(info.Cells, ",")))
 	}

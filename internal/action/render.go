@@ -161,7 +161,7 @@ func headline(in renderInput) string {
 		return fmt.Sprintf("Measuring %s…", sha)
 	case in.Cancelled != "" && in.Head != nil:
 		n := measuredCells(in.Head)
-		return fmt.Sprintf("Stopped: the run for %s ended after %d %s; partial results attached", sha, n, plural(n, "cell", "cells"))
+		return fmt.Sprintf("Stopped: the run for %s ended after %d %s; partial results attached", sha, n, textout.Pick(n, "cell", "cells"))
 	case in.Cancelled != "":
 		return fmt.Sprintf("Not measured: the run for %s ended before its results", sha)
 	case in.Baseline:
@@ -177,7 +177,7 @@ func headline(in renderInput) string {
 	switch c.Verdict {
 	case results.VerdictRegression:
 		worst, pct := worstRegression(c)
-		what := fmt.Sprintf("%d %s slower", cc.Regression, plural(cc.Regression, "cell", "cells"))
+		what := fmt.Sprintf("%d %s slower", cc.Regression, textout.Pick(cc.Regression, "cell", "cells"))
 		if worst != "" {
 			what += fmt.Sprintf(", the worst %s by %s", worst, pct)
 		}
@@ -191,10 +191,10 @@ func headline(in renderInput) string {
 	case results.VerdictImprovement:
 		return fmt.Sprintf("Not blocked: no slowdown found; %d of %d cells faster", cc.Improvement, checked)
 	case results.VerdictUnchanged:
-		return fmt.Sprintf("Not blocked: no slowdown found in %d %s", checked, plural(checked, "cell", "cells"))
+		return fmt.Sprintf("Not blocked: no slowdown found in %d %s", checked, textout.Pick(checked, "cell", "cells"))
 	case results.VerdictInconclusive:
 		return fmt.Sprintf("Not blocked: no slowdown found in %d %s; %d too noisy to tell in one run",
-			checked, plural(checked, "cell", "cells"), cc.Inconclusive)
+			checked, textout.Pick(checked, "cell", "cells"), cc.Inconclusive)
 	case results.VerdictUnproven:
 		return "Unproven: a slowdown neither shown nor ruled out; a paired run (/bench paired, paired.mode: auto), a rerun or store history decides it"
 	case results.VerdictIncomplete:
@@ -299,11 +299,4 @@ func orDash(s string) string {
 		return "—"
 	}
 	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

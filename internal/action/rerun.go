@@ -10,6 +10,7 @@ import (
 
 	"github.com/speedmatrix/speedmatrix/compare"
 	"github.com/speedmatrix/speedmatrix/ghbot"
+	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/measure"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/store"
@@ -102,7 +103,7 @@ func (j *job) compareRerun(out outcome, earlier, base *results.File, hist []*res
 		if second, err = compare.Compare(in, th); err == nil {
 			first = compare.MergeLooks(first, second)
 			warnings = append(slices.Clone(warnings), fmt.Sprintf("second look: the rerun's %d %s pooled with the earlier run of this head (%s); every other cell keeps the first look's verdict",
-				len(again), plural(len(again), "cell", "cells"), earlierWhen(earlier)))
+				len(again), textout.Pick(len(again), "cell", "cells"), earlierWhen(earlier)))
 		}
 	}
 	return j.keepComparison(out, first, err, warnings)

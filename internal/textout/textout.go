@@ -31,6 +31,15 @@ func Plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
+// Pick returns one when n is 1, else many: the word of a count said elsewhere ("was" or
+// "were", "that cell" or "those cells").
+func Pick(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // Ordinal returns the English ordinal suffix of n: "st", "nd", "rd" or "th" (1st, 2nd, 3rd,
 // 4th, 11th, 21st…).
 func Ordinal(n int) string {
