@@ -580,16 +580,12 @@ func historyValues(f *results.File, id results.CellID, m results.Metric) []float
 			add(acceptanceOf(&c.DecodeMetrics))
 		}
 	case id.Phase == results.PhasePrefill:
-		for i := range f.Prefill {
-			if c := &f.Prefill[i]; c.ID() == id && c.Status.Measured() {
-				add(prefillValue(c, m))
-			}
+		if c := f.FindPrefill(id); c != nil && c.Status.Measured() {
+			add(c.Value(m))
 		}
 	default:
-		for i := range f.Decode {
-			if c := &f.Decode[i]; c.ID() == id && c.Status.Measured() {
-				add(decodeValue(&c.DecodeMetrics, m))
-			}
+		if c := f.FindDecode(id); c != nil && c.Status.Measured() {
+			add(c.Value(m))
 		}
 	}
 	return out
@@ -632,25 +628,16 @@ func tally(c *results.Comparison, in Input) {
 
 // overall is the whole matrix's verdict from the cell counts and the row tests.
 func overall(c results.VerdictCounts, rows []results.RowComparison, groups []results.GroupComparison) results.Verdict {
-	for _, r := range rows {
-		switch r.Verdict {
-		case results.VerdictRegression:
-			c.Regression++
-		case results.VerdictImprovement:
-			c.Improvement++
-		case results.VerdictUnproven:
-			c.Unproven++
+	add := func(v results.Verdict) { // a row or group adds only what it decides
+		if v == results.VerdictRegression || v == results.VerdictImprovement || v == results.VerdictUnproven {
+			c.Add(v)
 		}
 	}
+	for _, r := range rows {
+		add(r.Verdict)
+	}
 	for _, g := range groups {
-		switch g.Verdict {
-		case results.VerdictRegression:
-			c.Regression++
-		case results.VerdictImprovement:
-			c.Improvement++
-		case results.VerdictUnproven:
-			c.Unproven++
-		}
+		add(g.Verdict)
 	}
 	switch {
 	case c.Regression > 0:

@@ -66,9 +66,9 @@ func lostReason(h *sideData, m results.Metric, base float64) string {
 	var v *float64
 	switch {
 	case h.decode != nil:
-		v = decodeValue(&h.decode.DecodeMetrics, m)
+		v = h.decode.Value(m)
 	case h.prefill != nil:
-		v = prefillValue(h.prefill, m)
+		v = h.prefill.Value(m)
 	}
 	had := fmt.Sprintf("base had %s %s", strconv.FormatFloat(base, 'g', 4, 64), unit)
 	if v == nil {

@@ -512,30 +512,26 @@ func (o *orderRef) points(f *results.File) []orderPoint {
 // whose cells carry no time at all, fileTimed false) takes the cell's Order instead. ok false
 // when the cell has none of them.
 func startOf(f *results.File, id results.CellID, byOrder bool) (float64, bool) {
-	var ts []float64
+	var starts []time.Time
 	var started time.Time
 	var order int
 	if id.Phase == results.PhasePrefill {
-		for i := range f.Prefill {
-			if c := &f.Prefill[i]; c.ID() == id {
-				for _, t := range c.Trials {
-					if !t.Start.IsZero() {
-						ts = append(ts, float64(t.Start.UnixNano())/1e9)
-					}
-				}
-				started, order = c.Started, c.Order
+		if c := f.FindPrefill(id); c != nil {
+			for _, t := range c.Trials {
+				starts = append(starts, t.Start)
 			}
+			started, order = c.Started, c.Order
 		}
-	} else {
-		for i := range f.Decode {
-			if c := &f.Decode[i]; c.ID() == id {
-				for _, t := range c.Trials {
-					if !t.Start.IsZero() {
-						ts = append(ts, float64(t.Start.UnixNano())/1e9)
-					}
-				}
-				started, order = c.Started, c.Order
-			}
+	} else if c := f.FindDecode(id); c != nil {
+		for _, t := range c.Trials {
+			starts = append(starts, t.Start)
+		}
+		started, order = c.Started, c.Order
+	}
+	var ts []float64
+	for _, t := range starts {
+		if !t.IsZero() {
+			ts = append(ts, float64(t.UnixNano())/1e9)
 		}
 	}
 	switch {

@@ -167,7 +167,7 @@ func runValues(f *results.File, p results.Phase) map[results.CellID]float64 {
 			}
 		}
 		if len(logs) == 0 {
-			if l, ok := logOf(decodeValue(&c.DecodeMetrics, m)); ok {
+			if l, ok := logOf(c.Value(m)); ok {
 				logs = append(logs, l)
 			}
 		}

@@ -101,7 +101,7 @@ func (s *sideData) decodeRuns(m results.Metric) map[runKey]float64 {
 			}
 		}
 		if n == 0 {
-			if l, ok := logOf(decodeValue(&d.DecodeMetrics, m)); ok {
+			if l, ok := logOf(d.Value(m)); ok {
 				out[runKey{file, 0}] = l - a
 			}
 		}
@@ -140,36 +140,10 @@ func logOf(p *float64) (float64, bool) {
 	return math.Log(*p), true
 }
 
-// decodeValue returns the summary of metric m in d.
-func decodeValue(d *results.DecodeMetrics, m results.Metric) *float64 {
-	switch m {
-	case results.MetricTotalTokPerS:
-		return d.TotalTokPerS
-	case results.MetricPerRequestTokPerS:
-		return d.PerRequestTokPerS
-	case results.MetricTTFT:
-		return d.TTFTMs
-	case results.MetricTBT:
-		return d.TBTMs
-	}
-	return nil
-}
-
-// prefillValue returns the summary of metric m in c.
-func prefillValue(c *results.PrefillCell, m results.Metric) *float64 {
-	switch m {
-	case results.MetricPromptTokPerS:
-		return c.PromptTokPerS
-	case results.MetricTTFT:
-		return c.TTFTMs
-	}
-	return nil
-}
-
 // decodeTrialValue returns the trial's value of m: its summary when set, else computed from its
 // raw samples.
 func decodeTrialValue(t *results.DecodeTrial, m results.Metric) *float64 {
-	if v := decodeValue(&t.DecodeMetrics, m); v != nil {
+	if v := t.Value(m); v != nil {
 		return v
 	}
 	switch m {
@@ -336,7 +310,7 @@ func (s *sideData) sample(m results.Metric) metricSample {
 				}
 			}
 			if n == 0 {
-				if l, ok := logOf(decodeValue(&d.DecodeMetrics, m)); ok {
+				if l, ok := logOf(d.Value(m)); ok {
 					out.logs = append(out.logs, l-a)
 				}
 			}
@@ -353,7 +327,7 @@ func (s *sideData) sample(m results.Metric) metricSample {
 				}
 			}
 			if n == 0 {
-				if l, ok := logOf(prefillValue(p, m)); ok {
+				if l, ok := logOf(p.Value(m)); ok {
 					out.logs = append(out.logs, l-a)
 				}
 			}
@@ -366,9 +340,9 @@ func (s *sideData) sample(m results.Metric) metricSample {
 	// The summary shown is the cell's own number for one file, else the pooled geometric mean.
 	if len(s.extra) == 0 {
 		if s.decode != nil {
-			out.summary = decodeValue(&s.decode.DecodeMetrics, m)
+			out.summary = s.decode.Value(m)
 		} else if s.prefill != nil {
-			out.summary = prefillValue(s.prefill, m)
+			out.summary = s.prefill.Value(m)
 		}
 	}
 	if out.summary != nil && (math.IsNaN(*out.summary) || math.IsInf(*out.summary, 0)) {

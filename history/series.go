@@ -163,34 +163,12 @@ func valueOf(f *results.File, cell results.CellID, m results.Metric) (results.St
 	var v *float64
 	switch cell.Phase {
 	case results.PhasePrefill:
-		for i := range f.Prefill {
-			if c := &f.Prefill[i]; c.ID() == cell {
-				st = c.Status
-				switch m {
-				case results.MetricPromptTokPerS:
-					v = c.PromptTokPerS
-				case results.MetricTTFT:
-					v = c.TTFTMs
-				}
-				break
-			}
+		if c := f.FindPrefill(cell); c != nil {
+			st, v = c.Status, c.Value(m)
 		}
 	case results.PhaseDecode:
-		for i := range f.Decode {
-			if c := &f.Decode[i]; c.ID() == cell {
-				st = c.Status
-				switch m {
-				case results.MetricTotalTokPerS:
-					v = c.TotalTokPerS
-				case results.MetricPerRequestTokPerS:
-					v = c.PerRequestTokPerS
-				case results.MetricTTFT:
-					v = c.TTFTMs
-				case results.MetricTBT:
-					v = c.TBTMs
-				}
-				break
-			}
+		if c := f.FindDecode(cell); c != nil {
+			st, v = c.Status, c.Value(m)
 		}
 	}
 	if !st.Measured() || v == nil || !(*v > 0) {

@@ -205,20 +205,23 @@ func join(in []Input, missing []string) (*results.File, error) {
 	for _, s := range in {
 		f := s.File
 		ids = append(ids, f.Run.ID)
-		for i := range f.Prefill {
-			c := f.Prefill[i]
-			if other, dup := where[c.ID()]; dup {
-				return nil, fmt.Errorf("%w: cell %s is in both %s and %s; a cell belongs to one shard", ErrDuplicate, c.ID(), other, s.Name)
+		claim := func(id results.CellID) error { // a cell belongs to one shard
+			if other, dup := where[id]; dup {
+				return fmt.Errorf("%w: cell %s is in both %s and %s; a cell belongs to one shard", ErrDuplicate, id, other, s.Name)
 			}
-			where[c.ID()] = s.Name
+			where[id] = s.Name
+			return nil
+		}
+		for _, c := range f.Prefill {
+			if err := claim(c.ID()); err != nil {
+				return nil, err
+			}
 			out.Prefill = append(out.Prefill, c)
 		}
-		for i := range f.Decode {
-			c := f.Decode[i]
-			if other, dup := where[c.ID()]; dup {
-				return nil, fmt.Errorf("%w: cell %s is in both %s and %s; a cell belongs to one shard", ErrDuplicate, c.ID(), other, s.Name)
+		for _, c := range f.Decode {
+			if err := claim(c.ID()); err != nil {
+				return nil, err
 			}
-			where[c.ID()] = s.Name
 			out.Decode = append(out.Decode, c)
 		}
 		for _, n := range f.Notes {

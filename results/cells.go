@@ -77,6 +77,45 @@ func (c *DecodeCell) ID() CellID {
 	return CellID{Phase: PhaseDecode, ContextLabel: c.ContextLabel, Concurrency: c.Concurrency}
 }
 
+// FindPrefill returns f's prefill cell id, nil when f has none (a valid file holds each cell
+// once).
+func (f *File) FindPrefill(id CellID) *PrefillCell {
+	return find(f.Prefill, func(c *PrefillCell) bool { return c.ID() == id })
+}
+
+// FindDecode returns f's decode cell id, nil when f has none.
+func (f *File) FindDecode(id CellID) *DecodeCell {
+	return find(f.Decode, func(c *DecodeCell) bool { return c.ID() == id })
+}
+
+// Value returns the cell's summary of metric m: prompt tok/s or TTFT, nil for any other metric
+// or where the cell has none.
+func (c *PrefillCell) Value(m Metric) *float64 {
+	switch m {
+	case MetricPromptTokPerS:
+		return c.PromptTokPerS
+	case MetricTTFT:
+		return c.TTFTMs
+	}
+	return nil
+}
+
+// Value returns the summary of metric m: total or per-request tok/s, TTFT or time between
+// tokens, nil for any other metric (acceptance is the spec-decode record's) or where d has none.
+func (d *DecodeMetrics) Value(m Metric) *float64 {
+	switch m {
+	case MetricTotalTokPerS:
+		return d.TotalTokPerS
+	case MetricPerRequestTokPerS:
+		return d.PerRequestTokPerS
+	case MetricTTFT:
+		return d.TTFTMs
+	case MetricTBT:
+		return d.TBTMs
+	}
+	return nil
+}
+
 // ContextLabel returns the label of a context length: whole multiples of K = 1024 tokens,
 // rounded down ("1019K" for 1,044,416 tokens), or the plain number below 1K.
 func ContextLabel(tokens int) string {

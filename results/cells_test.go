@@ -42,3 +42,55 @@ func TestParseCellIDMistakes(t *testing.T) {
 		}
 	}
 }
+
+// TestFindAndValue checks the one lookup of a file's cell and of a cell's metric that compare,
+// history and disturbed-window tests read through.
+func TestFindAndValue(t *testing.T) {
+	f := &File{
+		Prefill: []PrefillCell{{ContextLabel: "8K", PromptTokPerS: ptr(9000.0), TTFTMs: ptr(910.0)}},
+		Decode: []DecodeCell{
+			{ContextLabel: "8K", Concurrency: 1, DecodeMetrics: DecodeMetrics{TotalTokPerS: ptr(100.0), PerRequestTokPerS: ptr(100.0), TTFTMs: ptr(80.0), TBTMs: ptr(10.0)}},
+			{ContextLabel: "8K", Concurrency: 8, DecodeMetrics: DecodeMetrics{TotalTokPerS: ptr(640.0)}},
+		},
+	}
+	val := func(p *float64) float64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	prefill := CellID{Phase: PhasePrefill, ContextLabel: "8K"}
+	tests := []struct {
+		id   CellID
+		m    Metric
+		want float64 // -1: no value
+	}{
+		{prefill, MetricPromptTokPerS, 9000},
+		{prefill, MetricTTFT, 910},
+		{prefill, MetricTotalTokPerS, -1},
+		{CellID{Phase: PhaseDecode, ContextLabel: "8K", Concurrency: 1}, MetricTotalTokPerS, 100},
+		{CellID{Phase: PhaseDecode, ContextLabel: "8K", Concurrency: 1}, MetricTBT, 10},
+		{CellID{Phase: PhaseDecode, ContextLabel: "8K", Concurrency: 1}, MetricSpecAcceptance, -1},
+		{CellID{Phase: PhaseDecode, ContextLabel: "8K", Concurrency: 8}, MetricTotalTokPerS, 640},
+		{CellID{Phase: PhaseDecode, ContextLabel: "8K", Concurrency: 8}, MetricTTFT, -1},
+	}
+	for _, tt := range tests {
+		var got float64
+		if tt.id.Phase == PhasePrefill {
+			got = val(f.FindPrefill(tt.id).Value(tt.m))
+		} else {
+			got = val(f.FindDecode(tt.id).Value(tt.m))
+		}
+		if got != tt.want {
+			t.Errorf("%s %s = %v, want %v", tt.id, tt.m, got, tt.want)
+		}
+	}
+	for _, id := range []CellID{{Phase: PhaseDecode, ContextLabel: "8K", Concurrency: 32}, {Phase: PhaseDecode, ContextLabel: "32K", Concurrency: 1}} {
+		if c := f.FindDecode(id); c != nil {
+			t.Errorf("FindDecode(%s) = %v, want nil (no such cell)", id, c.ID())
+		}
+	}
+	if c := f.FindPrefill(CellID{Phase: PhasePrefill, ContextLabel: "32K"}); c != nil {
+		t.Errorf("FindPrefill(32K) = %v, want nil", c.ID())
+	}
+}

@@ -182,9 +182,14 @@ type Comparison struct {
 
 // Cell returns c's comparison of the cell named id (CellID.String()), nil when it has none.
 func (c *Comparison) Cell(id string) *CellComparison {
-	for i := range c.Cells {
-		if c.Cells[i].Cell == id {
-			return &c.Cells[i]
+	return find(c.Cells, func(x *CellComparison) bool { return x.Cell == id })
+}
+
+// find returns the first element of xs that match accepts, nil when none does.
+func find[T any](xs []T, match func(*T) bool) *T {
+	for i := range xs {
+		if match(&xs[i]) {
+			return &xs[i]
 		}
 	}
 	return nil
@@ -344,12 +349,7 @@ type CellComparison struct {
 
 // Metric returns c's comparison of metric m, nil when it has none.
 func (c *CellComparison) Metric(m Metric) *MetricComparison {
-	for i := range c.Metrics {
-		if c.Metrics[i].Metric == m {
-			return &c.Metrics[i]
-		}
-	}
-	return nil
+	return find(c.Metrics, func(x *MetricComparison) bool { return x.Metric == m })
 }
 
 // MetricComparison is the comparison of one metric of one cell.

@@ -39,12 +39,7 @@ func (f *File) AcceptanceCell(id CellID) *DecodeCell {
 	if f.Pinned() {
 		cells = f.SpecDecode.AcceptancePass
 	}
-	for i := range cells {
-		if c := &cells[i]; c.ID() == id && c.Status.Measured() {
-			return c
-		}
-	}
-	return nil
+	return find(cells, func(c *DecodeCell) bool { return c.ID() == id && c.Status.Measured() })
 }
 
 // specDecode checks the spec_decode record: a known mode, a plausible pinned length, and cells

@@ -875,10 +875,15 @@ func (h *handler) createComment(repo, num string) {
 }
 
 func (h *handler) withComment(repo, id string, f func(*Comment)) {
+	withItem(h, h.s.comments, func(c *Comment) (string, int64) { return c.Repo, c.ID }, repo, id, f)
+}
+
+// withItem calls f with the item of list that key names repo and id, or answers 404 Not Found.
+func withItem[T any](h *handler, list []*T, key func(*T) (string, int64), repo, id string, f func(*T)) {
 	n, _ := strconv.ParseInt(id, 10, 64)
-	for _, c := range h.s.comments {
-		if c.Repo == repo && c.ID == n {
-			f(c)
+	for _, x := range list {
+		if r, i := key(x); r == repo && i == n {
+			f(x)
 			return
 		}
 	}
@@ -1111,14 +1116,7 @@ func (h *handler) createCheck(repo string) {
 }
 
 func (h *handler) withCheck(repo, id string, f func(*CheckRun)) {
-	n, _ := strconv.ParseInt(id, 10, 64)
-	for _, c := range h.s.checks {
-		if c.Repo == repo && c.ID == n {
-			f(c)
-			return
-		}
-	}
-	writeError(h.w, http.StatusNotFound, "Not Found")
+	withItem(h, h.s.checks, func(c *CheckRun) (string, int64) { return c.Repo, c.ID }, repo, id, f)
 }
 
 func (h *handler) updateCheck(c *CheckRun) {
