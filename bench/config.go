@@ -178,7 +178,7 @@ func DefaultConfig() Config {
 		MatrixName:        MatrixFull,
 		Matrix:            FullMatrix(),
 		PrefillFromDecode: true,
-		Duration:          30 * time.Second,
+		Duration:          results.DefaultWindow,
 		MaxTokens:         4096,
 		Trials:            1,
 		Warmup:            2,
@@ -190,10 +190,6 @@ func DefaultConfig() Config {
 	}
 }
 
-// MinDuration is the shortest decode window Check accepts: enough for a few samples even when
-// the simulator runs many times faster than real time (its 30 s of model time at 100× is 300 ms).
-const MinDuration = 100 * time.Millisecond
-
 // MinContext is the shortest context Check accepts, in tokens: a prompt must hold its run prefix
 // ("run <id> context <label>: ", a few dozen tokens) and some prose after it.
 const MinContext = 256
@@ -204,8 +200,8 @@ func (c *Config) Check() error {
 	if c.Endpoint != EndpointCompletions && c.Endpoint != EndpointChat {
 		errs = append(errs, fmt.Sprintf("endpoint %q: want %s or %s", c.Endpoint, EndpointCompletions, EndpointChat))
 	}
-	if c.Duration < MinDuration {
-		errs = append(errs, fmt.Sprintf("duration %v: must be at least %v (30s measures a real server)", c.Duration, MinDuration))
+	if err := results.CheckWindow(c.Duration); err != nil {
+		errs = append(errs, "duration "+err.Error())
 	}
 	if c.MaxTokens < 2 {
 		errs = append(errs, fmt.Sprintf("max tokens %d: must be at least 2 (a request needs two tokens for a time between tokens)", c.MaxTokens))

@@ -81,7 +81,7 @@ func TestScoutPrefixCache(t *testing.T) {
 			cfg := testConfig(nil, nil, 0, 16)
 			cfg.Matrix = Matrix{PrefillContexts: []int{300}}
 			cfg.PrefillFromDecode = false
-			cfg.Duration = MinDuration
+			cfg.Duration = results.MinWindow
 			cfg.Trials = 2
 			f, err := h.runner.Run(context.Background(), cfg)
 			if err != nil {

@@ -165,7 +165,7 @@ func TestValidate(t *testing.T) {
 		{"run values", "matrix: huge\nendpoint: embed\nduration: -1s\nmax_tokens: 1\ntrials: 0\nwarmup: -1\ncontexts: [8K, 8Q]\nconcurrency: 1,0\ncells: decode/8K\nurl: localhost:8000\napi_key_env: MY-KEY\n", []string{
 			`f:1:9: matrix: matrix "huge" unknown: want full or quick`,
 			`f:2:11: endpoint: "embed": want completions or chat`,
-			`f:3:11: duration: -1s: want a positive duration like 30s`,
+			`f:3:11: duration: -1s: must be at least 100ms (30s measures a real server)`,
 			`f:4:13: max_tokens: 1: want at least 2`,
 			`f:5:9: trials: 0: want at least 1`,
 			`f:6:9: warmup: -1: want 0 or more`,
@@ -175,6 +175,7 @@ func TestValidate(t *testing.T) {
 			`f:10:6: url: "localhost:8000": want a base URL like http://localhost:8000`,
 			`f:11:14: api_key_env: "MY-KEY": want the name of an environment variable (the key itself never goes in the file)`,
 		}},
+		{"window too short for the client", "duration: 50ms\n", []string{`f:1:11: duration: 50ms: must be at least 100ms (30s measures a real server)`}},
 		{"credentials in url", "url: http://u:p@h:1\n", []string{`f:1:6: url: holds credentials`}},
 		{"paired mode auto", "paired: {mode: auto}\n", nil},
 		{"paired mode unknown", "paired:\n  mode: sometimes\n", []string{`f:2:9: paired.mode: "sometimes": want off, auto or always`}},

@@ -14,7 +14,7 @@ func Default() Config {
 		Run: Run{
 			Endpoint:      results.EndpointCompletions,
 			Matrix:        results.MatrixFull,
-			Duration:      30 * time.Second,
+			Duration:      results.DefaultWindow,
 			MaxTokens:     4096,
 			Trials:        1,
 			Warmup:        2,

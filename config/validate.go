@@ -47,7 +47,9 @@ func (c Config) Validate() error {
 			v.fail(fmt.Sprintf("cells[%d]", i), "%v", err)
 		}
 	}
-	v.positive("duration", r.Duration)
+	if err := results.CheckWindow(time.Duration(r.Duration)); err != nil {
+		v.fail("duration", "%v", err)
+	}
 	if r.MaxTokens < 2 {
 		v.fail("max_tokens", "%d: want at least 2 (a request needs two tokens for a time between tokens)", r.MaxTokens)
 	}

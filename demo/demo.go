@@ -159,9 +159,9 @@ const speedupFloor = 5
 const probe = time.Second
 
 // window returns the demo's decode window at speedup: the default window's model time,
-// as run gives it the in-process simulator (measure.Settings.simTime).
+// as run gives it the in-process simulator.
 func window(speedup float64) time.Duration {
-	return max(time.Duration(float64(measure.DefaultSettings().Duration)/speedup), bench.MinDuration)
+	return measure.SimWindow(results.DefaultWindow, speedup)
 }
 
 // measureFed measures the demo's runs (measureAll) at o.Speedup; when the machine could

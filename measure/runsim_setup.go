@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/speedmatrix/speedmatrix/bench"
 	"github.com/speedmatrix/speedmatrix/results"
 	"github.com/speedmatrix/speedmatrix/sim"
 	"github.com/speedmatrix/speedmatrix/sim/inject"
@@ -67,12 +66,19 @@ func (o *session) simTime(c sim.Config) {
 	}
 	def := defaultSession()
 	if o.Duration == def.Duration {
-		o.Duration = max(time.Duration(float64(o.Duration)/c.Speedup), bench.MinDuration)
+		o.Duration = SimWindow(o.Duration, c.Speedup)
 	}
 	if o.ReadyTimeout == def.ReadyTimeout {
 		o.ReadyTimeout = max(time.Duration(float64(o.ReadyTimeout)/c.Speedup), time.Second)
 	}
 	o.simulator = &c
+}
+
+// SimWindow returns the window that lasts d of model time against the built-in simulator at
+// speedup (d ÷ speedup on the wall clock), never shorter than results.MinWindow: what run makes
+// of a window left at its default, and the demo of its own.
+func SimWindow(d time.Duration, speedup float64) time.Duration {
+	return max(time.Duration(float64(d)/speedup), results.MinWindow)
 }
 
 // timeScale is the speedup of the built-in simulator the run measures (o.simulator), 0 for any
