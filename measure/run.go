@@ -84,12 +84,10 @@ func benchConfig(o session, baseURL, runID string) (bench.Config, error) {
 	if o.Contexts != nil || o.Concurrency != nil || o.PrefillContexts != nil {
 		cfg.MatrixName = "custom"
 	}
-	for _, s := range o.Cells {
-		id, err := results.ParseCellID(s)
-		if err != nil {
+	if len(o.Cells) > 0 {
+		if cfg.Cells, err = results.ParseCells(o.Cells); err != nil {
 			return cfg, settingsf("--cells: %v", err)
 		}
-		cfg.Cells = append(cfg.Cells, id)
 	}
 	if len(cfg.Cells) > 0 {
 		cfg.MatrixName = "cells"

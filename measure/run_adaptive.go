@@ -50,9 +50,9 @@ func measureAdaptive(ctx context.Context, env *Deps, o session, baseURL string, 
 		return fmt.Errorf("--baseline: %w", err)
 	}
 	in := compare.Input{Base: base, Head: []*results.File{f}, BasePath: o.Baseline, HeadPath: o.Output}
-	for _, s := range o.Cells {
-		if id, err := results.ParseCellID(s); err == nil {
-			in.Cells = append(in.Cells, id)
+	if len(o.Cells) > 0 {
+		if in.Cells, err = results.ParseCells(o.Cells); err != nil {
+			return settingsf("--cells: %v", err)
 		}
 	}
 	if o.History != "" {

@@ -77,6 +77,20 @@ func (c *DecodeCell) ID() CellID {
 	return CellID{Phase: PhaseDecode, ContextLabel: c.ContextLabel, Concurrency: c.Concurrency}
 }
 
+// ParseCells reads a list of cells as ParseCellID does each, stopping at the first that is not
+// a cell.
+func ParseCells(list []string) ([]CellID, error) {
+	ids := make([]CellID, 0, len(list))
+	for _, s := range list {
+		id, err := ParseCellID(s)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
 // FindPrefill returns f's prefill cell id, nil when f has none (a valid file holds each cell
 // once).
 func (f *File) FindPrefill(id CellID) *PrefillCell {

@@ -187,10 +187,9 @@ func (p *Steps) measure(ctx context.Context, base, c string, search, attempt int
 	sides[0], sides[1] = append(sides[0], bf), append(sides[1], hf)
 	p.files[key] = sides
 	p.mu.Unlock()
-	var ids []results.CellID
-	for _, s := range p.cells {
-		id, _ := results.ParseCellID(s) // parsed by the caller (New)
-		ids = append(ids, id)
+	ids, err := results.ParseCells(p.cells)
+	if err != nil {
+		return m, fmt.Errorf("bisect: %w", err)
 	}
 	th := compare.DefaultThresholds()
 	th.Look = min(2, len(sides[1]))

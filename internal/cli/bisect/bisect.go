@@ -207,11 +207,11 @@ func runBisect(ctx context.Context, env *cmdutil.Env, o bisectOptions) error {
 func bisectCells(o bisectOptions) ([]string, error) {
 	var out []string
 	if o.cells != "" {
-		for _, s := range config.SplitList(o.cells) {
-			id, err := results.ParseCellID(s)
-			if err != nil {
-				return nil, cmdutil.Usagef("--cells: %v", err)
-			}
+		ids, err := results.ParseCells(config.SplitList(o.cells))
+		if err != nil {
+			return nil, cmdutil.Usagef("--cells: %v", err)
+		}
+		for _, id := range ids {
 			out = append(out, id.String())
 		}
 		return out, nil
