@@ -27,8 +27,8 @@ import (
 // runs: the noise the comparison meets, heavy tails included), never below its normal value
 // 0.92. The groups join the cells' Benjamini–Hochberg family. A group is a regression when its
 // q is at most the look's level and its cells' mean change is worse than δ; its cells that are
-// worse than δ and whose own one-sided p ≤ 0.05 are then regressions too (the group proved the
-// slowdown, the cell shows its share). A group whose noise is a prior somewhere is at most
+// worse than δ and whose own one-sided p ≤ 0.05 (the change within the run and the whole change
+// shown, each) are then regressions too (the group proved the slowdown, the cell shows its share). A group whose noise is a prior somewhere is at most
 // unproven.
 
 // psiCap is Huber's clipping point; psiNormal is E[min(Z², 4)] for a standard normal Z.
@@ -547,23 +547,38 @@ func markCells(g *groupPending, suspected bool, th Thresholds) {
 		if g.shift || out.Kind == results.GroupPhase {
 			e = t.total()
 		}
-		tot := t.total().Diff
-		var one float64
+		total := t.total()
+		alt, beyond := stats.Greater, total.Diff > math.Log1p(th.Delta[t.metric])
 		if (cellVerdict != results.VerdictImprovement) == t.metric.HigherIsBetter() {
-			one = e.Test(0, stats.Less, th.ConfidenceLevel).P
-			if !(tot < math.Log1p(-th.Delta[t.metric])) {
-				continue
-			}
-		} else {
-			one = e.Test(0, stats.Greater, th.ConfidenceLevel).P
-			if !(tot > math.Log1p(th.Delta[t.metric])) {
-				continue
-			}
+			alt, beyond = stats.Less, total.Diff < math.Log1p(-th.Delta[t.metric])
 		}
-		if one > 0.05 {
+		// The tested change (within the run, or the whole one) and the whole change a report
+		// shows are each significant by themselves: a cell marked slower never shows a range
+		// that reaches the other side of zero.
+		one, shown := e.Test(0, alt, th.ConfidenceLevel).P, total.Test(0, alt, th.ConfidenceLevel).P
+		if !beyond || one > memberP || shown > memberP {
 			continue
 		}
 		t.out.Verdict = cellVerdict
-		t.out.Reason = fmt.Sprintf("%s (%s; p = %.2g)", pct(t.out.Change.Change), out.Reason, one)
+		t.out.Reason = fmt.Sprintf("%s (%s; p = %.2g)", pct(t.out.Change.Change), out.Reason, max(one, shown))
+		if ch := t.out.Change; ch != nil && ch.Low <= 0 && ch.High >= 0 {
+			// The range shown (at the comparison's level, or at its table's where it was held
+			// there) reaches across zero: the cell shows the comparison's range where that one
+			// lies on its side of zero, else the two-sided range of the level it was judged at
+			// (one-sided, memberP).
+			level := th.ConfidenceLevel
+			if r := total.Test(0, stats.TwoSided, level); r.CILow <= 0 && r.CIHigh >= 0 {
+				level = 1 - 2*memberP
+			}
+			r := total.Test(0, stats.TwoSided, level)
+			ch.Low, ch.High, ch.Level = math.Expm1(r.CILow), math.Expm1(r.CIHigh), 0
+			if level != th.ConfidenceLevel {
+				ch.Level = level
+			}
+		}
 	}
 }
+
+// memberP is the one-sided p at which a cell of a decided or suspected group takes its share of
+// the group's verdict.
+const memberP = 0.05
