@@ -671,80 +671,117 @@ func (s *session) buildPrompt(ctx context.Context, tokens int, label string) (Pr
 	return p, nil
 }
 
-// scout sends one streaming request with max_tokens 1 and returns its prefill measurement.
-func (s *session) scout(ctx context.Context, p Prompt) (results.PrefillTrial, error) {
+// scout sends one streaming request with max_tokens 1 and returns its prefill measurement and
+// what the simulator reported meanwhile (starvedScout's account; negative where the server
+// reports nothing of it). One scrape before the request serves both the prefix-cache counters
+// and the simulator's clocks, and the last one after it too.
+func (s *session) scout(ctx context.Context, p Prompt) (results.PrefillTrial, simClock, error) {
 	defer s.since(&s.budget.scouts, s.now())
 	sctx, cancel := context.WithTimeout(ctx, s.cfg.Timeouts.Scout)
 	defer cancel()
-	before := s.prefixCounters(sctx)
+	before := s.readMeters(sctx)
+	tr, after, err := s.scoutRequest(ctx, sctx, p, before)
+	if err != nil {
+		return tr, simClock{lost: -1, late: -1}, err
+	}
+	return tr, after.sim.since(before.sim), nil
+}
+
+// scoutRequest sends the scout and reads the prefix cache's share of its prompt; after is the
+// last reading of the meters, taken once the response ended.
+func (s *session) scoutRequest(ctx, sctx context.Context, p Prompt, before meterReading) (results.PrefillTrial, meterReading, error) {
 	wctx, watched := s.watchRequest(sctx, "a scout request")
 	stopLag := s.lagMeter().Start()
 	res, err := s.r.Stream.Stream(wctx, StreamRequest{Endpoint: s.cfg.Endpoint, Model: s.model, Prompt: p.Text, MaxTokens: 1}, nil)
 	s.scoutLate = stopLag()
 	if dead := watched(); dead != nil {
-		return results.PrefillTrial{}, dead
+		return results.PrefillTrial{}, meterReading{}, dead
 	}
 	if err != nil {
-		return results.PrefillTrial{}, err
+		return results.PrefillTrial{}, meterReading{}, err
 	}
 	if res.FirstToken.IsZero() {
-		return results.PrefillTrial{}, errors.New("the response carried no token")
+		return results.PrefillTrial{}, meterReading{}, errors.New("the response carried no token")
 	}
 	ttft := res.FirstToken.Sub(res.Sent)
 	if ttft <= 0 {
-		return results.PrefillTrial{}, fmt.Errorf("first token before the request was sent (%v); clock trouble", ttft)
+		return results.PrefillTrial{}, meterReading{}, fmt.Errorf("first token before the request was sent (%v); clock trouble", ttft)
 	}
 	pt := res.PromptTokens
 	if pt == 0 {
 		pt = p.Tokens
 	}
+	hits, after := s.scoutHits(ctx, before, pt)
 	return results.PrefillTrial{
 		TTFTMs:               ms(ttft),
 		PromptTokens:         pt,
 		PromptTokPerS:        float64(pt) / ttft.Seconds(),
 		ClientQueueMs:        ms(res.Queued),
-		PrefixCacheHitTokens: s.scoutHits(ctx, before, pt),
-	}, nil
+		PrefixCacheHitTokens: hits,
+	}, after, nil
 }
 
-// prefixCounters reads the server's prefix-cache counters (vllm:prefix_cache_queries_total and
-// _hits_total, in tokens); ok is false without them.
-func (s *session) prefixCounters(ctx context.Context) prefixReading {
+// readMeters reads, in one scrape, the server's prefix-cache counters
+// (vllm:prefix_cache_queries_total and _hits_total, in tokens; ok false without them) and the
+// simulator's lost and late seconds (-1 each where the server reports none).
+func (s *session) readMeters(ctx context.Context) meterReading {
+	m := meterReading{sim: simClock{lost: -1, late: -1}}
 	if s.r.Metrics == nil {
-		return prefixReading{}
+		return m
 	}
-	sm, err := s.r.Metrics.Scrape(ctx)
-	if err != nil || !sm.Counters.PrefixQueries.OK || !sm.Counters.PrefixHits.OK {
-		return prefixReading{}
+	sm, err := s.scrape(ctx)
+	if err != nil {
+		return m
 	}
-	return prefixReading{queries: sm.Counters.PrefixQueries.V, hits: sm.Counters.PrefixHits.V, ok: true}
+	if c := sm.Counters; c.PrefixQueries.OK && c.PrefixHits.OK {
+		m.prefix = prefixReading{queries: c.PrefixQueries.V, hits: c.PrefixHits.V, ok: true}
+	}
+	if sm.Counters.SimLost.OK {
+		m.sim.lost = sm.Counters.SimLost.V
+	}
+	if sm.Counters.SimLate.OK {
+		m.sim.late = sm.Counters.SimLate.V
+	}
+	return m
+}
+
+// meterReading is one scrape's reading of what a scout is judged by.
+type meterReading struct {
+	prefix prefixReading
+	sim    simClock
 }
 
 // scoutHits returns how many of a scout's prompt tokens the prefix cache served: the growth of
 // the hit counter since before (the counters read just before the scout was sent, nothing else
 // running), once the query counter has counted the scout's prompt (vLLM publishes its counters
 // a moment after the response; read for up to 20 polls). Nil when the server has no such
-// counters or they never counted the scout: nothing is then proven either way.
-func (s *session) scoutHits(ctx context.Context, before prefixReading, promptTokens int) *int {
-	if !before.ok {
-		return nil
-	}
-	for i := 0; i < 20; i++ {
-		now := s.prefixCounters(ctx)
-		if !now.ok {
-			return nil
+// counters or they never counted the scout: nothing is then proven either way. It returns the
+// last reading of the meters too: where it polled none, one taken now if the server reports the
+// simulator's clocks, else before itself (nothing to account for).
+func (s *session) scoutHits(ctx context.Context, before meterReading, promptTokens int) (*int, meterReading) {
+	if !before.prefix.ok {
+		if before.sim.lost < 0 && before.sim.late < 0 {
+			return nil, before
 		}
-		if now.queries-before.queries >= float64(promptTokens) {
-			n := int(now.hits - before.hits)
-			return &n
+		return nil, s.readMeters(ctx)
+	}
+	var now meterReading
+	for i := 0; i < 20; i++ {
+		now = s.readMeters(ctx)
+		if !now.prefix.ok {
+			return nil, now
+		}
+		if now.prefix.queries-before.prefix.queries >= float64(promptTokens) {
+			n := int(now.prefix.hits - before.prefix.hits)
+			return &n, now
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return nil, now
 		case <-time.After(s.cfg.Timeouts.Poll):
 		}
 	}
-	return nil
+	return nil, now
 }
 
 // prefixReading is one reading of the prefix-cache counters (ok false without them).

@@ -117,3 +117,70 @@ func TestScoutPrefixCache(t *testing.T) {
 		})
 	}
 }
+
+// meterLog logs the scouts sent and the scrapes of /metrics, over a prefix cache and a server
+// that reports the simulator's late seconds and is always idle (so a drain scrapes once).
+type meterLog struct {
+	pc     *prefixCache
+	mu     sync.Mutex
+	events []string
+}
+
+func (m *meterLog) Stream(ctx context.Context, req StreamRequest, onEvent func(StreamEvent)) (StreamResult, error) {
+	if req.MaxTokens == 1 {
+		m.add("scout")
+	}
+	return m.pc.Stream(ctx, req, onEvent)
+}
+
+func (m *meterLog) Scrape(ctx context.Context) (Sample, error) {
+	sm, err := m.pc.Scrape(ctx)
+	sm.Running, sm.Waiting = 0, 0
+	sm.Counters.SimLate, sm.Counters.SimLost = telemetry.Value{OK: true}, telemetry.Value{OK: true}
+	m.add("scrape")
+	return sm, err
+}
+
+func (m *meterLog) add(e string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.events = append(m.events, e)
+}
+
+// TestScoutScrapesOnce: between two measured prefill trials the client reads /metrics three
+// times: once after the first (the prefix cache's count of its prompt, which holds the
+// simulator's clocks too), once to drain, once before the second (the counters and the clocks
+// it is judged against). It read the simulator's clocks and the prefix cache's counters in two
+// scrapes back to back before each trial, and once more after it: five.
+func TestScoutScrapesOnce(t *testing.T) {
+	h := newHarness(t, benchtest.Config{MaxModelLen: 1 << 20, TTFT: 5 * time.Millisecond, TBT: time.Millisecond, ChunkTokens: 2})
+	m := &meterLog{pc: &prefixCache{Streamer: h.rec, S: h.runner.Metrics}}
+	h.runner.Stream, h.runner.Metrics = m, m
+	cfg := testConfig(nil, nil, 0, 16)
+	cfg.Matrix = Matrix{PrefillContexts: []int{300}}
+	cfg.PrefillFromDecode = false
+	cfg.Duration = results.MinWindow
+	cfg.Trials = 2
+	f, err := h.runner.Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Prefill) != 1 || f.Prefill[0].Status != results.StatusValid || len(f.Prefill[0].Trials) != 2 {
+		t.Fatalf("prefill cells %+v, want one valid cell of two trials", f.Prefill)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var scouts []int
+	for i, e := range m.events {
+		if e == "scout" {
+			scouts = append(scouts, i)
+		}
+	}
+	if len(scouts) != 3 {
+		t.Fatalf("%d requests of one token sent, want 3: the context's warm-up and two trials (events %v)", len(scouts), m.events)
+	}
+	between := scouts[2] - scouts[1] - 1
+	if between != 3 {
+		t.Errorf("%d scrapes of /metrics between the two trials, want 3 (events %v)", between, m.events)
+	}
+}

@@ -295,37 +295,17 @@ func starvedScout(ttft time.Duration, l Lateness, sim simClock) string {
 	return ""
 }
 
-// simNow reads the simulator's lost and late seconds (-1 each where the server reports none).
-func (s *session) simNow(ctx context.Context) simClock {
-	c := simClock{lost: -1, late: -1}
-	if s.r.Metrics == nil {
-		return c
-	}
-	sm, err := s.scrape(ctx)
-	if err != nil {
-		return c
-	}
-	if sm.Counters.SimLost.OK {
-		c.lost = sm.Counters.SimLost.V
-	}
-	if sm.Counters.SimLate.OK {
-		c.late = sm.Counters.SimLate.V
-	}
-	return c
-}
-
 // scoutOnTime sends a scout (scout) and, when the context's prefill is measured and the machine
 // starved the scout, sends it again with a new prompt (the first one's prefix is cached) once
 // the machine settles, up to scoutRetries times; then it gives up on the machine
 // (ErrHostStarved), never on the engine.
 func (s *session) scoutOnTime(ctx context.Context, p *ctxPlan, pr Prompt, label string) (results.PrefillTrial, error) {
+	tr, sim, err := s.scout(ctx, pr)
 	if !p.Prefill {
-		return s.scout(ctx, pr) // it only warms the prefix cache: nothing of it is recorded
+		return tr, err // it only warms the prefix cache: nothing of it is recorded
 	}
-	sim0 := s.simNow(ctx)
-	tr, err := s.scout(ctx, pr)
 	for tries := 0; err == nil; tries++ {
-		why := starvedScout(time.Duration(tr.TTFTMs*float64(time.Millisecond)), s.scoutLate, s.simNow(ctx).since(sim0))
+		why := starvedScout(time.Duration(tr.TTFTMs*float64(time.Millisecond)), s.scoutLate, sim)
 		if why == "" {
 			return tr, nil
 		}
@@ -348,8 +328,7 @@ func (s *session) scoutOnTime(ctx context.Context, p *ctxPlan, pr Prompt, label 
 		if pr, err = s.buildPrompt(ctx, p.Tokens, fmt.Sprintf("%s again %d", label, tries+1)); err != nil {
 			return tr, err
 		}
-		sim0 = s.simNow(ctx)
-		tr, err = s.scout(ctx, pr)
+		tr, sim, err = s.scout(ctx, pr)
 	}
 	return tr, err
 }
