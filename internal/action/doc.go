@@ -26,6 +26,10 @@
 //   - cleanup (or input cleanup: true): for an `if: always()` step; completes every check run
 //     of ours left queued or in_progress on the commit as cancelled, with the reason.
 //
+// Each mode is a file: mode_decide.go (full and decide: route, plan, run), mode_measure.go,
+// mode_report.go and mode_cleanup.go; publish.go measures and compares a run and posts its
+// comment and check, accept.go records /bench accept, and action.go holds the job itself.
+//
 // Shards (shards.go): decide with input shards N also outputs the job matrix of N shards of
 // whole context rows (matrix, shards, plan); each measure job with inputs shard K/N and plan
 // measures its shard and compares nothing; report with input shard-artifacts (a glob of their
