@@ -28,8 +28,8 @@ import (
 // 0.92. The groups join the cells' Benjamini–Hochberg family. A group is a regression when its
 // q is at most the look's level and its cells' mean change is worse than δ; its cells that are
 // worse than δ and whose own one-sided p ≤ 0.05 (the change within the run and the whole change
-// shown, each) are then regressions too (the group proved the slowdown, the cell shows its share). A group whose noise is a prior somewhere is at most
-// unproven.
+// shown, each) are then regressions too (the group proved the slowdown, the cell shows its
+// share). A group whose noise is a prior somewhere is at most unproven.
 
 // psiCap is Huber's clipping point; psiNormal is E[min(Z², 4)] for a standard normal Z.
 const (
@@ -561,7 +561,7 @@ func markCells(g *groupPending, suspected bool, th Thresholds) {
 		}
 		t.out.Verdict = cellVerdict
 		t.out.Reason = fmt.Sprintf("%s (%s; p = %.2g)", pct(t.out.Change.Change), out.Reason, max(one, shown))
-		if ch := t.out.Change; ch != nil && ch.Low <= 0 && ch.High >= 0 {
+		if ch := t.out.Change; ch.Low <= 0 && ch.High >= 0 {
 			// The range shown (at the comparison's level, or at its table's where it was held
 			// there) reaches across zero: the cell shows the comparison's range where that one
 			// lies on its side of zero, else the two-sided range of the level it was judged at
