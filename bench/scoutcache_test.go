@@ -54,6 +54,16 @@ func (samePrompter) Build(ctx context.Context, model string, tokens int, label s
 	return wordPrompter{}.Build(ctx, model, tokens, "same")
 }
 
+// twoPrefillTrials is a run of one prefill cell of 300 tokens, measured twice.
+func twoPrefillTrials() Config {
+	cfg := testConfig(nil, nil, 0, 16)
+	cfg.Matrix = Matrix{PrefillContexts: []int{300}}
+	cfg.PrefillFromDecode = false
+	cfg.Duration = results.MinWindow
+	cfg.Trials = 2
+	return cfg
+}
+
 // TestScoutPrefixCache: a prefill measurement records how many of its prompt tokens the
 // server's prefix cache served, from the server's counters, and is valid only when none were;
 // a trial the cache served is an error, never a fast prefill. Without the counters nothing is
@@ -78,12 +88,7 @@ func TestScoutPrefixCache(t *testing.T) {
 			if tt.counters {
 				h.runner.Metrics = pc
 			}
-			cfg := testConfig(nil, nil, 0, 16)
-			cfg.Matrix = Matrix{PrefillContexts: []int{300}}
-			cfg.PrefillFromDecode = false
-			cfg.Duration = results.MinWindow
-			cfg.Trials = 2
-			f, err := h.runner.Run(context.Background(), cfg)
+			f, err := h.runner.Run(context.Background(), twoPrefillTrials())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -156,12 +161,7 @@ func TestScoutScrapesOnce(t *testing.T) {
 	h := newHarness(t, benchtest.Config{MaxModelLen: 1 << 20, TTFT: 5 * time.Millisecond, TBT: time.Millisecond, ChunkTokens: 2})
 	m := &meterLog{pc: &prefixCache{Streamer: h.rec, S: h.runner.Metrics}}
 	h.runner.Stream, h.runner.Metrics = m, m
-	cfg := testConfig(nil, nil, 0, 16)
-	cfg.Matrix = Matrix{PrefillContexts: []int{300}}
-	cfg.PrefillFromDecode = false
-	cfg.Duration = results.MinWindow
-	cfg.Trials = 2
-	f, err := h.runner.Run(context.Background(), cfg)
+	f, err := h.runner.Run(context.Background(), twoPrefillTrials())
 	if err != nil {
 		t.Fatal(err)
 	}
