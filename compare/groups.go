@@ -561,11 +561,12 @@ func markCells(g *groupPending, suspected bool, th Thresholds) {
 		}
 		t.out.Verdict = cellVerdict
 		t.out.Reason = fmt.Sprintf("%s (%s; p = %.2g)", pct(t.out.Change.Change), out.Reason, max(one, shown))
-		if ch := t.out.Change; ch.Low <= 0 && ch.High >= 0 {
-			// The range shown (at the comparison's level, or at its table's where it was held
-			// there) reaches across zero: the cell shows the comparison's range where that one
-			// lies on its side of zero, else the two-sided range of the level it was judged at
-			// (one-sided, memberP).
+		if ch := t.out.Change; !suspected && ch.Low <= 0 && ch.High >= 0 {
+			// A cell called slower (faster) whose range, at the comparison's level or at its
+			// table's where it was held there, reaches across zero shows the comparison's range
+			// where that lies on its side of zero, else the two-sided range of the level it was
+			// judged at (one-sided, memberP), named. An unproven cell's range may cross zero:
+			// it is not proven.
 			level := th.ConfidenceLevel
 			if r := total.Test(0, stats.TwoSided, level); r.CILow <= 0 && r.CIHigh >= 0 {
 				level = 1 - 2*memberP
