@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/speedmatrix/speedmatrix/internal/numfmt"
-	"github.com/speedmatrix/speedmatrix/internal/quantile"
 	"github.com/speedmatrix/speedmatrix/internal/textout"
 	"github.com/speedmatrix/speedmatrix/results"
 )
@@ -173,8 +172,8 @@ func changesWords(vs []cellView) string {
 	}
 	slices.SortFunc(chs, func(a, b float64) int { return int(math.Copysign(1, math.Abs(a)-math.Abs(b))) })
 	lo, hi := pctWords(chs[0]), pctWords(chs[len(chs)-1])
-	if lo == hi || math.Abs(chs[len(chs)-1]-chs[0]) < 0.015 {
-		return pctWords(quantile.Median(chs))
+	if lo == hi {
+		return lo
 	}
 	return strings.TrimSuffix(lo, " %") + " to " + hi
 }
