@@ -567,15 +567,12 @@ func markCells(g *groupPending, suspected bool, th Thresholds) {
 			// where that lies on its side of zero, else the two-sided range of the level it was
 			// judged at (one-sided, memberP), named. An unproven cell's range may cross zero:
 			// it is not proven.
-			level := th.ConfidenceLevel
-			if r := total.Test(0, stats.TwoSided, level); r.CILow <= 0 && r.CIHigh >= 0 {
+			r, level := total.Test(0, stats.TwoSided, th.ConfidenceLevel), 0.0
+			if r.CILow <= 0 && r.CIHigh >= 0 {
 				level = 1 - 2*memberP
+				r = total.Test(0, stats.TwoSided, level)
 			}
-			r := total.Test(0, stats.TwoSided, level)
-			ch.Low, ch.High, ch.Level = math.Expm1(r.CILow), math.Expm1(r.CIHigh), 0
-			if level != th.ConfidenceLevel {
-				ch.Level = level
-			}
+			ch.Low, ch.High, ch.Level = math.Expm1(r.CILow), math.Expm1(r.CIHigh), level
 		}
 	}
 }
